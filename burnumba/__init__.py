@@ -1,0 +1,21 @@
+"""burnumba: numpy code traced once into a struct-of-arrays tape, run by one njit interpreter.
+
+>>> import burnumba as bn, numpy as np
+>>> value, g = bn.value_and_grad(lambda x: np.sum(np.tanh(x) ** 2))(np.array([0.5, -1.0]))
+"""
+from . import numpy
+from ._api import grad, trace, value_and_grad
+from ._errors import (BurnumbaError, ConcretizationError, InplaceError, InputError,
+                      LeakedTracerError, OutputError, PytreeError, ShapeError, TracerBoolError,
+                      UnsupportedOpError)
+from ._tape import Tape
+from .numpy import inner, relu, rsqrt, sigmoid, sumsq
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad", "value_and_grad", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
+    "sumsq", "BurnumbaError", "ConcretizationError", "InplaceError", "InputError",
+    "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
+    "UnsupportedOpError",
+]

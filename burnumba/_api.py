@@ -1,0 +1,290 @@
+"""grad, value_and_grad and trace: trace once per input signature, then run the njit entry."""
+import functools
+
+import numpy as np
+
+from ._errors import InputError, OutputError, ShapeError, at_user_site
+from ._pytree import check_same, describe, flatten, unflatten
+from ._tape import Tape
+from ._tracer import Builder, Var
+
+# Leaf kinds in a signature
+_DIFF, _DATA, _STATIC = 0, 1, 2
+_PY_STATIC = (int, float, bool, str, bytes, type(None), complex)
+
+
+def _norm_argnums(argnums):
+    if isinstance(argnums, int):
+        return (argnums,), True
+    argnums = tuple(argnums)
+    if not argnums or not all(isinstance(k, int) for k in argnums):
+        raise InputError("argnums must be an int or a non-empty tuple of ints")
+    return argnums, False
+
+
+def _diff_leaf(x, where):
+    """Signature of a differentiated leaf; rejects what cannot be differentiated."""
+    t = type(x)
+    if t is float:
+        return float
+    if isinstance(x, (np.ndarray, np.generic)):
+        kind = x.dtype.kind
+        if kind == "f":
+            return (x.shape, x.dtype.str)
+        what = {"i": "an integer", "u": "an unsigned integer", "b": "a boolean",
+                "c": "a complex"}.get(kind, f"a {x.dtype}")
+        raise InputError(
+            f"{where} is {what} array of dtype {x.dtype}: gradients need float inputs. "
+            f"Pass it as x.astype(float), or leave it out of argnums")
+    if isinstance(x, bool) or isinstance(x, int):
+        raise InputError(
+            f"{where} is the Python int {x!r}: gradients need float inputs. Pass {float(x)!r} "
+            "instead, or leave it out of argnums")
+    if isinstance(x, complex):
+        raise InputError(f"{where} is complex: burnumba differentiates real functions only")
+    if isinstance(x, float):                      # float subclasses
+        return float
+    raise InputError(
+        f"{where} has type {t.__name__}, which cannot be differentiated: pass floats, numpy "
+        "float arrays, or tuples / lists / dicts of them")
+
+
+def _other_leaf(x, where):
+    """Signature of a non-differentiated leaf: numpy data is a tape input, the rest is static."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind not in "biuf":
+            raise InputError(f"{where} has dtype {x.dtype}: only real numpy data can be traced")
+        return _DATA, (x.shape, x.dtype.str)
+    try:
+        hash(x)
+    except TypeError:
+        raise InputError(
+            f"{where} of type {type(x).__name__} is neither numpy data nor hashable: burnumba "
+            "keys its trace cache on the values of non-array arguments") from None
+    return _STATIC, (type(x), x)
+
+
+class _Signature:
+    """Walks the arguments once: the cache key, and the leaves in tape-input order."""
+
+    __slots__ = ("key", "diff", "data", "treedefs", "kinds")
+
+    def __init__(self, args, kwargs, argnums):
+        key = []
+        diff, data, treedefs, kinds = [], [], [], []
+        nargs = len(args)
+        for k in argnums:
+            if not -nargs <= k < nargs:
+                raise InputError(f"argnums names argument {k}, but the function got {nargs}")
+        for k, a in enumerate(args):
+            is_diff = k in argnums
+            if type(a) is float and is_diff:           # the common scalar case, kept short
+                key.append(float)
+                diff.append(a)
+                treedefs.append(None)
+                kinds.append((_DIFF,))
+                continue
+            leaves, treedef = flatten(a)
+            treedefs.append(treedef)
+            sig, kind = [], []
+            for j, x in enumerate(leaves):
+                where = f"argument {k}" + (f" (leaf {j} of {describe(treedef)})"
+                                           if treedef is not None else "")
+                if is_diff:
+                    sig.append(_diff_leaf(x, where))
+                    diff.append(x)
+                    kind.append(_DIFF)
+                else:
+                    lk, s = _other_leaf(x, where)
+                    sig.append(s)
+                    kind.append(lk)
+                    if lk == _DATA:
+                        data.append(x)
+            key.append((treedef, tuple(sig)))
+            kinds.append(tuple(kind))
+        if kwargs:
+            for name in sorted(kwargs):
+                leaves, treedef = flatten(kwargs[name])
+                sig = []
+                for x in leaves:
+                    lk, s = _other_leaf(x, f"keyword argument {name!r}")
+                    sig.append(s)
+                    if lk == _DATA:
+                        data.append(x)
+                key.append((name, treedef, tuple(sig)))
+        self.key = tuple(key)
+        self.diff = diff
+        self.data = data
+        self.treedefs = treedefs
+        self.kinds = kinds
+
+
+def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar):
+    b = Builder()
+    in_slots = []
+
+    def new_input(x, need):
+        shape = np.shape(x)
+        v = b.input(shape, need)
+        in_slots.append((b.off[v.node], v.size, shape, isinstance(x, float)
+                         and not isinstance(x, np.floating)))
+        return v
+
+    diff_vars = iter([new_input(x, True) for x in sig.diff])
+    data_vars = iter([new_input(x, False) for x in sig.data])
+    traced_args = []
+    for k, a in enumerate(args):
+        leaves, treedef = flatten(a)
+        kinds = sig.kinds[k]
+        new = [next(diff_vars) if kd == _DIFF else next(data_vars) if kd == _DATA else x
+               for kd, x in zip(kinds, leaves)]
+        traced_args.append(unflatten(treedef, new))
+    traced_kwargs = {}
+    for name in sorted(kwargs):
+        leaves, treedef = flatten(kwargs[name])
+        new = [next(data_vars) if isinstance(x, (np.ndarray, np.generic)) else x for x in leaves]
+        traced_kwargs[name] = unflatten(treedef, new)
+
+    result = f(*traced_args, **traced_kwargs)
+    if has_aux:
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise OutputError(
+                "has_aux=True: the function must return a pair (output, aux), got "
+                f"{type(result).__name__}")
+        result, aux_tree = result
+        aux_leaves, aux_def = flatten(aux_tree)
+        aux_items = [(v.node, v.shape) if isinstance(v, Var) else ("const", v)
+                     for v in aux_leaves]
+        aux = (aux_def, aux_items)
+    else:
+        aux = None
+    out = _as_output(b, result, need_scalar)
+    b.live = False
+    return Tape(b, sig.key, len(sig.diff), in_slots, out.node, out.shape, aux)
+
+
+def _as_output(b, result, need_scalar):
+    if isinstance(result, Var):
+        out = result
+    elif isinstance(result, (float, int, np.floating, np.integer)) or (
+            isinstance(result, np.ndarray) and result.dtype.kind in "biuf"):
+        out = b.const(result)                     # a constant output: every gradient is 0
+    else:
+        raise OutputError(
+            f"the traced function returned {type(result).__name__}; grad needs one scalar "
+            "output (use has_aux=True to return more)")
+    if need_scalar and out.shape != ():
+        raise OutputError(
+            f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
+            "it first (bnp.sum, bnp.mean) or index one element")
+    return out
+
+
+class _Transformed:
+    """The state behind what grad / value_and_grad return: a per-signature cache of tapes."""
+
+    def __init__(self, f, argnums, has_aux, with_value):
+        self.f = f
+        self.argnums, self.single = _norm_argnums(argnums)
+        self.has_aux = has_aux
+        self.with_value = with_value
+        self.tapes = {}
+        self.fast = None           # (nargs, runner) once every argument is a traced float
+
+    def function(self):
+        """A plain closure (cheaper to call than an object's __call__) over this state."""
+        state = self
+
+        def transformed(*args, **kwargs):
+            fast = state.fast
+            if fast is not None and not kwargs and len(args) == fast[0]:
+                for a in args:
+                    if type(a) is not float:
+                        break
+                else:
+                    return fast[1](args)
+            return state.call(args, kwargs)
+
+        functools.update_wrapper(transformed, self.f)
+        transformed.tapes = self.tapes
+        transformed.trace = self.trace
+        return transformed
+
+    def call(self, args, kwargs):
+        argnums = self.argnums
+        if min(argnums) < 0:
+            argnums = tuple(k + len(args) if k < 0 else k for k in argnums)
+        sig = _Signature(args, kwargs, argnums)
+        tape = self.tapes.get(sig.key)
+        if tape is None:
+            tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True)
+            self.tapes[sig.key] = tape
+            if (not kwargs and not self.has_aux and sorted(argnums) == list(range(len(args)))
+                    and all(type(a) is float for a in args)):
+                self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
+                                                           self.single))
+        value, flat = tape.run_value_and_grad(sig.diff + sig.data if sig.data else sig.diff)
+        grads = self._structure(tape, flat, sig, argnums)
+        if self.has_aux:
+            aux = tape._aux_values()
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads
+
+    def _structure(self, tape, flat, sig, argnums):
+        leaves = tape.split_grads(flat)
+        if len(argnums) == 1 and sig.treedefs[argnums[0]] is None:
+            g = leaves[0]
+            return g if self.single else (g,)
+        # leaves were collected in order of argument position, whatever the order of argnums
+        by_position, pos = {}, 0
+        for k in sorted(set(argnums)):
+            n = len(sig.kinds[k])
+            by_position[k] = unflatten(sig.treedefs[k], leaves[pos:pos + n])
+            pos += n
+        out = tuple(by_position[k] for k in argnums)
+        return out[0] if self.single else out
+
+    def trace(self, *args, **kwargs):
+        """The Tape this function runs for these arguments."""
+        sig = _Signature(args, kwargs, self.argnums)
+        tape = self.tapes.get(sig.key)
+        if tape is None:
+            tape = _trace(self.f, args, kwargs, self.argnums, self.has_aux, sig, True)
+            self.tapes[sig.key] = tape
+        return tape
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """Return a function computing ``(f(*args), grad)``, as ``jax.value_and_grad``.
+
+    ``f`` is traced once per input signature (pytree structure, shapes, dtypes and the values
+    of static non-array arguments); later calls only run the compiled tape.
+
+    >>> import burnumba as bn, numpy as np
+    >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
+    >>> value, (da, db) = vg(0.5, -1.5)
+    """
+    return _Transformed(f, argnums, has_aux, True).function()
+
+
+def grad(f, argnums=0, has_aux=False):
+    """Return a function computing the gradient of scalar ``f``, as ``jax.grad``.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
+    (5,)
+    """
+    return _Transformed(f, argnums, has_aux, False).function()
+
+
+def trace(f, *args, argnums=0, **kwargs):
+    """Trace ``f`` on these arguments and return its ``Tape`` for inspection.
+
+    >>> import burnumba as bn
+    >>> print(bn.trace(lambda a, b: (a + b) * b, 1.0, 2.0, argnums=(0, 1)))  # doctest: +SKIP
+    """
+    argnums_t, _ = _norm_argnums(argnums)
+    sig = _Signature(args, kwargs, argnums_t)
+    tape = _trace(f, args, kwargs, argnums_t, False, sig, False)
+    tape.run_forward(sig.diff + sig.data)
+    return tape

@@ -1,0 +1,68 @@
+"""burnumba's exceptions. Each message names the operation or argument and the fix."""
+import linecache
+import os
+import sys
+
+import numpy
+
+# Frames in these folders are burnumba's or numpy's own; the user's line is the first other one.
+_SKIP = (os.path.dirname(os.path.abspath(__file__)),
+         os.path.dirname(os.path.abspath(numpy.__file__)))
+
+
+class BurnumbaError(Exception):
+    """Base class of every error burnumba raises on purpose."""
+
+
+class TracerBoolError(BurnumbaError, TypeError):
+    """Python control flow (if, while, and, or, bool()) on a traced value."""
+
+
+class ConcretizationError(BurnumbaError, TypeError):
+    """A traced value was asked for a concrete Python number or numpy array."""
+
+
+class UnsupportedOpError(BurnumbaError, TypeError):
+    """A numpy function, ufunc or method that burnumba cannot trace."""
+
+
+class InplaceError(BurnumbaError, TypeError):
+    """In-place assignment into a traced array."""
+
+
+class InputError(BurnumbaError, TypeError):
+    """An argument burnumba cannot differentiate (integer, complex, object)."""
+
+
+class OutputError(BurnumbaError, TypeError):
+    """The traced function returned something grad cannot use."""
+
+
+class ShapeError(BurnumbaError, ValueError):
+    """Operand shapes that do not fit the op."""
+
+
+class PytreeError(BurnumbaError, ValueError):
+    """An argument's pytree structure differs from the traced one."""
+
+
+class LeakedTracerError(BurnumbaError, RuntimeError):
+    """A traced value was used outside the trace that made it."""
+
+
+def user_site():
+    """'file:line: source' of the innermost frame outside burnumba and numpy, or ''."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = os.path.abspath(frame.f_code.co_filename)
+        if not fname.startswith(_SKIP) and "<__array_function__" not in fname:
+            line = linecache.getline(fname, frame.f_lineno).strip()
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}: {line}" if line else \
+                f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def at_user_site(message):
+    site = user_site()
+    return f"{message}\n  at {site}" if site else message

@@ -1,0 +1,322 @@
+"""The tracer: running ``f`` on ``Var`` objects appends rows to a ``Builder``.
+
+Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, not its value.
+Every node gets the next slice of the value arena, so tape order is execution order and the
+offsets of all nodes are known while tracing (the ``gather`` row relies on that).
+"""
+import math
+
+import numpy as np
+
+from ._errors import (InplaceError, LeakedTracerError, ShapeError, TracerBoolError,
+                      ConcretizationError, UnsupportedOpError, at_user_site)
+from .kernels import BY_NAME, OPCODE
+
+_INT_MAX = np.iinfo(np.int32).max
+
+
+class Builder:
+    """The growing tape: one Python list per column, packed into arrays by ``Tape``."""
+
+    def __init__(self):
+        self.op, self.a0, self.a1, self.pp, self.need, self.imm = [], [], [], [], [], []
+        self.off = [0]
+        self.params = []
+        self.shapes = []              # per node, for printing and for the Tape's outputs
+        self.consts = {}              # node -> float64 values written once when packing
+        self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
+        self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
+        self.live = True              # False once the trace is over (leaked tracer check)
+
+    @property
+    def n(self):
+        return len(self.op)
+
+    def add(self, name, shape, a0=-1, a1=-1, params=None, imm=0.0, need=0):
+        """Append one node; return its index."""
+        size = math.prod(shape)
+        if params is None or len(params) == 0:
+            pp = -1
+        else:
+            pp = len(self.params)
+            self.params.extend(int(p) for p in params)
+        self.op.append(OPCODE[name])
+        self.a0.append(a0)
+        self.a1.append(a1)
+        self.pp.append(pp)
+        self.need.append(1 if need else 0)
+        self.imm.append(float(imm))
+        end = self.off[-1] + size
+        if end > _INT_MAX:
+            raise ShapeError(f"{name}: the tape's value buffer would exceed 2**31 elements")
+        self.off.append(end)
+        self.shapes.append(tuple(shape))
+        return len(self.op) - 1
+
+    def input(self, shape, need):
+        return Var(self, self.add("input", shape, need=need), shape)
+
+    def const(self, value):
+        """A constant node for a Python number or a numpy array (stored once per trace)."""
+        if isinstance(value, (float, int, np.floating, np.integer, bool, np.bool_)):
+            v = float(value)
+            key = (v, math.copysign(1.0, v))        # keeps 0.0 and -0.0 apart
+            node = self._scalar_consts.get(key)
+            if node is None:
+                node = self.add("const", ())
+                self.consts[node] = np.array([v])
+                self._scalar_consts[key] = node
+            return Var(self, node, ())
+        arr = value
+        hit = self._array_consts.get(id(arr))
+        if hit is not None and hit[0] is arr:
+            return Var(self, hit[1], arr.shape)
+        data = np.asarray(arr)
+        if data.dtype.kind not in "biuf":
+            raise UnsupportedOpError(at_user_site(
+                f"a captured array of dtype {data.dtype} cannot be a burnumba constant: "
+                "use a real (float, int or bool) array"))
+        node = self.add("const", data.shape)
+        self.consts[node] = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
+        self._array_consts[id(arr)] = (arr, node)
+        return Var(self, node, data.shape)
+
+    def lift(self, x):
+        """x as a Var of this trace: Vars pass through, numbers and arrays become constants."""
+        if isinstance(x, Var):
+            if x._b is not self:
+                raise LeakedTracerError(at_user_site(
+                    "a traced value from another trace was used here (it leaked out of an "
+                    "earlier bn.grad / bn.trace call, e.g. stored in a global or a closure): "
+                    "pass it as an argument instead"))
+            return x
+        if isinstance(x, (list, tuple)):
+            from .numpy import array
+            return array(x)
+        if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
+            raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
+        if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
+            raise UnsupportedOpError(at_user_site(
+                f"cannot use an object of type {type(x).__name__} in a traced computation: "
+                "use floats or numpy arrays"))
+        return self.const(x)
+
+    # -- op constructors ------------------------------------------------------------------
+
+    def map(self, name, *xs, imm=0.0):
+        """An elementwise row with numpy broadcasting.
+
+        Size-1 operands broadcast inside the kernel (stride 0); any other operand whose
+        shape differs from the result is first expanded with a gather node.
+        """
+        row = BY_NAME[name]
+        xs = [self.lift(x) for x in xs]
+        if len(xs) == 1:
+            shape = xs[0].shape
+        else:
+            try:
+                shape = np.broadcast_shapes(xs[0].shape, xs[1].shape)
+            except ValueError:
+                raise ShapeError(at_user_site(
+                    f"{name}: operands could not be broadcast together with shapes "
+                    f"{xs[0].shape} {xs[1].shape}")) from None
+            xs = [x if (x.size == 1 or x.shape == shape) else broadcast_to(x, shape) for x in xs]
+        rules = (row.da, row.db)
+        need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
+        node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
+                        imm=imm, need=need)
+        return Var(self, node, shape)
+
+    def gather(self, sources, positions, shape):
+        """y.flat[j] = arena[positions[j]]; ``sources`` are the Vars the positions fall in."""
+        need = any(self.need[s.node] for s in sources)
+        node = self.add("gather", shape, a0=sources[0].node, params=positions, need=need)
+        return Var(self, node, shape)
+
+    def reduce(self, name, xs, scale=1.0):
+        """A fused reduction row (sum, sumsq) over every element of the listed Vars."""
+        xs = [self.lift(x) for x in xs]
+        need = any(self.need[x.node] for x in xs)
+        node = self.add(name, (), params=[len(xs)] + [x.node for x in xs], imm=scale, need=need)
+        return Var(self, node, ())
+
+
+def broadcast_to(x, shape):
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    try:
+        idx = np.broadcast_to(np.arange(x.size).reshape(x.shape), shape)
+    except ValueError:
+        raise ShapeError(at_user_site(
+            f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")) from None
+    b = x._b
+    return b.gather([x], b.off[x.node] + idx.reshape(-1), shape)
+
+
+def _scalar(x):
+    return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool)
+
+
+def power(x, y):
+    """x ** y, choosing the row: constant integer and real exponents get their own rows."""
+    if isinstance(x, Var) and _scalar(y):
+        c = float(y)
+        b = x._b
+        if c == 0.0:
+            return _ones_like(x)
+        if c == 1.0:
+            return x
+        special = {2.0: "square", 3.0: "cube", -1.0: "reciprocal", 0.5: "sqrt", -0.5: "rsqrt"}
+        if c in special:
+            return b.map(special[c], x)
+        if c.is_integer() and abs(c) < 2 ** 31:
+            return b.map("powi", x, imm=c)
+        return b.map("pow_c", x, imm=c)
+    b = (x if isinstance(x, Var) else y)._b
+    return b.map("power", x, y)
+
+
+def _ones_like(x):
+    b = x._b
+    return b.const(np.ones(x.shape)) if x.shape else b.const(1.0)
+
+
+class Var:
+    """A traced value: a node of the tape being built, with a shape. Its dtype is float64."""
+
+    __slots__ = ("_b", "node", "shape")
+    __array_priority__ = 1000.0
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, builder, node, shape):
+        self._b = builder
+        self.node = node
+        self.shape = shape
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced value")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"Traced<float64{list(self.shape)}, node %{self.node}>"
+
+    # -- arithmetic -----------------------------------------------------------------------
+    def __add__(self, o): return self._b.map("add", self, o)
+    def __radd__(self, o): return self._b.map("add", o, self)
+    def __sub__(self, o): return self._b.map("subtract", self, o)
+    def __rsub__(self, o): return self._b.map("subtract", o, self)
+    def __mul__(self, o): return self._b.map("multiply", self, o)
+    def __rmul__(self, o): return self._b.map("multiply", o, self)
+    def __truediv__(self, o): return self._b.map("divide", self, o)
+    def __rtruediv__(self, o): return self._b.map("divide", o, self)
+    def __pow__(self, o): return power(self, o)
+    def __rpow__(self, o): return power(o, self)
+    def __neg__(self): return self._b.map("negative", self)
+    def __pos__(self): return self
+    def __abs__(self): return self._b.map("absolute", self)
+    def __gt__(self, o): return self._b.map("greater", self, o)
+    def __ge__(self, o): return self._b.map("greater_equal", self, o)
+    def __lt__(self, o): return self._b.map("less", self, o)
+    def __le__(self, o): return self._b.map("less_equal", self, o)
+    def __eq__(self, o): return self._b.map("equal", self, o)
+    def __ne__(self, o): return self._b.map("not_equal", self, o)
+    __hash__ = object.__hash__
+
+    def __matmul__(self, o):
+        from .numpy import matmul
+        return matmul(self, o)
+
+    def __rmatmul__(self, o):
+        from .numpy import matmul
+        return matmul(o, self)
+
+    # -- things a traced value cannot do --------------------------------------------------
+    def __bool__(self):
+        raise TracerBoolError(at_user_site(
+            "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value: "
+            "its value is not known while tracing. Use bnp.where(cond, a, b), "
+            "bnp.maximum / bnp.minimum, or bn.relu / bnp.abs instead of branching"))
+
+    def _concrete(self, what):
+        raise ConcretizationError(at_user_site(
+            f"{what} on a traced value: burnumba traces symbolically, so there is no number "
+            "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
+            "traced values into an array, use bnp.stack / bnp.array instead of assigning "
+            "into a numpy array"))
+
+    def __float__(self): self._concrete("float()")
+    def __int__(self): self._concrete("int()")
+    def __index__(self): self._concrete("using it as an index")
+    def __complex__(self): self._concrete("complex()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcretizationError(at_user_site(
+            "a numpy function tried to convert a traced value into a numpy array "
+            "(np.asarray / np.array, or a numpy function without burnumba support): use the "
+            "burnumba.numpy function of the same name, or build arrays with bnp.stack"))
+
+    def __setitem__(self, key, value):
+        raise InplaceError(at_user_site(
+            "in-place assignment `x[...] = v` into a traced array is not traceable: build a "
+            "new array instead, e.g. bnp.where(mask, v, x), or bnp.concatenate / bnp.stack "
+            "of the pieces"))
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced value")
+        return (self[k] for k in range(self.shape[0]))
+
+    # -- indexing and shape ---------------------------------------------------------------
+    def __getitem__(self, key):
+        from .numpy import _index
+        return _index(self, key)
+
+    def reshape(self, *shape):
+        from .numpy import reshape
+        return reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def ravel(self):
+        return Var(self._b, self.node, (self.size,))
+
+    flatten = ravel
+
+    @property
+    def T(self):
+        from .numpy import transpose
+        return transpose(self)
+
+    def transpose(self, *axes):
+        from .numpy import transpose
+        return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def sum(self, axis=None, keepdims=False):
+        from .numpy import sum as _sum
+        return _sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        from .numpy import mean
+        return mean(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, other):
+        from .numpy import dot
+        return dot(self, other)
+
+    # -- numpy protocols ------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .numpy import _apply_ufunc
+        return _apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .numpy import _apply_function
+        return _apply_function(func, args, kwargs)

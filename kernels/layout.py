@@ -1,0 +1,70 @@
+"""How a tape's columns are packed into two flat arrays.
+
+The njit entry points take a tape as two arrays, so that a call crosses into numba with few
+arguments (each array argument costs about 50 ns of dispatch):
+
+``I`` (int32): ``n out | op[n] a0[n] a1[n] pp[n] need[n] off[n+1] P[...]``
+``F`` (float64): ``imm[n] val[V] grad[V]`` with ``V = off[n]``
+
+The two-int header holds the node count and the output node.
+
+Node ``i`` owns ``val[off[i]:off[i+1]]`` and the same slice of ``grad``; a scalar node owns a
+slice of length 1. ``a0`` / ``a1`` are operand node indices (-1 for none), ``pp`` is where the
+node's integer parameters start in ``P`` (-1 for none), ``need`` is 1 when the node depends on
+a differentiated input and ``imm`` is a float immediate (an exponent, a scale).
+"""
+import numpy as np
+from numba import njit
+
+INT = np.int32
+COLUMNS = ("op", "a0", "a1", "pp", "need")
+H = 2                                   # header: n, out
+
+
+def pack(op, a0, a1, pp, need, off, params, imm, out):
+    """Pack the columns (sequences of equal length n, off of length n+1) into (I, F)."""
+    n = len(op)
+    I = np.concatenate([np.asarray(c, dtype=INT)
+                        for c in ((n, out), op, a0, a1, pp, need, off, params)])
+    size = int(off[-1]) if n else 0
+    F = np.zeros(n + 2 * size, dtype=np.float64)
+    F[:n] = imm
+    return I, F
+
+
+def views(I, F):
+    """Named numpy views of the packed columns (shared memory, no copies)."""
+    n = int(I[0])
+    cols = {name: I[H + k * n:H + (k + 1) * n] for k, name in enumerate(COLUMNS)}
+    off = I[H + 5 * n:H + 6 * n + 1]
+    cols["off"] = off
+    cols["P"] = I[H + 6 * n + 1:]
+    size = int(off[n]) if n else 0
+    cols["imm"] = F[:n]
+    cols["val"] = F[n:n + size]
+    cols["grad"] = F[n + size:n + 2 * size]
+    return cols
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bases(I):
+    """Where each column starts: (op, a0, a1, pp, need, off, P) in I, (imm, val, grad) in F.
+
+    The sweeps index ``I[b_off + i]`` instead of slicing columns, which would cost reference
+    counting on every call.
+    """
+    n = I[0]
+    b_off = H + 5 * n
+    return (H, H + n, H + 2 * n, H + 3 * n, H + 4 * n, b_off, b_off + n + 1,
+            0, n, n + I[b_off + n])
+
+
+@njit(cache=True, nogil=True)
+def columns(I, F):
+    """The njit twin of ``views``: (op, a0, a1, pp, need, off, P, imm, val, grad)."""
+    n = I[0]
+    off = I[H + 5 * n:H + 6 * n + 1]
+    size = off[n]
+    return (I[H:H + n], I[H + n:H + 2 * n], I[H + 2 * n:H + 3 * n], I[H + 3 * n:H + 4 * n],
+            I[H + 4 * n:H + 5 * n], off, I[H + 6 * n + 1:], F[0:n], F[n:n + size],
+            F[n + size:n + 2 * size])
