@@ -4,7 +4,7 @@
 >>> value, g = bn.value_and_grad(lambda x: np.sum(np.tanh(x) ** 2))(np.array([0.5, -1.0]))
 """
 from . import numpy
-from ._api import grad, trace, value_and_grad
+from ._api import grad, trace, value_and_grad, vjp
 from ._errors import (BurnumbaError, ConcretizationError, InplaceError, InputError,
                       LeakedTracerError, OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedOpError)
@@ -14,7 +14,7 @@ from .numpy import inner, relu, rsqrt, sigmoid, sumsq
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
+    "grad", "value_and_grad", "vjp", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
     "sumsq", "BurnumbaError", "ConcretizationError", "InplaceError", "InputError",
     "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",

@@ -288,3 +288,39 @@ def trace(f, *args, argnums=0, **kwargs):
     tape = _trace(f, args, kwargs, argnums_t, False, sig, False)
     tape.run_forward(sig.diff + sig.data)
     return tape
+
+
+def vjp(f, *primals):
+    """Return ``(f(*primals), vjp_fun)``, as ``jax.vjp``.
+
+    ``vjp_fun(cotangent)`` returns the tuple of ``cotangent . df/dprimal`` for every primal,
+    each shaped like its primal. The output may be any shape; the cotangent has its shape.
+
+    >>> import burnumba as bn, numpy as np
+    >>> y, pull = bn.vjp(lambda x: np.sin(x) * 2.0, np.array([0.1, 0.2]))
+    >>> pull(np.ones(2)).__len__()
+    1
+    """
+    argnums = tuple(range(len(primals)))
+    sig = _Signature(primals, {}, argnums)
+    tape = _trace(f, primals, {}, argnums, False, sig, False)
+    leaves = sig.diff + sig.data
+    value = tape.run_forward(leaves)
+    out_shape = tape.out_shape
+
+    def vjp_fun(cotangent):
+        seed = np.asarray(cotangent, dtype=np.float64)
+        if seed.shape != out_shape:
+            raise ShapeError(f"vjp: the cotangent has shape {seed.shape}, but the output has "
+                             f"shape {out_shape}")
+        tape._write_in(leaves)
+        tape.vjp(seed.reshape(-1))
+        grads = tape.split_grads(tape.grad[:tape.n_diff_elems].copy())
+        out, pos = [], 0
+        for k in argnums:
+            n = len(sig.kinds[k])
+            out.append(unflatten(sig.treedefs[k], grads[pos:pos + n]))
+            pos += n
+        return tuple(out)
+
+    return value, vjp_fun

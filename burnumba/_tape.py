@@ -36,6 +36,7 @@ class Tape:
         self._write_in = self._make_writer()
         self._vg = kernels.entry(kernels.value_and_grad)
         self._fwd = kernels.entry(kernels.run_forward)
+        self._vjp = kernels.entry(kernels.vjp, kernels.TAPE_SIGNATURE + (kernels.SEED,))
 
     # -- running --------------------------------------------------------------------------
     def _make_writer(self):
@@ -68,6 +69,10 @@ class Tape:
         self._write_in(leaves)
         value = self._vg(self.I, self.F)
         return value, self.grad[:self.n_diff_elems].copy()
+
+    def vjp(self, seed):
+        """Forward, then pull the flat cotangent ``seed`` back; gradients stay in ``grad``."""
+        self._vjp(self.I, self.F, np.ascontiguousarray(seed, dtype=np.float64))
 
     def run_forward(self, leaves):
         self._write_in(leaves)

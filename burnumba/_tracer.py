@@ -219,7 +219,11 @@ class Var:
     def __mul__(self, o): return self._b.map("multiply", self, o)
     def __rmul__(self, o): return self._b.map("multiply", o, self)
     def __truediv__(self, o): return self._b.map("divide", self, o)
-    def __rtruediv__(self, o): return self._b.map("divide", o, self)
+    def __rtruediv__(self, o):
+        if _scalar(o) and float(o) == 1.0:           # 1 / x: one node, no constant
+            return self._b.map("reciprocal", self)
+        return self._b.map("divide", o, self)
+
     def __pow__(self, o): return power(self, o)
     def __rpow__(self, o): return power(o, self)
     def __neg__(self): return self._b.map("negative", self)

@@ -14,7 +14,6 @@ node's integer parameters start in ``P`` (-1 for none), ``need`` is 1 when the n
 a differentiated input and ``imm`` is a float immediate (an exponent, a scale).
 """
 import numpy as np
-from numba import njit
 
 INT = np.int32
 COLUMNS = ("op", "a0", "a1", "pp", "need")
@@ -46,25 +45,13 @@ def views(I, F):
     return cols
 
 
-@njit(cache=True, nogil=True, inline="always")
 def bases(I):
     """Where each column starts: (op, a0, a1, pp, need, off, P) in I, (imm, val, grad) in F.
 
     The sweeps index ``I[b_off + i]`` instead of slicing columns, which would cost reference
-    counting on every call.
+    counting on every call. ``_gen.py`` copies this function into ``sweep.py`` under @njit.
     """
     n = I[0]
     b_off = H + 5 * n
     return (H, H + n, H + 2 * n, H + 3 * n, H + 4 * n, b_off, b_off + n + 1,
             0, n, n + I[b_off + n])
-
-
-@njit(cache=True, nogil=True)
-def columns(I, F):
-    """The njit twin of ``views``: (op, a0, a1, pp, need, off, P, imm, val, grad)."""
-    n = I[0]
-    off = I[H + 5 * n:H + 6 * n + 1]
-    size = off[n]
-    return (I[H:H + n], I[H + n:H + 2 * n], I[H + 2 * n:H + 3 * n], I[H + 3 * n:H + 4 * n],
-            I[H + 4 * n:H + 5 * n], off, I[H + 6 * n + 1:], F[0:n], F[n:n + size],
-            F[n + size:n + 2 * size])

@@ -1,0 +1,101 @@
+"""A plain-Python interpreter of the op table: the second engine the njit sweeps are tested
+against. It reads the rows directly (it does not use the generated ``sweep.py``), evaluates
+map formulas with ``math`` on Python floats and runs block statements with ``exec``.
+Slow by design; for tests on small tapes.
+"""
+import math
+
+from .layout import views
+from .ops import ROWS
+
+_MATH = {name: getattr(math, name) for name in ("exp", "log", "sqrt", "tanh", "sin", "cos",
+                                                 "fabs")}
+_MATH["abs"] = abs
+_MATH["int"] = int
+
+
+def _compile(expr, names):
+    return eval(f"lambda {', '.join(names)}: {expr}", dict(_MATH))
+
+
+_FWD = {k: _compile(r.fwd, "abc") for k, r in enumerate(ROWS) if r.kind == "map"}
+_DA = {k: _compile(r.da, "abcyg") for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
+_DB = {k: _compile(r.db, "abcyg") for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
+_BLOCK_FWD = {k: compile(r.fwd, f"<{r.name} fwd>", "exec") for k, r in enumerate(ROWS)
+              if r.kind == "block"}
+_BLOCK_BWD = {k: compile(r.bwd, f"<{r.name} bwd>", "exec") for k, r in enumerate(ROWS)
+              if r.kind == "block"}
+
+
+def _locals(cols, i):
+    off = cols["off"]
+    return dict(i=i, oy=int(off[i]), ny=int(off[i + 1] - off[i]), c=float(cols["imm"][i]),
+                p=int(cols["pp"][i]), P=cols["P"], off=off, a0=cols["a0"], a1=cols["a1"],
+                need=cols["need"], val=cols["val"], grad=cols["grad"], range=range)
+
+
+def _operand(cols, node, ny):
+    """(offset, stride) of a map operand: stride 0 broadcasts a size-1 operand."""
+    off = cols["off"]
+    o = int(off[node])
+    return o, (1 if int(off[node + 1]) - o == ny else 0)
+
+
+def forward(I, F):
+    cols = views(I, F)
+    off, val = cols["off"], cols["val"]
+    for i in range(len(cols["op"])):
+        k = int(cols["op"][i])
+        row = ROWS[k]
+        if row.kind == "leaf":
+            continue
+        if row.kind == "block":
+            exec(_BLOCK_FWD[k], dict(_MATH), _locals(cols, i))
+            continue
+        oy, ny = int(off[i]), int(off[i + 1] - off[i])
+        c = float(cols["imm"][i])
+        oa, sa = _operand(cols, int(cols["a0"][i]), ny)
+        ob, sb = _operand(cols, int(cols["a1"][i]), ny) if row.arity == 2 else (0, 0)
+        for j in range(ny):
+            b = float(val[ob + j * sb]) if row.arity == 2 else 0.0
+            val[oy + j] = _FWD[k](float(val[oa + j * sa]), b, c)
+
+
+def backward(I, F, last):
+    cols = views(I, F)
+    off, val, grad, need = cols["off"], cols["val"], cols["grad"], cols["need"]
+    for i in range(last, -1, -1):
+        if not need[i]:
+            continue
+        k = int(cols["op"][i])
+        row = ROWS[k]
+        if row.kind == "leaf":
+            continue
+        if row.kind == "block":
+            exec(_BLOCK_BWD[k], dict(_MATH), _locals(cols, i))
+            continue
+        oy, ny = int(off[i]), int(off[i + 1] - off[i])
+        c = float(cols["imm"][i])
+        ia, ib = int(cols["a0"][i]), int(cols["a1"][i])
+        oa, sa = _operand(cols, ia, ny)
+        ob, sb = _operand(cols, ib, ny) if row.arity == 2 else (0, 0)
+        for j in range(ny):
+            a = float(val[oa + j * sa])
+            b = float(val[ob + j * sb]) if row.arity == 2 else 0.0
+            y, g = float(val[oy + j]), float(grad[oy + j])
+            if k in _DA and need[ia]:
+                grad[oa + j * sa] += _DA[k](a, b, c, y, g)
+            if k in _DB and need[ib]:
+                grad[ob + j * sb] += _DB[k](a, b, c, y, g)
+
+
+def value_and_grad(I, F):
+    """The same contract as ``engine.value_and_grad``, in plain Python."""
+    cols = views(I, F)
+    out = int(I[1])
+    forward(I, F)
+    off = cols["off"]
+    cols["grad"][:off[out + 1]] = 0.0
+    cols["grad"][off[out]] = 1.0
+    backward(I, F, out)
+    return float(cols["val"][off[out]])

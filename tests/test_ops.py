@@ -1,0 +1,181 @@
+"""Every elementwise row of the op table, against central differences and HIPS autograd.
+
+Points are drawn by hypothesis from each row's domain (never only 0, +-1 or 2); the points
+where central differences are invalid (the row's ``avoid``) are rejected and the kinks are
+checked at their exact values instead.
+"""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import burnumba as bn
+import burnumba.numpy as bnp
+from burnumba.kernels import BY_NAME, OPCODE, ROWS
+from conftest import central_diff
+
+# row -> (burnumba expression that must produce the row, independent autograd expression)
+CASES = {
+    "add": (lambda a, b: a + b, lambda a, b: a + b),
+    "subtract": (lambda a, b: a - b, lambda a, b: a - b),
+    "multiply": (lambda a, b: a * b, lambda a, b: a * b),
+    "divide": (lambda a, b: a / b, lambda a, b: a / b),
+    "negative": (lambda a: -a, lambda a: -a),
+    "square": (lambda a: a ** 2, lambda a: a * a),
+    "cube": (lambda a: a ** 3, lambda a: a * a * a),
+    "powi": (lambda a: a ** 5, lambda a: a ** 5),
+    "pow_c": (lambda a: a ** 2.7, lambda a: a ** 2.7),
+    "power": (lambda a, b: a ** b, lambda a, b: a ** b),
+    "exp": (np.exp, anp.exp),
+    "log": (np.log, anp.log),
+    "sqrt": (np.sqrt, anp.sqrt),
+    "reciprocal": (lambda a: 1.0 / a, lambda a: 1.0 / a),
+    "rsqrt": (bn.rsqrt, lambda a: 1.0 / anp.sqrt(a)),
+    "tanh": (np.tanh, anp.tanh),
+    "sigmoid": (bn.sigmoid, lambda a: 1.0 / (1.0 + anp.exp(-a))),
+    "sin": (np.sin, anp.sin),
+    "cos": (np.cos, anp.cos),
+    "relu": (bn.relu, lambda a: anp.maximum(a, 0.0)),
+    "absolute": (abs, anp.abs),
+    "maximum": (np.maximum, anp.maximum),
+    "minimum": (np.minimum, anp.minimum),
+}
+COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
+               "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal}
+# block rows are tested in test_structural.py
+BLOCKS = {"where", "gather", "sum", "sumsq", "inner"}
+
+MAPS = sorted(CASES)
+
+
+def test_every_row_is_tested():
+    """Adding a row to kernels/ops.py without a test here fails."""
+    rows = {r.name for r in ROWS if r.kind != "leaf"}
+    assert rows == set(CASES) | set(COMPARISONS) | BLOCKS
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_expression_produces_the_row(name):
+    f = CASES[name][0]
+    row = BY_NAME[name]
+    args = [np.mean(d) + 0.1 for d in row.domain[:row.arity]]
+    tape = bn.trace(lambda *xs: f(*xs), *args, argnums=tuple(range(row.arity)))
+    assert OPCODE[name] in set(tape.op.tolist())
+
+
+def _points(name):
+    row = BY_NAME[name]
+    return st.tuples(*[st.floats(lo, hi, allow_nan=False) for lo, hi in row.domain[:row.arity]])
+
+
+def _valid(row, xs):
+    if not row.avoid:
+        return True
+    env = {"a": xs[0], "b": xs[1] if len(xs) > 1 else 0.0, "abs": abs}
+    return not eval(row.avoid, {}, env)
+
+
+def _check_scalar(name, xs):
+    row = BY_NAME[name]
+    assume(_valid(row, xs))
+    ours, theirs = CASES[name]
+    argnums = tuple(range(row.arity))
+    value, grads = bn.value_and_grad(lambda *a: ours(*a), argnums=argnums)(*xs)
+    ref_grads = autograd.grad(lambda *a: theirs(*a), argnum=argnums)(*xs) \
+        if row.arity > 1 else (autograd.grad(theirs)(*xs),)
+    np.testing.assert_allclose(value, theirs(*xs), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads, ref_grads, rtol=1e-10, atol=1e-12)
+    for k in argnums:
+        fd = central_diff(theirs, xs, k)
+        np.testing.assert_allclose(grads[k], fd, rtol=1e-5, atol=1e-6)
+
+
+# one hypothesis test per row, so that a failure names the op
+@pytest.mark.parametrize("name", MAPS)
+def test_scalar_gradient(name):
+    given(_points(name))(lambda xs: _check_scalar(name, xs))()
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_tensor_gradient_with_broadcasting(name, rng):
+    """The same rows on arrays, and for binary rows a scalar broadcast against an array."""
+    row = BY_NAME[name]
+    ours, theirs = CASES[name]
+
+    def sample(shape):
+        while True:
+            x = rng.uniform(*row.domain[0], size=shape)
+            if row.arity == 1 and all(_valid(row, (v,)) for v in x.reshape(-1)):
+                return x
+            if row.arity == 2:
+                return x
+
+    w = rng.normal(size=(3, 4))
+    layouts = [((3, 4),)] if row.arity == 1 else [((3, 4), (3, 4)), ((3, 4), ()), ((), (3, 4)),
+                                                  ((3, 4), (4,)), ((3, 1), (3, 4))]
+    for shapes in layouts:
+        for _ in range(50):
+            xs = [rng.uniform(lo, hi, size=s) if s else float(rng.uniform(lo, hi))
+                  for s, (lo, hi) in zip(shapes, row.domain[:row.arity])]
+            bx = np.broadcast_arrays(*[np.asarray(x) for x in xs])
+            if all(_valid(row, tuple(float(b.reshape(-1)[j]) for b in bx))
+                   for j in range(bx[0].size)):
+                break
+        argnums = tuple(range(row.arity))
+        g = bn.grad(lambda *a: np.sum(ours(*a) * w), argnums=argnums)(*xs)
+        ref = autograd.grad(lambda *a: anp.sum(theirs(*a) * w), argnum=argnums)(*xs) \
+            if row.arity > 1 else (autograd.grad(lambda a: anp.sum(theirs(a) * w))(*xs),)
+        for k in argnums:
+            assert np.shape(g[k]) == np.shape(xs[k])
+            np.testing.assert_allclose(g[k], ref[k], rtol=1e-10, atol=1e-12)
+
+
+KINKS = [(r.name, k) for r in ROWS for k in r.kinks]
+
+
+@pytest.mark.parametrize("name,kink", KINKS, ids=[f"{n}-{k}" for n, k in KINKS])
+def test_kinks_at_exact_values(name, kink):
+    """Conventions where the derivative is undefined: relu'(0) = abs'(0) = 0 as in torch and
+    JAX; maximum / minimum split the gradient evenly at a tie."""
+    row = BY_NAME[name]
+    xs, expected = kink[:row.arity], kink[row.arity:]
+    _, grads = bn.value_and_grad(lambda *a: CASES[name][0](*a),
+                                 argnums=tuple(range(row.arity)))(*xs)
+    assert tuple(grads) == tuple(expected)
+
+
+@pytest.mark.parametrize("x", [-1.0, -1e-300, 0.0, 1e-300, 1.0, -0.0])
+def test_relu_around_zero(x):
+    """tinygrad's relu test points, plus the smallest magnitudes: relu' is 0 for x <= 0."""
+    assert bn.grad(bn.relu)(x) == (1.0 if x > 0 else 0.0)
+    assert bn.grad(bnp.abs)(x) == (np.sign(x) if x != 0 else 0.0)
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+def test_comparisons_are_masks_without_gradient(name, rng):
+    a, b = rng.normal(size=5), rng.normal(size=5)
+    b[0] = a[0]                                  # one tie
+    np_fn = COMPARISONS[name]
+    tape = bn.trace(lambda x, y: np_fn(x, y) * 1.0, a, b, argnums=(0, 1))
+    np.testing.assert_array_equal(tape.val[tape.off[tape.out]:], np_fn(a, b).astype(float))
+    g = bn.grad(lambda x, y: np.sum(np_fn(x, y) * x * y), argnums=(0, 1))(a, b)
+    mask = np_fn(a, b)
+    np.testing.assert_allclose(g[0], mask * b)
+    np.testing.assert_allclose(g[1], mask * a)
+
+
+def test_sigmoid_is_finite_at_large_inputs():
+    for x in (-800.0, -40.0, 40.0, 800.0):
+        v, g = bn.value_and_grad(bn.sigmoid)(x)
+        assert np.isfinite(v) and np.isfinite(g)
+        assert 0.0 <= v <= 1.0
+
+
+def test_integer_powers_of_negative_numbers():
+    for p in (2, 3, 4, 5, -1, -2, -3):
+        g = bn.grad(lambda x: x ** p)(-1.3)
+        np.testing.assert_allclose(g, p * (-1.3) ** (p - 1), rtol=1e-13)
+    assert bn.grad(lambda x: x ** 0)(-1.3) == 0.0
+    assert bn.grad(lambda x: x ** 1)(-1.3) == 1.0
