@@ -119,7 +119,7 @@ class _Signature:
         self.kinds = kinds
 
 
-def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar):
+def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
     b = Builder()
     in_slots = []
 
@@ -160,7 +160,10 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar):
         aux = None
     out = _as_output(b, result, need_scalar)
     b.live = False
-    return Tape(b, sig.key, len(sig.diff), in_slots, out.node, out.shape, aux)
+    tape = Tape(b, sig.key, len(sig.diff), in_slots, out.node, out.shape, aux)
+    tape.argnums = argnums
+    tape.single = single
+    return tape
 
 
 def _as_output(b, result, need_scalar):
@@ -178,6 +181,53 @@ def _as_output(b, result, need_scalar):
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
             "it first (bnp.sum, bnp.mean) or index one element")
     return out
+
+
+def _structure(tape, flat, sig, argnums, single):
+    """The flat gradient, split per leaf and rebuilt into the structure of each argnum."""
+    leaves = tape.split_grads(flat)
+    if len(argnums) == 1 and sig.treedefs[argnums[0]] is None:
+        return leaves[0] if single else (leaves[0],)
+    # leaves were collected in order of argument position, whatever the order of argnums
+    by_position, pos = {}, 0
+    for k in sorted(set(argnums)):
+        n = len(sig.kinds[k])
+        by_position[k] = unflatten(sig.treedefs[k], leaves[pos:pos + n])
+        pos += n
+    out = tuple(by_position[k] for k in argnums)
+    return out[0] if single else out
+
+
+def _explain_mismatch(tape, sig):
+    """Raise the error that says how these arguments differ from the traced ones."""
+    if len(sig.key) != len(tape.key):
+        raise InputError(f"the tape was traced with {len(tape.key)} arguments, got "
+                         f"{len(sig.key)}")
+    for k, (old, new) in enumerate(zip(tape.key, sig.key)):
+        if old == new:
+            continue
+        old_def = None if old is float else old[-2]
+        new_def = None if new is float else new[-2]
+        check_same(old_def, new_def, f"argument {k}")
+        raise ShapeError(
+            f"argument {k}: the tape was traced for shapes / dtypes / static values {old}, "
+            f"got {new}. Trace again with bn.trace, or use bn.grad, which retraces")
+    raise InputError("these arguments do not match the traced ones")
+
+
+def run_tape(tape, args, kwargs, with_grad):
+    """Tape.__call__ and Tape.value_and_grad: check the signature, then run."""
+    sig = _Signature(args, kwargs, tape.argnums)
+    if sig.key != tape.key:
+        _explain_mismatch(tape, sig)
+    leaves = sig.diff + sig.data
+    if not with_grad:
+        return tape.run_forward(leaves)
+    if tape.out_shape != ():
+        raise OutputError(f"value_and_grad needs a scalar output; this tape's output has shape "
+                          f"{tape.out_shape}: use bn.vjp")
+    value, flat = tape.run_value_and_grad(leaves)
+    return value, _structure(tape, flat, sig, tape.argnums, tape.single)
 
 
 class _Transformed:
@@ -210,48 +260,34 @@ class _Transformed:
         transformed.trace = self.trace
         return transformed
 
-    def call(self, args, kwargs):
+    def tape_for(self, args, kwargs):
+        """(tape, signature, argnums) for these arguments, tracing on a cache miss."""
         argnums = self.argnums
         if min(argnums) < 0:
             argnums = tuple(k + len(args) if k < 0 else k for k in argnums)
         sig = _Signature(args, kwargs, argnums)
         tape = self.tapes.get(sig.key)
         if tape is None:
-            tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True)
+            tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single)
             self.tapes[sig.key] = tape
             if (not kwargs and not self.has_aux and sorted(argnums) == list(range(len(args)))
                     and all(type(a) is float for a in args)):
                 self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
                                                            self.single))
-        value, flat = tape.run_value_and_grad(sig.diff + sig.data if sig.data else sig.diff)
-        grads = self._structure(tape, flat, sig, argnums)
+        return tape, sig, argnums
+
+    def call(self, args, kwargs):
+        tape, sig, argnums = self.tape_for(args, kwargs)
+        value, flat = tape.run_value_and_grad(sig.diff + sig.data)
+        grads = _structure(tape, flat, sig, argnums, self.single)
         if self.has_aux:
             aux = tape._aux_values()
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
-    def _structure(self, tape, flat, sig, argnums):
-        leaves = tape.split_grads(flat)
-        if len(argnums) == 1 and sig.treedefs[argnums[0]] is None:
-            g = leaves[0]
-            return g if self.single else (g,)
-        # leaves were collected in order of argument position, whatever the order of argnums
-        by_position, pos = {}, 0
-        for k in sorted(set(argnums)):
-            n = len(sig.kinds[k])
-            by_position[k] = unflatten(sig.treedefs[k], leaves[pos:pos + n])
-            pos += n
-        out = tuple(by_position[k] for k in argnums)
-        return out[0] if self.single else out
-
     def trace(self, *args, **kwargs):
         """The Tape this function runs for these arguments."""
-        sig = _Signature(args, kwargs, self.argnums)
-        tape = self.tapes.get(sig.key)
-        if tape is None:
-            tape = _trace(self.f, args, kwargs, self.argnums, self.has_aux, sig, True)
-            self.tapes[sig.key] = tape
-        return tape
+        return self.tape_for(args, kwargs)[0]
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
@@ -283,9 +319,9 @@ def trace(f, *args, argnums=0, **kwargs):
     >>> import burnumba as bn
     >>> print(bn.trace(lambda a, b: (a + b) * b, 1.0, 2.0, argnums=(0, 1)))  # doctest: +SKIP
     """
-    argnums_t, _ = _norm_argnums(argnums)
+    argnums_t, single = _norm_argnums(argnums)
     sig = _Signature(args, kwargs, argnums_t)
-    tape = _trace(f, args, kwargs, argnums_t, False, sig, False)
+    tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single)
     tape.run_forward(sig.diff + sig.data)
     return tape
 

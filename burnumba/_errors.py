@@ -18,8 +18,11 @@ class TracerBoolError(BurnumbaError, TypeError):
     """Python control flow (if, while, and, or, bool()) on a traced value."""
 
 
-class ConcretizationError(BurnumbaError, TypeError):
-    """A traced value was asked for a concrete Python number or numpy array."""
+class ConcretizationError(BurnumbaError):
+    """A traced value was asked for a concrete Python number or numpy array.
+
+    Not a TypeError on purpose: numpy swallows TypeErrors from ``__float__`` during item
+    assignment (``arr[0] = traced``) and reports an unrelated ValueError instead."""
 
 
 class UnsupportedOpError(BurnumbaError, TypeError):

@@ -133,6 +133,17 @@ class Tape:
                 return (value, g) if with_value else g
         return run
 
+    # -- public calls, with the arguments checked against the traced signature --------------
+    def __call__(self, *args, **kwargs):
+        """The output for these arguments (same structure, shapes and dtypes as traced)."""
+        from ._api import run_tape
+        return run_tape(self, args, kwargs, with_grad=False)
+
+    def value_and_grad(self, *args, **kwargs):
+        """``(value, grad)`` for these arguments, for the argnums the tape was traced with."""
+        from ._api import run_tape
+        return run_tape(self, args, kwargs, with_grad=True)
+
     # -- inspection -----------------------------------------------------------------------
     def __len__(self):
         return self.n

@@ -34,6 +34,11 @@ class Builder:
 
     def add(self, name, shape, a0=-1, a1=-1, params=None, imm=0.0, need=0):
         """Append one node; return its index."""
+        if not self.live:
+            raise LeakedTracerError(at_user_site(
+                f"{name}: a traced value was used outside the trace that made it (it leaked "
+                "out of bn.grad / bn.trace, e.g. stored in a global or a list): return it from "
+                "the function, or use has_aux=True to get it out as a number"))
         size = math.prod(shape)
         if params is None or len(params) == 0:
             pp = -1
@@ -183,11 +188,19 @@ def _ones_like(x):
 
 
 class Var:
-    """A traced value: a node of the tape being built, with a shape. Its dtype is float64."""
+    """A traced value: a node of the tape being built, with a shape. Its dtype is float64.
+
+    ``Var(b, node, shape)`` makes an ``ArrayVar`` when the shape is not ``()``: only arrays
+    have ``__getitem__``, so that numpy does not take a traced scalar for a sequence (it
+    would hide burnumba's error behind "setting an array element with a sequence").
+    """
 
     __slots__ = ("_b", "node", "shape")
     __array_priority__ = 1000.0
     dtype = np.dtype(np.float64)
+
+    def __new__(cls, builder, node, shape):
+        return object.__new__(ArrayVar if shape else cls)
 
     def __init__(self, builder, node, shape):
         self._b = builder
@@ -202,11 +215,6 @@ class Var:
     @property
     def ndim(self):
         return len(self.shape)
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of a 0-d traced value")
-        return self.shape[0]
 
     def __repr__(self):
         return f"Traced<float64{list(self.shape)}, node %{self.node}>"
@@ -270,22 +278,7 @@ class Var:
             "(np.asarray / np.array, or a numpy function without burnumba support): use the "
             "burnumba.numpy function of the same name, or build arrays with bnp.stack"))
 
-    def __setitem__(self, key, value):
-        raise InplaceError(at_user_site(
-            "in-place assignment `x[...] = v` into a traced array is not traceable: build a "
-            "new array instead, e.g. bnp.where(mask, v, x), or bnp.concatenate / bnp.stack "
-            "of the pieces"))
-
-    def __iter__(self):
-        if not self.shape:
-            raise TypeError("iteration over a 0-d traced value")
-        return (self[k] for k in range(self.shape[0]))
-
-    # -- indexing and shape ---------------------------------------------------------------
-    def __getitem__(self, key):
-        from .numpy import _index
-        return _index(self, key)
-
+    # -- shape ------------------------------------------------------------------------------
     def reshape(self, *shape):
         from .numpy import reshape
         return reshape(self, shape[0] if len(shape) == 1 else shape)
@@ -324,3 +317,25 @@ class Var:
     def __array_function__(self, func, types, args, kwargs):
         from .numpy import _apply_function
         return _apply_function(func, args, kwargs)
+
+
+class ArrayVar(Var):
+    """A traced array (ndim >= 1): a Var with indexing, iteration and len()."""
+
+    __slots__ = ()
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        from .numpy import _index
+        return _index(self, key)
+
+    def __iter__(self):
+        return (self[k] for k in range(self.shape[0]))
+
+    def __setitem__(self, key, value):
+        raise InplaceError(at_user_site(
+            "in-place assignment `x[...] = v` into a traced array is not traceable: build a "
+            "new array instead, e.g. bnp.where(mask, v, x), or bnp.concatenate / bnp.stack "
+            "of the pieces"))

@@ -127,8 +127,9 @@ def _no_axis(name, axis, keepdims, x):
 
 
 def _items(a):
-    """The Vars to reduce over: a traced array, or a list of traced / constant values."""
-    if isinstance(a, Var):
+    """What to reduce over: one array (traced or numpy), or a list of traced / constant
+    values, which becomes the operand list of one fused node."""
+    if isinstance(a, (Var, np.ndarray)):
         return [a]
     return list(a)
 
@@ -211,9 +212,16 @@ def dot(a, b):
 
 
 def matmul(a, b):
+    """a @ b. Two 1-D arrays: the fused inner product."""
+    bld = _builder(a, b)
+    if bld is None:
+        return np.matmul(a, b)
+    x, w = bld.lift(a), bld.lift(b)
+    if x.ndim == 1 and w.ndim == 1:
+        return inner(x, w)
     raise UnsupportedOpError(at_user_site(
-        f"matmul / @ of traced arrays is not supported yet: for 1-D arrays use bnp.dot or "
-        f"bnp.inner"))
+        f"matmul / @ with shapes {x.shape} and {w.shape} is not supported yet: only two 1-D "
+        "arrays are (use bnp.dot / bnp.inner, or write the product with sums)"))
 
 
 # -- building and reshaping arrays ----------------------------------------------------------

@@ -1,0 +1,173 @@
+"""grad / value_and_grad / trace / vjp: arguments, structures, dtypes and the trace cache."""
+import numpy as np
+import pytest
+
+import burnumba as bn
+import burnumba.numpy as bnp
+
+
+def f3(x, y, z):
+    return np.sum(x * y) + z ** 2 * np.sum(x)
+
+
+def test_argnums_int_tuple_negative_and_order(rng):
+    x, y, z = rng.normal(size=3), rng.normal(size=3), 0.7
+    gx, gy, gz = y + z ** 2, x, 2 * z * np.sum(x)
+    np.testing.assert_allclose(bn.grad(f3)(x, y, z), gx)
+    np.testing.assert_allclose(bn.grad(f3, argnums=1)(x, y, z), gy)
+    np.testing.assert_allclose(bn.grad(f3, argnums=-1)(x, y, z), gz)
+    got = bn.grad(f3, argnums=(2, 0))(x, y, z)
+    assert isinstance(got, tuple) and len(got) == 2
+    np.testing.assert_allclose(got[0], gz)
+    np.testing.assert_allclose(got[1], gx)
+    (single,) = bn.grad(f3, argnums=(1,))(x, y, z)
+    np.testing.assert_allclose(single, gy)
+
+
+def test_scalar_argument_order_on_the_fast_path():
+    vg = bn.value_and_grad(lambda a, b: a * b ** 2, argnums=(1, 0))
+    for _ in range(3):                          # the first call traces, the rest run fast
+        value, (gb, ga) = vg(3.0, 2.0)
+        assert (value, gb, ga) == (12.0, 12.0, 4.0)
+    assert bn.grad(lambda a, b: a * b ** 2, argnums=1)(3.0, 2.0) == 12.0
+
+
+def test_pytrees_come_back_with_the_same_structure(rng):
+    params = {"w": rng.normal(size=(2, 3)), "b": [0.5, np.float64(-1.0)], "s": (np.ones(2),)}
+    x = rng.normal(size=3)
+
+    def loss(p, x):
+        h = np.tanh(np.sum(p["w"] * x, axis=None) + p["b"][0]) * p["b"][1]
+        return h + np.sum(p["s"][0] ** 2)
+
+    value, g = bn.value_and_grad(loss)(params, x)
+    assert set(g) == {"w", "b", "s"}
+    assert g["w"].shape == (2, 3) and g["w"].dtype == np.float64
+    assert isinstance(g["b"], list) and isinstance(g["s"], tuple)
+    assert type(g["b"][0]) is float                       # a Python float stays one
+    assert isinstance(g["b"][1], np.float64)              # a numpy scalar gives a numpy scalar
+    t = np.tanh(np.sum(params["w"] * x) + 0.5)
+    np.testing.assert_allclose(g["w"], -(1 - t ** 2) * np.broadcast_to(x, (2, 3)))
+    np.testing.assert_allclose(g["s"][0], 2 * np.ones(2))
+
+
+def test_gradients_are_float64_for_float32_inputs():
+    x = np.array([0.5, 1.5], dtype=np.float32)
+    g = bn.grad(lambda x: np.sum(x ** 3))(x)
+    assert g.dtype == np.float64 and g.shape == (2,)
+    np.testing.assert_allclose(g, 3 * x.astype(np.float64) ** 2)
+    gs = bn.grad(lambda x: x * 2.0)(np.float32(1.5))
+    assert isinstance(gs, np.float64)
+
+
+def test_trace_cache_per_signature(rng):
+    calls = []
+
+    def f(x, scale):
+        calls.append(1)
+        return np.sum(x ** 2) * scale
+
+    g = bn.grad(f)
+    g(rng.normal(size=3), 2.0)
+    g(rng.normal(size=3), 2.0)
+    assert len(calls) == 1                       # same shapes, same static value: no retrace
+    g(rng.normal(size=4), 2.0)                   # new shape
+    g(rng.normal(size=3), 3.0)                   # new value of a static Python argument
+    g(rng.normal(size=3).astype(np.float32), 2.0)  # new dtype
+    assert len(calls) == 4 and len(g.tapes) == 4
+
+
+def test_static_arguments_change_the_result():
+    g = bn.grad(lambda x, n: x ** n)
+    assert g(2.0, 3) == 12.0
+    assert g(2.0, 2) == 4.0
+
+
+def test_data_arguments_are_inputs_not_constants(rng):
+    """A non-differentiated array is a tape input: new data, no retrace, right answer."""
+    g = bn.grad(lambda w, x: np.sum(np.tanh(w * x)))
+    w = rng.normal(size=5)
+    for _ in range(3):
+        x = rng.normal(size=5)
+        np.testing.assert_allclose(g(w, x), x * (1 - np.tanh(w * x) ** 2), rtol=1e-13)
+    assert len(g.tapes) == 1
+
+
+def test_keyword_arguments(rng):
+    g = bn.grad(lambda w, *, x, power: np.sum((w * x) ** power))
+    w, x = rng.normal(size=3), rng.normal(size=3)
+    np.testing.assert_allclose(g(w, x=x, power=2), 2 * w * x * x, rtol=1e-13)
+    np.testing.assert_allclose(g(w, x=x, power=3), 3 * w ** 2 * x ** 3, rtol=1e-13)
+
+
+def test_captured_arrays_are_stored_once(rng):
+    data = rng.normal(size=1000)
+    tape = bn.trace(lambda w: np.sum(w * data) + np.sum(w / data), 0.5)
+    consts = [i for i in range(tape.n) if tape.op[i] == 1 and tape.off[i + 1] - tape.off[i] > 1]
+    assert len(consts) == 1
+
+
+def test_has_aux(rng):
+    x = rng.normal(size=3)
+
+    def f(x):
+        y = np.tanh(x)
+        return np.sum(y ** 2), {"y": y, "tag": "hello", "n": 3}
+
+    (value, aux), g = bn.value_and_grad(f, has_aux=True)(x)
+    np.testing.assert_allclose(aux["y"], np.tanh(x))
+    assert aux["tag"] == "hello" and aux["n"] == 3
+    g2, aux2 = bn.grad(f, has_aux=True)(x)
+    np.testing.assert_allclose(g, g2)
+    np.testing.assert_allclose(value, np.sum(np.tanh(x) ** 2))
+    # aux is a copy, not a view into the tape's buffer that the next call overwrites
+    y_before = aux2["y"].copy()
+    bn.grad(f, has_aux=True)(x + 1)
+    np.testing.assert_array_equal(aux2["y"], y_before)
+
+
+def test_grad_results_are_not_views_of_the_tape(rng):
+    g = bn.grad(lambda x: np.sum(x ** 2))
+    a = g(np.ones(3))
+    g(np.full(3, 5.0))
+    np.testing.assert_array_equal(a, 2 * np.ones(3))
+
+
+def test_trace_returns_an_inspectable_tape():
+    tape = bn.trace(lambda a, b: (a + b) * b, 1.0, 2.0, argnums=(0, 1))
+    assert isinstance(tape, bn.Tape)
+    assert tape.n == 4 and len(tape) == 4
+    assert tape.val[tape.off[tape.out]] == 6.0
+    text = str(tape)
+    assert "add(%0, %1)" in text and "multiply(%2, %1)" in text
+    assert repr(tape).startswith("<burnumba.Tape: 4 nodes")
+
+
+def test_vjp_of_a_vector_function(rng):
+    x = rng.normal(size=4)
+    y, pull = bn.vjp(lambda x: np.sin(x) * x[0], x)
+    np.testing.assert_allclose(y, np.sin(x) * x[0])
+    u = rng.normal(size=4)
+    (gx,) = pull(u)
+    jac = np.diag(np.cos(x) * x[0])
+    jac[:, 0] += np.sin(x)
+    np.testing.assert_allclose(gx, u @ jac, rtol=1e-13)
+
+
+def test_bnp_without_traced_values_is_numpy():
+    assert bnp.exp(0.0) == 1.0
+    np.testing.assert_array_equal(bnp.stack([np.ones(2), np.zeros(2)]), np.array([[1, 1], [0, 0]]))
+    assert bnp.sum([1.0, 2.0]) == 3.0
+
+
+def test_works_on_an_unchanged_numpy_function(rng):
+    def numpy_loss(w, x, y):           # written for numpy, knows nothing of burnumba
+        pred = np.tanh(np.dot(x, w))
+        return np.mean((pred - y) ** 2) + 0.01 * np.sum(np.abs(w))
+
+    w, x, y = rng.normal(size=3), rng.normal(size=3), 0.3
+    import autograd
+    import autograd.numpy as anp
+    ref = autograd.grad(lambda w: anp.mean((anp.tanh(anp.dot(x, w)) - y) ** 2)
+                        + 0.01 * anp.sum(anp.abs(w)))(w)
+    np.testing.assert_allclose(bn.grad(numpy_loss)(w, x, y), ref, rtol=1e-12)

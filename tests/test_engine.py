@@ -1,0 +1,128 @@
+"""The njit interpreter against the plain-Python one, the dot-product test, the tape layout,
+and the same kernels run by the Python interpreter (NUMBA_DISABLE_JIT=1)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import burnumba as bn
+import burnumba.numpy as bnp
+from burnumba import kernels
+from burnumba.kernels import reference
+from graphs import micrograd_readme, tiny
+
+UNARY = [np.tanh, np.sin, np.cos, bn.sigmoid, lambda v: v * v, lambda v: -v, np.exp,
+         lambda v: np.sqrt(v * v + 1.0), lambda v: np.log(v * v + 0.5), abs, bn.relu,
+         lambda v: v ** 3, lambda v: 1.0 / (v * v + 1.0)]
+BINARY = [np.add, np.subtract, np.multiply, np.maximum, np.minimum,
+          lambda u, v: u / (v * v + 0.5), lambda u, v: bnp.where(u > v, u, v * 0.5),
+          lambda u, v: bn.inner([np.sum(u), v[0] if np.ndim(v) else v], [np.sum(v), u ** 2],
+                                bias=np.sum(u) if np.ndim(u) else u) if np.ndim(u) == 0 else
+          bn.inner([np.sum(u)], [np.sum(v)], bias=np.sum(v))]
+
+
+def random_graph(program):
+    """A function of (x: array(3), s: float) built from a program of (op, operand) choices;
+    every value stays in a pool, so later ops reuse earlier ones (fan-out)."""
+    def f(x, s):
+        pool = [x, s, x[::-1] * s, np.sum(x)]
+        for kind, k, i, j in program:
+            if kind == 0:
+                pool.append(UNARY[k % len(UNARY)](pool[i % len(pool)]))
+            else:
+                pool.append(BINARY[k % len(BINARY)](pool[i % len(pool)], pool[j % len(pool)]))
+        tail = pool[-4:]
+        return bnp.stack([np.sum(v) if np.ndim(v) else v for v in tail])
+    return f
+
+
+PROGRAMS = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 50), st.integers(0, 50),
+                              st.integers(0, 50)), min_size=1, max_size=25)
+
+
+@given(PROGRAMS)
+def test_njit_sweep_matches_plain_python_sweep(program):
+    f = random_graph(program)
+    x, s = np.array([0.3, -0.8, 1.1]), 0.45
+    g = lambda x, s: np.sum(f(x, s) * np.array([1.0, -2.0, 0.5, 3.0]))   # noqa: E731
+    tape = bn.trace(g, x, s, argnums=(0, 1))
+    I1, F1 = tape.I.copy(), tape.F.copy()
+    v_njit = kernels.value_and_grad(I1, F1)
+    I2, F2 = tape.I.copy(), tape.F.copy()
+    v_ref = reference.value_and_grad(I2, F2)
+    np.testing.assert_allclose(v_njit, v_ref, rtol=1e-13)
+    np.testing.assert_allclose(F1, F2, rtol=1e-12, atol=1e-300, equal_nan=True)
+
+
+@given(PROGRAMS, st.integers(0, 2 ** 31))
+def test_dot_product_test(program, seed):
+    """<u, J v> (J v by central differences) equals <J^T u, v> (J^T u by burnumba's vjp)."""
+    rng = np.random.default_rng(seed)
+    f = random_graph(program)
+    x, s = rng.uniform(-1, 1, size=3), float(rng.uniform(-1, 1))
+    y, pull = bn.vjp(f, x, s)
+    u = rng.normal(size=y.shape)
+    vx, vs = rng.normal(size=3), float(rng.normal())
+    h = 1e-6
+    forward = lambda x, s: bn.vjp(f, x, s)[0]    # noqa: E731
+    jv = (forward(x + h * vx, s + h * vs) - forward(x - h * vx, s - h * vs)) / (2 * h)
+    gx, gs = pull(u)
+    lhs = float(u @ jv)
+    rhs = float(gx @ vx + gs * vs)
+    if np.isfinite(lhs) and np.isfinite(rhs) and max(abs(lhs), abs(rhs)) < 1e6:
+        np.testing.assert_allclose(lhs, rhs, rtol=1e-4, atol=1e-5)
+
+
+def test_tape_is_a_struct_of_arrays_within_64_bytes_per_scalar_node():
+    def chain(a, b):
+        for _ in range(1000):
+            a = np.tanh(a * b + 0.5)
+        return a
+    tape = bn.trace(chain, 0.3, 0.7, argnums=(0, 1))
+    arrays = [tape.I, tape.F]
+    assert all(isinstance(a, np.ndarray) for a in arrays)
+    assert tape.nbytes == sum(a.nbytes for a in arrays)
+    assert tape.bytes_per_node <= 64
+    for column in ("op", "a0", "a1", "pp", "need", "off", "imm", "val", "grad"):
+        assert isinstance(getattr(tape, column), np.ndarray)
+    # every node owns a slice of the one value buffer; a scalar owns a slice of length 1
+    assert np.all(np.diff(tape.off) == 1)
+    assert "multiply" in str(tape) and "tanh" in str(tape)
+
+
+def test_tape_order_is_execution_order():
+    tape = bn.trace(micrograd_readme, -4.0, 2.0, argnums=(0, 1))
+    for i in range(tape.n):
+        for operand in (tape.a0[i], tape.a1[i]):
+            assert operand < i
+
+
+NO_JIT_SCRIPT = """
+import numpy as np, burnumba as bn, sys
+sys.path.insert(0, {tests!r})
+from graphs import micrograd_readme, tiny
+v, g = bn.value_and_grad(micrograd_readme, argnums=(0, 1))(-4.0, 2.0)
+w, h = bn.value_and_grad(tiny, argnums=(0, 1))(-41.0, 2.0)
+x = np.array([0.3, -1.2, 2.0])
+k = bn.grad(lambda x: np.sum(np.tanh(x[::-1] * x) ** 2) + bn.inner(x, x, bias=x[0]))(x)
+print(repr((v, g, w, h, k.tolist())))
+"""
+
+
+def test_kernels_interpreted_with_jit_disabled():
+    """The same generated kernels, run by the Python interpreter (as numba tests its own)."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    script = NO_JIT_SCRIPT.format(tests=os.path.dirname(__file__))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    v, g, w, h, k = eval(out.stdout.strip())
+    x = np.array([0.3, -1.2, 2.0])
+    expected_k = bn.grad(lambda x: np.sum(np.tanh(x[::-1] * x) ** 2) + bn.inner(x, x, bias=x[0]))(x)
+    np.testing.assert_allclose(v, 24.70408163265306, rtol=1e-12)
+    np.testing.assert_allclose(g, (138.83381924198252, 645.5772594752186), rtol=1e-12)
+    np.testing.assert_allclose((w,) + tuple(h), (612.5, -35.0, 1050.0), rtol=1e-12)
+    np.testing.assert_allclose(k, expected_k, rtol=1e-12)

@@ -1,0 +1,148 @@
+"""Bad input gets a burnumba exception that names the operation or argument and the fix."""
+import math
+
+import numpy as np
+import pytest
+
+import burnumba as bn
+import burnumba.numpy as bnp
+
+
+def raises(exc, fn, *args, match, **kwargs):
+    with pytest.raises(exc, match=match) as info:
+        fn(*args, **kwargs)
+    assert isinstance(info.value, bn.BurnumbaError)
+    return str(info.value)
+
+
+def test_python_if_on_a_traced_value():
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+    msg = raises(bn.TracerBoolError, bn.grad(f), 1.5, match="control flow")
+    assert "bnp.where" in msg
+    assert "test_errors.py" in msg and "if x > 0" in msg      # points at the user's line
+
+
+def test_while_and_and_on_traced_values():
+    def f(x):
+        while x < 10.0:
+            x = x * 2
+        return x
+    raises(bn.TracerBoolError, bn.grad(f), 1.5, match="control flow")
+    raises(bn.TracerBoolError, bn.grad(lambda x, y: (x > 0) and y), 1.0, 2.0, match="and")
+
+
+def test_unsupported_numpy_function():
+    msg = raises(bn.UnsupportedOpError, bn.grad(lambda x: np.linalg.norm(x)), np.ones(3),
+                 match="numpy.linalg.norm")
+    assert "Supported numpy functions" in msg
+    raises(bn.UnsupportedOpError, bn.grad(lambda x: np.cumsum(x)[0]), np.ones(3),
+           match="cumsum")
+
+
+def test_unsupported_ufunc_names_the_ufunc():
+    msg = raises(bn.UnsupportedOpError, bn.grad(lambda x: np.arctan(x)), 0.5,
+                 match="numpy.arctan")
+    assert "kernels/ops.py" in msg
+    raises(bn.UnsupportedOpError, bn.grad(lambda x: np.add.reduce(x)), np.ones(2),
+           match="add.reduce.*bnp.sum")
+
+
+def test_math_module_on_a_traced_value():
+    raises(bn.ConcretizationError, bn.grad(lambda x: math.exp(x)), 0.5, match="float\\(\\)")
+
+
+def test_inplace_assignment():
+    def f(x):
+        x[0] = 1.0
+        return np.sum(x)
+    msg = raises(bn.InplaceError, bn.grad(f), np.ones(3), match="in-place")
+    assert "x[0] = 1.0" in msg
+    raises(bn.InplaceError, bn.grad(lambda x: np.sum(np.exp(x, out=x))), np.ones(3),
+           match="out=")
+
+
+def test_assigning_a_traced_value_into_a_numpy_array():
+    def f(x):
+        buf = np.zeros(2)
+        buf[0] = x
+        return np.sum(buf)
+    raises(bn.ConcretizationError, bn.grad(f), 0.5, match="bnp.stack")
+
+
+def test_integer_and_complex_inputs():
+    raises(bn.InputError, bn.grad(lambda x: x * 2), 3, match="Python int 3.*3.0")
+    raises(bn.InputError, bn.grad(lambda x: np.sum(x)), np.arange(3), match="astype\\(float\\)")
+    raises(bn.InputError, bn.grad(lambda x: x), 1 + 2j, match="complex")
+    raises(bn.InputError, bn.grad(lambda x: np.sum(x)), np.ones(2, complex), match="complex")
+    raises(bn.InputError, bn.grad(lambda x: x), "a", match="type str")
+    raises(bn.InputError, bn.grad(lambda p: p["a"]), {"a": 1}, match="leaf 0")
+
+
+def test_non_scalar_output_under_grad():
+    msg = raises(bn.OutputError, bn.grad(lambda x: x * 2), np.ones(3), match="shape \\(3,\\)")
+    assert "bnp.sum" in msg
+    raises(bn.OutputError, bn.grad(lambda x: (x, x)), 1.0, match="tuple")
+    raises(bn.OutputError, bn.grad(lambda x: x, has_aux=True), 1.0, match="pair")
+
+
+def test_changed_pytree_structure_on_a_tape():
+    def f(p):
+        return np.sum(p["w"] ** 2)
+    tape = bn.trace(f, {"w": np.ones(2)})
+    tape.value_and_grad({"w": np.ones(2)})
+    msg = raises(bn.PytreeError, tape.value_and_grad, {"w": np.ones(2), "b": 1.0},
+                 match="structure changed")
+    assert "'b'" in msg
+    raises(bn.ShapeError, tape.value_and_grad, {"w": np.ones(3)}, match="shape")
+
+
+def test_shape_mismatch_names_the_op_and_both_shapes():
+    msg = raises(bn.ShapeError, bn.grad(lambda x, y: np.sum(x + y), argnums=(0, 1)),
+                 np.ones(3), np.ones(4), match="add")
+    assert "(3,)" in msg and "(4,)" in msg
+    raises(bn.ShapeError, bn.grad(lambda x: np.sum(x.reshape(4, 2))), np.ones(6),
+           match="reshape.*\\(6,\\).*\\(4, 2\\)")
+    raises(bn.ShapeError, bn.grad(lambda x: x[5]), np.ones(3), match="index 5")
+    raises(bn.ShapeError, bn.grad(lambda x: np.sum(np.stack([x, x[:2]]))), np.ones(3),
+           match="stack")
+
+
+def test_empty_reduction():
+    raises(bn.ShapeError, bn.grad(lambda x: np.mean(x[:0]) + x[0]), np.ones(3), match="empty")
+
+
+def test_axis_reduction_not_yet_supported_is_clear():
+    raises(bn.UnsupportedOpError, bn.grad(lambda x: np.sum(np.sum(x, axis=0))),
+           np.ones((2, 2)), match="axis=0")
+
+
+def test_indexing_with_a_traced_value():
+    raises(bn.UnsupportedOpError, bn.grad(lambda x, i: x[i], argnums=(0, 1)),
+           np.ones(3), 1.0, match="indexing with a traced value")
+
+
+def test_leaked_tracer():
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x * 2
+
+    bn.grad(f)(1.0)
+    raises(bn.LeakedTracerError, bn.grad(lambda y: y + leaked[0]), 2.0, match="another trace")
+    raises(bn.LeakedTracerError, lambda: leaked[0] + 1.0, match="outside")
+
+
+def test_argnums_out_of_range():
+    raises(bn.InputError, bn.grad(lambda x: x, argnums=3), 1.0, match="argnums")
+
+
+def test_assigning_a_traced_array_into_a_numpy_array():
+    def f(x):
+        buf = np.zeros((2, 3))
+        buf[0] = x
+        return np.sum(buf)
+    raises(bn.ConcretizationError, bn.grad(f), np.ones(3), match="bnp.stack")
