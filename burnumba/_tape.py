@@ -35,8 +35,7 @@ class Tape:
         self.aux = aux                       # (treedef, [(node, shape) or ("const", value)])
         self._write_in = self._make_writer()
         self._vg = kernels.entry(kernels.value_and_grad)
-        self._fwd = kernels.entry(kernels.run_forward)
-        self._vjp = kernels.entry(kernels.vjp, kernels.TAPE_SIGNATURE + (kernels.SEED,))
+        self._fwd = self._vjp = None       # loaded on first use: each costs ~0.1 s warm
 
     # -- running --------------------------------------------------------------------------
     def _make_writer(self):
@@ -72,10 +71,14 @@ class Tape:
 
     def vjp(self, seed):
         """Forward, then pull the flat cotangent ``seed`` back; gradients stay in ``grad``."""
+        if self._vjp is None:
+            self._vjp = kernels.entry(kernels.vjp, kernels.TAPE_SIGNATURE + (kernels.SEED,))
         self._vjp(self.I, self.F, np.ascontiguousarray(seed, dtype=np.float64))
 
     def run_forward(self, leaves):
         self._write_in(leaves)
+        if self._fwd is None:
+            self._fwd = kernels.entry(kernels.run_forward)
         self._fwd(self.I, self.F)
         return self._read(self.out, self.out_shape)
 
