@@ -98,9 +98,12 @@ class Tape:
 
         The inputs are the first nodes, so one ``struct`` call writes them all into F and one
         reads their gradients back as Python floats; both are cheaper than numpy item access.
+        They go through a memoryview taken once, which spares numpy's buffer export per call.
         ``order[j]`` is the argument position of the j-th entry of argnums.
         """
-        I, F, kern = self.I, self.F, self._vg
+        I, kern = self.I, self._vg
+        F = self.F
+        M = memoryview(F)
         nd = self.n_diff
         layout = struct.Struct(f"{nd}d")
         pack_into, unpack_from = layout.pack_into, layout.unpack_from
@@ -110,28 +113,28 @@ class Tape:
             k = order[0]
             if with_value:
                 def run(args):
-                    pack_into(F, at_val, *args)
-                    return kern(I, F), unpack_from(F, at_grad)[k]
+                    pack_into(M, at_val, *args)
+                    return kern(I, F), unpack_from(M, at_grad)[k]
             else:
                 def run(args):
-                    pack_into(F, at_val, *args)
+                    pack_into(M, at_val, *args)
                     kern(I, F)
-                    return unpack_from(F, at_grad)[k]
+                    return unpack_from(M, at_grad)[k]
         elif list(order) == list(range(nd)):
             if with_value:
                 def run(args):
-                    pack_into(F, at_val, *args)
-                    return kern(I, F), unpack_from(F, at_grad)
+                    pack_into(M, at_val, *args)
+                    return kern(I, F), unpack_from(M, at_grad)
             else:
                 def run(args):
-                    pack_into(F, at_val, *args)
+                    pack_into(M, at_val, *args)
                     kern(I, F)
-                    return unpack_from(F, at_grad)
+                    return unpack_from(M, at_grad)
         else:
             def run(args):
-                pack_into(F, at_val, *args)
+                pack_into(M, at_val, *args)
                 value = kern(I, F)
-                g = unpack_from(F, at_grad)
+                g = unpack_from(M, at_grad)
                 g = tuple([g[k] for k in order])
                 return (value, g) if with_value else g
         return run
