@@ -8,6 +8,8 @@ from ._api import grad, trace, value_and_grad, vjp
 from ._errors import (BurnumbaError, ConcretizationError, InplaceError, InputError,
                       LeakedTracerError, OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedOpError)
+from ._functional import (cross_entropy, gelu, layer_norm, log_softmax, logsumexp,
+                          masked_fill, softmax)
 from ._tape import Tape
 from .numpy import inner, relu, rsqrt, sigmoid, sumsq
 
@@ -15,7 +17,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
-    "sumsq", "BurnumbaError", "ConcretizationError", "InplaceError", "InputError",
+    "sumsq", "softmax", "log_softmax", "logsumexp", "cross_entropy", "layer_norm", "gelu",
+    "masked_fill", "BurnumbaError", "ConcretizationError", "InplaceError", "InputError",
     "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",
 ]

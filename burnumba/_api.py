@@ -119,8 +119,16 @@ class _Signature:
         self.kinds = kinds
 
 
+def _tape_dtype(leaves):
+    """float32 when every float array among the inputs is float32, else float64.
+    Python floats and integer data adapt to the tape (as JAX's weak types)."""
+    kinds = {x.dtype for x in leaves
+             if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f"}
+    return np.float32 if kinds == {np.dtype(np.float32)} else np.float64
+
+
 def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
-    b = Builder()
+    b = Builder(_tape_dtype(sig.diff + sig.data))
     in_slots = []
 
     def new_input(x, need):

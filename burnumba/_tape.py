@@ -4,6 +4,7 @@ import struct
 import numpy as np
 
 from . import kernels
+from ._errors import InputError
 from .kernels import ROWS
 
 
@@ -21,7 +22,8 @@ class Tape:
         self.key = key
         self.n = b.n
         self.I, self.F = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
-                                      out)
+                                      out, scratch=b.scratch, dtype=b.dtype)
+        self.dtype = b.dtype
         for name, column in kernels.views(self.I, self.F).items():
             setattr(self, name, column)
         for node, values in b.consts.items():
@@ -34,7 +36,7 @@ class Tape:
         self.out_shape = out_shape
         self.aux = aux                       # (treedef, [(node, shape) or ("const", value)])
         self._write_in = self._make_writer()
-        self._vg = kernels.entry(kernels.value_and_grad)
+        self._vg = kernels.entry(kernels.value_and_grad, self.dtype)
         self._fwd = self._vjp = None       # loaded on first use: each costs ~0.1 s warm
 
     # -- running --------------------------------------------------------------------------
@@ -42,6 +44,7 @@ class Tape:
         """Copy input leaves into their slices; scalars get a cheaper item assignment."""
         val = self.val
         slots = self.in_slots
+        exact = 2 ** 24 if self.dtype == np.float32 else 2 ** 53   # integers a float holds
 
         def write(leaves):
             for (start, size, shape, _), x in zip(slots, leaves):
@@ -49,6 +52,11 @@ class Tape:
                     val[start] = x
                 else:
                     val[start:start + size] = np.ravel(x)
+                if getattr(x, "dtype", None) is not None and x.dtype.kind in "iu" and size \
+                        and np.max(np.abs(x)) >= exact:
+                    raise InputError(
+                        f"integer data up to {np.max(np.abs(x))} does not fit exactly in this "
+                        f"{self.dtype} tape; use indices below {exact}")
         return write
 
     def _read(self, node, shape):
@@ -72,13 +80,13 @@ class Tape:
     def vjp(self, seed):
         """Forward, then pull the flat cotangent ``seed`` back; gradients stay in ``grad``."""
         if self._vjp is None:
-            self._vjp = kernels.entry(kernels.vjp, kernels.TAPE_SIGNATURE + (kernels.SEED,))
-        self._vjp(self.I, self.F, np.ascontiguousarray(seed, dtype=np.float64))
+            self._vjp = kernels.entry(kernels.vjp, self.dtype, seed=True)
+        self._vjp(self.I, self.F, np.ascontiguousarray(seed, dtype=self.dtype))
 
     def run_forward(self, leaves):
         self._write_in(leaves)
         if self._fwd is None:
-            self._fwd = kernels.entry(kernels.run_forward)
+            self._fwd = kernels.entry(kernels.run_forward, self.dtype)
         self._fwd(self.I, self.F)
         return self._read(self.out, self.out_shape)
 
@@ -191,7 +199,7 @@ class Tape:
         return f"{need} %{i:<4d} = {r.name}({', '.join(args)})  {list(shape)}  val={shown}"
 
     def __str__(self, limit=60):
-        lines = [f"Tape: {self.n} nodes, {self.val.size} values, {self.nbytes} bytes "
+        lines = [f"Tape: {self.n} nodes, {self.val.size} {self.dtype} values, {self.nbytes} bytes "
                  f"({self.bytes_per_node:.1f} B/node); output %{self.out}"]
         idx = range(self.n) if self.n <= limit else \
             list(range(limit // 2)) + [None] + list(range(self.n - limit // 2, self.n))

@@ -18,7 +18,9 @@ _INT_MAX = np.iinfo(np.int32).max
 class Builder:
     """The growing tape: one Python list per column, packed into arrays by ``Tape``."""
 
-    def __init__(self):
+    def __init__(self, dtype=np.float64):
+        self.dtype = np.dtype(dtype)  # of the value arena: float64, or float32
+        self.scratch = 0              # work space the largest matmul backward needs
         self.op, self.a0, self.a1, self.pp, self.need, self.imm = [], [], [], [], [], []
         self.off = [0]
         self.params = []
@@ -138,12 +140,33 @@ class Builder:
         node = self.add("gather", shape, a0=sources[0].node, params=positions, need=need)
         return Var(self, node, shape)
 
+    def axis(self, name, x, axis, shape, imm=0.0, operand=-1, params=()):
+        """A row that works along one axis of x, seen as (outer, m, inner); ``shape`` is the
+        output's. ``operand`` is an optional second operand node (a1)."""
+        axis = normalize_axis(axis, x.ndim, name)
+        outer = math.prod(x.shape[:axis])
+        m = x.shape[axis]
+        inner = math.prod(x.shape[axis + 1:])
+        if m == 0:
+            raise ShapeError(at_user_site(
+                f"{name}: axis {axis} of shape {x.shape} is empty; there is nothing to reduce"))
+        node = self.add(name, shape, x.node, operand, params=[outer, m, inner, *params],
+                        imm=imm, need=self.need[x.node])
+        return Var(self, node, shape)
+
     def reduce(self, name, xs, scale=1.0):
         """A fused reduction row (sum, sumsq) over every element of the listed Vars."""
         xs = [self.lift(x) for x in xs]
         need = any(self.need[x.node] for x in xs)
         node = self.add(name, (), params=[len(xs)] + [x.node for x in xs], imm=scale, need=need)
         return Var(self, node, ())
+
+
+def normalize_axis(axis, ndim, name):
+    if not -ndim <= axis < ndim:
+        raise ShapeError(at_user_site(
+            f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}"))
+    return axis % ndim
 
 
 def broadcast_to(x, shape):

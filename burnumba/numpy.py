@@ -9,15 +9,16 @@ import builtins
 import numpy as np
 
 from ._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ._tracer import Var, broadcast_to as _expand, power as _power
+from ._tracer import Var, broadcast_to as _expand, normalize_axis, power as _power
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
     "square", "exp", "log", "sqrt", "reciprocal", "tanh", "sin", "cos", "abs", "absolute",
     "maximum", "minimum", "greater", "greater_equal", "less", "less_equal", "equal",
-    "not_equal", "where", "sum", "mean", "inner", "dot", "matmul", "stack", "concatenate",
-    "array", "asarray", "reshape", "ravel", "transpose", "broadcast_to", "expand_dims",
-    "squeeze", "relu", "sigmoid", "rsqrt", "sumsq", "clip",
+    "not_equal", "where", "sum", "mean", "max", "amax", "min", "amin", "var", "std", "inner",
+    "dot", "matmul", "stack", "concatenate", "split", "array", "asarray", "reshape", "ravel",
+    "transpose", "swapaxes", "broadcast_to", "expand_dims", "squeeze", "take", "relu",
+    "sigmoid", "rsqrt", "sumsq", "clip",
 ]
 
 
@@ -119,13 +120,6 @@ def where(condition, x, y):
 
 # -- reductions ------------------------------------------------------------------------------
 
-def _no_axis(name, axis, keepdims, x):
-    if axis is not None or keepdims:
-        raise UnsupportedOpError(at_user_site(
-            f"{name}(axis={axis!r}, keepdims={keepdims!r}) on a traced value: reductions along "
-            "an axis are not supported yet; reduce the whole array, or index the rows first"))
-
-
 def _items(a):
     """What to reduce over: one array (traced or numpy), or a list of traced / constant
     values, which becomes the operand list of one fused node."""
@@ -134,13 +128,55 @@ def _items(a):
     return list(a)
 
 
+def _axes(name, axis, ndim):
+    """The axes to reduce, largest first (so that reducing one does not renumber the rest)."""
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = sorted({normalize_axis(int(a), ndim, name) for a in axes}, reverse=True)
+    if len(out) != len(axes):
+        raise ShapeError(at_user_site(f"{name}: repeated axis in {axis}"))
+    return out
+
+
+def _kept(x, a_shape, axes, keepdims):
+    """Put the reduced axes back with length 1 when keepdims (a free reshape)."""
+    if not keepdims:
+        return x
+    shape = list(a_shape)
+    for ax in axes:
+        shape[ax] = 1
+    return reshape(x, tuple(shape))
+
+
+def _reduce(name, row, a, axis, keepdims, scale=None, sign=1.0):
+    """Reduce ``a`` over ``axis`` (None, an int or a tuple) with an axis row, one axis at a
+    time. ``scale(m)`` gives the row's immediate for an axis of length m (1 / m for mean)."""
+    b = a._b
+    if axis is None:
+        if a.size == 0:
+            raise ShapeError(at_user_site(f"{name} of an empty array of shape {a.shape}"))
+        axes = list(range(a.ndim))[::-1]
+        x = reshape(a, (a.size,))
+        x = b.axis(row, x, 0, (), imm=scale(a.size) if scale else sign)
+        return _kept(x, a.shape, axes, keepdims)
+    axes = _axes(name, axis, a.ndim)
+    x = a
+    for ax in axes:
+        shape = x.shape[:ax] + x.shape[ax + 1:]
+        x = b.axis(row, x, ax, shape, imm=scale(x.shape[ax]) if scale else sign)
+    return _kept(x, a.shape, axes, keepdims)
+
+
 def sum(a, axis=None, keepdims=False):
-    """Sum of all elements. A list of scalar nodes becomes one fused n-ary node."""
+    """numpy.sum. Over everything, or a list of scalar nodes: one fused n-ary node."""
     b = _builder(a)
     if b is None:
         return np.sum(a, axis=axis, keepdims=keepdims)
-    _no_axis("sum", axis, keepdims, a)
-    return b.reduce("sum", _items(a))
+    if axis is None and not keepdims:
+        xs = [b.lift(x) for x in _items(a)]
+        if _count(b, xs) == 0:
+            raise ShapeError(at_user_site("sum of an empty array"))
+        return b.reduce("sum", xs)
+    return _reduce("sum", "sum_axis", b.lift(a), axis, keepdims, scale=lambda m: 1.0)
 
 
 def _count(b, xs):
@@ -148,16 +184,55 @@ def _count(b, xs):
 
 
 def mean(a, axis=None, keepdims=False):
-    """Mean of all elements (the sum row with scale 1 / count)."""
+    """numpy.mean (the sum rows with scale 1 / count)."""
     b = _builder(a)
     if b is None:
         return np.mean(a, axis=axis, keepdims=keepdims)
-    _no_axis("mean", axis, keepdims, a)
-    xs = [b.lift(x) for x in _items(a)]
-    n = _count(b, xs)
-    if n == 0:
-        raise ShapeError(at_user_site("mean of an empty array"))
-    return b.reduce("sum", xs, scale=1.0 / n)
+    if axis is None and not keepdims:
+        xs = [b.lift(x) for x in _items(a)]
+        n = _count(b, xs)
+        if n == 0:
+            raise ShapeError(at_user_site("mean of an empty array"))
+        return b.reduce("sum", xs, scale=1.0 / n)
+    return _reduce("mean", "sum_axis", b.lift(a), axis, keepdims, scale=lambda m: 1.0 / m)
+
+
+def max(a, axis=None, keepdims=False):
+    """numpy.max. At a tie the gradient is split evenly among the maxima."""
+    if not isinstance(a, Var):
+        return np.max(a, axis=axis, keepdims=keepdims)
+    return _reduce("max", "max_axis", a, axis, keepdims, sign=1.0)
+
+
+def min(a, axis=None, keepdims=False):
+    """numpy.min, as -max(-a) in one row."""
+    if not isinstance(a, Var):
+        return np.min(a, axis=axis, keepdims=keepdims)
+    return _reduce("min", "max_axis", a, axis, keepdims, sign=-1.0)
+
+
+amax, amin = max, min
+
+
+def var(a, axis=None, ddof=0, keepdims=False):
+    """numpy.var: mean((a - mean(a))**2), with ``ddof`` as numpy."""
+    if not isinstance(a, Var):
+        return np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    axes = range(a.ndim) if axis is None else _axes("var", axis, a.ndim)
+    count = int(np.prod([a.shape[ax] for ax in axes]))
+    if count - ddof <= 0:
+        raise ShapeError(at_user_site(
+            f"var: {count} elements along axis {axis} leave no degrees of freedom with "
+            f"ddof={ddof}"))
+    d = a - mean(a, axis=axis, keepdims=True)
+    s = sum(square(d), axis=axis, keepdims=keepdims)
+    return s * (1.0 / (count - ddof))
+
+
+def std(a, axis=None, ddof=0, keepdims=False):
+    if not isinstance(a, Var):
+        return np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    return sqrt(var(a, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
 def sumsq(a):
@@ -199,29 +274,75 @@ def inner(a, b, bias=None):
 
 
 def dot(a, b):
-    """numpy.dot. Two 1-D arrays: the fused inner product."""
+    """numpy.dot: the fused inner product for two 1-D arrays, else matmul (b up to 2-D)."""
     bld = _builder(a, b)
     if bld is None:
         return np.dot(a, b)
     x, w = bld.lift(a), bld.lift(b)
-    if x.ndim == 1 and w.ndim == 1:
-        return inner(x, w)
     if x.ndim == 0 or w.ndim == 0:
         return multiply(x, w)
+    if w.ndim > 2:
+        raise UnsupportedOpError(at_user_site(
+            f"dot with shapes {x.shape} and {w.shape}: numpy.dot of an array of more than 2 "
+            "dimensions is a tensor contraction burnumba does not trace; use matmul / @"))
     return matmul(x, w)
 
 
 def matmul(a, b):
-    """a @ b. Two 1-D arrays: the fused inner product."""
+    """numpy.matmul / ``@``, with batching and broadcasting of the leading dimensions.
+
+    One row for the whole product: a batch of BLAS calls (numba's np.dot). A 2-D right
+    operand folds the left operand's batch into its rows, so (B, T, C) @ (C, D) is one call.
+    """
     bld = _builder(a, b)
     if bld is None:
         return np.matmul(a, b)
     x, w = bld.lift(a), bld.lift(b)
+    if x.ndim == 0 or w.ndim == 0:
+        raise ShapeError(at_user_site(
+            f"matmul: shapes {x.shape} and {w.shape}: operands must have at least 1 "
+            "dimension (use * for scalars)"))
     if x.ndim == 1 and w.ndim == 1:
+        if x.shape != w.shape:
+            raise ShapeError(at_user_site(f"matmul: shapes {x.shape} and {w.shape} do not match"))
         return inner(x, w)
-    raise UnsupportedOpError(at_user_site(
-        f"matmul / @ with shapes {x.shape} and {w.shape} is not supported yet: only two 1-D "
-        "arrays are (use bnp.dot / bnp.inner, or write the product with sums)"))
+    xs = x.shape if x.ndim > 1 else (1,) + x.shape
+    ws = w.shape if w.ndim > 1 else w.shape + (1,)
+    M, K = xs[-2:]
+    K2, N = ws[-2:]
+    if K != K2:
+        raise ShapeError(at_user_site(
+            f"matmul: shapes {x.shape} and {w.shape} do not align: {K} (dim {x.ndim - 1} of "
+            f"the first) != {K2} (dim {builtins.max(0, w.ndim - 2)} of the second)"))
+    bx, bw = xs[:-2], ws[:-2]
+    xv, wv = reshape(x, xs), reshape(w, ws)
+    if not bw:                         # (..., M, K) @ (K, N): fold the batch into the rows
+        nb, rows, sa, sb = 1, int(np.prod(bx, dtype=np.int64)) * M, 1, 0
+        batch = bx
+    elif not bx:                       # (M, K) @ (..., K, N): reuse the left operand
+        nb, rows, sa, sb = int(np.prod(bw, dtype=np.int64)), M, 0, 1
+        batch = bw
+    else:
+        try:
+            batch = np.broadcast_shapes(bx, bw)
+        except ValueError:
+            raise ShapeError(at_user_site(
+                f"matmul: the batch dimensions of {x.shape} and {w.shape} do not "
+                "broadcast")) from None
+        xv = _expand(xv, batch + (M, K))
+        wv = _expand(wv, batch + (K, N))
+        nb, rows, sa, sb = int(np.prod(batch, dtype=np.int64)), M, 1, 1
+    out_shape = tuple(batch) + (M, N)
+    bld.scratch = builtins.max(bld.scratch, rows * K, K * N)
+    need = bld.need[xv.node] or bld.need[wv.node]
+    node = bld.add("matmul", out_shape, xv.node, wv.node,
+                   params=[nb, rows, K, N, sa, sb], need=need)
+    y = Var(bld, node, out_shape)
+    if x.ndim == 1:
+        y = reshape(y, out_shape[:-2] + (N,))
+    if w.ndim == 1:
+        y = reshape(y, y.shape[:-1])
+    return y
 
 
 # -- building and reshaping arrays ----------------------------------------------------------
@@ -317,6 +438,49 @@ def transpose(a, axes=None):
     return a._b.gather([a], pos.reshape(-1), pos.shape)
 
 
+def swapaxes(a, axis1, axis2):
+    if not isinstance(a, Var):
+        return np.swapaxes(a, axis1, axis2)
+    axes = list(range(a.ndim))
+    i, j = (normalize_axis(ax, a.ndim, "swapaxes") for ax in (axis1, axis2))
+    axes[i], axes[j] = axes[j], axes[i]
+    return transpose(a, tuple(axes))
+
+
+def split(ary, indices_or_sections, axis=0):
+    """numpy.split: a list of slices (gather nodes)."""
+    if not isinstance(ary, Var):
+        return np.split(ary, indices_or_sections, axis=axis)
+    axis = normalize_axis(axis, ary.ndim, "split")
+    try:
+        parts = np.split(np.arange(ary.shape[axis]), indices_or_sections)
+    except ValueError as e:
+        raise ShapeError(at_user_site(f"split: shape {ary.shape} along axis {axis}: {e}")) \
+            from None
+    lead = (slice(None),) * axis
+    return [ary[lead + (slice(int(p[0]), int(p[-1]) + 1),)] if len(p) else
+            ary[lead + (slice(0, 0),)] for p in parts]
+
+
+def take(a, indices, axis=None):
+    """numpy.take; traced integer indices along axis 0 give the ``take`` row."""
+    if not isinstance(a, Var) and not isinstance(indices, Var):
+        return np.take(a, indices, axis=axis)
+    b = _builder(a, indices)
+    a = b.lift(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    if normalize_axis(axis, a.ndim, "take") != 0:
+        lead = (slice(None),) * normalize_axis(axis, a.ndim, "take")
+        if isinstance(indices, Var):
+            raise UnsupportedOpError(at_user_site(
+                "take: traced indices work along axis 0 only; move the axis first "
+                "(bnp.swapaxes)"))
+        return a[lead + (np.asarray(indices),)]
+    return a[indices]
+
+
 def broadcast_to(array, shape):
     if not isinstance(array, Var):
         return np.broadcast_to(array, shape)
@@ -325,11 +489,14 @@ def broadcast_to(array, shape):
 
 def _index(x, key):
     """x[key] for constant keys: basic slicing, integers, integer and boolean arrays."""
+    if isinstance(key, Var):
+        return _take_rows(x, key)
     parts = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, Var) for k in parts):
         raise UnsupportedOpError(at_user_site(
-            "indexing with a traced value: indices must be concrete integers or arrays. "
-            "To select by a traced condition use bnp.where"))
+            "indexing with a traced value inside a tuple: traced integer indices work as "
+            "x[idx] (rows of x, an embedding lookup) only. To select by a traced condition "
+            "use bnp.where"))
     try:
         pos = _positions(x)[key]
     except IndexError as e:
@@ -337,6 +504,22 @@ def _index(x, key):
     if pos.shape == x.shape and np.array_equal(pos, _positions(x)):
         return x
     return x._b.gather([x], np.asarray(pos).reshape(-1), np.shape(pos))
+
+
+def _take_rows(x, idx):
+    """x[idx] for traced integer indices (data passed as an argument): the take row."""
+    b = x._b
+    if b.need[idx.node]:
+        raise UnsupportedOpError(at_user_site(
+            "indexing with a differentiable traced value: indices must be integer data "
+            "(an argument outside argnums), not something gradients flow through"))
+    if x.ndim == 0:
+        raise ShapeError(at_user_site("take: cannot index a 0-d array"))
+    width = int(np.prod(x.shape[1:], dtype=np.int64))
+    shape = idx.shape + x.shape[1:]
+    node = b.add("take", shape, x.node, idx.node, params=[x.shape[0], width],
+                 need=b.need[x.node])
+    return Var(b, node, shape)
 
 
 # -- numpy protocol dispatch -----------------------------------------------------------------
@@ -352,7 +535,9 @@ _UFUNCS = {
 }
 
 _FUNCTIONS = {
-    np.sum: sum, np.mean: mean, np.inner: inner, np.dot: dot, np.where: where,
+    np.sum: sum, np.mean: mean, np.max: max, np.amax: max, np.min: min, np.amin: min,
+    np.var: var, np.std: std, np.swapaxes: swapaxes, np.split: split, np.take: take,
+    np.matmul: matmul, np.inner: inner, np.dot: dot, np.where: where,
     np.stack: stack, np.concatenate: concatenate, np.reshape: reshape, np.ravel: ravel,
     np.transpose: transpose, np.broadcast_to: broadcast_to, np.expand_dims: expand_dims,
     np.squeeze: squeeze, np.clip: clip, np.array: array, np.asarray: asarray,

@@ -28,15 +28,27 @@ COLUMNS = layout.COLUMNS
 # arrays I and F instead, and slicing them into columns on every call costs ~90 ns of
 # reference counting, so each column access is rewritten as an offset into I or F:
 # off[x] -> I[b_off + x], val[x] -> F[b_val + x].
-_HOME = {**{c: "I" for c in COLUMNS + ("off", "P")}, "imm": "F", "val": "F", "grad": "F"}
+_HOME = {**{c: "I" for c in COLUMNS + ("off", "P")}, "imm": "F", "val": "F", "grad": "F",
+         "scratch": "F"}
 
 
 class _Flatten(ast.NodeTransformer):
+    """off[x] -> I[b_off + x]; val[x:y] -> F[b_val + x:b_val + y] (a view, for np.dot)."""
+
     def visit_Subscript(self, node):
         self.generic_visit(node)
         if isinstance(node.value, ast.Name) and node.value.id in _HOME:
             name = node.value.id
-            index = ast.BinOp(ast.Name(f"b_{name}", ast.Load()), ast.Add(), node.slice)
+
+            def shift(expr):
+                return ast.BinOp(ast.Name(f"b_{name}", ast.Load()), ast.Add(), expr)
+            if isinstance(node.slice, ast.Slice):
+                lo, hi = node.slice.lower, node.slice.upper
+                assert lo is not None and hi is not None and node.slice.step is None, \
+                    "column slices need explicit bounds"
+                index = ast.Slice(shift(lo), shift(hi))
+            else:
+                index = shift(node.slice)
             return ast.Subscript(ast.Name(_HOME[name], ast.Load()), index, node.ctx)
         return node
 
@@ -50,8 +62,9 @@ HEADER = '''\
 # and kernels/entries.py (the entry points). Do not edit by hand: change those and run
 # `python -m burnumba.kernels._gen`. Every njit function the entry points reach lives in this
 # one file, because numba's disk cache only checks the file that defines a cached function.
-from math import cos, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
+from math import cos, erf, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
 
+import numpy as np  # noqa: F401
 from numba import njit
 
 '''
@@ -138,8 +151,8 @@ def generate():
     fwd = [(code, row, _forward_branch(row)) for code, row in enumerate(ROWS) if row.kind != "leaf"]
     bwd = [(code, row, _backward_branch(row)) for code, row in enumerate(ROWS)
            if row.kind == "block" or (row.kind == "map" and (row.da or row.db))]
-    bases = _indent("b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = "
-                    "bases(I)\n", 1)
+    bases = _indent("b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, "
+                    "b_scratch = bases(I)\n", 1)
     forward = (
         f"\n\n{JIT}\ndef forward(I, F, start, stop):\n"
         '    """Evaluate nodes start..stop-1 in tape order."""\n'

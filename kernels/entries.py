@@ -16,7 +16,7 @@ def run_forward(I, F):
 
 def seed_grad(I, F, out):
     """Zero the gradients of nodes 0..out; return where out's gradient starts in F."""
-    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = bases(I)  # noqa: F821
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)  # noqa: F821
     for k in range(b_grad, b_grad + I[b_off + out + 1]):
         F[k] = 0.0
     return b_grad + I[b_off + out]
@@ -32,7 +32,7 @@ def value_and_grad(I, F):
     forward(I, F, 0, I[0])  # noqa: F821
     F[seed_grad(I, F, out)] = 1.0
     backward(I, F, out)  # noqa: F821
-    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = bases(I)  # noqa: F821
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)  # noqa: F821
     return F[b_val + I[b_off + out]]
 
 

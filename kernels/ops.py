@@ -20,8 +20,12 @@ rule means the op has no gradient with respect to that operand (comparisons).
 ``a0``, ``a1``, ``off``, ``need`` and the buffers ``val`` and ``grad``.
 A block's ``bwd`` must only add into operands whose ``need`` flag is set.
 
-Formulas may call ``exp log sqrt tanh sin cos fabs`` (from ``math``), which exist with the
-same meaning in numba and in plain Python.
+Formulas may call ``exp log sqrt tanh sin cos fabs erf`` (from ``math``), which exist with the
+same meaning in numba and in plain Python; blocks may also use ``np.dot(A, B, out)`` and
+``scratch``, a work area at the end of F that the tracer sizes for the largest matmul.
+
+Axis rows see their operand as ``(outer, m, inner)`` = ``P[p:p+3]``: the reduced (or
+normalised) axis has length ``m``; element ``(o, j, k)`` sits at ``(o * m + j) * inner + k``.
 """
 from typing import NamedTuple, Optional, Tuple
 
@@ -41,6 +45,19 @@ class Op(NamedTuple):
 
 
 _POS = ((0.2, 4.0),)          # strictly positive domain for log, sqrt, ...
+
+# sqrt(2 / pi) and 3 * 0.044715, for the tanh form of gelu; 1 / sqrt(2) and 1 / sqrt(2 pi)
+_GELU_U = "0.7978845608028654 * (a + 0.044715 * a * a * a)"
+_GELU_T = f"tanh({_GELU_U})"
+
+# The loops over the (outer, m, inner) view of an axis row's operand.
+_AXIS = """
+outer = P[p]
+m = P[p + 1]
+inner = P[p + 2]
+ia = a0[i]
+oa = off[ia]
+"""
 
 ROWS = (
     # -- leaves: their slices are written by the caller (inputs) or at trace time (consts)
@@ -76,6 +93,13 @@ ROWS = (
     # sigmoid written so that exp never overflows
     Op("sigmoid", 1, "map", "1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))",
        da="g * y * (1.0 - y)"),
+    # gelu: the tanh form (GPT-2's, jax.nn.gelu's default) and the exact erf form
+    Op("gelu_tanh", 1, "map", f"0.5 * a * (1.0 + {_GELU_T})",
+       da=f"g * (0.5 * (1.0 + {_GELU_T}) + 0.5 * a * (1.0 - {_GELU_T} ** 2)"
+          " * 0.7978845608028654 * (1.0 + 0.134145 * a * a))"),
+    Op("gelu_erf", 1, "map", "0.5 * a * (1.0 + erf(a * 0.7071067811865476))",
+       da="g * (0.5 * (1.0 + erf(a * 0.7071067811865476))"
+          " + a * 0.3989422804014327 * exp(-0.5 * a * a))"),
     Op("sin", 1, "map", "sin(a)", da="g * cos(a)"),
     Op("cos", 1, "map", "cos(a)", da="-g * sin(a)"),
 
@@ -210,6 +234,282 @@ for k in range(m):
             grad[ox + e] += gy * we
         if need[iw]:
             grad[ow + e] += gy * xe
+"""),
+
+    # -- tensor rows ---------------------------------------------------------------------
+    # sum over one axis, scaled by c (c = 1 / m for mean)
+    Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        acc = 0.0
+        for j in range(m):
+            acc += val[oa + (o * m + j) * inner + k]
+        val[oy + o * inner + k] = c * acc
+""", bwd=_AXIS + """
+if need[ia]:
+    for o in range(outer):
+        for k in range(inner):
+            gk = c * grad[oy + o * inner + k]
+            for j in range(m):
+                grad[oa + (o * m + j) * inner + k] += gk
+"""),
+    # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
+    # The gradient is split evenly among tied maxima, as jax and autograd do.
+    Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        best = c * val[oa + o * m * inner + k]
+        for j in range(1, m):
+            v = c * val[oa + (o * m + j) * inner + k]
+            if v > best or v != v:
+                best = v
+                if v != v:
+                    break
+        val[oy + o * inner + k] = c * best
+""", bwd=_AXIS + """
+if need[ia]:
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            ties = 0
+            for j in range(m):
+                if val[oa + (o * m + j) * inner + k] == y:
+                    ties += 1
+            if ties > 0:
+                share = grad[oy + o * inner + k] / ties
+                for j in range(m):
+                    if val[oa + (o * m + j) * inner + k] == y:
+                        grad[oa + (o * m + j) * inner + k] += share
+"""),
+    # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
+    Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
+       fwd=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        mx = val[oa + o * m * inner + k]
+        for j in range(1, m):
+            mx = max(mx, val[oa + (o * m + j) * inner + k])
+        s = 0.0
+        for j in range(m):
+            e = exp(val[oa + (o * m + j) * inner + k] - mx)
+            val[oy + (o * m + j) * inner + k] = e
+            s += e
+        for j in range(m):
+            val[oy + (o * m + j) * inner + k] /= s
+""", bwd=_AXIS + """
+if need[ia]:
+    for o in range(outer):
+        for k in range(inner):
+            dot = 0.0
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                dot += grad[oy + q] * val[oy + q]
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
+"""),
+    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        mx = val[oa + o * m * inner + k]
+        for j in range(1, m):
+            mx = max(mx, val[oa + (o * m + j) * inner + k])
+        s = 0.0
+        for j in range(m):
+            s += exp(val[oa + (o * m + j) * inner + k] - mx)
+        lse = mx + log(s)
+        for j in range(m):
+            val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
+""", bwd=_AXIS + """
+if need[ia]:
+    for o in range(outer):
+        for k in range(inner):
+            gs = 0.0
+            for j in range(m):
+                gs += grad[oy + (o * m + j) * inner + k]
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
+"""),
+    # logsumexp over one axis (the output drops the axis); -inf when every input is -inf
+    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        mx = val[oa + o * m * inner + k]
+        for j in range(1, m):
+            mx = max(mx, val[oa + (o * m + j) * inner + k])
+        if mx < -1.7976931348623157e308:       # every input is -inf
+            val[oy + o * inner + k] = mx
+        else:
+            s = 0.0
+            for j in range(m):
+                s += exp(val[oa + (o * m + j) * inner + k] - mx)
+            val[oy + o * inner + k] = mx + log(s)
+""", bwd=_AXIS + """
+if need[ia]:
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            gk = grad[oy + o * inner + k]
+            if y < -1.7976931348623157e308:
+                continue
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oa + q] += gk * exp(val[oa + q] - y)
+"""),
+    # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
+    # Backward: da = r * (g - mean(g) - y * mean(g * y)), r = 1 / sqrt(var + eps).
+    Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
+       fwd=_AXIS + """
+for o in range(outer):
+    b0 = oa + o * m
+    mu = 0.0
+    for j in range(m):
+        mu += val[b0 + j]
+    mu /= m
+    var = 0.0
+    for j in range(m):
+        d = val[b0 + j] - mu
+        var += d * d
+    r = 1.0 / sqrt(var / m + c)
+    for j in range(m):
+        val[oy + o * m + j] = (val[b0 + j] - mu) * r
+""", bwd=_AXIS + """
+if need[ia]:
+    for o in range(outer):
+        b0 = oa + o * m
+        mu = 0.0
+        for j in range(m):
+            mu += val[b0 + j]
+        mu /= m
+        var = 0.0
+        for j in range(m):
+            d = val[b0 + j] - mu
+            var += d * d
+        r = 1.0 / sqrt(var / m + c)
+        gm = 0.0
+        gy = 0.0
+        for j in range(m):
+            gm += grad[oy + o * m + j]
+            gy += grad[oy + o * m + j] * val[oy + o * m + j]
+        gm /= m
+        gy /= m
+        for j in range(m):
+            q = o * m + j
+            grad[b0 + j] += r * (grad[oy + q] - gm - val[oy + q] * gy)
+"""),
+    # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
+    # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
+    # Backward: c * g * (softmax(l_r) - onehot(t_r)).
+    Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]", fwd="""
+rows = P[p]
+ncls = P[p + 1]
+oa = off[a0[i]]
+ot = off[a1[i]]
+loss = 0.0
+for r in range(rows):
+    b0 = oa + r * ncls
+    t = int(val[ot + r])
+    if t < 0 or t >= ncls:
+        raise IndexError("cross_entropy: a target is outside 0 .. classes - 1")
+    mx = val[b0]
+    for j in range(1, ncls):
+        mx = max(mx, val[b0 + j])
+    s = 0.0
+    for j in range(ncls):
+        s += exp(val[b0 + j] - mx)
+    loss += mx + log(s) - val[b0 + t]
+val[oy] = c * loss
+""", bwd="""
+rows = P[p]
+ncls = P[p + 1]
+ia = a0[i]
+oa = off[ia]
+ot = off[a1[i]]
+if need[ia]:
+    gc = c * grad[oy]
+    for r in range(rows):
+        b0 = oa + r * ncls
+        t = int(val[ot + r])
+        mx = val[b0]
+        for j in range(1, ncls):
+            mx = max(mx, val[b0 + j])
+        s = 0.0
+        for j in range(ncls):
+            s += exp(val[b0 + j] - mx)
+        for j in range(ncls):
+            grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
+        grad[b0 + t] -= gc
+"""),
+    # take rows: y[k, :] = a[idx[k], :] for a table a0 of P[p] rows of P[p+1] elements and
+    # indices read at run time from the node a1 (data: new indices do not retrace).
+    # Negative indices count from the end, as numpy; anything else outside raises.
+    Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
+       fwd="""
+nrows = P[p]
+width = P[p + 1]
+oa = off[a0[i]]
+ot = off[a1[i]]
+for k in range(ny // width if width > 0 else 0):
+    t = int(val[ot + k])
+    if t < 0:
+        t += nrows
+    if t < 0 or t >= nrows:
+        raise IndexError("take: an index is out of range for the table's rows")
+    for e in range(width):
+        val[oy + k * width + e] = val[oa + t * width + e]
+""", bwd="""
+nrows = P[p]
+width = P[p + 1]
+ia = a0[i]
+oa = off[ia]
+ot = off[a1[i]]
+if need[ia]:
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        for e in range(width):
+            grad[oa + t * width + e] += grad[oy + k * width + e]
+"""),
+    # batched matmul through BLAS (numba's np.dot): nb products Y_b = A_b @ B_b of
+    # (M, K) @ (K, N), P[p:p+6] = nb, M, K, N, sa, sb; sa / sb = 0 reuse one operand for
+    # every b. Backward: dA_b += G_b @ B_b^T, dB_b += A_b^T @ G_b, through scratch.
+    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd="""
+nb = P[p]
+M = P[p + 1]
+K = P[p + 2]
+N = P[p + 3]
+oa = off[a0[i]]
+ob = off[a1[i]]
+for bt in range(nb):
+    xa = oa + bt * P[p + 4] * M * K
+    xb = ob + bt * P[p + 5] * K * N
+    xy = oy + bt * M * N
+    np.dot(val[xa:xa + M * K].reshape(M, K), val[xb:xb + K * N].reshape(K, N),
+           val[xy:xy + M * N].reshape(M, N))
+""", bwd="""
+nb = P[p]
+M = P[p + 1]
+K = P[p + 2]
+N = P[p + 3]
+ia = a0[i]
+ib = a1[i]
+oa = off[ia]
+ob = off[ib]
+for bt in range(nb):
+    xa = oa + bt * P[p + 4] * M * K
+    xb = ob + bt * P[p + 5] * K * N
+    xy = oy + bt * M * N
+    gy = grad[xy:xy + M * N].reshape(M, N)
+    if need[ia]:
+        np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, scratch[0:M * K].reshape(M, K))
+        for e in range(M * K):
+            grad[xa + e] += scratch[e]
+    if need[ib]:
+        np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, scratch[0:K * N].reshape(K, N))
+        for e in range(K * N):
+            grad[xb + e] += scratch[e]
 """),
 )
 

@@ -5,13 +5,14 @@ Slow by design; for tests on small tapes.
 """
 import math
 
+import numpy as np
+
 from .layout import views
 from .ops import ROWS
 
 _MATH = {name: getattr(math, name) for name in ("exp", "log", "sqrt", "tanh", "sin", "cos",
-                                                 "fabs")}
-_MATH["abs"] = abs
-_MATH["int"] = int
+                                                 "fabs", "erf")}
+_MATH.update(abs=abs, int=int, max=max, np=np)
 
 
 def _compile(expr, names):
@@ -31,7 +32,8 @@ def _locals(cols, i):
     off = cols["off"]
     return dict(i=i, oy=int(off[i]), ny=int(off[i + 1] - off[i]), c=float(cols["imm"][i]),
                 p=int(cols["pp"][i]), P=cols["P"], off=off, a0=cols["a0"], a1=cols["a1"],
-                need=cols["need"], val=cols["val"], grad=cols["grad"], range=range)
+                need=cols["need"], val=cols["val"], grad=cols["grad"], scratch=cols["scratch"],
+                range=range)
 
 
 def _operand(cols, node, ny):

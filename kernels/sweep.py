@@ -2,8 +2,9 @@
 # and kernels/entries.py (the entry points). Do not edit by hand: change those and run
 # `python -m burnumba.kernels._gen`. Every njit function the entry points reach lives in this
 # one file, because numba's disk cache only checks the file that defines a cached function.
-from math import cos, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
+from math import cos, erf, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
 
+import numpy as np  # noqa: F401
 from numba import njit
 
 INPUT = 0
@@ -25,43 +26,56 @@ RECIPROCAL = 15
 RSQRT = 16
 TANH = 17
 SIGMOID = 18
-SIN = 19
-COS = 20
-RELU = 21
-ABSOLUTE = 22
-MAXIMUM = 23
-MINIMUM = 24
-GREATER = 25
-GREATER_EQUAL = 26
-LESS = 27
-LESS_EQUAL = 28
-EQUAL = 29
-NOT_EQUAL = 30
-WHERE = 31
-GATHER = 32
-SUM = 33
-SUMSQ = 34
-INNER = 35
+GELU_TANH = 19
+GELU_ERF = 20
+SIN = 21
+COS = 22
+RELU = 23
+ABSOLUTE = 24
+MAXIMUM = 25
+MINIMUM = 26
+GREATER = 27
+GREATER_EQUAL = 28
+LESS = 29
+LESS_EQUAL = 30
+EQUAL = 31
+NOT_EQUAL = 32
+WHERE = 33
+GATHER = 34
+SUM = 35
+SUMSQ = 36
+INNER = 37
+SUM_AXIS = 38
+MAX_AXIS = 39
+SOFTMAX = 40
+LOG_SOFTMAX = 41
+LOGSUMEXP = 42
+LAYER_NORM = 43
+CROSS_ENTROPY = 44
+TAKE = 45
+MATMUL = 46
 H = 2
 
 
 @njit(cache=True, nogil=True, inline="always")
 def bases(I):
-    """Where each column starts: (op, a0, a1, pp, need, off, P) in I, (imm, val, grad) in F.
+    """Where each column starts: (op, a0, a1, pp, need, off, P) in I, (imm, val, grad,
+    scratch) in F.
 
     The sweeps index ``I[b_off + i]`` instead of slicing columns, which would cost reference
     counting on every call. ``_gen.py`` copies this function into ``sweep.py`` under @njit.
     """
     n = I[0]
     b_off = H + 5 * n
+    size = I[b_off + n]
     return (H, H + n, H + 2 * n, H + 3 * n, H + 4 * n, b_off, b_off + n + 1,
-            0, n, n + I[b_off + n])
+            0, n, n + size, n + 2 * size)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def forward(I, F, start, stop):
     """Evaluate nodes start..stop-1 in tape order."""
-    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = bases(I)
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
     for i in range(start, stop):
         o = I[b_op + i]
         if o == ADD:
@@ -327,6 +341,34 @@ def forward(I, F, start, stop):
                 for j in range(ny):
                     a = F[b_val + (oa + j * sa)]
                     F[b_val + (oy + j)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+        elif o == GELU_TANH:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if ny == 1:
+                a = F[b_val + oa]
+                F[b_val + oy] = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))
+            else:
+                sa = 1
+                for j in range(ny):
+                    a = F[b_val + (oa + j * sa)]
+                    F[b_val + (oy + j)] = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))
+        elif o == GELU_ERF:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if ny == 1:
+                a = F[b_val + oa]
+                F[b_val + oy] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+            else:
+                sa = 1
+                for j in range(ny):
+                    a = F[b_val + (oa + j * sa)]
+                    F[b_val + (oy + j)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
         elif o == SIN:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -591,12 +633,192 @@ def forward(I, F, start, stop):
                 for e in range(I[b_off + (I[b_P + (p + 1 + k)] + 1)] - ox):
                     acc += F[b_val + (ox + e)] * F[b_val + (ow + e)]
             F[b_val + oy] = acc
+        elif o == SUM_AXIS:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            for o in range(outer):
+                for k in range(inner):
+                    acc = 0.0
+                    for j in range(m):
+                        acc += F[b_val + (oa + (o * m + j) * inner + k)]
+                    F[b_val + (oy + o * inner + k)] = c * acc
+        elif o == MAX_AXIS:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            for o in range(outer):
+                for k in range(inner):
+                    best = c * F[b_val + (oa + o * m * inner + k)]
+                    for j in range(1, m):
+                        v = c * F[b_val + (oa + (o * m + j) * inner + k)]
+                        if v > best or v != v:
+                            best = v
+                            if v != v:
+                                break
+                    F[b_val + (oy + o * inner + k)] = c * best
+        elif o == SOFTMAX:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            for o in range(outer):
+                for k in range(inner):
+                    mx = F[b_val + (oa + o * m * inner + k)]
+                    for j in range(1, m):
+                        mx = max(mx, F[b_val + (oa + (o * m + j) * inner + k)])
+                    s = 0.0
+                    for j in range(m):
+                        e = exp(F[b_val + (oa + (o * m + j) * inner + k)] - mx)
+                        F[b_val + (oy + (o * m + j) * inner + k)] = e
+                        s += e
+                    for j in range(m):
+                        F[b_val + (oy + (o * m + j) * inner + k)] /= s
+        elif o == LOG_SOFTMAX:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            for o in range(outer):
+                for k in range(inner):
+                    mx = F[b_val + (oa + o * m * inner + k)]
+                    for j in range(1, m):
+                        mx = max(mx, F[b_val + (oa + (o * m + j) * inner + k)])
+                    s = 0.0
+                    for j in range(m):
+                        s += exp(F[b_val + (oa + (o * m + j) * inner + k)] - mx)
+                    lse = mx + log(s)
+                    for j in range(m):
+                        F[b_val + (oy + (o * m + j) * inner + k)] = F[b_val + (oa + (o * m + j) * inner + k)] - lse
+        elif o == LOGSUMEXP:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            for o in range(outer):
+                for k in range(inner):
+                    mx = F[b_val + (oa + o * m * inner + k)]
+                    for j in range(1, m):
+                        mx = max(mx, F[b_val + (oa + (o * m + j) * inner + k)])
+                    if mx < -1.7976931348623157e+308:
+                        F[b_val + (oy + o * inner + k)] = mx
+                    else:
+                        s = 0.0
+                        for j in range(m):
+                            s += exp(F[b_val + (oa + (o * m + j) * inner + k)] - mx)
+                        F[b_val + (oy + o * inner + k)] = mx + log(s)
+        elif o == LAYER_NORM:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            for o in range(outer):
+                b0 = oa + o * m
+                mu = 0.0
+                for j in range(m):
+                    mu += F[b_val + (b0 + j)]
+                mu /= m
+                var = 0.0
+                for j in range(m):
+                    d = F[b_val + (b0 + j)] - mu
+                    var += d * d
+                r = 1.0 / sqrt(var / m + c)
+                for j in range(m):
+                    F[b_val + (oy + o * m + j)] = (F[b_val + (b0 + j)] - mu) * r
+        elif o == CROSS_ENTROPY:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            rows = I[b_P + p]
+            ncls = I[b_P + (p + 1)]
+            oa = I[b_off + I[b_a0 + i]]
+            ot = I[b_off + I[b_a1 + i]]
+            loss = 0.0
+            for r in range(rows):
+                b0 = oa + r * ncls
+                t = int(F[b_val + (ot + r)])
+                if t < 0 or t >= ncls:
+                    raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
+                mx = F[b_val + b0]
+                for j in range(1, ncls):
+                    mx = max(mx, F[b_val + (b0 + j)])
+                s = 0.0
+                for j in range(ncls):
+                    s += exp(F[b_val + (b0 + j)] - mx)
+                loss += mx + log(s) - F[b_val + (b0 + t)]
+            F[b_val + oy] = c * loss
+        elif o == TAKE:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            nrows = I[b_P + p]
+            width = I[b_P + (p + 1)]
+            oa = I[b_off + I[b_a0 + i]]
+            ot = I[b_off + I[b_a1 + i]]
+            for k in range(ny // width if width > 0 else 0):
+                t = int(F[b_val + (ot + k)])
+                if t < 0:
+                    t += nrows
+                if t < 0 or t >= nrows:
+                    raise IndexError("take: an index is out of range for the table's rows")
+                for e in range(width):
+                    F[b_val + (oy + k * width + e)] = F[b_val + (oa + t * width + e)]
+        elif o == MATMUL:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            nb = I[b_P + p]
+            M = I[b_P + (p + 1)]
+            K = I[b_P + (p + 2)]
+            N = I[b_P + (p + 3)]
+            oa = I[b_off + I[b_a0 + i]]
+            ob = I[b_off + I[b_a1 + i]]
+            for bt in range(nb):
+                xa = oa + bt * I[b_P + (p + 4)] * M * K
+                xb = ob + bt * I[b_P + (p + 5)] * K * N
+                xy = oy + bt * M * N
+                np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K), F[b_val + xb:b_val + (xb + K * N)].reshape(K, N), F[b_val + xy:b_val + (xy + M * N)].reshape(M, N))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def backward(I, F, last):
     """Add each node's vector-Jacobian product into its operands, from last down to 0."""
-    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = bases(I)
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
     for i in range(last, -1, -1):
         if I[b_need + i] == 0:
             continue
@@ -986,6 +1208,46 @@ def backward(I, F, last):
                     g = F[b_grad + (oy + j)]
                     if I[b_need + ia]:
                         F[b_grad + (oa + j * sa)] += g * y * (1.0 - y)
+        elif o == GELU_TANH:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if ny == 1:
+                a = F[b_val + oa]
+                y = F[b_val + oy]
+                g = F[b_grad + oy]
+                if I[b_need + ia]:
+                    F[b_grad + oa] += g * (0.5 * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a))) + 0.5 * a * (1.0 - tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)) ** 2) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+            else:
+                sa = 1
+                for j in range(ny):
+                    a = F[b_val + (oa + j * sa)]
+                    y = F[b_val + (oy + j)]
+                    g = F[b_grad + (oy + j)]
+                    if I[b_need + ia]:
+                        F[b_grad + (oa + j * sa)] += g * (0.5 * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a))) + 0.5 * a * (1.0 - tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)) ** 2) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+        elif o == GELU_ERF:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if ny == 1:
+                a = F[b_val + oa]
+                y = F[b_val + oy]
+                g = F[b_grad + oy]
+                if I[b_need + ia]:
+                    F[b_grad + oa] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+            else:
+                sa = 1
+                for j in range(ny):
+                    a = F[b_val + (oa + j * sa)]
+                    y = F[b_val + (oy + j)]
+                    g = F[b_grad + (oy + j)]
+                    if I[b_need + ia]:
+                        F[b_grad + (oa + j * sa)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
         elif o == SIN:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1194,6 +1456,203 @@ def backward(I, F, last):
                         F[b_grad + (ox + e)] += gy * we
                     if I[b_need + iw]:
                         F[b_grad + (ow + e)] += gy * xe
+        elif o == SUM_AXIS:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if I[b_need + ia]:
+                for o in range(outer):
+                    for k in range(inner):
+                        gk = c * F[b_grad + (oy + o * inner + k)]
+                        for j in range(m):
+                            F[b_grad + (oa + (o * m + j) * inner + k)] += gk
+        elif o == MAX_AXIS:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if I[b_need + ia]:
+                for o in range(outer):
+                    for k in range(inner):
+                        y = F[b_val + (oy + o * inner + k)]
+                        ties = 0
+                        for j in range(m):
+                            if F[b_val + (oa + (o * m + j) * inner + k)] == y:
+                                ties += 1
+                        if ties > 0:
+                            share = F[b_grad + (oy + o * inner + k)] / ties
+                            for j in range(m):
+                                if F[b_val + (oa + (o * m + j) * inner + k)] == y:
+                                    F[b_grad + (oa + (o * m + j) * inner + k)] += share
+        elif o == SOFTMAX:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if I[b_need + ia]:
+                for o in range(outer):
+                    for k in range(inner):
+                        dot = 0.0
+                        for j in range(m):
+                            q = (o * m + j) * inner + k
+                            dot += F[b_grad + (oy + q)] * F[b_val + (oy + q)]
+                        for j in range(m):
+                            q = (o * m + j) * inner + k
+                            F[b_grad + (oa + q)] += F[b_val + (oy + q)] * (F[b_grad + (oy + q)] - dot)
+        elif o == LOG_SOFTMAX:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if I[b_need + ia]:
+                for o in range(outer):
+                    for k in range(inner):
+                        gs = 0.0
+                        for j in range(m):
+                            gs += F[b_grad + (oy + (o * m + j) * inner + k)]
+                        for j in range(m):
+                            q = (o * m + j) * inner + k
+                            F[b_grad + (oa + q)] += F[b_grad + (oy + q)] - exp(F[b_val + (oy + q)]) * gs
+        elif o == LOGSUMEXP:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if I[b_need + ia]:
+                for o in range(outer):
+                    for k in range(inner):
+                        y = F[b_val + (oy + o * inner + k)]
+                        gk = F[b_grad + (oy + o * inner + k)]
+                        if y < -1.7976931348623157e+308:
+                            continue
+                        for j in range(m):
+                            q = (o * m + j) * inner + k
+                            F[b_grad + (oa + q)] += gk * exp(F[b_val + (oa + q)] - y)
+        elif o == LAYER_NORM:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            outer = I[b_P + p]
+            m = I[b_P + (p + 1)]
+            inner = I[b_P + (p + 2)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            if I[b_need + ia]:
+                for o in range(outer):
+                    b0 = oa + o * m
+                    mu = 0.0
+                    for j in range(m):
+                        mu += F[b_val + (b0 + j)]
+                    mu /= m
+                    var = 0.0
+                    for j in range(m):
+                        d = F[b_val + (b0 + j)] - mu
+                        var += d * d
+                    r = 1.0 / sqrt(var / m + c)
+                    gm = 0.0
+                    gy = 0.0
+                    for j in range(m):
+                        gm += F[b_grad + (oy + o * m + j)]
+                        gy += F[b_grad + (oy + o * m + j)] * F[b_val + (oy + o * m + j)]
+                    gm /= m
+                    gy /= m
+                    for j in range(m):
+                        q = o * m + j
+                        F[b_grad + (b0 + j)] += r * (F[b_grad + (oy + q)] - gm - F[b_val + (oy + q)] * gy)
+        elif o == CROSS_ENTROPY:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            rows = I[b_P + p]
+            ncls = I[b_P + (p + 1)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            ot = I[b_off + I[b_a1 + i]]
+            if I[b_need + ia]:
+                gc = c * F[b_grad + oy]
+                for r in range(rows):
+                    b0 = oa + r * ncls
+                    t = int(F[b_val + (ot + r)])
+                    mx = F[b_val + b0]
+                    for j in range(1, ncls):
+                        mx = max(mx, F[b_val + (b0 + j)])
+                    s = 0.0
+                    for j in range(ncls):
+                        s += exp(F[b_val + (b0 + j)] - mx)
+                    for j in range(ncls):
+                        F[b_grad + (b0 + j)] += gc * exp(F[b_val + (b0 + j)] - mx) / s
+                    F[b_grad + (b0 + t)] -= gc
+        elif o == TAKE:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            nrows = I[b_P + p]
+            width = I[b_P + (p + 1)]
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            ot = I[b_off + I[b_a1 + i]]
+            if I[b_need + ia]:
+                for k in range(ny // width if width > 0 else 0):
+                    t = int(F[b_val + (ot + k)])
+                    if t < 0:
+                        t += nrows
+                    for e in range(width):
+                        F[b_grad + (oa + t * width + e)] += F[b_grad + (oy + k * width + e)]
+        elif o == MATMUL:
+            oy = I[b_off + i]
+            ny = I[b_off + (i + 1)] - oy
+            c = F[b_imm + i]
+            p = I[b_pp + i]
+            nb = I[b_P + p]
+            M = I[b_P + (p + 1)]
+            K = I[b_P + (p + 2)]
+            N = I[b_P + (p + 3)]
+            ia = I[b_a0 + i]
+            ib = I[b_a1 + i]
+            oa = I[b_off + ia]
+            ob = I[b_off + ib]
+            for bt in range(nb):
+                xa = oa + bt * I[b_P + (p + 4)] * M * K
+                xb = ob + bt * I[b_P + (p + 5)] * K * N
+                xy = oy + bt * M * N
+                gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
+                if I[b_need + ia]:
+                    np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
+                    for e in range(M * K):
+                        F[b_grad + (xa + e)] += F[b_scratch + e]
+                if I[b_need + ib]:
+                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
+                    for e in range(K * N):
+                        F[b_grad + (xb + e)] += F[b_scratch + e]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1205,7 +1664,7 @@ def run_forward(I, F):
 @njit(cache=True, nogil=True, inline="always")
 def seed_grad(I, F, out):
     """Zero the gradients of nodes 0..out; return where out's gradient starts in F."""
-    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = bases(I)  # noqa: F821
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)  # noqa: F821
     for k in range(b_grad, b_grad + I[b_off + out + 1]):
         F[k] = 0.0
     return b_grad + I[b_off + out]
@@ -1222,7 +1681,7 @@ def value_and_grad(I, F):
     forward(I, F, 0, I[0])  # noqa: F821
     F[seed_grad(I, F, out)] = 1.0
     backward(I, F, out)  # noqa: F821
-    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad = bases(I)  # noqa: F821
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)  # noqa: F821
     return F[b_val + I[b_off + out]]
 
 

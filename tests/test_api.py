@@ -51,13 +51,19 @@ def test_pytrees_come_back_with_the_same_structure(rng):
     np.testing.assert_allclose(g["s"][0], 2 * np.ones(2))
 
 
-def test_gradients_are_float64_for_float32_inputs():
+def test_float32_inputs_give_a_float32_tape_and_gradients():
+    """As in JAX and torch: float32 in, float32 arithmetic and gradients out. Python floats
+    and integer data adapt; one float64 array makes the whole tape float64."""
     x = np.array([0.5, 1.5], dtype=np.float32)
-    g = bn.grad(lambda x: np.sum(x ** 3))(x)
-    assert g.dtype == np.float64 and g.shape == (2,)
-    np.testing.assert_allclose(g, 3 * x.astype(np.float64) ** 2)
+    g = bn.grad(lambda x: np.sum(x ** 3) * 2.0)(x)
+    assert g.dtype == np.float32 and g.shape == (2,)
+    np.testing.assert_allclose(g, 6 * x.astype(np.float64) ** 2, rtol=1e-6)
+    assert bn.trace(lambda x: np.sum(x ** 3), x).dtype == np.float32
     gs = bn.grad(lambda x: x * 2.0)(np.float32(1.5))
-    assert isinstance(gs, np.float64)
+    assert isinstance(gs, np.float32)
+    mixed = bn.grad(lambda x, y: np.sum(x * y), argnums=(0, 1))(x, np.ones(2))
+    assert mixed[0].dtype == np.float64 and mixed[1].dtype == np.float64
+    assert bn.grad(lambda x: x * 2.0)(1.5) == 2.0                # Python floats: float64
 
 
 def test_trace_cache_per_signature(rng):

@@ -6,6 +6,7 @@ checked at their exact values instead.
 """
 import autograd
 import autograd.numpy as anp
+import autograd.scipy.special as asp
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -35,6 +36,10 @@ CASES = {
     "rsqrt": (bn.rsqrt, lambda a: 1.0 / anp.sqrt(a)),
     "tanh": (np.tanh, anp.tanh),
     "sigmoid": (bn.sigmoid, lambda a: 1.0 / (1.0 + anp.exp(-a))),
+    "gelu_tanh": (bn.gelu, lambda a: 0.5 * a * (1.0 + anp.tanh(np.sqrt(2.0 / np.pi)
+                                                             * (a + 0.044715 * a ** 3)))),
+    "gelu_erf": (lambda a: bn.gelu(a, approximate=False),
+                 lambda a: 0.5 * a * (1.0 + asp.erf(a / np.sqrt(2.0)))),
     "sin": (np.sin, anp.sin),
     "cos": (np.cos, anp.cos),
     "relu": (bn.relu, lambda a: anp.maximum(a, 0.0)),
@@ -44,8 +49,9 @@ CASES = {
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal}
-# block rows are tested in test_structural.py
-BLOCKS = {"where", "gather", "sum", "sumsq", "inner"}
+# block rows are tested in test_structural.py and (the tensor rows) test_tensor_ops.py
+BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "softmax",
+          "log_softmax", "logsumexp", "layer_norm", "cross_entropy", "take", "matmul"}
 
 MAPS = sorted(CASES)
 
