@@ -27,10 +27,12 @@ def _diff_leaf(x, where):
     t = type(x)
     if t is float:
         return float
+    if t is np.ndarray and x.dtype.kind == "f":         # the common case, kept short
+        return (x.shape, x.dtype)
     if isinstance(x, (np.ndarray, np.generic)):
         kind = x.dtype.kind
         if kind == "f":
-            return (x.shape, x.dtype.str)
+            return (x.shape, x.dtype)
         what = {"i": "an integer", "u": "an unsigned integer", "b": "a boolean",
                 "c": "a complex"}.get(kind, f"a {x.dtype}")
         raise InputError(
@@ -54,7 +56,7 @@ def _other_leaf(x, where):
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype.kind not in "biuf":
             raise InputError(f"{where} has dtype {x.dtype}: only real numpy data can be traced")
-        return _DATA, (x.shape, x.dtype.str)
+        return _DATA, (x.shape, x.dtype)
     try:
         hash(x)
     except TypeError:
@@ -62,6 +64,21 @@ def _other_leaf(x, where):
             f"{where} of type {type(x).__name__} is neither numpy data nor hashable: burnumba "
             "keys its trace cache on the values of non-array arguments") from None
     return _STATIC, (type(x), x)
+
+
+class _Where:
+    """'argument k (leaf j of {...})' for error messages, built only when one is raised."""
+
+    __slots__ = ("k", "j", "treedef")
+
+    def __init__(self, k, j, treedef):
+        self.k, self.j, self.treedef = k, j, treedef
+
+    def __str__(self):
+        leaf = f" (leaf {self.j} of {describe(self.treedef)})" if self.treedef is not None else ""
+        return f"argument {self.k}{leaf}"
+
+    __format__ = lambda self, spec: format(str(self), spec)   # noqa: E731
 
 
 class _Signature:
@@ -88,8 +105,7 @@ class _Signature:
             treedefs.append(treedef)
             sig, kind = [], []
             for j, x in enumerate(leaves):
-                where = f"argument {k}" + (f" (leaf {j} of {describe(treedef)})"
-                                           if treedef is not None else "")
+                where = _Where(k, j, treedef)
                 if is_diff:
                     sig.append(_diff_leaf(x, where))
                     diff.append(x)
@@ -167,8 +183,9 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
     else:
         aux = None
     out = _as_output(b, result, need_scalar)
+    out_node = out.node                    # a pending view becomes a node here
     b.live = False
-    tape = Tape(b, sig.key, len(sig.diff), in_slots, out.node, out.shape, aux)
+    tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux)
     tape.argnums = argnums
     tape.single = single
     return tape

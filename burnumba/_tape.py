@@ -41,19 +41,19 @@ class Tape:
 
     # -- running --------------------------------------------------------------------------
     def _make_writer(self):
-        """Copy input leaves into their slices; scalars get a cheaper item assignment."""
+        """Copy input leaves into their slices (views made once); scalars by item."""
         val = self.val
-        slots = self.in_slots
         exact = 2 ** 24 if self.dtype == np.float32 else 2 ** 53   # integers a float holds
+        slots = [(start, val[start:start + size].reshape(shape) if shape else None)
+                 for start, size, shape, _ in self.in_slots]
 
         def write(leaves):
-            for (start, size, shape, _), x in zip(slots, leaves):
-                if shape == ():
+            for (start, dst), x in zip(slots, leaves):
+                if dst is None:
                     val[start] = x
-                else:
-                    val[start:start + size] = np.ravel(x)
-                if getattr(x, "dtype", None) is not None and x.dtype.kind in "iu" and size \
-                        and np.max(np.abs(x)) >= exact:
+                    continue
+                dst[...] = x
+                if x.dtype.kind in "iu" and x.size and np.max(np.abs(x)) >= exact:
                     raise InputError(
                         f"integer data up to {np.max(np.abs(x))} does not fit exactly in this "
                         f"{self.dtype} tape; use indices below {exact}")

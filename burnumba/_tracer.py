@@ -113,8 +113,9 @@ class Builder:
     def map(self, name, *xs, imm=0.0):
         """An elementwise row with numpy broadcasting.
 
-        Size-1 operands broadcast inside the kernel (stride 0); any other operand whose
-        shape differs from the result is first expanded with a gather node.
+        Scalars and tiles (an operand whose shape is a suffix of the result's, like a bias)
+        broadcast inside the kernel; any other operand whose shape differs from the result
+        is first expanded with a gather.
         """
         row = BY_NAME[name]
         xs = [self.lift(x) for x in xs]
@@ -127,7 +128,7 @@ class Builder:
                 raise ShapeError(at_user_site(
                     f"{name}: operands could not be broadcast together with shapes "
                     f"{xs[0].shape} {xs[1].shape}")) from None
-            xs = [x if (x.size == 1 or x.shape == shape) else broadcast_to(x, shape) for x in xs]
+            xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
         rules = (row.da, row.db)
         need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
         node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
@@ -135,10 +136,18 @@ class Builder:
         return Var(self, node, shape)
 
     def gather(self, sources, positions, shape):
-        """y.flat[j] = arena[positions[j]]; ``sources`` are the Vars the positions fall in."""
-        need = any(self.need[s.node] for s in sources)
-        node = self.add("gather", shape, a0=sources[0].node, params=positions, need=need)
-        return Var(self, node, shape)
+        """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
+        fall in. No node yet: views of views compose (their positions are just indexed
+        again), and the first consumer that needs a node makes one gather row."""
+        positions = np.asarray(positions).reshape(shape)
+        need = any(s._view[1] if s._view is not None else self.need[s._node] for s in sources)
+        first = sources[0]
+        first = first._view[2] if first._view is not None else first._node
+        return Var(self, None, shape, (positions, need, first))
+
+    def materialize(self, view, shape):
+        positions, need, first = view
+        return self.add("gather", shape, a0=first, params=positions.reshape(-1), need=need)
 
     def axis(self, name, x, axis, shape, imm=0.0, operand=-1, params=()):
         """A row that works along one axis of x, seen as (outer, m, inner); ``shape`` is the
@@ -162,6 +171,15 @@ class Builder:
         return Var(self, node, ())
 
 
+def tiles(shape, out):
+    """Whether an operand of ``shape`` repeats whole in row-major order over ``out``: a
+    scalar, the same shape, or a suffix of it after leading 1s (bias (C,) over (B, T, C))."""
+    core = tuple(shape)
+    while core and core[0] == 1:
+        core = core[1:]
+    return not core or tuple(out[len(out) - len(core):]) == core
+
+
 def normalize_axis(axis, ndim, name):
     if not -ndim <= axis < ndim:
         raise ShapeError(at_user_site(
@@ -178,8 +196,7 @@ def broadcast_to(x, shape):
     except ValueError:
         raise ShapeError(at_user_site(
             f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")) from None
-    b = x._b
-    return b.gather([x], b.off[x.node] + idx.reshape(-1), shape)
+    return x._b.gather([x], x.positions().reshape(-1)[idx], shape)
 
 
 def _scalar(x):
@@ -218,17 +235,39 @@ class Var:
     would hide burnumba's error behind "setting an array element with a sequence").
     """
 
-    __slots__ = ("_b", "node", "shape")
+    __slots__ = ("_b", "_node", "shape", "_view")
     __array_priority__ = 1000.0
     dtype = np.dtype(np.float64)
 
-    def __new__(cls, builder, node, shape):
+    def __new__(cls, builder, node, shape, view=None):
         return object.__new__(ArrayVar if shape else cls)
 
-    def __init__(self, builder, node, shape):
+    def __init__(self, builder, node, shape, view=None):
         self._b = builder
-        self.node = node
+        self._node = node
         self.shape = shape
+        self._view = view          # (positions, need, first source) of an unmade gather
+
+    @property
+    def node(self):
+        """The node holding this value; a pending view becomes a gather node here."""
+        if self._node is None:
+            self._node = self._b.materialize(self._view, self.shape)
+            self._view = None
+        return self._node
+
+    def positions(self):
+        """Where each element lives in the arena (absolute offsets), shaped like the value."""
+        if self._view is not None:
+            return self._view[0]
+        return self._b.off[self.node] + np.arange(self.size).reshape(self.shape)
+
+    def reshaped(self, shape):
+        """The same elements in row-major order with a new shape: no node."""
+        if self._view is not None:
+            positions, need, first = self._view
+            return Var(self._b, None, shape, (positions.reshape(shape), need, first))
+        return Var(self._b, self.node, shape)
 
     # -- metadata -------------------------------------------------------------------------
     @property
@@ -240,7 +279,8 @@ class Var:
         return len(self.shape)
 
     def __repr__(self):
-        return f"Traced<float64{list(self.shape)}, node %{self.node}>"
+        where = "a view" if self._node is None else f"node %{self._node}"
+        return f"Traced<{self._b.dtype}{list(self.shape)}, {where}>"
 
     # -- arithmetic -----------------------------------------------------------------------
     def __add__(self, o): return self._b.map("add", self, o)
@@ -307,7 +347,7 @@ class Var:
         return reshape(self, shape[0] if len(shape) == 1 else shape)
 
     def ravel(self):
-        return Var(self._b, self.node, (self.size,))
+        return self.reshaped((self.size,))
 
     flatten = ravel
 

@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from ._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ._tracer import Var, broadcast_to as _expand, normalize_axis, power as _power
+from ._tracer import Var, broadcast_to as _expand, normalize_axis, power as _power, tiles
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
@@ -111,8 +111,7 @@ def where(condition, x, y):
         raise ShapeError(at_user_site(
             f"where: operands could not be broadcast together with shapes {c.shape} "
             f"{x.shape} {y.shape}")) from None
-    c, x, y = (v if v.size == 1 or v.shape == shape else _expand(v, shape)
-               for v in (c, x, y))
+    c, x, y = (v if tiles(v.shape, shape) else _expand(v, shape) for v in (c, x, y))
     need = b.need[x.node] or b.need[y.node]
     node = b.add("where", shape, x.node, y.node, params=[c.node], need=need)
     return Var(b, node, shape)
@@ -349,7 +348,7 @@ def matmul(a, b):
 
 def _positions(x):
     """Absolute arena positions of x's elements, shaped like x."""
-    return x._b.off[x.node] + np.arange(x.size).reshape(x.shape)
+    return x.positions()
 
 
 def _join(name, arrays, axis, npfunc):
@@ -403,7 +402,7 @@ def reshape(a, newshape):
         return np.reshape(a, newshape)
     if isinstance(newshape, int):
         newshape = (newshape,)
-    return Var(a._b, a.node, _resolve_shape(a, tuple(newshape)))
+    return a.reshaped(_resolve_shape(a, tuple(newshape)))
 
 
 def ravel(a):

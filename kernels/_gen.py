@@ -90,50 +90,79 @@ def _map_operands(row):
     return "\n".join(lines) + "\n"
 
 
-def _strides(row):
-    s = "sa = 1\n" if row.arity == 1 else "sa = 1 if off[ia + 1] - oa == ny else 0\n"
+def _loads(row, index, grads):
+    """Load the rule's inputs; ``index(base, counter)`` addresses an operand's element."""
+    code = f"a = val[{index('oa', 'ka')}]\n"
     if row.arity == 2:
-        s += "sb = 1 if off[ib + 1] - ob == ny else 0\n"
-    return s
-
-
-def _loads(row, j, grads):
-    """Load the rule's inputs for element j (j = None: the scalar case)."""
-    at = (lambda base, s: base) if j is None else (lambda base, s: f"{base} + j * {s}")
-    code = f"a = val[{at('oa', 'sa')}]\n"
-    if row.arity == 2:
-        code += f"b = val[{at('ob', 'sb')}]\n"
+        code += f"b = val[{index('ob', 'kb')}]\n"
     if grads:
-        y = "oy" if j is None else "oy + j"
+        y = index("oy", "j")
         code += f"y = val[{y}]\ng = grad[{y}]\n"
     return code
 
 
-def _scalar_or_loop(row, scalar, loop):
-    """Scalar nodes (the BurTorch graphs) skip the loop and the broadcast strides."""
-    return ("if ny == 1:\n" + _indent(scalar, 1) + "else:\n"
-            + _indent(_strides(row) + "for j in range(ny):\n" + _indent(loop, 1), 1))
+def _scalar(base, counter):
+    return base
+
+
+def _dense(base, counter):
+    return f"{base} + j"
+
+
+def _tiled(base, counter):
+    return f"{base} + {counter}"
+
+
+def _map_loops(row, bodies):
+    """A map row's element loops: one loop per ``(guard, body)``, a guard being a condition
+    checked once outside the loop (or None).
+
+    Scalar nodes (the BurTorch graphs) skip the loops. Operands as large as the output run
+    a plain loop that LLVM can vectorize. Otherwise an operand is a scalar or a tile (its
+    shape a suffix of the output's: a bias, a layer-norm weight), read with a counter that
+    wraps at its size, so broadcasting needs no gather.
+    """
+    wrap = "ka += 1\nif ka == na:\n    ka = 0\n"
+    sizes = "na = off[ia + 1] - oa\n"
+    dense_if = "na == ny"
+    if row.arity == 2:
+        wrap += "kb += 1\nif kb == nb:\n    kb = 0\n"
+        sizes += "nb = off[ib + 1] - ob\n"
+        dense_if += " and nb == ny"
+
+    def guarded(guard, code):
+        return code if guard is None else f"if {guard}:\n" + _indent(code, 1)
+
+    scalar = "".join(guarded(g, body(_scalar)) for g, body in bodies)
+    dense = "".join(guarded(g, "for j in range(ny):\n" + _indent(body(_dense), 1))
+                    for g, body in bodies)
+    tiled = "".join(guarded(g, "ka = 0\nkb = 0\nfor j in range(ny):\n"
+                               + _indent(body(_tiled) + wrap, 1)) for g, body in bodies)
+    return ("if ny == 1:\n" + _indent(scalar, 1)
+            + "else:\n" + _indent(sizes + f"if {dense_if}:\n", 1) + _indent(dense, 2)
+            + _indent("else:\n", 1) + _indent(tiled, 2))
 
 
 def _forward_branch(row):
     if row.kind == "map":
-        return _map_operands(row) + _scalar_or_loop(
-            row, _loads(row, None, False) + f"val[oy] = {row.fwd}\n",
-            _loads(row, "j", False) + f"val[oy + j] = {row.fwd}\n")
+        def body(index):
+            y = "oy" if index is _scalar else "oy + j"
+            return _loads(row, index, False) + f"val[{y}] = {row.fwd}\n"
+        return _map_operands(row) + _map_loops(row, [(None, body)])
     return "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n" + _indent(row.fwd, 0)
 
 
 def _backward_branch(row):
     if row.kind == "map":
-        scalar, loop = _loads(row, None, True), ""
-        for rule, operand, base, stride in ((row.da, "ia", "oa", "sa"),
-                                            (row.db, "ib", "ob", "sb")):
-            if rule is None:
-                continue
-            scalar += f"if need[{operand}]:\n" + _indent(f"grad[{base}] += {rule}\n", 1)
-            loop += (f"if need[{operand}]:\n"
-                     + _indent(f"grad[{base} + j * {stride}] += {rule}\n", 1))
-        return _map_operands(row) + _scalar_or_loop(row, scalar, _loads(row, "j", True) + loop)
+        bodies = []
+        for rule, operand, base, counter in ((row.da, "ia", "oa", "ka"),
+                                             (row.db, "ib", "ob", "kb")):
+            if rule is not None:
+                def body(index, rule=rule, base=base, counter=counter):
+                    return (_loads(row, index, True) + (row.pre + "\n" if row.pre else "")
+                            + f"grad[{index(base, counter)}] += {rule}\n")
+                bodies.append((f"need[{operand}]", body))
+        return _map_operands(row) + _map_loops(row, bodies)
     return "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n" + _indent(row.bwd, 0)
 
 

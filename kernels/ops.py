@@ -10,9 +10,12 @@ Two kinds of row carry rules:
 
 ``map`` rows are elementwise. ``fwd`` is a scalar expression in ``a`` (and ``b``) and the
 immediate ``c``; ``da`` / ``db`` are the contributions to the operands' gradients, in terms
-of ``a``, ``b``, the output ``y``, the upstream gradient ``g`` and ``c``. A binary map
-broadcasts an operand of size 1 against the other (a scalar against a tensor). A ``None``
+of ``a``, ``b``, the output ``y``, the upstream gradient ``g`` and ``c``; ``pre`` may bind a
+value both rules share (numba has no assignment expressions). A ``None``
 rule means the op has no gradient with respect to that operand (comparisons).
+
+A binary map broadcasts an operand that is a scalar or a tile of the output (its index
+wraps at its size); the tracer expands other broadcasts with a gather.
 
 ``block`` rows are statements with the locals of a sweep branch in scope:
 ``i`` (this node), ``oy`` / ``ny`` (offset and size of its slice of the value buffer),
@@ -38,6 +41,7 @@ class Op(NamedTuple):
     da: Optional[str] = None         # map rows: d/da contribution; block rows: unused
     db: Optional[str] = None
     bwd: str = ""                    # block rows: the backward statements
+    pre: str = ""                    # map rows: a statement run before da / db, per element
     domain: Tuple[Tuple[float, float], ...] = ((-3.0, 3.0), (-3.0, 3.0))
     avoid: str = ""                  # where central differences are invalid (kinks, poles)
     kinks: Tuple[Tuple[float, ...], ...] = ()   # exact (a, [b,] da, [db]) at kinks
@@ -48,7 +52,6 @@ _POS = ((0.2, 4.0),)          # strictly positive domain for log, sqrt, ...
 
 # sqrt(2 / pi) and 3 * 0.044715, for the tanh form of gelu; 1 / sqrt(2) and 1 / sqrt(2 pi)
 _GELU_U = "0.7978845608028654 * (a + 0.044715 * a * a * a)"
-_GELU_T = f"tanh({_GELU_U})"
 
 # The loops over the (outer, m, inner) view of an axis row's operand.
 _AXIS = """
@@ -93,10 +96,12 @@ ROWS = (
     # sigmoid written so that exp never overflows
     Op("sigmoid", 1, "map", "1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))",
        da="g * y * (1.0 - y)"),
-    # gelu: the tanh form (GPT-2's, jax.nn.gelu's default) and the exact erf form
-    Op("gelu_tanh", 1, "map", f"0.5 * a * (1.0 + {_GELU_T})",
-       da=f"g * (0.5 * (1.0 + {_GELU_T}) + 0.5 * a * (1.0 - {_GELU_T} ** 2)"
-          " * 0.7978845608028654 * (1.0 + 0.134145 * a * a))"),
+    # gelu: the tanh form (GPT-2's, jax.nn.gelu's default), through 0.5 (1 + tanh(u)) =
+    # sigmoid(2u), which needs one exp instead of a tanh (2.5x faster in numba), and the
+    # exact erf form
+    Op("gelu_tanh", 1, "map", f"a / (1.0 + exp(-2.0 * {_GELU_U}))",
+       pre=f"sg = 1.0 / (1.0 + exp(-2.0 * {_GELU_U}))",
+       da="g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))"),
     Op("gelu_erf", 1, "map", "0.5 * a * (1.0 + erf(a * 0.7071067811865476))",
        da="g * (0.5 * (1.0 + erf(a * 0.7071067811865476))"
           " + a * 0.3989422804014327 * exp(-0.5 * a * a))"),
@@ -126,34 +131,50 @@ ROWS = (
     Op("equal", 2, "map", "1.0 if a == b else 0.0"),
     Op("not_equal", 2, "map", "1.0 if a != b else 0.0"),
 
-    # -- where(cond, a, b): cond is the node P[p]; each operand may have size 1.
+    # -- where(cond, a, b): cond is the node P[p]. Each operand is as large as the output, a
+    # scalar, or a tile repeated over it (a causal mask over a batch of heads): its index
+    # wraps at its size.
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
        fwd="""
 ic = P[p]
 oc = off[ic]
-sc = 1 if off[ic + 1] - oc == ny else 0
-oa = off[a0[i]]
-sa = 1 if off[a0[i] + 1] - oa == ny else 0
-ob = off[a1[i]]
-sb = 1 if off[a1[i] + 1] - ob == ny else 0
+nc = off[ic + 1] - oc
+ia = a0[i]
+oa = off[ia]
+na = off[ia + 1] - oa
+ib = a1[i]
+ob = off[ib]
+nb = off[ib + 1] - ob
+kc = 0
+ka = 0
+kb = 0
 for j in range(ny):
-    val[oy + j] = val[oa + j * sa] if val[oc + j * sc] != 0.0 else val[ob + j * sb]
+    val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
+    kc = kc + 1 if kc + 1 < nc else 0
+    ka = ka + 1 if ka + 1 < na else 0
+    kb = kb + 1 if kb + 1 < nb else 0
 """, bwd="""
 ic = P[p]
 oc = off[ic]
-sc = 1 if off[ic + 1] - oc == ny else 0
+nc = off[ic + 1] - oc
 ia = a0[i]
 oa = off[ia]
-sa = 1 if off[ia + 1] - oa == ny else 0
+na = off[ia + 1] - oa
 ib = a1[i]
 ob = off[ib]
-sb = 1 if off[ib + 1] - ob == ny else 0
+nb = off[ib + 1] - ob
+kc = 0
+ka = 0
+kb = 0
 for j in range(ny):
-    if val[oc + j * sc] != 0.0:
+    if val[oc + kc] != 0.0:
         if need[ia]:
-            grad[oa + j * sa] += grad[oy + j]
+            grad[oa + ka] += grad[oy + j]
     elif need[ib]:
-        grad[ob + j * sb] += grad[oy + j]
+        grad[ob + kb] += grad[oy + j]
+    kc = kc + 1 if kc + 1 < nc else 0
+    ka = ka + 1 if ka + 1 < na else 0
+    kb = kb + 1 if kb + 1 < nb else 0
 """),
 
     # -- gather: y[j] = val[P[p + j]], absolute positions in the value buffer fixed at

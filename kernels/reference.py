@@ -15,13 +15,15 @@ _MATH = {name: getattr(math, name) for name in ("exp", "log", "sqrt", "tanh", "s
 _MATH.update(abs=abs, int=int, max=max, np=np)
 
 
-def _compile(expr, names):
-    return eval(f"lambda {', '.join(names)}: {expr}", dict(_MATH))
+def _compile(expr, names, pre=""):
+    namespace = dict(_MATH)
+    exec(f"def rule({', '.join(names)}):\n    {pre or 'pass'}\n    return {expr}\n", namespace)
+    return namespace["rule"]
 
 
 _FWD = {k: _compile(r.fwd, "abc") for k, r in enumerate(ROWS) if r.kind == "map"}
-_DA = {k: _compile(r.da, "abcyg") for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
-_DB = {k: _compile(r.db, "abcyg") for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
+_DA = {k: _compile(r.da, "abcyg", r.pre) for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
+_DB = {k: _compile(r.db, "abcyg", r.pre) for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
 _BLOCK_FWD = {k: compile(r.fwd, f"<{r.name} fwd>", "exec") for k, r in enumerate(ROWS)
               if r.kind == "block"}
 _BLOCK_BWD = {k: compile(r.bwd, f"<{r.name} bwd>", "exec") for k, r in enumerate(ROWS)
@@ -37,10 +39,11 @@ def _locals(cols, i):
 
 
 def _operand(cols, node, ny):
-    """(offset, stride) of a map operand: stride 0 broadcasts a size-1 operand."""
+    """(offset, size) of a map operand: element j of the output reads element j % size
+    (a scalar, the same size, or a tile repeated over the output)."""
     off = cols["off"]
     o = int(off[node])
-    return o, (1 if int(off[node + 1]) - o == ny else 0)
+    return o, int(off[node + 1]) - o
 
 
 def forward(I, F):
@@ -56,11 +59,11 @@ def forward(I, F):
             continue
         oy, ny = int(off[i]), int(off[i + 1] - off[i])
         c = float(cols["imm"][i])
-        oa, sa = _operand(cols, int(cols["a0"][i]), ny)
-        ob, sb = _operand(cols, int(cols["a1"][i]), ny) if row.arity == 2 else (0, 0)
+        oa, na = _operand(cols, int(cols["a0"][i]), ny)
+        ob, nb = _operand(cols, int(cols["a1"][i]), ny) if row.arity == 2 else (0, 1)
         for j in range(ny):
-            b = float(val[ob + j * sb]) if row.arity == 2 else 0.0
-            val[oy + j] = _FWD[k](float(val[oa + j * sa]), b, c)
+            b = float(val[ob + j % nb]) if row.arity == 2 else 0.0
+            val[oy + j] = _FWD[k](float(val[oa + j % na]), b, c)
 
 
 def backward(I, F, last):
@@ -79,16 +82,16 @@ def backward(I, F, last):
         oy, ny = int(off[i]), int(off[i + 1] - off[i])
         c = float(cols["imm"][i])
         ia, ib = int(cols["a0"][i]), int(cols["a1"][i])
-        oa, sa = _operand(cols, ia, ny)
-        ob, sb = _operand(cols, ib, ny) if row.arity == 2 else (0, 0)
+        oa, na = _operand(cols, ia, ny)
+        ob, nb = _operand(cols, ib, ny) if row.arity == 2 else (0, 1)
         for j in range(ny):
-            a = float(val[oa + j * sa])
-            b = float(val[ob + j * sb]) if row.arity == 2 else 0.0
+            a = float(val[oa + j % na])
+            b = float(val[ob + j % nb]) if row.arity == 2 else 0.0
             y, g = float(val[oy + j]), float(grad[oy + j])
             if k in _DA and need[ia]:
-                grad[oa + j * sa] += _DA[k](a, b, c, y, g)
+                grad[oa + j % na] += _DA[k](a, b, c, y, g)
             if k in _DB and need[ib]:
-                grad[ob + j * sb] += _DB[k](a, b, c, y, g)
+                grad[ob + j % nb] += _DB[k](a, b, c, y, g)
 
 
 def value_and_grad(I, F):

@@ -91,12 +91,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a + b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a + b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a + b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a + b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == SUBTRACT:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -110,12 +124,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a - b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a - b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a - b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a - b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == MULTIPLY:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -129,12 +157,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a * b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a * b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a * b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a * b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == DIVIDE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -148,12 +190,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a / b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a / b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a / b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a / b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == NEGATIVE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -164,10 +220,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = -a
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = -a
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = -a
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = -a
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SQUARE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -178,10 +244,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = a * a
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = a * a
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = a * a
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = a * a
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == CUBE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -192,10 +268,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = a * a * a
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = a * a * a
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = a * a * a
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = a * a * a
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == POWI:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -206,10 +292,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = a ** int(c)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = a ** int(c)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = a ** int(c)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = a ** int(c)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == POW_C:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -220,10 +316,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = a ** c
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = a ** c
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = a ** c
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = a ** c
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == POWER:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -237,12 +343,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a ** b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a ** b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a ** b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a ** b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == EXP:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -253,10 +373,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = exp(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = exp(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = exp(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = exp(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == LOG:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -267,10 +397,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = log(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = log(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = log(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = log(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SQRT:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -281,10 +421,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = sqrt(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = sqrt(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = sqrt(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = sqrt(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == RECIPROCAL:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -295,10 +445,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = 1.0 / a
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = 1.0 / a
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = 1.0 / a
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = 1.0 / a
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == RSQRT:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -309,10 +469,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = 1.0 / sqrt(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = 1.0 / sqrt(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = 1.0 / sqrt(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = 1.0 / sqrt(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == TANH:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -323,10 +493,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = tanh(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = tanh(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = tanh(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = tanh(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SIGMOID:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -337,10 +517,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == GELU_TANH:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -349,12 +539,22 @@ def forward(I, F, start, stop):
             oa = I[b_off + ia]
             if ny == 1:
                 a = F[b_val + oa]
-                F[b_val + oy] = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                F[b_val + oy] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = 0.5 * a * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == GELU_ERF:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -365,10 +565,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SIN:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -379,10 +589,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = sin(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = sin(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = sin(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = sin(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == COS:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -393,10 +613,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = cos(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = cos(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = cos(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = cos(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == RELU:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -407,10 +637,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = a if a > 0.0 else 0.0
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = a if a > 0.0 else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = a if a > 0.0 else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = a if a > 0.0 else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == ABSOLUTE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -421,10 +661,20 @@ def forward(I, F, start, stop):
                 a = F[b_val + oa]
                 F[b_val + oy] = fabs(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    F[b_val + (oy + j)] = fabs(a)
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        F[b_val + (oy + j)] = fabs(a)
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        F[b_val + (oy + j)] = fabs(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == MAXIMUM:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -438,12 +688,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a if a >= b else b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a if a >= b else b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a if a >= b else b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a if a >= b else b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == MINIMUM:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -457,12 +721,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = a if a <= b else b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = a if a <= b else b
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = a if a <= b else b
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = a if a <= b else b
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == GREATER:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -476,12 +754,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = 1.0 if a > b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = 1.0 if a > b else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = 1.0 if a > b else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = 1.0 if a > b else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == GREATER_EQUAL:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -495,12 +787,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = 1.0 if a >= b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = 1.0 if a >= b else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = 1.0 if a >= b else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = 1.0 if a >= b else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == LESS:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -514,12 +820,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = 1.0 if a < b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = 1.0 if a < b else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = 1.0 if a < b else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = 1.0 if a < b else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == LESS_EQUAL:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -533,12 +853,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = 1.0 if a <= b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = 1.0 if a <= b else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = 1.0 if a <= b else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = 1.0 if a <= b else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == EQUAL:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -552,12 +886,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = 1.0 if a == b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = 1.0 if a == b else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = 1.0 if a == b else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = 1.0 if a == b else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == NOT_EQUAL:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -571,12 +919,26 @@ def forward(I, F, start, stop):
                 b = F[b_val + ob]
                 F[b_val + oy] = 1.0 if a != b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    F[b_val + (oy + j)] = 1.0 if a != b else 0.0
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
+                    for j in range(ny):
+                        a = F[b_val + (oa + j)]
+                        b = F[b_val + (ob + j)]
+                        F[b_val + (oy + j)] = 1.0 if a != b else 0.0
+                else:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        b = F[b_val + (ob + kb)]
+                        F[b_val + (oy + j)] = 1.0 if a != b else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
+                        kb += 1
+                        if kb == nb:
+                            kb = 0
         elif o == WHERE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -584,13 +946,21 @@ def forward(I, F, start, stop):
             p = I[b_pp + i]
             ic = I[b_P + p]
             oc = I[b_off + ic]
-            sc = 1 if I[b_off + (ic + 1)] - oc == ny else 0
-            oa = I[b_off + I[b_a0 + i]]
-            sa = 1 if I[b_off + (I[b_a0 + i] + 1)] - oa == ny else 0
-            ob = I[b_off + I[b_a1 + i]]
-            sb = 1 if I[b_off + (I[b_a1 + i] + 1)] - ob == ny else 0
+            nc = I[b_off + (ic + 1)] - oc
+            ia = I[b_a0 + i]
+            oa = I[b_off + ia]
+            na = I[b_off + (ia + 1)] - oa
+            ib = I[b_a1 + i]
+            ob = I[b_off + ib]
+            nb = I[b_off + (ib + 1)] - ob
+            kc = 0
+            ka = 0
+            kb = 0
             for j in range(ny):
-                F[b_val + (oy + j)] = F[b_val + (oa + j * sa)] if F[b_val + (oc + j * sc)] != 0.0 else F[b_val + (ob + j * sb)]
+                F[b_val + (oy + j)] = F[b_val + (oa + ka)] if F[b_val + (oc + kc)] != 0.0 else F[b_val + (ob + kb)]
+                kc = kc + 1 if kc + 1 < nc else 0
+                ka = ka + 1 if ka + 1 < na else 0
+                kb = kb + 1 if kb + 1 < nb else 0
         elif o == GATHER:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -832,26 +1202,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += g
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += g
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += g
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += g
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == SUBTRACT:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -861,26 +1272,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += -g
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += -g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += -g
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += g
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += -g
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == MULTIPLY:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -890,26 +1342,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g * b
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += g * a
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * b
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g * b
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += g * a
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += g * a
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += g * b
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += g * a
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == DIVIDE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -919,26 +1412,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g / b
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += -g * y / b
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g / b
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g / b
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += -g * y / b
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += -g * y / b
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += g / b
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += -g * y / b
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == NEGATIVE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -946,19 +1480,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += -g
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += -g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += -g
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += -g
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SQUARE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -966,19 +1512,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += 2.0 * a * g
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += 2.0 * a * g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += 2.0 * a * g
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += 2.0 * a * g
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == CUBE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -986,19 +1544,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += 3.0 * a * a * g
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += 3.0 * a * a * g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += 3.0 * a * a * g
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += 3.0 * a * a * g
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == POWI:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1006,19 +1576,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += c * a ** (int(c) - 1) * g
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += c * a ** (int(c) - 1) * g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += c * a ** (int(c) - 1) * g
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += c * a ** (int(c) - 1) * g
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == POW_C:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1026,19 +1608,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += c * a ** (c - 1.0) * g
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += c * a ** (c - 1.0) * g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += c * a ** (c - 1.0) * g
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += c * a ** (c - 1.0) * g
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == POWER:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1048,26 +1642,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += b * a ** (b - 1.0) * g
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += y * log(a) * g
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += b * a ** (b - 1.0) * g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += b * a ** (b - 1.0) * g
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += y * log(a) * g
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += y * log(a) * g
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += b * a ** (b - 1.0) * g
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += y * log(a) * g
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == EXP:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1075,19 +1710,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g * y
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * y
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g * y
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g * y
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == LOG:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1095,19 +1742,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g / a
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g / a
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g / a
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g / a
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SQRT:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1115,19 +1774,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += 0.5 * g / y
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += 0.5 * g / y
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += 0.5 * g / y
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += 0.5 * g / y
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == RECIPROCAL:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1135,19 +1806,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += -g * y * y
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += -g * y * y
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += -g * y * y
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += -g * y * y
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == RSQRT:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1155,19 +1838,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += -0.5 * g * y * y * y
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += -0.5 * g * y * y * y
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += -0.5 * g * y * y * y
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += -0.5 * g * y * y * y
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == TANH:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1175,19 +1870,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g * (1.0 - y * y)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * (1.0 - y * y)
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g * (1.0 - y * y)
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g * (1.0 - y * y)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SIGMOID:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1195,19 +1902,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g * y * (1.0 - y)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * y * (1.0 - y)
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g * y * (1.0 - y)
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g * y * (1.0 - y)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == GELU_TANH:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1215,19 +1934,34 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
-                    F[b_grad + oa] += g * (0.5 * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a))) + 0.5 * a * (1.0 - tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)) ** 2) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
+                    sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                    F[b_grad + oa] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * (0.5 * (1.0 + tanh(0.7978845608028654 * (a + 0.044715 * a * a * a))) + 0.5 * a * (1.0 - tanh(0.7978845608028654 * (a + 0.044715 * a * a * a)) ** 2) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                            F[b_grad + (oa + j)] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                        F[b_grad + (oa + ka)] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == GELU_ERF:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1235,19 +1969,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == SIN:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1255,19 +2001,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g * cos(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g * cos(a)
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g * cos(a)
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g * cos(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == COS:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1275,19 +2033,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += -g * sin(a)
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += -g * sin(a)
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += -g * sin(a)
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += -g * sin(a)
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == RELU:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1295,19 +2065,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g if a > 0.0 else 0.0
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g if a > 0.0 else 0.0
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g if a > 0.0 else 0.0
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g if a > 0.0 else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == ABSOLUTE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1315,19 +2097,31 @@ def backward(I, F, last):
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
             if ny == 1:
-                a = F[b_val + oa]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g if a > 0.0 else -g if a < 0.0 else 0.0
             else:
-                sa = 1
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                if na == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g if a > 0.0 else -g if a < 0.0 else 0.0
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g if a > 0.0 else -g if a < 0.0 else 0.0
+                elif I[b_need + ia]:
+                    ka = 0
+                    kb = 0
+                    for j in range(ny):
+                        a = F[b_val + (oa + ka)]
+                        y = F[b_val + (oy + j)]
+                        g = F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += g if a > 0.0 else -g if a < 0.0 else 0.0
+                        ka += 1
+                        if ka == na:
+                            ka = 0
         elif o == MAXIMUM:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1337,26 +2131,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g if a > b else 0.5 * g if a == b else 0.0
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += g if b > a else 0.5 * g if a == b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g if a > b else 0.5 * g if a == b else 0.0
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g if a > b else 0.5 * g if a == b else 0.0
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += g if b > a else 0.5 * g if a == b else 0.0
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += g if b > a else 0.5 * g if a == b else 0.0
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += g if a > b else 0.5 * g if a == b else 0.0
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += g if b > a else 0.5 * g if a == b else 0.0
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == MINIMUM:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1366,26 +2201,67 @@ def backward(I, F, last):
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                y = F[b_val + oy]
-                g = F[b_grad + oy]
                 if I[b_need + ia]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + oa] += g if a < b else 0.5 * g if a == b else 0.0
                 if I[b_need + ib]:
+                    a = F[b_val + oa]
+                    b = F[b_val + ob]
+                    y = F[b_val + oy]
+                    g = F[b_grad + oy]
                     F[b_grad + ob] += g if b < a else 0.5 * g if a == b else 0.0
             else:
-                sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
-                sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
-                for j in range(ny):
-                    a = F[b_val + (oa + j * sa)]
-                    b = F[b_val + (ob + j * sb)]
-                    y = F[b_val + (oy + j)]
-                    g = F[b_grad + (oy + j)]
+                na = I[b_off + (ia + 1)] - oa
+                nb = I[b_off + (ib + 1)] - ob
+                if na == ny and nb == ny:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += g if a < b else 0.5 * g if a == b else 0.0
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + j)] += g if a < b else 0.5 * g if a == b else 0.0
                     if I[b_need + ib]:
-                        F[b_grad + (ob + j * sb)] += g if b < a else 0.5 * g if a == b else 0.0
+                        for j in range(ny):
+                            a = F[b_val + (oa + j)]
+                            b = F[b_val + (ob + j)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + j)] += g if b < a else 0.5 * g if a == b else 0.0
+                else:
+                    if I[b_need + ia]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (oa + ka)] += g if a < b else 0.5 * g if a == b else 0.0
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
+                    if I[b_need + ib]:
+                        ka = 0
+                        kb = 0
+                        for j in range(ny):
+                            a = F[b_val + (oa + ka)]
+                            b = F[b_val + (ob + kb)]
+                            y = F[b_val + (oy + j)]
+                            g = F[b_grad + (oy + j)]
+                            F[b_grad + (ob + kb)] += g if b < a else 0.5 * g if a == b else 0.0
+                            ka += 1
+                            if ka == na:
+                                ka = 0
+                            kb += 1
+                            if kb == nb:
+                                kb = 0
         elif o == WHERE:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
@@ -1393,19 +2269,25 @@ def backward(I, F, last):
             p = I[b_pp + i]
             ic = I[b_P + p]
             oc = I[b_off + ic]
-            sc = 1 if I[b_off + (ic + 1)] - oc == ny else 0
+            nc = I[b_off + (ic + 1)] - oc
             ia = I[b_a0 + i]
             oa = I[b_off + ia]
-            sa = 1 if I[b_off + (ia + 1)] - oa == ny else 0
+            na = I[b_off + (ia + 1)] - oa
             ib = I[b_a1 + i]
             ob = I[b_off + ib]
-            sb = 1 if I[b_off + (ib + 1)] - ob == ny else 0
+            nb = I[b_off + (ib + 1)] - ob
+            kc = 0
+            ka = 0
+            kb = 0
             for j in range(ny):
-                if F[b_val + (oc + j * sc)] != 0.0:
+                if F[b_val + (oc + kc)] != 0.0:
                     if I[b_need + ia]:
-                        F[b_grad + (oa + j * sa)] += F[b_grad + (oy + j)]
+                        F[b_grad + (oa + ka)] += F[b_grad + (oy + j)]
                 elif I[b_need + ib]:
-                    F[b_grad + (ob + j * sb)] += F[b_grad + (oy + j)]
+                    F[b_grad + (ob + kb)] += F[b_grad + (oy + j)]
+                kc = kc + 1 if kc + 1 < nc else 0
+                ka = ka + 1 if ka + 1 < na else 0
+                kb = kb + 1 if kb + 1 < nb else 0
         elif o == GATHER:
             oy = I[b_off + i]
             ny = I[b_off + (i + 1)] - oy
