@@ -4,13 +4,10 @@ import functools
 import numpy as np
 
 from ._errors import InputError, OutputError, ShapeError, at_user_site
+from ._plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC, CallPlan
 from ._pytree import check_same, describe, flatten, unflatten
 from ._tape import Tape
 from ._tracer import Builder, Var
-
-# Leaf kinds in a signature
-_DIFF, _DATA, _STATIC = 0, 1, 2
-_PY_STATIC = (int, float, bool, str, bytes, type(None), complex)
 
 
 def _norm_argnums(argnums):
@@ -265,6 +262,7 @@ class _Transformed:
         self.with_value = with_value
         self.tapes = {}
         self.fast = None           # (nargs, runner) once every argument is a traced float
+        self.plan = None           # the CallPlan of the tape used last
 
     def function(self):
         """A plain closure (cheaper to call than an object's __call__) over this state."""
@@ -278,6 +276,11 @@ class _Transformed:
                         break
                 else:
                     return fast[1](args)
+            plan = state.plan
+            if plan is not None and not kwargs:
+                leaves = plan.match(args)
+                if leaves is not None:
+                    return plan.run(leaves)
             return state.call(args, kwargs)
 
         functools.update_wrapper(transformed, self.f)
@@ -303,6 +306,11 @@ class _Transformed:
 
     def call(self, args, kwargs):
         tape, sig, argnums = self.tape_for(args, kwargs)
+        if not kwargs:
+            if tape.plan is None:
+                tape.plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
+                                     self.has_aux)
+            self.plan = tape.plan
         value, flat = tape.run_value_and_grad(sig.diff + sig.data)
         grads = _structure(tape, flat, sig, argnums, self.single)
         if self.has_aux:

@@ -21,9 +21,9 @@ def _flatten(tree, leaves):
 
 
 def unflatten(treedef, leaves):
-    it = iter(leaves)
-    out = _unflatten(treedef, it)
-    return out
+    if treedef is not None and treedef[0] is dict and not any(treedef[2]):
+        return dict(zip(treedef[1], leaves))          # a flat dict, the usual parameters
+    return _unflatten(treedef, iter(leaves))
 
 
 def _unflatten(treedef, it):
@@ -51,3 +51,31 @@ def check_same(expected, got, what):
             f"{what}: pytree structure changed from {describe(expected)} to {describe(got)}. "
             "A Tape runs the structure it was traced with: trace again with bn.trace, or use "
             "bn.grad / bn.value_and_grad, which retrace for each new structure.")
+
+
+def leaves_if_same(tree, treedef, out):
+    """Append tree's leaves to ``out`` if tree has the structure ``treedef``, else return
+    False. Cheaper than flatten + compare: no treedef is built and dict keys are not sorted."""
+    if treedef is None:
+        out.append(tree)
+        return True
+    kind = treedef[0]
+    if kind is dict:
+        keys = treedef[1]
+        if type(tree) is not dict or len(tree) != len(keys):
+            return False
+        for key, sub in zip(keys, treedef[2]):
+            if key not in tree:
+                return False
+            if sub is None:
+                out.append(tree[key])
+            elif not leaves_if_same(tree[key], sub, out):
+                return False
+        return True
+    subs = treedef[1]
+    if type(tree) is not kind or len(tree) != len(subs):
+        return False
+    for x, sub in zip(tree, subs):
+        if not leaves_if_same(x, sub, out):
+            return False
+    return True

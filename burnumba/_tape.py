@@ -38,6 +38,7 @@ class Tape:
         self._write_in = self._make_writer()
         self._vg = kernels.entry(kernels.value_and_grad, self.dtype)
         self._fwd = self._vjp = None       # loaded on first use: each costs ~0.1 s warm
+        self.plan = None                   # the CallPlan bn.grad / value_and_grad made
 
     # -- running --------------------------------------------------------------------------
     def _make_writer(self):
@@ -71,11 +72,12 @@ class Tape:
         treedef, items = self.aux
         return unflatten(treedef, [self._read(*it) if it[0] != "const" else it[1] for it in items])
 
-    def run_value_and_grad(self, leaves):
-        """leaves: the input leaves in slot order. Returns (value, flat gradient, aux)."""
+    def run_value_and_grad(self, leaves, copy=True):
+        """leaves: the input leaves in slot order. Returns (value, a copy of the flat
+        gradient of the differentiated inputs), or only the value when not ``copy``."""
         self._write_in(leaves)
         value = self._vg(self.I, self.F)
-        return value, self.grad[:self.n_diff_elems].copy()
+        return (value, self.grad[:self.n_diff_elems].copy()) if copy else value
 
     def vjp(self, seed):
         """Forward, then pull the flat cotangent ``seed`` back; gradients stay in ``grad``."""

@@ -177,3 +177,41 @@ def test_works_on_an_unchanged_numpy_function(rng):
     ref = autograd.grad(lambda w: anp.mean((anp.tanh(anp.dot(x, w)) - y) ** 2)
                         + 0.01 * anp.sum(anp.abs(w)))(w)
     np.testing.assert_allclose(bn.grad(numpy_loss)(w, x, y), ref, rtol=1e-12)
+
+
+def test_repeated_calls_take_the_plan_path_and_fall_back_on_any_change(rng):
+    """After the first call, arguments shaped like the traced ones skip the signature
+    (tape.plan); anything else must still retrace or pick the right tape."""
+    def loss(p, x, scale):
+        return np.sum(np.tanh(x @ p["w"] + p["b"]) ** 2) * scale + p["s"] ** 2
+
+    def expected(p, x, scale):
+        t = np.tanh(x @ p["w"] + p["b"])
+        dpre = 2 * t * (1 - t ** 2) * scale
+        return {"w": x.T @ dpre, "b": dpre.sum(axis=0), "s": 2 * p["s"]}
+
+    g = bn.grad(loss)
+    p = {"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2), "s": 0.5}
+    results = []
+    for step in range(4):
+        x = rng.normal(size=(4, 3))
+        got = g(p, x, 2.0)
+        results.append((got, expected(p, x, 2.0)))
+        p = {k: v - 0.1 * got[k] for k, v in p.items()}
+    assert len(g.tapes) == 1 and next(iter(g.tapes.values())).plan is not None
+    for got, want in results:                  # earlier results were not overwritten
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
+    assert type(results[-1][0]["s"]) is float
+    # a different static value, batch size, dtype or structure: the general path
+    x = rng.normal(size=(4, 3))
+    for args, n_tapes in (((p, x, 3.0), 2), ((p, x[:2], 2.0), 3),
+                          (({**p, "s": np.float64(0.5)}, x, 2.0), 4)):
+        got = g(*args)
+        want = expected(*args)
+        for k in ("w", "b"):
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
+        assert len(g.tapes) == n_tapes
+    got = g(p, x, 2.0)                         # back to the first signature
+    np.testing.assert_allclose(got["w"], expected(p, x, 2.0)["w"], rtol=1e-12)
+    assert len(g.tapes) == 4
