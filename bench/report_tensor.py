@@ -1,0 +1,287 @@
+"""Time burnumba and its peers on tensor workloads (an MLP, a GPT block); print a table each.
+
+    .venv/bin/python bench/report_tensor.py                 # full run, float64
+    .venv/bin/python bench/report_tensor.py --quick         # smoke test: short repeats
+    .venv/bin/python bench/report_tensor.py --dtype both --markdown --json tensor.json
+    .venv/bin/python bench/report_tensor.py --systems burnumba,torch
+
+Methodology (as ``report.py``)
+------------------------------
+* What one call is, per system, is defined in ``tensor_workloads.py``: one evaluation of the
+  loss and its gradient with respect to every parameter, until the result is available in the
+  system's own types. All systems start from the same float64 parameters and data (drawn once
+  in numpy, seeded) and compute the same function, so their loss values agree; the table
+  prints them, with the sum of |grad| over all parameters, so that agreement is visible.
+* Each system is first warmed up (numba / jax compile, caches filled), untimed.
+* A repeat is one plain Python loop of N calls timed with ``time.perf_counter``; the figure is
+  the median over the repeats of (loop time / N). The garbage collector stays on.
+* N is chosen per system so that one repeat takes about 0.5 s (0.05 s with --quick),
+  estimated from a short calibration loop, and is at most --calls. The per-call times here
+  range from ~100 us to ~1 s, so unlike ``report.py`` burnumba gets no fixed N either.
+* Single-threaded: this file pins OMP / OpenBLAS / MKL / numba to one thread through the
+  environment before anything is imported, torch with ``torch.set_num_threads(1)`` and XLA with
+  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``, so every
+  system runs on one core (the benchmark VM has 2). Set BENCH_THREADS=0 to keep the defaults.
+* Checks (not timing): each loss against a numpy float64 forward pass (``reference_loss``;
+  tolerance 1e-8 x the sum of the absolute loss terms in float64, 1e-4 x in float32), and each
+  gradient against a reference system's float64 gradient (autograd if installed, else jax,
+  else torch): max |g - g_ref| / max |g_ref| over all parameters, within 1e-9 (float64) or
+  1e-3 (float32). The reference gradient is itself checked against a central finite
+  difference of the numpy loss along a random direction.
+* A system whose float32 request comes back in another dtype is reported as unsupported.
+"""
+import os
+
+if os.environ.get("BENCH_THREADS", "1") != "0":      # before numpy / numba / torch / jax load
+    for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMBA_NUM_THREADS"):
+        os.environ[_k] = "1"
+    if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   " --xla_cpu_multi_thread_eigen=false").strip()
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import numpy as np  # noqa: E402
+from report import calls_within, machine_info, time_per_call  # noqa: E402
+from tensor_workloads import (BATCHES, DTYPES, SYSTEMS, WORKLOADS,  # noqa: E402
+                              Unsupported, data_for, loss_tolerance, make_case, params_for,
+                              reference_loss, warm_up)
+import tensor_workloads as tw  # noqa: E402
+
+TARGET_S = 0.5
+QUICK_TARGET_S = 0.05
+GRAD_TOL = {"float64": 1e-9, "float32": 1e-3}
+GRAD_REF_SYSTEMS = ("autograd", "jax", "torch")
+
+
+def _short(e):
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {msg}"[:110]
+
+
+def reference_grads(workload, batch):
+    """(system, float64 grads dict) from the first reference system that works, or (None, None)."""
+    for system in GRAD_REF_SYSTEMS:
+        try:
+            call, _, to_grads, _ = make_case(system, workload, batch, "float64")
+            return system, to_grads(call())
+        except Exception:               # not installed, or broken: try the next one
+            continue
+    return None, None
+
+
+def finite_difference_check(workload, batch, grads, h=1e-6):
+    """|<g, v> - (L(p + hv) - L(p - hv)) / 2h| / |that|, v a random unit-variance direction."""
+    p, data = params_for(workload), data_for(workload, batch)
+    rng = np.random.default_rng(123)
+    v = {k: rng.normal(size=a.shape) for k, a in p.items()}
+    loss = tw.LOSSES[workload]
+    extra = (tw.causal_mask(),) if workload == "gpt-block" else ()
+
+    def at(s):
+        return loss({k: p[k] + s * v[k] for k in p}, *data, tw.NUMPY_OPS, *extra)
+
+    fd = (at(h) - at(-h)) / (2 * h)
+    dot = sum(float(np.sum(grads[k] * v[k])) for k in p)
+    return abs(dot - fd) / max(abs(fd), 1e-12)
+
+
+def grad_error(grads, ref):
+    scale = max(float(np.max(np.abs(g))) for g in ref.values())
+    return max(float(np.max(np.abs(grads[k] - ref[k]))) for k in ref) / max(scale, 1e-300)
+
+
+def measure(system, workload, batch, dtype, max_calls, repeats, target_s, ref_loss, ref_grads):
+    """One table row."""
+    try:
+        call, to_summary, to_grads, grad_dtype = make_case(system, workload, batch, dtype)
+    except ImportError:
+        return {"status": "not installed"}
+    except Unsupported as e:
+        return {"status": f"unsupported ({e})"}
+    try:
+        result = warm_up(call)
+        got = grad_dtype(result)
+        if got != dtype:
+            return {"status": f"unsupported (asked for {dtype}, returned {got} gradients)"}
+        loss, checksum = to_summary(result)
+        grads = to_grads(result)
+        n = calls_within(call, max_calls, target_s)
+        gc.collect()
+        median, each = time_per_call(call, n, repeats)
+    except Exception as e:              # a failure is reported, not fatal; burnumba's too
+        return {"status": f"error: {_short(e)}"}
+    ref, scale = ref_loss
+    loss_ok = abs(loss - ref) <= loss_tolerance(dtype, scale)
+    gerr = grad_error(grads, ref_grads) if ref_grads is not None else None
+    grad_ok = gerr is None or gerr <= GRAD_TOL[dtype]
+    return {"status": "ok", "calls": n, "repeats": repeats, "us_per_call": median * 1e6,
+            "repeat_us_per_call": [t * 1e6 for t in each], "loss": loss,
+            "grad_abs_sum": checksum, "grad_err": gerr, "loss_ok": loss_ok,
+            "grad_ok": grad_ok, "correct": loss_ok and grad_ok}
+
+
+def thread_info():
+    info = {k: os.environ.get(k, "(unset)") for k in
+            ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
+             "XLA_FLAGS")}
+    try:
+        import numba
+        info["numba threads"] = numba.config.NUMBA_NUM_THREADS
+    except ImportError:
+        pass
+    try:
+        import torch
+        if os.environ.get("BENCH_THREADS", "1") != "0":
+            torch.set_num_threads(1)
+        info["torch threads"] = torch.get_num_threads()
+    except ImportError:
+        pass
+    return info
+
+
+# -- printing ---------------------------------------------------------------------------------
+HEAD = ("system", "dtype", "calls/repeat", "us/call", "repeats min-max", "x slower than burnumba",
+        "loss", "sum |grad|", "grad err", "check")
+LEFT = (0, 1, 9)
+
+
+def rows(results, ref_system=None):
+    base = {dt: r.get("us_per_call") for (s, dt), r in results.items()
+            if s == "burnumba" and r["status"] == "ok"}
+    for (system, dtype), r in results.items():
+        if r["status"] != "ok":
+            yield (system, dtype, r["status"]) + ("",) * (len(HEAD) - 3)
+            continue
+        b = base.get(dtype)
+        ratio = f"{r['us_per_call'] / b:.2f}" if b else "n/a"
+        gerr = "n/a" if r["grad_err"] is None else f"{r['grad_err']:.1e}"
+        if system == ref_system and dtype == "float64":
+            gerr = "(ref)"
+        check = "ok" if r["correct"] else ("WRONG loss" if not r["loss_ok"] else "WRONG grad")
+        lo, hi = min(r["repeat_us_per_call"]), max(r["repeat_us_per_call"])
+        yield (system, dtype, f"{r['calls']} x {r['repeats']}", f"{r['us_per_call']:,.1f}",
+               f"{lo:,.1f}-{hi:,.1f}", ratio, repr(r["loss"]), f"{r['grad_abs_sum']:.12g}", gerr, check)
+
+
+def print_table(table, markdown):
+    if markdown:
+        print("| " + " | ".join(h.replace("|", "\\|") for h in HEAD) + " |")
+        print("|" + "|".join("---" if i in LEFT else "---:" for i in range(len(HEAD))) + "|")
+        for row in table:
+            print("| " + " | ".join(row) + " |")
+        return
+    # a status message spans the columns after it: it does not widen its own column
+    widths = [max(len(str(x)) for x in col) for col in
+              zip(HEAD, *[r if r[3] != "" else r[:2] + ("",) * (len(r) - 2) for r in table])]
+    for row in (HEAD, *table):
+        if row is not HEAD and row[3] == "":
+            print(f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}")
+            continue
+        print("  ".join(str(x).ljust(w) if i in LEFT else str(x).rjust(w)
+                        for i, (x, w) in enumerate(zip(row, widths))).rstrip())
+
+
+DESCRIPTION = {
+    "mlp": "micrograd's moons MLP 2-16-16-1 (relu), mean hinge loss + 1e-4 L2",
+    "gpt-block": "one pre-LN GPT-2 block, C=24, 6 heads, T=8; loss sum(block(x) * w_out)",
+}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--calls", type=int, default=100_000,
+                   help="upper bound on calls per repeat (default 100000)")
+    p.add_argument("--repeats", type=int, default=None, help="repeats (default 5; 3 with --quick)")
+    p.add_argument("--quick", action="store_true", help="a smoke test: short repeats")
+    p.add_argument("--systems", default=",".join(SYSTEMS),
+                   help=f"comma-separated subset of {','.join(SYSTEMS)}")
+    p.add_argument("--workloads", default=",".join(WORKLOADS),
+                   help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    p.add_argument("--batches", default=",".join(map(str, BATCHES)),
+                   help="comma-separated batch sizes (default 1,64)")
+    p.add_argument("--dtype", choices=("float64", "float32", "both"), default="float64")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    args = p.parse_args(argv)
+
+    def listed(text, allowed, what):
+        items = [s.strip() for s in text.split(",") if s.strip()]
+        bad = [s for s in items if s not in allowed]
+        if bad:
+            p.error(f"unknown {what} {bad}; choose from {list(allowed)}")
+        return items
+
+    systems = listed(args.systems, SYSTEMS, "system(s)")
+    workloads = listed(args.workloads, WORKLOADS, "workload(s)")
+    batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    dtypes = list(DTYPES) if args.dtype == "both" else [args.dtype]
+    repeats = args.repeats or (3 if args.quick else 5)
+    target_s = QUICK_TARGET_S if args.quick else TARGET_S
+
+    info = machine_info()
+    info.update(thread_info())
+    h = "### " if args.markdown else ""
+    li = "- " if args.markdown else "  "
+    print(f"{h}Machine and versions")
+    for k, v in info.items():
+        print(f"{li}{k}: {v}")
+    print(f"{li}method: median of {repeats} repeats of a loop of N calls, N per system so that "
+          f"a repeat takes ~{target_s} s (at most {args.calls}); single-threaded")
+
+    report = {"machine": info, "repeats": repeats, "target_s": target_s, "tables": {}}
+    for workload in workloads:
+        for batch in batches:
+            key = f"{workload}-b{batch}"
+            ref_system, ref_grads = reference_grads(workload, batch)
+            fd_err = (finite_difference_check(workload, batch, ref_grads)
+                      if ref_grads is not None else None)
+            results = {}
+            for dtype in dtypes:
+                ref_loss = reference_loss(workload, batch, dtype)
+                for system in systems:
+                    results[(system, dtype)] = measure(system, workload, batch, dtype,
+                                                       args.calls, repeats, target_s, ref_loss,
+                                                       ref_grads)
+            print(f"\n{h}{key}: {DESCRIPTION[workload]}, batch {batch}")
+            refs = ", ".join(f"{dt} {reference_loss(workload, batch, dt)[0]!r}" for dt in dtypes)
+            print(f"numpy reference loss: {refs}")
+            if ref_system:
+                print(f"grad err = max |g - g_ref| / max |g_ref|, g_ref = {ref_system} float64 "
+                      f"(which matches a central finite difference of the numpy loss along a "
+                      f"random direction to {fd_err:.1e})")
+            n_params = sum(a.size for a in params_for(workload).values())
+            tape_info = None
+            if "burnumba" in systems:
+                try:
+                    tape = tw.burnumba_tape(workload, batch)
+                    tape_info = {"nodes": tape.n, "bytes": tape.nbytes}
+                    tape_txt = f"; burnumba float64 tape: {tape.n} nodes, {tape.nbytes} bytes"
+                except Exception as e:
+                    tape_txt = f"; burnumba tape: error: {_short(e)}"
+            else:
+                tape_txt = ""
+            print(f"{n_params} parameters{tape_txt}\n")
+            print_table(list(rows(results, ref_system)), args.markdown)
+            report["tables"][key] = {
+                "workload": workload, "batch": batch, "parameters": n_params,
+                "reference_loss": {dt: reference_loss(workload, batch, dt)[0] for dt in dtypes},
+                "grad_reference": ref_system, "grad_reference_fd_err": fd_err,
+                "burnumba_tape": tape_info,
+                "systems": {f"{s} {dt}": r for (s, dt), r in results.items()}}
+
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(report, fh, indent=2)
+        print(f"\nwrote {args.json}")
+    return report
+
+
+if __name__ == "__main__":
+    main()
