@@ -27,13 +27,15 @@ COLUMNS = layout.COLUMNS
 # Rules are written against named columns (off[i], val[j], ...). The sweeps take the packed
 # arrays I and F instead, and slicing them into columns on every call costs ~90 ns of
 # reference counting, so each column access is rewritten as an offset into I or F:
-# off[x] -> I[b_off + x], val[x] -> F[b_val + x].
+# off[x] -> I[b_off + x], val[x] -> F[b_val + x]. The index is cast to an unsigned integer:
+# numba then drops its negative-index wraparound test, which otherwise keeps LLVM from
+# vectorizing the elementwise loops (measured: 1.28 -> 0.47 ns per element for a product).
 _HOME = {**{c: "I" for c in COLUMNS + ("off", "P")}, "imm": "F", "val": "F", "grad": "F",
          "scratch": "F"}
 
 
 class _Flatten(ast.NodeTransformer):
-    """off[x] -> I[b_off + x]; val[x:y] -> F[b_val + x:b_val + y] (a view, for np.dot)."""
+    """off[x] -> I[uintp(b_off + x)]; val[x:y] -> F[b_val + x:b_val + y] (a view, for np.dot)."""
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
@@ -48,7 +50,8 @@ class _Flatten(ast.NodeTransformer):
                     "column slices need explicit bounds"
                 index = ast.Slice(shift(lo), shift(hi))
             else:
-                index = shift(node.slice)
+                index = ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "uintp", ast.Load()),
+                                 [shift(node.slice)], [])
             return ast.Subscript(ast.Name(_HOME[name], ast.Load()), index, node.ctx)
         return node
 

@@ -79,32 +79,32 @@ def forward(I, F, start, stop):
     for i in range(start, stop):
         o = I[b_op + i]
         if o == ADD:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a + b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a + b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a + b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a + b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a + b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a + b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -112,32 +112,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == SUBTRACT:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a - b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a - b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a - b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a - b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a - b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a - b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -145,32 +145,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == MULTIPLY:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a * b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a * b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a * b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a * b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a * b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a * b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -178,32 +178,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == DIVIDE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a / b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a / b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a / b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a / b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a / b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a / b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -211,152 +211,152 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == NEGATIVE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = -a
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = -a
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = -a
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = -a
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = -a
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = -a
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SQUARE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = a * a
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = a * a
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = a * a
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = a * a
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = a * a
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = a * a
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == CUBE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = a * a * a
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = a * a * a
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = a * a * a
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = a * a * a
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = a * a * a
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = a * a * a
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == POWI:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = a ** int(c)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = a ** int(c)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = a ** int(c)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = a ** int(c)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = a ** int(c)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = a ** int(c)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == POW_C:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = a ** c
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = a ** c
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = a ** c
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = a ** c
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = a ** c
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = a ** c
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == POWER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a ** b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a ** b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a ** b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a ** b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a ** b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a ** b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -364,344 +364,344 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == EXP:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = exp(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = exp(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = exp(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = exp(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = exp(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = exp(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == LOG:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = log(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = log(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = log(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = log(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = log(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = log(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SQRT:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = sqrt(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = sqrt(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = sqrt(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = sqrt(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = sqrt(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = sqrt(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == RECIPROCAL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = 1.0 / a
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = 1.0 / a
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = 1.0 / a
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 / a
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = 1.0 / a
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 / a
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == RSQRT:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = 1.0 / sqrt(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = 1.0 / sqrt(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = 1.0 / sqrt(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 / sqrt(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = 1.0 / sqrt(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 / sqrt(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == TANH:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = tanh(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = tanh(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = tanh(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = tanh(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = tanh(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = tanh(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SIGMOID:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == GELU_TANH:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == GELU_ERF:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SIN:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = sin(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = sin(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = sin(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = sin(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = sin(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = sin(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == COS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = cos(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = cos(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = cos(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = cos(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = cos(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = cos(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == RELU:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = a if a > 0.0 else 0.0
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = a if a > 0.0 else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = a if a > 0.0 else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = a if a > 0.0 else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = a if a > 0.0 else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = a if a > 0.0 else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == ABSOLUTE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                a = F[b_val + oa]
-                F[b_val + oy] = fabs(a)
+                a = F[np.uintp(b_val + oa)]
+                F[np.uintp(b_val + oy)] = fabs(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        F[b_val + (oy + j)] = fabs(a)
+                        a = F[np.uintp(b_val + (oa + j))]
+                        F[np.uintp(b_val + (oy + j))] = fabs(a)
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        F[b_val + (oy + j)] = fabs(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        F[np.uintp(b_val + (oy + j))] = fabs(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == MAXIMUM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a if a >= b else b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a if a >= b else b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a if a >= b else b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a if a >= b else b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a if a >= b else b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a if a >= b else b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -709,32 +709,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == MINIMUM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = a if a <= b else b
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = a if a <= b else b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = a if a <= b else b
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = a if a <= b else b
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = a if a <= b else b
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = a if a <= b else b
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -742,32 +742,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == GREATER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = 1.0 if a > b else 0.0
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = 1.0 if a > b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = 1.0 if a > b else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a > b else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = 1.0 if a > b else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a > b else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -775,32 +775,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == GREATER_EQUAL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = 1.0 if a >= b else 0.0
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = 1.0 if a >= b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = 1.0 if a >= b else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a >= b else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = 1.0 if a >= b else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a >= b else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -808,32 +808,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == LESS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = 1.0 if a < b else 0.0
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = 1.0 if a < b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = 1.0 if a < b else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a < b else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = 1.0 if a < b else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a < b else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -841,32 +841,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == LESS_EQUAL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = 1.0 if a <= b else 0.0
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = 1.0 if a <= b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = 1.0 if a <= b else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a <= b else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = 1.0 if a <= b else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a <= b else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -874,32 +874,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == EQUAL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = 1.0 if a == b else 0.0
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = 1.0 if a == b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = 1.0 if a == b else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a == b else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = 1.0 if a == b else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a == b else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -907,32 +907,32 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == NOT_EQUAL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                a = F[b_val + oa]
-                b = F[b_val + ob]
-                F[b_val + oy] = 1.0 if a != b else 0.0
+                a = F[np.uintp(b_val + oa)]
+                b = F[np.uintp(b_val + ob)]
+                F[np.uintp(b_val + oy)] = 1.0 if a != b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
                     for j in range(ny):
-                        a = F[b_val + (oa + j)]
-                        b = F[b_val + (ob + j)]
-                        F[b_val + (oy + j)] = 1.0 if a != b else 0.0
+                        a = F[np.uintp(b_val + (oa + j))]
+                        b = F[np.uintp(b_val + (ob + j))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a != b else 0.0
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        b = F[b_val + (ob + kb)]
-                        F[b_val + (oy + j)] = 1.0 if a != b else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        b = F[np.uintp(b_val + (ob + kb))]
+                        F[np.uintp(b_val + (oy + j))] = 1.0 if a != b else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -940,247 +940,247 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == WHERE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            ic = I[b_P + p]
-            oc = I[b_off + ic]
-            nc = I[b_off + (ic + 1)] - oc
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            na = I[b_off + (ia + 1)] - oa
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
-            nb = I[b_off + (ib + 1)] - ob
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            ic = I[np.uintp(b_P + p)]
+            oc = I[np.uintp(b_off + ic)]
+            nc = I[np.uintp(b_off + (ic + 1))] - oc
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            na = I[np.uintp(b_off + (ia + 1))] - oa
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
+            nb = I[np.uintp(b_off + (ib + 1))] - ob
             kc = 0
             ka = 0
             kb = 0
             for j in range(ny):
-                F[b_val + (oy + j)] = F[b_val + (oa + ka)] if F[b_val + (oc + kc)] != 0.0 else F[b_val + (ob + kb)]
+                F[np.uintp(b_val + (oy + j))] = F[np.uintp(b_val + (oa + ka))] if F[np.uintp(b_val + (oc + kc))] != 0.0 else F[np.uintp(b_val + (ob + kb))]
                 kc = kc + 1 if kc + 1 < nc else 0
                 ka = ka + 1 if ka + 1 < na else 0
                 kb = kb + 1 if kb + 1 < nb else 0
         elif o == GATHER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
             for j in range(ny):
-                F[b_val + (oy + j)] = F[b_val + I[b_P + (p + j)]]
+                F[np.uintp(b_val + (oy + j))] = F[np.uintp(b_val + I[np.uintp(b_P + (p + j))])]
         elif o == SUM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
             acc = 0.0
-            for k in range(I[b_P + p]):
-                ik = I[b_P + (p + 1 + k)]
-                for e in range(I[b_off + ik], I[b_off + (ik + 1)]):
-                    acc += F[b_val + e]
-            F[b_val + oy] = c * acc
+            for k in range(I[np.uintp(b_P + p)]):
+                ik = I[np.uintp(b_P + (p + 1 + k))]
+                for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+                    acc += F[np.uintp(b_val + e)]
+            F[np.uintp(b_val + oy)] = c * acc
         elif o == SUMSQ:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
             acc = 0.0
-            for k in range(I[b_P + p]):
-                ik = I[b_P + (p + 1 + k)]
-                for e in range(I[b_off + ik], I[b_off + (ik + 1)]):
-                    acc += F[b_val + e] * F[b_val + e]
-            F[b_val + oy] = c * acc
+            for k in range(I[np.uintp(b_P + p)]):
+                ik = I[np.uintp(b_P + (p + 1 + k))]
+                for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+                    acc += F[np.uintp(b_val + e)] * F[np.uintp(b_val + e)]
+            F[np.uintp(b_val + oy)] = c * acc
         elif o == INNER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            m = I[b_P + p]
-            acc = F[b_val + I[b_off + I[b_a0 + i]]] if I[b_a0 + i] >= 0 else 0.0
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            m = I[np.uintp(b_P + p)]
+            acc = F[np.uintp(b_val + I[np.uintp(b_off + I[np.uintp(b_a0 + i)])])] if I[np.uintp(b_a0 + i)] >= 0 else 0.0
             for k in range(m):
-                ox = I[b_off + I[b_P + (p + 1 + k)]]
-                ow = I[b_off + I[b_P + (p + 1 + m + k)]]
-                for e in range(I[b_off + (I[b_P + (p + 1 + k)] + 1)] - ox):
-                    acc += F[b_val + (ox + e)] * F[b_val + (ow + e)]
-            F[b_val + oy] = acc
+                ox = I[np.uintp(b_off + I[np.uintp(b_P + (p + 1 + k))])]
+                ow = I[np.uintp(b_off + I[np.uintp(b_P + (p + 1 + m + k))])]
+                for e in range(I[np.uintp(b_off + (I[np.uintp(b_P + (p + 1 + k))] + 1))] - ox):
+                    acc += F[np.uintp(b_val + (ox + e))] * F[np.uintp(b_val + (ow + e))]
+            F[np.uintp(b_val + oy)] = acc
         elif o == SUM_AXIS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             for o in range(outer):
                 for k in range(inner):
                     acc = 0.0
                     for j in range(m):
-                        acc += F[b_val + (oa + (o * m + j) * inner + k)]
-                    F[b_val + (oy + o * inner + k)] = c * acc
+                        acc += F[np.uintp(b_val + (oa + (o * m + j) * inner + k))]
+                    F[np.uintp(b_val + (oy + o * inner + k))] = c * acc
         elif o == MAX_AXIS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             for o in range(outer):
                 for k in range(inner):
-                    best = c * F[b_val + (oa + o * m * inner + k)]
+                    best = c * F[np.uintp(b_val + (oa + o * m * inner + k))]
                     for j in range(1, m):
-                        v = c * F[b_val + (oa + (o * m + j) * inner + k)]
+                        v = c * F[np.uintp(b_val + (oa + (o * m + j) * inner + k))]
                         if v > best or v != v:
                             best = v
                             if v != v:
                                 break
-                    F[b_val + (oy + o * inner + k)] = c * best
+                    F[np.uintp(b_val + (oy + o * inner + k))] = c * best
         elif o == SOFTMAX:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             for o in range(outer):
                 for k in range(inner):
-                    mx = F[b_val + (oa + o * m * inner + k)]
+                    mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
                     for j in range(1, m):
-                        mx = max(mx, F[b_val + (oa + (o * m + j) * inner + k)])
+                        mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
                     s = 0.0
                     for j in range(m):
-                        e = exp(F[b_val + (oa + (o * m + j) * inner + k)] - mx)
-                        F[b_val + (oy + (o * m + j) * inner + k)] = e
+                        e = exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
+                        F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] = e
                         s += e
                     for j in range(m):
-                        F[b_val + (oy + (o * m + j) * inner + k)] /= s
+                        F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] /= s
         elif o == LOG_SOFTMAX:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             for o in range(outer):
                 for k in range(inner):
-                    mx = F[b_val + (oa + o * m * inner + k)]
+                    mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
                     for j in range(1, m):
-                        mx = max(mx, F[b_val + (oa + (o * m + j) * inner + k)])
+                        mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
                     s = 0.0
                     for j in range(m):
-                        s += exp(F[b_val + (oa + (o * m + j) * inner + k)] - mx)
+                        s += exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
                     lse = mx + log(s)
                     for j in range(m):
-                        F[b_val + (oy + (o * m + j) * inner + k)] = F[b_val + (oa + (o * m + j) * inner + k)] - lse
+                        F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] = F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - lse
         elif o == LOGSUMEXP:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             for o in range(outer):
                 for k in range(inner):
-                    mx = F[b_val + (oa + o * m * inner + k)]
+                    mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
                     for j in range(1, m):
-                        mx = max(mx, F[b_val + (oa + (o * m + j) * inner + k)])
+                        mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
                     if mx < -1.7976931348623157e+308:
-                        F[b_val + (oy + o * inner + k)] = mx
+                        F[np.uintp(b_val + (oy + o * inner + k))] = mx
                     else:
                         s = 0.0
                         for j in range(m):
-                            s += exp(F[b_val + (oa + (o * m + j) * inner + k)] - mx)
-                        F[b_val + (oy + o * inner + k)] = mx + log(s)
+                            s += exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
+                        F[np.uintp(b_val + (oy + o * inner + k))] = mx + log(s)
         elif o == LAYER_NORM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             for o in range(outer):
                 b0 = oa + o * m
                 mu = 0.0
                 for j in range(m):
-                    mu += F[b_val + (b0 + j)]
+                    mu += F[np.uintp(b_val + (b0 + j))]
                 mu /= m
                 var = 0.0
                 for j in range(m):
-                    d = F[b_val + (b0 + j)] - mu
+                    d = F[np.uintp(b_val + (b0 + j))] - mu
                     var += d * d
                 r = 1.0 / sqrt(var / m + c)
                 for j in range(m):
-                    F[b_val + (oy + o * m + j)] = (F[b_val + (b0 + j)] - mu) * r
+                    F[np.uintp(b_val + (oy + o * m + j))] = (F[np.uintp(b_val + (b0 + j))] - mu) * r
         elif o == CROSS_ENTROPY:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            rows = I[b_P + p]
-            ncls = I[b_P + (p + 1)]
-            oa = I[b_off + I[b_a0 + i]]
-            ot = I[b_off + I[b_a1 + i]]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            rows = I[np.uintp(b_P + p)]
+            ncls = I[np.uintp(b_P + (p + 1))]
+            oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
+            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
             loss = 0.0
             for r in range(rows):
                 b0 = oa + r * ncls
-                t = int(F[b_val + (ot + r)])
+                t = int(F[np.uintp(b_val + (ot + r))])
                 if t < 0 or t >= ncls:
                     raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
-                mx = F[b_val + b0]
+                mx = F[np.uintp(b_val + b0)]
                 for j in range(1, ncls):
-                    mx = max(mx, F[b_val + (b0 + j)])
+                    mx = max(mx, F[np.uintp(b_val + (b0 + j))])
                 s = 0.0
                 for j in range(ncls):
-                    s += exp(F[b_val + (b0 + j)] - mx)
-                loss += mx + log(s) - F[b_val + (b0 + t)]
-            F[b_val + oy] = c * loss
+                    s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
+                loss += mx + log(s) - F[np.uintp(b_val + (b0 + t))]
+            F[np.uintp(b_val + oy)] = c * loss
         elif o == TAKE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            nrows = I[b_P + p]
-            width = I[b_P + (p + 1)]
-            oa = I[b_off + I[b_a0 + i]]
-            ot = I[b_off + I[b_a1 + i]]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            nrows = I[np.uintp(b_P + p)]
+            width = I[np.uintp(b_P + (p + 1))]
+            oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
+            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
             for k in range(ny // width if width > 0 else 0):
-                t = int(F[b_val + (ot + k)])
+                t = int(F[np.uintp(b_val + (ot + k))])
                 if t < 0:
                     t += nrows
                 if t < 0 or t >= nrows:
                     raise IndexError("take: an index is out of range for the table's rows")
                 for e in range(width):
-                    F[b_val + (oy + k * width + e)] = F[b_val + (oa + t * width + e)]
+                    F[np.uintp(b_val + (oy + k * width + e))] = F[np.uintp(b_val + (oa + t * width + e))]
         elif o == MATMUL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            nb = I[b_P + p]
-            M = I[b_P + (p + 1)]
-            K = I[b_P + (p + 2)]
-            N = I[b_P + (p + 3)]
-            oa = I[b_off + I[b_a0 + i]]
-            ob = I[b_off + I[b_a1 + i]]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            nb = I[np.uintp(b_P + p)]
+            M = I[np.uintp(b_P + (p + 1))]
+            K = I[np.uintp(b_P + (p + 2))]
+            N = I[np.uintp(b_P + (p + 3))]
+            oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
+            ob = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
             for bt in range(nb):
-                xa = oa + bt * I[b_P + (p + 4)] * M * K
-                xb = ob + bt * I[b_P + (p + 5)] * K * N
+                xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
+                xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
                 xy = oy + bt * M * N
                 np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K), F[b_val + xb:b_val + (xb + K * N)].reshape(K, N), F[b_val + xy:b_val + (xy + M * N)].reshape(M, N))
 
@@ -1194,69 +1194,69 @@ def backward(I, F, last):
             continue
         o = I[b_op + i]
         if o == ADD:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += g
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += g
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += g
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += g
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += g
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += g
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += g
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -1264,69 +1264,69 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == SUBTRACT:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += -g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += -g
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += -g
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += -g
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += g
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += g
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += -g
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += -g
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -1334,69 +1334,69 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == MULTIPLY:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g * b
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += g * a
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g * b
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += g * a
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g * b
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g * b
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += g * a
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += g * a
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += g * b
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += g * b
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += g * a
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += g * a
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -1404,69 +1404,69 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == DIVIDE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g / b
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += -g * y / b
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g / b
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += -g * y / b
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g / b
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g / b
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += -g * y / b
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += -g * y / b
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += g / b
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += g / b
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += -g * y / b
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += -g * y / b
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -1474,229 +1474,229 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == NEGATIVE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += -g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += -g
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += -g
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += -g
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += -g
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += -g
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SQUARE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += 2.0 * a * g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += 2.0 * a * g
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += 2.0 * a * g
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += 2.0 * a * g
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += 2.0 * a * g
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += 2.0 * a * g
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == CUBE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += 3.0 * a * a * g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += 3.0 * a * a * g
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += 3.0 * a * a * g
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += 3.0 * a * a * g
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += 3.0 * a * a * g
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += 3.0 * a * a * g
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == POWI:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += c * a ** (int(c) - 1) * g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += c * a ** (int(c) - 1) * g
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += c * a ** (int(c) - 1) * g
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += c * a ** (int(c) - 1) * g
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += c * a ** (int(c) - 1) * g
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += c * a ** (int(c) - 1) * g
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == POW_C:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += c * a ** (c - 1.0) * g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += c * a ** (c - 1.0) * g
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += c * a ** (c - 1.0) * g
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += c * a ** (c - 1.0) * g
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += c * a ** (c - 1.0) * g
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += c * a ** (c - 1.0) * g
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == POWER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += b * a ** (b - 1.0) * g
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += y * log(a) * g
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += b * a ** (b - 1.0) * g
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += y * log(a) * g
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += b * a ** (b - 1.0) * g
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += b * a ** (b - 1.0) * g
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += y * log(a) * g
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += y * log(a) * g
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += b * a ** (b - 1.0) * g
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += b * a ** (b - 1.0) * g
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += y * log(a) * g
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += y * log(a) * g
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -1704,488 +1704,488 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == EXP:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g * y
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g * y
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g * y
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g * y
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g * y
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g * y
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == LOG:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g / a
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g / a
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g / a
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g / a
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g / a
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g / a
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SQRT:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += 0.5 * g / y
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += 0.5 * g / y
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += 0.5 * g / y
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += 0.5 * g / y
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += 0.5 * g / y
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += 0.5 * g / y
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == RECIPROCAL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += -g * y * y
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += -g * y * y
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += -g * y * y
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += -g * y * y
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += -g * y * y
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += -g * y * y
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == RSQRT:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += -0.5 * g * y * y * y
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += -0.5 * g * y * y * y
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += -0.5 * g * y * y * y
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += -0.5 * g * y * y * y
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += -0.5 * g * y * y * y
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += -0.5 * g * y * y * y
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == TANH:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g * (1.0 - y * y)
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g * (1.0 - y * y)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g * (1.0 - y * y)
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g * (1.0 - y * y)
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g * (1.0 - y * y)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g * (1.0 - y * y)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SIGMOID:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g * y * (1.0 - y)
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g * y * (1.0 - y)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g * y * (1.0 - y)
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g * y * (1.0 - y)
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g * y * (1.0 - y)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g * y * (1.0 - y)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == GELU_TANH:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
                     sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                    F[b_grad + oa] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                    F[np.uintp(b_grad + oa)] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
                             sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                            F[b_grad + (oa + j)] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
-                elif I[b_need + ia]:
+                            F[np.uintp(b_grad + (oa + j))] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
                         sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                        F[b_grad + (oa + ka)] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+                        F[np.uintp(b_grad + (oa + ka))] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == GELU_ERF:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == SIN:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g * cos(a)
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g * cos(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g * cos(a)
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g * cos(a)
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g * cos(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g * cos(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == COS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += -g * sin(a)
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += -g * sin(a)
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += -g * sin(a)
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += -g * sin(a)
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += -g * sin(a)
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += -g * sin(a)
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == RELU:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g if a > 0.0 else 0.0
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g if a > 0.0 else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g if a > 0.0 else 0.0
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g if a > 0.0 else 0.0
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g if a > 0.0 else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g if a > 0.0 else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == ABSOLUTE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g if a > 0.0 else -g if a < 0.0 else 0.0
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g if a > 0.0 else -g if a < 0.0 else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
+                na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g if a > 0.0 else -g if a < 0.0 else 0.0
-                elif I[b_need + ia]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g if a > 0.0 else -g if a < 0.0 else 0.0
+                elif I[np.uintp(b_need + ia)]:
                     ka = 0
                     kb = 0
                     for j in range(ny):
-                        a = F[b_val + (oa + ka)]
-                        y = F[b_val + (oy + j)]
-                        g = F[b_grad + (oy + j)]
-                        F[b_grad + (oa + ka)] += g if a > 0.0 else -g if a < 0.0 else 0.0
+                        a = F[np.uintp(b_val + (oa + ka))]
+                        y = F[np.uintp(b_val + (oy + j))]
+                        g = F[np.uintp(b_grad + (oy + j))]
+                        F[np.uintp(b_grad + (oa + ka))] += g if a > 0.0 else -g if a < 0.0 else 0.0
                         ka += 1
                         if ka == na:
                             ka = 0
         elif o == MAXIMUM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g if a > b else 0.5 * g if a == b else 0.0
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += g if b > a else 0.5 * g if a == b else 0.0
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g if a > b else 0.5 * g if a == b else 0.0
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += g if b > a else 0.5 * g if a == b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g if a > b else 0.5 * g if a == b else 0.0
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g if a > b else 0.5 * g if a == b else 0.0
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += g if b > a else 0.5 * g if a == b else 0.0
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += g if b > a else 0.5 * g if a == b else 0.0
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += g if a > b else 0.5 * g if a == b else 0.0
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += g if a > b else 0.5 * g if a == b else 0.0
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += g if b > a else 0.5 * g if a == b else 0.0
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += g if b > a else 0.5 * g if a == b else 0.0
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -2193,69 +2193,69 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == MINIMUM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
             if ny == 1:
-                if I[b_need + ia]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + oa] += g if a < b else 0.5 * g if a == b else 0.0
-                if I[b_need + ib]:
-                    a = F[b_val + oa]
-                    b = F[b_val + ob]
-                    y = F[b_val + oy]
-                    g = F[b_grad + oy]
-                    F[b_grad + ob] += g if b < a else 0.5 * g if a == b else 0.0
+                if I[np.uintp(b_need + ia)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + oa)] += g if a < b else 0.5 * g if a == b else 0.0
+                if I[np.uintp(b_need + ib)]:
+                    a = F[np.uintp(b_val + oa)]
+                    b = F[np.uintp(b_val + ob)]
+                    y = F[np.uintp(b_val + oy)]
+                    g = F[np.uintp(b_grad + oy)]
+                    F[np.uintp(b_grad + ob)] += g if b < a else 0.5 * g if a == b else 0.0
             else:
-                na = I[b_off + (ia + 1)] - oa
-                nb = I[b_off + (ib + 1)] - ob
+                na = I[np.uintp(b_off + (ia + 1))] - oa
+                nb = I[np.uintp(b_off + (ib + 1))] - ob
                 if na == ny and nb == ny:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + j)] += g if a < b else 0.5 * g if a == b else 0.0
-                    if I[b_need + ib]:
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + j))] += g if a < b else 0.5 * g if a == b else 0.0
+                    if I[np.uintp(b_need + ib)]:
                         for j in range(ny):
-                            a = F[b_val + (oa + j)]
-                            b = F[b_val + (ob + j)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + j)] += g if b < a else 0.5 * g if a == b else 0.0
+                            a = F[np.uintp(b_val + (oa + j))]
+                            b = F[np.uintp(b_val + (ob + j))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + j))] += g if b < a else 0.5 * g if a == b else 0.0
                 else:
-                    if I[b_need + ia]:
+                    if I[np.uintp(b_need + ia)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (oa + ka)] += g if a < b else 0.5 * g if a == b else 0.0
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (oa + ka))] += g if a < b else 0.5 * g if a == b else 0.0
                             ka += 1
                             if ka == na:
                                 ka = 0
                             kb += 1
                             if kb == nb:
                                 kb = 0
-                    if I[b_need + ib]:
+                    if I[np.uintp(b_need + ib)]:
                         ka = 0
                         kb = 0
                         for j in range(ny):
-                            a = F[b_val + (oa + ka)]
-                            b = F[b_val + (ob + kb)]
-                            y = F[b_val + (oy + j)]
-                            g = F[b_grad + (oy + j)]
-                            F[b_grad + (ob + kb)] += g if b < a else 0.5 * g if a == b else 0.0
+                            a = F[np.uintp(b_val + (oa + ka))]
+                            b = F[np.uintp(b_val + (ob + kb))]
+                            y = F[np.uintp(b_val + (oy + j))]
+                            g = F[np.uintp(b_grad + (oy + j))]
+                            F[np.uintp(b_grad + (ob + kb))] += g if b < a else 0.5 * g if a == b else 0.0
                             ka += 1
                             if ka == na:
                                 ka = 0
@@ -2263,278 +2263,278 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == WHERE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            ic = I[b_P + p]
-            oc = I[b_off + ic]
-            nc = I[b_off + (ic + 1)] - oc
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            na = I[b_off + (ia + 1)] - oa
-            ib = I[b_a1 + i]
-            ob = I[b_off + ib]
-            nb = I[b_off + (ib + 1)] - ob
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            ic = I[np.uintp(b_P + p)]
+            oc = I[np.uintp(b_off + ic)]
+            nc = I[np.uintp(b_off + (ic + 1))] - oc
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            na = I[np.uintp(b_off + (ia + 1))] - oa
+            ib = I[np.uintp(b_a1 + i)]
+            ob = I[np.uintp(b_off + ib)]
+            nb = I[np.uintp(b_off + (ib + 1))] - ob
             kc = 0
             ka = 0
             kb = 0
             for j in range(ny):
-                if F[b_val + (oc + kc)] != 0.0:
-                    if I[b_need + ia]:
-                        F[b_grad + (oa + ka)] += F[b_grad + (oy + j)]
-                elif I[b_need + ib]:
-                    F[b_grad + (ob + kb)] += F[b_grad + (oy + j)]
+                if F[np.uintp(b_val + (oc + kc))] != 0.0:
+                    if I[np.uintp(b_need + ia)]:
+                        F[np.uintp(b_grad + (oa + ka))] += F[np.uintp(b_grad + (oy + j))]
+                elif I[np.uintp(b_need + ib)]:
+                    F[np.uintp(b_grad + (ob + kb))] += F[np.uintp(b_grad + (oy + j))]
                 kc = kc + 1 if kc + 1 < nc else 0
                 ka = ka + 1 if ka + 1 < na else 0
                 kb = kb + 1 if kb + 1 < nb else 0
         elif o == GATHER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
             for j in range(ny):
-                F[b_grad + I[b_P + (p + j)]] += F[b_grad + (oy + j)]
+                F[np.uintp(b_grad + I[np.uintp(b_P + (p + j))])] += F[np.uintp(b_grad + (oy + j))]
         elif o == SUM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            gc = c * F[b_grad + oy]
-            for k in range(I[b_P + p]):
-                ik = I[b_P + (p + 1 + k)]
-                if I[b_need + ik]:
-                    for e in range(I[b_off + ik], I[b_off + (ik + 1)]):
-                        F[b_grad + e] += gc
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            gc = c * F[np.uintp(b_grad + oy)]
+            for k in range(I[np.uintp(b_P + p)]):
+                ik = I[np.uintp(b_P + (p + 1 + k))]
+                if I[np.uintp(b_need + ik)]:
+                    for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+                        F[np.uintp(b_grad + e)] += gc
         elif o == SUMSQ:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            gc = 2.0 * c * F[b_grad + oy]
-            for k in range(I[b_P + p]):
-                ik = I[b_P + (p + 1 + k)]
-                if I[b_need + ik]:
-                    for e in range(I[b_off + ik], I[b_off + (ik + 1)]):
-                        F[b_grad + e] += gc * F[b_val + e]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            gc = 2.0 * c * F[np.uintp(b_grad + oy)]
+            for k in range(I[np.uintp(b_P + p)]):
+                ik = I[np.uintp(b_P + (p + 1 + k))]
+                if I[np.uintp(b_need + ik)]:
+                    for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+                        F[np.uintp(b_grad + e)] += gc * F[np.uintp(b_val + e)]
         elif o == INNER:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            m = I[b_P + p]
-            gy = F[b_grad + oy]
-            if I[b_a0 + i] >= 0 and I[b_need + I[b_a0 + i]]:
-                F[b_grad + I[b_off + I[b_a0 + i]]] += gy
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            m = I[np.uintp(b_P + p)]
+            gy = F[np.uintp(b_grad + oy)]
+            if I[np.uintp(b_a0 + i)] >= 0 and I[np.uintp(b_need + I[np.uintp(b_a0 + i)])]:
+                F[np.uintp(b_grad + I[np.uintp(b_off + I[np.uintp(b_a0 + i)])])] += gy
             for k in range(m):
-                ix = I[b_P + (p + 1 + k)]
-                iw = I[b_P + (p + 1 + m + k)]
-                ox = I[b_off + ix]
-                ow = I[b_off + iw]
-                for e in range(I[b_off + (ix + 1)] - ox):
-                    xe = F[b_val + (ox + e)]
-                    we = F[b_val + (ow + e)]
-                    if I[b_need + ix]:
-                        F[b_grad + (ox + e)] += gy * we
-                    if I[b_need + iw]:
-                        F[b_grad + (ow + e)] += gy * xe
+                ix = I[np.uintp(b_P + (p + 1 + k))]
+                iw = I[np.uintp(b_P + (p + 1 + m + k))]
+                ox = I[np.uintp(b_off + ix)]
+                ow = I[np.uintp(b_off + iw)]
+                for e in range(I[np.uintp(b_off + (ix + 1))] - ox):
+                    xe = F[np.uintp(b_val + (ox + e))]
+                    we = F[np.uintp(b_val + (ow + e))]
+                    if I[np.uintp(b_need + ix)]:
+                        F[np.uintp(b_grad + (ox + e))] += gy * we
+                    if I[np.uintp(b_need + iw)]:
+                        F[np.uintp(b_grad + (ow + e))] += gy * xe
         elif o == SUM_AXIS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            if I[np.uintp(b_need + ia)]:
                 for o in range(outer):
                     for k in range(inner):
-                        gk = c * F[b_grad + (oy + o * inner + k)]
+                        gk = c * F[np.uintp(b_grad + (oy + o * inner + k))]
                         for j in range(m):
-                            F[b_grad + (oa + (o * m + j) * inner + k)] += gk
+                            F[np.uintp(b_grad + (oa + (o * m + j) * inner + k))] += gk
         elif o == MAX_AXIS:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            if I[np.uintp(b_need + ia)]:
                 for o in range(outer):
                     for k in range(inner):
-                        y = F[b_val + (oy + o * inner + k)]
+                        y = F[np.uintp(b_val + (oy + o * inner + k))]
                         ties = 0
                         for j in range(m):
-                            if F[b_val + (oa + (o * m + j) * inner + k)] == y:
+                            if F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] == y:
                                 ties += 1
                         if ties > 0:
-                            share = F[b_grad + (oy + o * inner + k)] / ties
+                            share = F[np.uintp(b_grad + (oy + o * inner + k))] / ties
                             for j in range(m):
-                                if F[b_val + (oa + (o * m + j) * inner + k)] == y:
-                                    F[b_grad + (oa + (o * m + j) * inner + k)] += share
+                                if F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] == y:
+                                    F[np.uintp(b_grad + (oa + (o * m + j) * inner + k))] += share
         elif o == SOFTMAX:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            if I[np.uintp(b_need + ia)]:
                 for o in range(outer):
                     for k in range(inner):
                         dot = 0.0
                         for j in range(m):
                             q = (o * m + j) * inner + k
-                            dot += F[b_grad + (oy + q)] * F[b_val + (oy + q)]
+                            dot += F[np.uintp(b_grad + (oy + q))] * F[np.uintp(b_val + (oy + q))]
                         for j in range(m):
                             q = (o * m + j) * inner + k
-                            F[b_grad + (oa + q)] += F[b_val + (oy + q)] * (F[b_grad + (oy + q)] - dot)
+                            F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_val + (oy + q))] * (F[np.uintp(b_grad + (oy + q))] - dot)
         elif o == LOG_SOFTMAX:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            if I[np.uintp(b_need + ia)]:
                 for o in range(outer):
                     for k in range(inner):
                         gs = 0.0
                         for j in range(m):
-                            gs += F[b_grad + (oy + (o * m + j) * inner + k)]
+                            gs += F[np.uintp(b_grad + (oy + (o * m + j) * inner + k))]
                         for j in range(m):
                             q = (o * m + j) * inner + k
-                            F[b_grad + (oa + q)] += F[b_grad + (oy + q)] - exp(F[b_val + (oy + q)]) * gs
+                            F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_grad + (oy + q))] - exp(F[np.uintp(b_val + (oy + q))]) * gs
         elif o == LOGSUMEXP:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            if I[np.uintp(b_need + ia)]:
                 for o in range(outer):
                     for k in range(inner):
-                        y = F[b_val + (oy + o * inner + k)]
-                        gk = F[b_grad + (oy + o * inner + k)]
+                        y = F[np.uintp(b_val + (oy + o * inner + k))]
+                        gk = F[np.uintp(b_grad + (oy + o * inner + k))]
                         if y < -1.7976931348623157e+308:
                             continue
                         for j in range(m):
                             q = (o * m + j) * inner + k
-                            F[b_grad + (oa + q)] += gk * exp(F[b_val + (oa + q)] - y)
+                            F[np.uintp(b_grad + (oa + q))] += gk * exp(F[np.uintp(b_val + (oa + q))] - y)
         elif o == LAYER_NORM:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            outer = I[b_P + p]
-            m = I[b_P + (p + 1)]
-            inner = I[b_P + (p + 2)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            outer = I[np.uintp(b_P + p)]
+            m = I[np.uintp(b_P + (p + 1))]
+            inner = I[np.uintp(b_P + (p + 2))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            if I[np.uintp(b_need + ia)]:
                 for o in range(outer):
                     b0 = oa + o * m
                     mu = 0.0
                     for j in range(m):
-                        mu += F[b_val + (b0 + j)]
+                        mu += F[np.uintp(b_val + (b0 + j))]
                     mu /= m
                     var = 0.0
                     for j in range(m):
-                        d = F[b_val + (b0 + j)] - mu
+                        d = F[np.uintp(b_val + (b0 + j))] - mu
                         var += d * d
                     r = 1.0 / sqrt(var / m + c)
                     gm = 0.0
                     gy = 0.0
                     for j in range(m):
-                        gm += F[b_grad + (oy + o * m + j)]
-                        gy += F[b_grad + (oy + o * m + j)] * F[b_val + (oy + o * m + j)]
+                        gm += F[np.uintp(b_grad + (oy + o * m + j))]
+                        gy += F[np.uintp(b_grad + (oy + o * m + j))] * F[np.uintp(b_val + (oy + o * m + j))]
                     gm /= m
                     gy /= m
                     for j in range(m):
                         q = o * m + j
-                        F[b_grad + (b0 + j)] += r * (F[b_grad + (oy + q)] - gm - F[b_val + (oy + q)] * gy)
+                        F[np.uintp(b_grad + (b0 + j))] += r * (F[np.uintp(b_grad + (oy + q))] - gm - F[np.uintp(b_val + (oy + q))] * gy)
         elif o == CROSS_ENTROPY:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            rows = I[b_P + p]
-            ncls = I[b_P + (p + 1)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ot = I[b_off + I[b_a1 + i]]
-            if I[b_need + ia]:
-                gc = c * F[b_grad + oy]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            rows = I[np.uintp(b_P + p)]
+            ncls = I[np.uintp(b_P + (p + 1))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+            if I[np.uintp(b_need + ia)]:
+                gc = c * F[np.uintp(b_grad + oy)]
                 for r in range(rows):
                     b0 = oa + r * ncls
-                    t = int(F[b_val + (ot + r)])
-                    mx = F[b_val + b0]
+                    t = int(F[np.uintp(b_val + (ot + r))])
+                    mx = F[np.uintp(b_val + b0)]
                     for j in range(1, ncls):
-                        mx = max(mx, F[b_val + (b0 + j)])
+                        mx = max(mx, F[np.uintp(b_val + (b0 + j))])
                     s = 0.0
                     for j in range(ncls):
-                        s += exp(F[b_val + (b0 + j)] - mx)
+                        s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
                     for j in range(ncls):
-                        F[b_grad + (b0 + j)] += gc * exp(F[b_val + (b0 + j)] - mx) / s
-                    F[b_grad + (b0 + t)] -= gc
+                        F[np.uintp(b_grad + (b0 + j))] += gc * exp(F[np.uintp(b_val + (b0 + j))] - mx) / s
+                    F[np.uintp(b_grad + (b0 + t))] -= gc
         elif o == TAKE:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            nrows = I[b_P + p]
-            width = I[b_P + (p + 1)]
-            ia = I[b_a0 + i]
-            oa = I[b_off + ia]
-            ot = I[b_off + I[b_a1 + i]]
-            if I[b_need + ia]:
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            nrows = I[np.uintp(b_P + p)]
+            width = I[np.uintp(b_P + (p + 1))]
+            ia = I[np.uintp(b_a0 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+            if I[np.uintp(b_need + ia)]:
                 for k in range(ny // width if width > 0 else 0):
-                    t = int(F[b_val + (ot + k)])
+                    t = int(F[np.uintp(b_val + (ot + k))])
                     if t < 0:
                         t += nrows
                     for e in range(width):
-                        F[b_grad + (oa + t * width + e)] += F[b_grad + (oy + k * width + e)]
+                        F[np.uintp(b_grad + (oa + t * width + e))] += F[np.uintp(b_grad + (oy + k * width + e))]
         elif o == MATMUL:
-            oy = I[b_off + i]
-            ny = I[b_off + (i + 1)] - oy
-            c = F[b_imm + i]
-            p = I[b_pp + i]
-            nb = I[b_P + p]
-            M = I[b_P + (p + 1)]
-            K = I[b_P + (p + 2)]
-            N = I[b_P + (p + 3)]
-            ia = I[b_a0 + i]
-            ib = I[b_a1 + i]
-            oa = I[b_off + ia]
-            ob = I[b_off + ib]
+            oy = I[np.uintp(b_off + i)]
+            ny = I[np.uintp(b_off + (i + 1))] - oy
+            c = F[np.uintp(b_imm + i)]
+            p = I[np.uintp(b_pp + i)]
+            nb = I[np.uintp(b_P + p)]
+            M = I[np.uintp(b_P + (p + 1))]
+            K = I[np.uintp(b_P + (p + 2))]
+            N = I[np.uintp(b_P + (p + 3))]
+            ia = I[np.uintp(b_a0 + i)]
+            ib = I[np.uintp(b_a1 + i)]
+            oa = I[np.uintp(b_off + ia)]
+            ob = I[np.uintp(b_off + ib)]
             for bt in range(nb):
-                xa = oa + bt * I[b_P + (p + 4)] * M * K
-                xb = ob + bt * I[b_P + (p + 5)] * K * N
+                xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
+                xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
                 xy = oy + bt * M * N
                 gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
-                if I[b_need + ia]:
+                if I[np.uintp(b_need + ia)]:
                     np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
                     for e in range(M * K):
-                        F[b_grad + (xa + e)] += F[b_scratch + e]
-                if I[b_need + ib]:
+                        F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
+                if I[np.uintp(b_need + ib)]:
                     np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
                     for e in range(K * N):
-                        F[b_grad + (xb + e)] += F[b_scratch + e]
+                        F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
