@@ -146,7 +146,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
 
     def new_input(x, need):
         shape = np.shape(x)
-        v = b.input(shape, need)
+        v = b.input(shape, need, getattr(x, "dtype", np.dtype(float)).kind)
         in_slots.append((b.off[v.node], v.size, shape, isinstance(x, float)
                          and not isinstance(x, np.floating)))
         return v

@@ -37,8 +37,9 @@ def log_softmax(x, axis=-1):
     return x._b.axis("log_softmax", x, axis, x.shape)
 
 
-def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) over ``axis`` (None: every element), as scipy.special.logsumexp."""
+def logsumexp(x, axis=-1, keepdims=False):
+    """log(sum(exp(x))) over ``axis``, by default the last one, like softmax and log_softmax
+    here (scipy.special.logsumexp and jax default to every element: pass axis=None)."""
     if not isinstance(x, Var):
         return _np_logsumexp(np.asarray(x), axis, keepdims)
     if axis is None:

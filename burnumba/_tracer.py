@@ -26,6 +26,7 @@ class Builder:
         self.params = []
         self.shapes = []              # per node, for printing and for the Tape's outputs
         self.consts = {}              # node -> float64 values written once when packing
+        self.input_kinds = {}         # input node -> numpy dtype kind ("f", "i", "u", "b")
         self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
         self.live = True              # False once the trace is over (leaked tracer check)
@@ -60,8 +61,10 @@ class Builder:
         self.shapes.append(tuple(shape))
         return len(self.op) - 1
 
-    def input(self, shape, need):
-        return Var(self, self.add("input", shape, need=need), shape)
+    def input(self, shape, need, kind="f"):
+        node = self.add("input", shape, need=need)
+        self.input_kinds[node] = kind
+        return Var(self, node, shape)
 
     def const(self, value):
         """A constant node for a Python number or a numpy array (stored once per trace)."""

@@ -160,6 +160,9 @@ def _reduce(name, row, a, axis, keepdims, scale=None, sign=1.0):
     axes = _axes(name, axis, a.ndim)
     x = a
     for ax in axes:
+        if x.shape[ax] == 0:
+            raise ShapeError(at_user_site(
+                f"{name}: axis {ax} of shape {x.shape} is empty; there is nothing to reduce"))
         shape = x.shape[:ax] + x.shape[ax + 1:]
         x = b.axis(row, x, ax, shape, imm=scale(x.shape[ax]) if scale else sign)
     return _kept(x, a.shape, axes, keepdims)
@@ -512,6 +515,17 @@ def _take_rows(x, idx):
         raise UnsupportedOpError(at_user_site(
             "indexing with a differentiable traced value: indices must be integer data "
             "(an argument outside argnums), not something gradients flow through"))
+    kind = b.input_kinds.get(idx.node)
+    if kind == "b":
+        raise UnsupportedOpError(at_user_site(
+            "indexing with a boolean mask argument: the result's shape would depend on the "
+            "mask's values, which a tape cannot follow. Use bnp.where(mask, x, 0.0) or "
+            "bn.masked_fill, or capture the mask as a constant array"))
+    if kind not in ("i", "u"):
+        raise UnsupportedOpError(at_user_site(
+            "traced indices must be an integer array argument (numpy refuses float indices "
+            "with IndexError, and arithmetic on indices is not traced as integers): pass the "
+            "indices as an int array, e.g. idx.astype(np.int64)"))
     if x.ndim == 0:
         raise ShapeError(at_user_site("take: cannot index a 0-d array"))
     width = int(np.prod(x.shape[1:], dtype=np.int64))
