@@ -325,12 +325,11 @@ def test_reductions_random_shapes(case, seed):
     ours, theirs = REDUCTIONS[name]
     r = np.random.default_rng(seed)
     x = r.normal(size=shape)
-    try:
-        expected = theirs(x, axis=axis, keepdims=keepdims)
-    except (ZeroDivisionError, FloatingPointError):
+    if ("ddof1" in name or "std" in name) and np.size(x) == np.size(np.sum(x, axis=axis)):
+        # one element per group: no degrees of freedom (ddof=1), or std = sqrt(0), where
+        # the derivative does not exist (sqrt's kink)
         return
-    if "ddof1" in name and np.size(x) == np.size(expected):
-        return                                  # one element per group: no degrees of freedom
+    expected = theirs(x, axis=axis, keepdims=keepdims)
     u = r.normal(size=np.shape(expected))
     y, pull = bn.vjp(lambda x: ours(x, axis=axis, keepdims=keepdims), x)
     assert np.shape(y) == np.shape(expected)
