@@ -1182,7 +1182,16 @@ def forward(I, F, start, stop):
                 xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
                 xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
                 xy = oy + bt * M * N
-                np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K), F[b_val + xb:b_val + (xb + K * N)].reshape(K, N), F[b_val + xy:b_val + (xy + M * N)].reshape(M, N))
+                if M * K * N <= 512:
+                    for r in range(M):
+                        for n in range(N):
+                            F[np.uintp(b_val + (xy + r * N + n))] = 0.0
+                        for k in range(K):
+                            av = F[np.uintp(b_val + (xa + r * K + k))]
+                            for n in range(N):
+                                F[np.uintp(b_val + (xy + r * N + n))] += av * F[np.uintp(b_val + (xb + k * N + n))]
+                else:
+                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K), F[b_val + xb:b_val + (xb + K * N)].reshape(K, N), F[b_val + xy:b_val + (xy + M * N)].reshape(M, N))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -2526,15 +2535,28 @@ def backward(I, F, last):
                 xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
                 xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
                 xy = oy + bt * M * N
-                gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
-                if I[np.uintp(b_need + ia)]:
-                    np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
-                    for e in range(M * K):
-                        F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
-                if I[np.uintp(b_need + ib)]:
-                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
-                    for e in range(K * N):
-                        F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
+                if M * K * N <= 512:
+                    for r in range(M):
+                        for k in range(K):
+                            if I[np.uintp(b_need + ia)]:
+                                acc = 0.0
+                                for n in range(N):
+                                    acc += F[np.uintp(b_grad + (xy + r * N + n))] * F[np.uintp(b_val + (xb + k * N + n))]
+                                F[np.uintp(b_grad + (xa + r * K + k))] += acc
+                            if I[np.uintp(b_need + ib)]:
+                                av = F[np.uintp(b_val + (xa + r * K + k))]
+                                for n in range(N):
+                                    F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
+                else:
+                    gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
+                    if I[np.uintp(b_need + ia)]:
+                        np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
+                        for e in range(M * K):
+                            F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
+                    if I[np.uintp(b_need + ib)]:
+                        np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
+                        for e in range(K * N):
+                            F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -159,3 +159,15 @@ def test_inner_dot_matmul_with_a_constant_array(rng):
               lambda x: x @ w, lambda x: w @ x, lambda x: np.dot(w, x)):
         np.testing.assert_allclose(bn.grad(f)(x), w, rtol=1e-15)
     np.testing.assert_allclose(bn.grad(lambda x: x @ x)(x), 2 * x, rtol=1e-15)
+
+
+@pytest.mark.parametrize("shapes", [((8, 4), (4, 8)), ((3, 9, 30), (30, 7)),
+                                    ((2, 3, 8, 4), (2, 3, 4, 8)), ((5, 20, 16), (16, 12)),
+                                    ((16, 12), (4, 12, 9)), ((2, 3, 8, 40), (2, 3, 40, 8))])
+def test_matmul_on_both_sides_of_the_loop_blas_threshold(rng, shapes):
+    """Per-batch products of up to 512 multiply-adds run as loops, larger ones through BLAS;
+    these shapes land on both sides, with batches folded, shared and broadcast."""
+    a, b = rng.normal(size=shapes[0]), rng.normal(size=shapes[1])
+    w = rng.normal(size=np.matmul(a, b).shape)
+    check(lambda a, b: np.sum(np.tanh(a @ b) * w), lambda a, b: anp.sum(anp.tanh(a @ b) * w),
+          a, b)
