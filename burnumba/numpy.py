@@ -10,6 +10,7 @@ import numpy as np
 
 from ._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
 from ._tracer import Var, broadcast_to as _expand, normalize_axis, power as _power, tiles
+from .kernels import ROWS
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",
@@ -38,7 +39,7 @@ def _elementwise(name, npfunc):
     def f(*xs):
         b = _builder(*xs)
         return npfunc(*xs) if b is None else b.map(name, *xs)
-    f.__name__ = name
+    f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Elementwise ``{name}``, as numpy.{npfunc.__name__}, on traced values too."
     return f
 
@@ -47,28 +48,17 @@ def _expit(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-add = _elementwise("add", np.add)
-subtract = _elementwise("subtract", np.subtract)
-multiply = _elementwise("multiply", np.multiply)
-divide = true_divide = _elementwise("divide", np.divide)
-negative = _elementwise("negative", np.negative)
-square = _elementwise("square", np.square)
-exp = _elementwise("exp", np.exp)
-log = _elementwise("log", np.log)
-sqrt = _elementwise("sqrt", np.sqrt)
-reciprocal = _elementwise("reciprocal", np.reciprocal)
-tanh = _elementwise("tanh", np.tanh)
-sin = _elementwise("sin", np.sin)
-cos = _elementwise("cos", np.cos)
-abs = absolute = _elementwise("absolute", np.absolute)
-maximum = _elementwise("maximum", np.maximum)
-minimum = _elementwise("minimum", np.minimum)
-greater = _elementwise("greater", np.greater)
-greater_equal = _elementwise("greater_equal", np.greater_equal)
-less = _elementwise("less", np.less)
-less_equal = _elementwise("less_equal", np.less_equal)
-equal = _elementwise("equal", np.equal)
-not_equal = _elementwise("not_equal", np.not_equal)
+# Every elementwise row with a numpy ufunc of the same name is a function here, and np.<name>
+# on a traced value dispatches to it: adding such a row to kernels/ops.py is all it takes.
+# power has its own function below (it picks among several rows).
+_UFUNCS = {}
+for _row in ROWS:
+    _twin = getattr(np, _row.name, None) if _row.kind == "map" else None
+    if isinstance(_twin, np.ufunc) and _row.name != "power":
+        globals()[_row.name] = _UFUNCS[_twin] = _elementwise(_row.name, _twin)
+del _row, _twin
+divide = true_divide = globals()["divide"]
+abs = absolute = globals()["absolute"]
 # Not in numpy, but rows of their own: relu(x) = max(x, 0), sigmoid = scipy.special.expit,
 # rsqrt(x) = 1 / sqrt(x).
 relu = _elementwise("relu", lambda x: np.maximum(x, 0.0))
@@ -537,15 +527,7 @@ def _take_rows(x, idx):
 
 # -- numpy protocol dispatch -----------------------------------------------------------------
 
-_UFUNCS = {
-    np.add: add, np.subtract: subtract, np.multiply: multiply, np.divide: divide,
-    np.negative: negative, np.positive: positive, np.power: power, np.square: square,
-    np.exp: exp, np.log: log, np.sqrt: sqrt, np.reciprocal: reciprocal, np.tanh: tanh,
-    np.sin: sin, np.cos: cos, np.absolute: absolute, np.maximum: maximum, np.minimum: minimum,
-    np.greater: greater, np.greater_equal: greater_equal, np.less: less,
-    np.less_equal: less_equal, np.equal: equal, np.not_equal: not_equal,
-    np.matmul: lambda a, b: matmul(a, b),
-}
+_UFUNCS.update({np.positive: positive, np.power: power, np.matmul: matmul})
 
 _FUNCTIONS = {
     np.sum: sum, np.mean: mean, np.max: max, np.amax: max, np.min: min, np.amin: min,

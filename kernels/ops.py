@@ -30,6 +30,7 @@ same meaning in numba and in plain Python; blocks may also use ``np.dot(A, B, ou
 Axis rows see their operand as ``(outer, m, inner)`` = ``P[p:p+3]``: the reduced (or
 normalised) axis has length ``m``; element ``(o, j, k)`` sits at ``(o * m + j) * inner + k``.
 """
+import textwrap
 from typing import NamedTuple, Optional, Tuple
 
 
@@ -52,6 +53,38 @@ _POS = ((0.2, 4.0),)          # strictly positive domain for log, sqrt, ...
 
 # sqrt(2 / pi) and 3 * 0.044715, for the tanh form of gelu; 1 / sqrt(2) and 1 / sqrt(2 pi)
 _GELU_U = "0.7978845608028654 * (a + 0.044715 * a * a * a)"
+
+def _per(loop, body):
+    """``loop`` (a for-line) around the statements ``body``."""
+    return f"{loop}\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+
+
+# Row statistics that a backward recomputes rather than stores: layer norm's mean and
+# 1 / std of row o (the last axis, m long), and cross-entropy's row max and sum of exp.
+_LN_STATS = """
+b0 = oa + o * m
+mu = 0.0
+for j in range(m):
+    mu += val[b0 + j]
+mu /= m
+var = 0.0
+for j in range(m):
+    d = val[b0 + j] - mu
+    var += d * d
+rs = 1.0 / sqrt(var / m + c)
+"""
+_CE_ROW = """
+b0 = oa + r * ncls
+t = int(val[ot + r])
+if t < 0 or t >= ncls:
+    raise IndexError("cross_entropy: a target is outside 0 .. classes - 1")
+mx = val[b0]
+for j in range(1, ncls):
+    mx = max(mx, val[b0 + j])
+s = 0.0
+for j in range(ncls):
+    s += exp(val[b0 + j] - mx)
+"""
 
 # The loops over the (outer, m, inner) view of an axis row's operand.
 _AXIS = """
@@ -379,46 +412,23 @@ if need[ia]:
                 grad[oa + q] += gk * exp(val[oa + q] - y)
 """),
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
-    # Backward: da = r * (g - mean(g) - y * mean(g * y)), r = 1 / sqrt(var + eps).
+    # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
-       fwd=_AXIS + """
-for o in range(outer):
-    b0 = oa + o * m
-    mu = 0.0
-    for j in range(m):
-        mu += val[b0 + j]
-    mu /= m
-    var = 0.0
-    for j in range(m):
-        d = val[b0 + j] - mu
-        var += d * d
-    r = 1.0 / sqrt(var / m + c)
-    for j in range(m):
-        val[oy + o * m + j] = (val[b0 + j] - mu) * r
-""", bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        b0 = oa + o * m
-        mu = 0.0
-        for j in range(m):
-            mu += val[b0 + j]
-        mu /= m
-        var = 0.0
-        for j in range(m):
-            d = val[b0 + j] - mu
-            var += d * d
-        r = 1.0 / sqrt(var / m + c)
-        gm = 0.0
-        gy = 0.0
-        for j in range(m):
-            gm += grad[oy + o * m + j]
-            gy += grad[oy + o * m + j] * val[oy + o * m + j]
-        gm /= m
-        gy /= m
-        for j in range(m):
-            q = o * m + j
-            grad[b0 + j] += r * (grad[oy + q] - gm - val[oy + q] * gy)
-"""),
+       fwd=_AXIS + _per("for o in range(outer):", _LN_STATS + """
+for j in range(m):
+    val[oy + o * m + j] = (val[b0 + j] - mu) * rs
+"""), bwd=_AXIS + _per("for o in range(outer if need[ia] else 0):", _LN_STATS + """
+gm = 0.0
+gy = 0.0
+for j in range(m):
+    gm += grad[oy + o * m + j]
+    gy += grad[oy + o * m + j] * val[oy + o * m + j]
+gm /= m
+gy /= m
+for j in range(m):
+    q = o * m + j
+    grad[b0 + j] += rs * (grad[oy + q] - gm - val[oy + q] * gy)
+""")),
     # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
     # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
@@ -428,18 +438,9 @@ ncls = P[p + 1]
 oa = off[a0[i]]
 ot = off[a1[i]]
 loss = 0.0
-for r in range(rows):
-    b0 = oa + r * ncls
-    t = int(val[ot + r])
-    if t < 0 or t >= ncls:
-        raise IndexError("cross_entropy: a target is outside 0 .. classes - 1")
-    mx = val[b0]
-    for j in range(1, ncls):
-        mx = max(mx, val[b0 + j])
-    s = 0.0
-    for j in range(ncls):
-        s += exp(val[b0 + j] - mx)
-    loss += mx + log(s) - val[b0 + t]
+""" + _per("for r in range(rows):", _CE_ROW + """
+loss += mx + log(s) - val[b0 + t]
+""") + """
 val[oy] = c * loss
 """, bwd="""
 rows = P[p]
@@ -447,21 +448,12 @@ ncls = P[p + 1]
 ia = a0[i]
 oa = off[ia]
 ot = off[a1[i]]
-if need[ia]:
-    gc = c * grad[oy]
-    for r in range(rows):
-        b0 = oa + r * ncls
-        t = int(val[ot + r])
-        mx = val[b0]
-        for j in range(1, ncls):
-            mx = max(mx, val[b0 + j])
-        s = 0.0
-        for j in range(ncls):
-            s += exp(val[b0 + j] - mx)
-        for j in range(ncls):
-            grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
-        grad[b0 + t] -= gc
-"""),
+gc = c * grad[oy]
+""" + _per("for r in range(rows if need[ia] else 0):", _CE_ROW + """
+for j in range(ncls):
+    grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
+grad[b0 + t] -= gc
+""")),
     # take rows: y[k, :] = a[idx[k], :] for a table a0 of P[p] rows of P[p+1] elements and
     # indices read at run time from the node a1 (data: new indices do not retrace).
     # Negative indices count from the end, as numpy; anything else outside raises.

@@ -1124,9 +1124,9 @@ def forward(I, F, start, stop):
                 for j in range(m):
                     d = F[np.uintp(b_val + (b0 + j))] - mu
                     var += d * d
-                r = 1.0 / sqrt(var / m + c)
+                rs = 1.0 / sqrt(var / m + c)
                 for j in range(m):
-                    F[np.uintp(b_val + (oy + o * m + j))] = (F[np.uintp(b_val + (b0 + j))] - mu) * r
+                    F[np.uintp(b_val + (oy + o * m + j))] = (F[np.uintp(b_val + (b0 + j))] - mu) * rs
         elif o == CROSS_ENTROPY:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2455,28 +2455,27 @@ def backward(I, F, last):
             inner = I[np.uintp(b_P + (p + 2))]
             ia = I[np.uintp(b_a0 + i)]
             oa = I[np.uintp(b_off + ia)]
-            if I[np.uintp(b_need + ia)]:
-                for o in range(outer):
-                    b0 = oa + o * m
-                    mu = 0.0
-                    for j in range(m):
-                        mu += F[np.uintp(b_val + (b0 + j))]
-                    mu /= m
-                    var = 0.0
-                    for j in range(m):
-                        d = F[np.uintp(b_val + (b0 + j))] - mu
-                        var += d * d
-                    r = 1.0 / sqrt(var / m + c)
-                    gm = 0.0
-                    gy = 0.0
-                    for j in range(m):
-                        gm += F[np.uintp(b_grad + (oy + o * m + j))]
-                        gy += F[np.uintp(b_grad + (oy + o * m + j))] * F[np.uintp(b_val + (oy + o * m + j))]
-                    gm /= m
-                    gy /= m
-                    for j in range(m):
-                        q = o * m + j
-                        F[np.uintp(b_grad + (b0 + j))] += r * (F[np.uintp(b_grad + (oy + q))] - gm - F[np.uintp(b_val + (oy + q))] * gy)
+            for o in range(outer if I[np.uintp(b_need + ia)] else 0):
+                b0 = oa + o * m
+                mu = 0.0
+                for j in range(m):
+                    mu += F[np.uintp(b_val + (b0 + j))]
+                mu /= m
+                var = 0.0
+                for j in range(m):
+                    d = F[np.uintp(b_val + (b0 + j))] - mu
+                    var += d * d
+                rs = 1.0 / sqrt(var / m + c)
+                gm = 0.0
+                gy = 0.0
+                for j in range(m):
+                    gm += F[np.uintp(b_grad + (oy + o * m + j))]
+                    gy += F[np.uintp(b_grad + (oy + o * m + j))] * F[np.uintp(b_val + (oy + o * m + j))]
+                gm /= m
+                gy /= m
+                for j in range(m):
+                    q = o * m + j
+                    F[np.uintp(b_grad + (b0 + j))] += rs * (F[np.uintp(b_grad + (oy + q))] - gm - F[np.uintp(b_val + (oy + q))] * gy)
         elif o == CROSS_ENTROPY:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2487,20 +2486,21 @@ def backward(I, F, last):
             ia = I[np.uintp(b_a0 + i)]
             oa = I[np.uintp(b_off + ia)]
             ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
-            if I[np.uintp(b_need + ia)]:
-                gc = c * F[np.uintp(b_grad + oy)]
-                for r in range(rows):
-                    b0 = oa + r * ncls
-                    t = int(F[np.uintp(b_val + (ot + r))])
-                    mx = F[np.uintp(b_val + b0)]
-                    for j in range(1, ncls):
-                        mx = max(mx, F[np.uintp(b_val + (b0 + j))])
-                    s = 0.0
-                    for j in range(ncls):
-                        s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
-                    for j in range(ncls):
-                        F[np.uintp(b_grad + (b0 + j))] += gc * exp(F[np.uintp(b_val + (b0 + j))] - mx) / s
-                    F[np.uintp(b_grad + (b0 + t))] -= gc
+            gc = c * F[np.uintp(b_grad + oy)]
+            for r in range(rows if I[np.uintp(b_need + ia)] else 0):
+                b0 = oa + r * ncls
+                t = int(F[np.uintp(b_val + (ot + r))])
+                if t < 0 or t >= ncls:
+                    raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
+                mx = F[np.uintp(b_val + b0)]
+                for j in range(1, ncls):
+                    mx = max(mx, F[np.uintp(b_val + (b0 + j))])
+                s = 0.0
+                for j in range(ncls):
+                    s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
+                for j in range(ncls):
+                    F[np.uintp(b_grad + (b0 + j))] += gc * exp(F[np.uintp(b_val + (b0 + j))] - mx) / s
+                F[np.uintp(b_grad + (b0 + t))] -= gc
         elif o == TAKE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
