@@ -116,14 +116,16 @@ def _tiled(base, counter):
     return f"{base} + {counter}"
 
 
-def _map_loops(row, bodies):
-    """A map row's element loops: one loop per ``(guard, body)``, a guard being a condition
-    checked once outside the loop (or None).
+def _map_code(row, bodies):
+    """A map row's branch of a sweep: one loop per ``(guard, body)``, a guard being a
+    condition checked once outside the loop (or None).
 
     Scalar nodes (the BurTorch graphs) skip the loops. Operands as large as the output run
     a plain loop that LLVM can vectorize. Otherwise an operand is a scalar or a tile (its
     shape a suffix of the output's: a bias, a layer-norm weight), read with a counter that
-    wraps at its size, so broadcasting needs no gather.
+    wraps at its size, so broadcasting needs no gather. (Moving these loops into functions
+    of their own, as the block rows are, did not shorten the cold compile: measured 54 s
+    both ways.)
     """
     wrap = "ka += 1\nif ka == na:\n    ka = 0\n"
     sizes = "na = off[ia + 1] - oa\n"
@@ -141,21 +143,38 @@ def _map_loops(row, bodies):
                     for g, body in bodies)
     tiled = "".join(guarded(g, "ka = 0\nkb = 0\nfor j in range(ny):\n"
                                + _indent(body(_tiled) + wrap, 1)) for g, body in bodies)
-    return ("if ny == 1:\n" + _indent(scalar, 1)
+    return (_map_operands(row) + "if ny == 1:\n" + _indent(scalar, 1)
             + "else:\n" + _indent(sizes + f"if {dense_if}:\n", 1) + _indent(dense, 2)
-            + _indent("else:\n", 1) + _indent(tiled, 2))
+            + _indent("else:\n", 1) + _indent(tiled, 2)), ""
 
 
-def _forward_branch(row):
+_BLOCK_LOCALS = "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n"
+
+
+def _function(name, code):
+    """Statements as a njit function ``name(I, F, i)`` of their own, called from a sweep.
+
+    Block rows (matmul, the axis rows, ...) are compiled this way, apart from the sweeps:
+    a cold compile of the interpreter took 74 s with every row inside the two sweeps and
+    54 s with the blocks apart. Only block nodes pay the call.
+    """
+    body = (_indent("b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, "
+                    "b_scratch = bases(I)\n", 1) + _indent(_flatten(code), 1))
+    return f"\n\n{JIT}\ndef {name}(I, F, i):\n" + body
+
+
+def _forward_code(row):
+    """(the branch of the forward sweep, the functions it calls)."""
     if row.kind == "map":
         def body(index):
             y = "oy" if index is _scalar else "oy + j"
             return _loads(row, index, False) + f"val[{y}] = {row.fwd}\n"
-        return _map_operands(row) + _map_loops(row, [(None, body)])
-    return "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n" + _indent(row.fwd, 0)
+        return _map_code(row, [(None, body)])
+    name = f"forward_{row.name}"
+    return f"{name}(I, F, i)\n", _function(name, _BLOCK_LOCALS + textwrap.dedent(row.fwd))
 
 
-def _backward_branch(row):
+def _backward_code(row):
     if row.kind == "map":
         bodies = []
         for rule, operand, base, counter in ((row.da, "ia", "oa", "ka"),
@@ -165,13 +184,14 @@ def _backward_branch(row):
                     return (_loads(row, index, True) + (row.pre + "\n" if row.pre else "")
                             + f"grad[{index(base, counter)}] += {rule}\n")
                 bodies.append((f"need[{operand}]", body))
-        return _map_operands(row) + _map_loops(row, bodies)
-    return "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n" + _indent(row.bwd, 0)
+        return _map_code(row, bodies)
+    name = f"backward_{row.name}"
+    return f"{name}(I, F, i)\n", _function(name, _BLOCK_LOCALS + textwrap.dedent(row.bwd))
 
 
 def _chain(branches):
     out, first = [], True
-    for code, row, body in branches:
+    for code, row, body, _ in branches:
         out.append(("if" if first else "elif") + f" o == {row.name.upper()}:\n")
         out.append(_indent(_flatten(body), 1))
         first = False
@@ -180,9 +200,11 @@ def _chain(branches):
 
 def generate():
     consts = "".join(f"{row.name.upper()} = {code}\n" for code, row in enumerate(ROWS))
-    fwd = [(code, row, _forward_branch(row)) for code, row in enumerate(ROWS) if row.kind != "leaf"]
-    bwd = [(code, row, _backward_branch(row)) for code, row in enumerate(ROWS)
+    fwd = [(code, row, *_forward_code(row)) for code, row in enumerate(ROWS)
+           if row.kind != "leaf"]
+    bwd = [(code, row, *_backward_code(row)) for code, row in enumerate(ROWS)
            if row.kind == "block" or (row.kind == "map" and (row.da or row.db))]
+    functions = "".join(f for _, _, _, f in fwd) + "".join(f for _, _, _, f in bwd)
     bases = _indent("b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, "
                     "b_scratch = bases(I)\n", 1)
     forward = (
@@ -201,7 +223,7 @@ def generate():
     helpers = f"H = {layout.H}\n" + _copied(layout.bases, INLINE)
     entry_points = (_copied(entries.run_forward, JIT) + _copied(entries.seed_grad, INLINE)
                     + _copied(entries.value_and_grad, JIT) + _copied(entries.vjp, JIT))
-    return HEADER + consts + helpers + forward + backward + entry_points
+    return HEADER + consts + helpers + functions + forward + backward + entry_points
 
 
 TARGET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep.py")

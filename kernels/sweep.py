@@ -73,6 +73,657 @@ def bases(I):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def forward_where(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    ic = I[np.uintp(b_P + p)]
+    oc = I[np.uintp(b_off + ic)]
+    nc = I[np.uintp(b_off + (ic + 1))] - oc
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    na = I[np.uintp(b_off + (ia + 1))] - oa
+    ib = I[np.uintp(b_a1 + i)]
+    ob = I[np.uintp(b_off + ib)]
+    nb = I[np.uintp(b_off + (ib + 1))] - ob
+    kc = 0
+    ka = 0
+    kb = 0
+    for j in range(ny):
+        F[np.uintp(b_val + (oy + j))] = F[np.uintp(b_val + (oa + ka))] if F[np.uintp(b_val + (oc + kc))] != 0.0 else F[np.uintp(b_val + (ob + kb))]
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_gather(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    for j in range(ny):
+        F[np.uintp(b_val + (oy + j))] = F[np.uintp(b_val + I[np.uintp(b_P + (p + j))])]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_sum(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    acc = 0.0
+    for k in range(I[np.uintp(b_P + p)]):
+        ik = I[np.uintp(b_P + (p + 1 + k))]
+        for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+            acc += F[np.uintp(b_val + e)]
+    F[np.uintp(b_val + oy)] = c * acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_sumsq(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    acc = 0.0
+    for k in range(I[np.uintp(b_P + p)]):
+        ik = I[np.uintp(b_P + (p + 1 + k))]
+        for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+            acc += F[np.uintp(b_val + e)] * F[np.uintp(b_val + e)]
+    F[np.uintp(b_val + oy)] = c * acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_inner(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    m = I[np.uintp(b_P + p)]
+    acc = F[np.uintp(b_val + I[np.uintp(b_off + I[np.uintp(b_a0 + i)])])] if I[np.uintp(b_a0 + i)] >= 0 else 0.0
+    for k in range(m):
+        ox = I[np.uintp(b_off + I[np.uintp(b_P + (p + 1 + k))])]
+        ow = I[np.uintp(b_off + I[np.uintp(b_P + (p + 1 + m + k))])]
+        for e in range(I[np.uintp(b_off + (I[np.uintp(b_P + (p + 1 + k))] + 1))] - ox):
+            acc += F[np.uintp(b_val + (ox + e))] * F[np.uintp(b_val + (ow + e))]
+    F[np.uintp(b_val + oy)] = acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_sum_axis(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += F[np.uintp(b_val + (oa + (o * m + j) * inner + k))]
+            F[np.uintp(b_val + (oy + o * inner + k))] = c * acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_max_axis(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        for k in range(inner):
+            best = c * F[np.uintp(b_val + (oa + o * m * inner + k))]
+            for j in range(1, m):
+                v = c * F[np.uintp(b_val + (oa + (o * m + j) * inner + k))]
+                if v > best or v != v:
+                    best = v
+                    if v != v:
+                        break
+            F[np.uintp(b_val + (oy + o * inner + k))] = c * best
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_softmax(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        for k in range(inner):
+            mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
+            for j in range(1, m):
+                mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
+            s = 0.0
+            for j in range(m):
+                e = exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
+                F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] = e
+                s += e
+            for j in range(m):
+                F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] /= s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_log_softmax(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        for k in range(inner):
+            mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
+            for j in range(1, m):
+                mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
+            s = 0.0
+            for j in range(m):
+                s += exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
+            lse = mx + log(s)
+            for j in range(m):
+                F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] = F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - lse
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_logsumexp(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        for k in range(inner):
+            mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
+            for j in range(1, m):
+                mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
+            if mx < -1.7976931348623157e+308:
+                F[np.uintp(b_val + (oy + o * inner + k))] = mx
+            else:
+                s = 0.0
+                for j in range(m):
+                    s += exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
+                F[np.uintp(b_val + (oy + o * inner + k))] = mx + log(s)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_layer_norm(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        b0 = oa + o * m
+        mu = 0.0
+        for j in range(m):
+            mu += F[np.uintp(b_val + (b0 + j))]
+        mu /= m
+        var = 0.0
+        for j in range(m):
+            d = F[np.uintp(b_val + (b0 + j))] - mu
+            var += d * d
+        rs = 1.0 / sqrt(var / m + c)
+        for j in range(m):
+            F[np.uintp(b_val + (oy + o * m + j))] = (F[np.uintp(b_val + (b0 + j))] - mu) * rs
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_cross_entropy(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    rows = I[np.uintp(b_P + p)]
+    ncls = I[np.uintp(b_P + (p + 1))]
+    oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
+    ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+    loss = 0.0
+    for r in range(rows):
+        b0 = oa + r * ncls
+        t = int(F[np.uintp(b_val + (ot + r))])
+        if t < 0 or t >= ncls:
+            raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
+        mx = F[np.uintp(b_val + b0)]
+        for j in range(1, ncls):
+            mx = max(mx, F[np.uintp(b_val + (b0 + j))])
+        s = 0.0
+        for j in range(ncls):
+            s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
+        loss += mx + log(s) - F[np.uintp(b_val + (b0 + t))]
+    F[np.uintp(b_val + oy)] = c * loss
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_take(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    nrows = I[np.uintp(b_P + p)]
+    width = I[np.uintp(b_P + (p + 1))]
+    oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
+    ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(F[np.uintp(b_val + (ot + k))])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            raise IndexError("take: an index is out of range for the table's rows")
+        for e in range(width):
+            F[np.uintp(b_val + (oy + k * width + e))] = F[np.uintp(b_val + (oa + t * width + e))]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_matmul(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    nb = I[np.uintp(b_P + p)]
+    M = I[np.uintp(b_P + (p + 1))]
+    K = I[np.uintp(b_P + (p + 2))]
+    N = I[np.uintp(b_P + (p + 3))]
+    oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
+    ob = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+    for bt in range(nb):
+        xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
+        xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
+        xy = oy + bt * M * N
+        if M * K * N <= 512:
+            for r in range(M):
+                for n in range(N):
+                    F[np.uintp(b_val + (xy + r * N + n))] = 0.0
+                for k in range(K):
+                    av = F[np.uintp(b_val + (xa + r * K + k))]
+                    for n in range(N):
+                        F[np.uintp(b_val + (xy + r * N + n))] += av * F[np.uintp(b_val + (xb + k * N + n))]
+        else:
+            np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K), F[b_val + xb:b_val + (xb + K * N)].reshape(K, N), F[b_val + xy:b_val + (xy + M * N)].reshape(M, N))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_where(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    ic = I[np.uintp(b_P + p)]
+    oc = I[np.uintp(b_off + ic)]
+    nc = I[np.uintp(b_off + (ic + 1))] - oc
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    na = I[np.uintp(b_off + (ia + 1))] - oa
+    ib = I[np.uintp(b_a1 + i)]
+    ob = I[np.uintp(b_off + ib)]
+    nb = I[np.uintp(b_off + (ib + 1))] - ob
+    kc = 0
+    ka = 0
+    kb = 0
+    for j in range(ny):
+        if F[np.uintp(b_val + (oc + kc))] != 0.0:
+            if I[np.uintp(b_need + ia)]:
+                F[np.uintp(b_grad + (oa + ka))] += F[np.uintp(b_grad + (oy + j))]
+        elif I[np.uintp(b_need + ib)]:
+            F[np.uintp(b_grad + (ob + kb))] += F[np.uintp(b_grad + (oy + j))]
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_gather(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    for j in range(ny):
+        F[np.uintp(b_grad + I[np.uintp(b_P + (p + j))])] += F[np.uintp(b_grad + (oy + j))]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_sum(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    gc = c * F[np.uintp(b_grad + oy)]
+    for k in range(I[np.uintp(b_P + p)]):
+        ik = I[np.uintp(b_P + (p + 1 + k))]
+        if I[np.uintp(b_need + ik)]:
+            for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+                F[np.uintp(b_grad + e)] += gc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_sumsq(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    gc = 2.0 * c * F[np.uintp(b_grad + oy)]
+    for k in range(I[np.uintp(b_P + p)]):
+        ik = I[np.uintp(b_P + (p + 1 + k))]
+        if I[np.uintp(b_need + ik)]:
+            for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
+                F[np.uintp(b_grad + e)] += gc * F[np.uintp(b_val + e)]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_inner(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    m = I[np.uintp(b_P + p)]
+    gy = F[np.uintp(b_grad + oy)]
+    if I[np.uintp(b_a0 + i)] >= 0 and I[np.uintp(b_need + I[np.uintp(b_a0 + i)])]:
+        F[np.uintp(b_grad + I[np.uintp(b_off + I[np.uintp(b_a0 + i)])])] += gy
+    for k in range(m):
+        ix = I[np.uintp(b_P + (p + 1 + k))]
+        iw = I[np.uintp(b_P + (p + 1 + m + k))]
+        ox = I[np.uintp(b_off + ix)]
+        ow = I[np.uintp(b_off + iw)]
+        for e in range(I[np.uintp(b_off + (ix + 1))] - ox):
+            xe = F[np.uintp(b_val + (ox + e))]
+            we = F[np.uintp(b_val + (ow + e))]
+            if I[np.uintp(b_need + ix)]:
+                F[np.uintp(b_grad + (ox + e))] += gy * we
+            if I[np.uintp(b_need + iw)]:
+                F[np.uintp(b_grad + (ow + e))] += gy * xe
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_sum_axis(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    if I[np.uintp(b_need + ia)]:
+        for o in range(outer):
+            for k in range(inner):
+                gk = c * F[np.uintp(b_grad + (oy + o * inner + k))]
+                for j in range(m):
+                    F[np.uintp(b_grad + (oa + (o * m + j) * inner + k))] += gk
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_max_axis(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    if I[np.uintp(b_need + ia)]:
+        for o in range(outer):
+            for k in range(inner):
+                y = F[np.uintp(b_val + (oy + o * inner + k))]
+                ties = 0
+                for j in range(m):
+                    if F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] == y:
+                        ties += 1
+                if ties > 0:
+                    share = F[np.uintp(b_grad + (oy + o * inner + k))] / ties
+                    for j in range(m):
+                        if F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] == y:
+                            F[np.uintp(b_grad + (oa + (o * m + j) * inner + k))] += share
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_softmax(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    if I[np.uintp(b_need + ia)]:
+        for o in range(outer):
+            for k in range(inner):
+                dot = 0.0
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    dot += F[np.uintp(b_grad + (oy + q))] * F[np.uintp(b_val + (oy + q))]
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_val + (oy + q))] * (F[np.uintp(b_grad + (oy + q))] - dot)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_log_softmax(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    if I[np.uintp(b_need + ia)]:
+        for o in range(outer):
+            for k in range(inner):
+                gs = 0.0
+                for j in range(m):
+                    gs += F[np.uintp(b_grad + (oy + (o * m + j) * inner + k))]
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_grad + (oy + q))] - exp(F[np.uintp(b_val + (oy + q))]) * gs
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_logsumexp(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    if I[np.uintp(b_need + ia)]:
+        for o in range(outer):
+            for k in range(inner):
+                y = F[np.uintp(b_val + (oy + o * inner + k))]
+                gk = F[np.uintp(b_grad + (oy + o * inner + k))]
+                if y < -1.7976931348623157e+308:
+                    continue
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    F[np.uintp(b_grad + (oa + q))] += gk * exp(F[np.uintp(b_val + (oa + q))] - y)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_layer_norm(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer if I[np.uintp(b_need + ia)] else 0):
+        b0 = oa + o * m
+        mu = 0.0
+        for j in range(m):
+            mu += F[np.uintp(b_val + (b0 + j))]
+        mu /= m
+        var = 0.0
+        for j in range(m):
+            d = F[np.uintp(b_val + (b0 + j))] - mu
+            var += d * d
+        rs = 1.0 / sqrt(var / m + c)
+        gm = 0.0
+        gy = 0.0
+        for j in range(m):
+            gm += F[np.uintp(b_grad + (oy + o * m + j))]
+            gy += F[np.uintp(b_grad + (oy + o * m + j))] * F[np.uintp(b_val + (oy + o * m + j))]
+        gm /= m
+        gy /= m
+        for j in range(m):
+            q = o * m + j
+            F[np.uintp(b_grad + (b0 + j))] += rs * (F[np.uintp(b_grad + (oy + q))] - gm - F[np.uintp(b_val + (oy + q))] * gy)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_cross_entropy(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    rows = I[np.uintp(b_P + p)]
+    ncls = I[np.uintp(b_P + (p + 1))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+    gc = c * F[np.uintp(b_grad + oy)]
+    for r in range(rows if I[np.uintp(b_need + ia)] else 0):
+        b0 = oa + r * ncls
+        t = int(F[np.uintp(b_val + (ot + r))])
+        if t < 0 or t >= ncls:
+            raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
+        mx = F[np.uintp(b_val + b0)]
+        for j in range(1, ncls):
+            mx = max(mx, F[np.uintp(b_val + (b0 + j))])
+        s = 0.0
+        for j in range(ncls):
+            s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
+        for j in range(ncls):
+            F[np.uintp(b_grad + (b0 + j))] += gc * exp(F[np.uintp(b_val + (b0 + j))] - mx) / s
+        F[np.uintp(b_grad + (b0 + t))] -= gc
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_take(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    nrows = I[np.uintp(b_P + p)]
+    width = I[np.uintp(b_P + (p + 1))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+    if I[np.uintp(b_need + ia)]:
+        for k in range(ny // width if width > 0 else 0):
+            t = int(F[np.uintp(b_val + (ot + k))])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                F[np.uintp(b_grad + (oa + t * width + e))] += F[np.uintp(b_grad + (oy + k * width + e))]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_matmul(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    nb = I[np.uintp(b_P + p)]
+    M = I[np.uintp(b_P + (p + 1))]
+    K = I[np.uintp(b_P + (p + 2))]
+    N = I[np.uintp(b_P + (p + 3))]
+    ia = I[np.uintp(b_a0 + i)]
+    ib = I[np.uintp(b_a1 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    ob = I[np.uintp(b_off + ib)]
+    for bt in range(nb):
+        xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
+        xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
+        xy = oy + bt * M * N
+        if M * K * N <= 512:
+            for r in range(M):
+                for k in range(K):
+                    if I[np.uintp(b_need + ia)]:
+                        acc = 0.0
+                        for n in range(N):
+                            acc += F[np.uintp(b_grad + (xy + r * N + n))] * F[np.uintp(b_val + (xb + k * N + n))]
+                        F[np.uintp(b_grad + (xa + r * K + k))] += acc
+                    if I[np.uintp(b_need + ib)]:
+                        av = F[np.uintp(b_val + (xa + r * K + k))]
+                        for n in range(N):
+                            F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
+        else:
+            gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
+            if I[np.uintp(b_need + ia)]:
+                np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
+                for e in range(M * K):
+                    F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
+            if I[np.uintp(b_need + ib)]:
+                np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
+                for e in range(K * N):
+                    F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def forward(I, F, start, stop):
     """Evaluate nodes start..stop-1 in tape order."""
     b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
@@ -940,258 +1591,33 @@ def forward(I, F, start, stop):
                         if kb == nb:
                             kb = 0
         elif o == WHERE:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            ic = I[np.uintp(b_P + p)]
-            oc = I[np.uintp(b_off + ic)]
-            nc = I[np.uintp(b_off + (ic + 1))] - oc
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            na = I[np.uintp(b_off + (ia + 1))] - oa
-            ib = I[np.uintp(b_a1 + i)]
-            ob = I[np.uintp(b_off + ib)]
-            nb = I[np.uintp(b_off + (ib + 1))] - ob
-            kc = 0
-            ka = 0
-            kb = 0
-            for j in range(ny):
-                F[np.uintp(b_val + (oy + j))] = F[np.uintp(b_val + (oa + ka))] if F[np.uintp(b_val + (oc + kc))] != 0.0 else F[np.uintp(b_val + (ob + kb))]
-                kc = kc + 1 if kc + 1 < nc else 0
-                ka = ka + 1 if ka + 1 < na else 0
-                kb = kb + 1 if kb + 1 < nb else 0
+            forward_where(I, F, i)
         elif o == GATHER:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            for j in range(ny):
-                F[np.uintp(b_val + (oy + j))] = F[np.uintp(b_val + I[np.uintp(b_P + (p + j))])]
+            forward_gather(I, F, i)
         elif o == SUM:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            acc = 0.0
-            for k in range(I[np.uintp(b_P + p)]):
-                ik = I[np.uintp(b_P + (p + 1 + k))]
-                for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
-                    acc += F[np.uintp(b_val + e)]
-            F[np.uintp(b_val + oy)] = c * acc
+            forward_sum(I, F, i)
         elif o == SUMSQ:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            acc = 0.0
-            for k in range(I[np.uintp(b_P + p)]):
-                ik = I[np.uintp(b_P + (p + 1 + k))]
-                for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
-                    acc += F[np.uintp(b_val + e)] * F[np.uintp(b_val + e)]
-            F[np.uintp(b_val + oy)] = c * acc
+            forward_sumsq(I, F, i)
         elif o == INNER:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            m = I[np.uintp(b_P + p)]
-            acc = F[np.uintp(b_val + I[np.uintp(b_off + I[np.uintp(b_a0 + i)])])] if I[np.uintp(b_a0 + i)] >= 0 else 0.0
-            for k in range(m):
-                ox = I[np.uintp(b_off + I[np.uintp(b_P + (p + 1 + k))])]
-                ow = I[np.uintp(b_off + I[np.uintp(b_P + (p + 1 + m + k))])]
-                for e in range(I[np.uintp(b_off + (I[np.uintp(b_P + (p + 1 + k))] + 1))] - ox):
-                    acc += F[np.uintp(b_val + (ox + e))] * F[np.uintp(b_val + (ow + e))]
-            F[np.uintp(b_val + oy)] = acc
+            forward_inner(I, F, i)
         elif o == SUM_AXIS:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer):
-                for k in range(inner):
-                    acc = 0.0
-                    for j in range(m):
-                        acc += F[np.uintp(b_val + (oa + (o * m + j) * inner + k))]
-                    F[np.uintp(b_val + (oy + o * inner + k))] = c * acc
+            forward_sum_axis(I, F, i)
         elif o == MAX_AXIS:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer):
-                for k in range(inner):
-                    best = c * F[np.uintp(b_val + (oa + o * m * inner + k))]
-                    for j in range(1, m):
-                        v = c * F[np.uintp(b_val + (oa + (o * m + j) * inner + k))]
-                        if v > best or v != v:
-                            best = v
-                            if v != v:
-                                break
-                    F[np.uintp(b_val + (oy + o * inner + k))] = c * best
+            forward_max_axis(I, F, i)
         elif o == SOFTMAX:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer):
-                for k in range(inner):
-                    mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
-                    for j in range(1, m):
-                        mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
-                    s = 0.0
-                    for j in range(m):
-                        e = exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
-                        F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] = e
-                        s += e
-                    for j in range(m):
-                        F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] /= s
+            forward_softmax(I, F, i)
         elif o == LOG_SOFTMAX:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer):
-                for k in range(inner):
-                    mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
-                    for j in range(1, m):
-                        mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
-                    s = 0.0
-                    for j in range(m):
-                        s += exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
-                    lse = mx + log(s)
-                    for j in range(m):
-                        F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] = F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - lse
+            forward_log_softmax(I, F, i)
         elif o == LOGSUMEXP:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer):
-                for k in range(inner):
-                    mx = F[np.uintp(b_val + (oa + o * m * inner + k))]
-                    for j in range(1, m):
-                        mx = max(mx, F[np.uintp(b_val + (oa + (o * m + j) * inner + k))])
-                    if mx < -1.7976931348623157e+308:
-                        F[np.uintp(b_val + (oy + o * inner + k))] = mx
-                    else:
-                        s = 0.0
-                        for j in range(m):
-                            s += exp(F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] - mx)
-                        F[np.uintp(b_val + (oy + o * inner + k))] = mx + log(s)
+            forward_logsumexp(I, F, i)
         elif o == LAYER_NORM:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer):
-                b0 = oa + o * m
-                mu = 0.0
-                for j in range(m):
-                    mu += F[np.uintp(b_val + (b0 + j))]
-                mu /= m
-                var = 0.0
-                for j in range(m):
-                    d = F[np.uintp(b_val + (b0 + j))] - mu
-                    var += d * d
-                rs = 1.0 / sqrt(var / m + c)
-                for j in range(m):
-                    F[np.uintp(b_val + (oy + o * m + j))] = (F[np.uintp(b_val + (b0 + j))] - mu) * rs
+            forward_layer_norm(I, F, i)
         elif o == CROSS_ENTROPY:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            rows = I[np.uintp(b_P + p)]
-            ncls = I[np.uintp(b_P + (p + 1))]
-            oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
-            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
-            loss = 0.0
-            for r in range(rows):
-                b0 = oa + r * ncls
-                t = int(F[np.uintp(b_val + (ot + r))])
-                if t < 0 or t >= ncls:
-                    raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
-                mx = F[np.uintp(b_val + b0)]
-                for j in range(1, ncls):
-                    mx = max(mx, F[np.uintp(b_val + (b0 + j))])
-                s = 0.0
-                for j in range(ncls):
-                    s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
-                loss += mx + log(s) - F[np.uintp(b_val + (b0 + t))]
-            F[np.uintp(b_val + oy)] = c * loss
+            forward_cross_entropy(I, F, i)
         elif o == TAKE:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            nrows = I[np.uintp(b_P + p)]
-            width = I[np.uintp(b_P + (p + 1))]
-            oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
-            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
-            for k in range(ny // width if width > 0 else 0):
-                t = int(F[np.uintp(b_val + (ot + k))])
-                if t < 0:
-                    t += nrows
-                if t < 0 or t >= nrows:
-                    raise IndexError("take: an index is out of range for the table's rows")
-                for e in range(width):
-                    F[np.uintp(b_val + (oy + k * width + e))] = F[np.uintp(b_val + (oa + t * width + e))]
+            forward_take(I, F, i)
         elif o == MATMUL:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            nb = I[np.uintp(b_P + p)]
-            M = I[np.uintp(b_P + (p + 1))]
-            K = I[np.uintp(b_P + (p + 2))]
-            N = I[np.uintp(b_P + (p + 3))]
-            oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
-            ob = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
-            for bt in range(nb):
-                xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
-                xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
-                xy = oy + bt * M * N
-                if M * K * N <= 512:
-                    for r in range(M):
-                        for n in range(N):
-                            F[np.uintp(b_val + (xy + r * N + n))] = 0.0
-                        for k in range(K):
-                            av = F[np.uintp(b_val + (xa + r * K + k))]
-                            for n in range(N):
-                                F[np.uintp(b_val + (xy + r * N + n))] += av * F[np.uintp(b_val + (xb + k * N + n))]
-                else:
-                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K), F[b_val + xb:b_val + (xb + K * N)].reshape(K, N), F[b_val + xy:b_val + (xy + M * N)].reshape(M, N))
+            forward_matmul(I, F, i)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -2272,291 +2698,33 @@ def backward(I, F, last):
                             if kb == nb:
                                 kb = 0
         elif o == WHERE:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            ic = I[np.uintp(b_P + p)]
-            oc = I[np.uintp(b_off + ic)]
-            nc = I[np.uintp(b_off + (ic + 1))] - oc
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            na = I[np.uintp(b_off + (ia + 1))] - oa
-            ib = I[np.uintp(b_a1 + i)]
-            ob = I[np.uintp(b_off + ib)]
-            nb = I[np.uintp(b_off + (ib + 1))] - ob
-            kc = 0
-            ka = 0
-            kb = 0
-            for j in range(ny):
-                if F[np.uintp(b_val + (oc + kc))] != 0.0:
-                    if I[np.uintp(b_need + ia)]:
-                        F[np.uintp(b_grad + (oa + ka))] += F[np.uintp(b_grad + (oy + j))]
-                elif I[np.uintp(b_need + ib)]:
-                    F[np.uintp(b_grad + (ob + kb))] += F[np.uintp(b_grad + (oy + j))]
-                kc = kc + 1 if kc + 1 < nc else 0
-                ka = ka + 1 if ka + 1 < na else 0
-                kb = kb + 1 if kb + 1 < nb else 0
+            backward_where(I, F, i)
         elif o == GATHER:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            for j in range(ny):
-                F[np.uintp(b_grad + I[np.uintp(b_P + (p + j))])] += F[np.uintp(b_grad + (oy + j))]
+            backward_gather(I, F, i)
         elif o == SUM:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            gc = c * F[np.uintp(b_grad + oy)]
-            for k in range(I[np.uintp(b_P + p)]):
-                ik = I[np.uintp(b_P + (p + 1 + k))]
-                if I[np.uintp(b_need + ik)]:
-                    for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
-                        F[np.uintp(b_grad + e)] += gc
+            backward_sum(I, F, i)
         elif o == SUMSQ:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            gc = 2.0 * c * F[np.uintp(b_grad + oy)]
-            for k in range(I[np.uintp(b_P + p)]):
-                ik = I[np.uintp(b_P + (p + 1 + k))]
-                if I[np.uintp(b_need + ik)]:
-                    for e in range(I[np.uintp(b_off + ik)], I[np.uintp(b_off + (ik + 1))]):
-                        F[np.uintp(b_grad + e)] += gc * F[np.uintp(b_val + e)]
+            backward_sumsq(I, F, i)
         elif o == INNER:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            m = I[np.uintp(b_P + p)]
-            gy = F[np.uintp(b_grad + oy)]
-            if I[np.uintp(b_a0 + i)] >= 0 and I[np.uintp(b_need + I[np.uintp(b_a0 + i)])]:
-                F[np.uintp(b_grad + I[np.uintp(b_off + I[np.uintp(b_a0 + i)])])] += gy
-            for k in range(m):
-                ix = I[np.uintp(b_P + (p + 1 + k))]
-                iw = I[np.uintp(b_P + (p + 1 + m + k))]
-                ox = I[np.uintp(b_off + ix)]
-                ow = I[np.uintp(b_off + iw)]
-                for e in range(I[np.uintp(b_off + (ix + 1))] - ox):
-                    xe = F[np.uintp(b_val + (ox + e))]
-                    we = F[np.uintp(b_val + (ow + e))]
-                    if I[np.uintp(b_need + ix)]:
-                        F[np.uintp(b_grad + (ox + e))] += gy * we
-                    if I[np.uintp(b_need + iw)]:
-                        F[np.uintp(b_grad + (ow + e))] += gy * xe
+            backward_inner(I, F, i)
         elif o == SUM_AXIS:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            if I[np.uintp(b_need + ia)]:
-                for o in range(outer):
-                    for k in range(inner):
-                        gk = c * F[np.uintp(b_grad + (oy + o * inner + k))]
-                        for j in range(m):
-                            F[np.uintp(b_grad + (oa + (o * m + j) * inner + k))] += gk
+            backward_sum_axis(I, F, i)
         elif o == MAX_AXIS:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            if I[np.uintp(b_need + ia)]:
-                for o in range(outer):
-                    for k in range(inner):
-                        y = F[np.uintp(b_val + (oy + o * inner + k))]
-                        ties = 0
-                        for j in range(m):
-                            if F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] == y:
-                                ties += 1
-                        if ties > 0:
-                            share = F[np.uintp(b_grad + (oy + o * inner + k))] / ties
-                            for j in range(m):
-                                if F[np.uintp(b_val + (oa + (o * m + j) * inner + k))] == y:
-                                    F[np.uintp(b_grad + (oa + (o * m + j) * inner + k))] += share
+            backward_max_axis(I, F, i)
         elif o == SOFTMAX:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            if I[np.uintp(b_need + ia)]:
-                for o in range(outer):
-                    for k in range(inner):
-                        dot = 0.0
-                        for j in range(m):
-                            q = (o * m + j) * inner + k
-                            dot += F[np.uintp(b_grad + (oy + q))] * F[np.uintp(b_val + (oy + q))]
-                        for j in range(m):
-                            q = (o * m + j) * inner + k
-                            F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_val + (oy + q))] * (F[np.uintp(b_grad + (oy + q))] - dot)
+            backward_softmax(I, F, i)
         elif o == LOG_SOFTMAX:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            if I[np.uintp(b_need + ia)]:
-                for o in range(outer):
-                    for k in range(inner):
-                        gs = 0.0
-                        for j in range(m):
-                            gs += F[np.uintp(b_grad + (oy + (o * m + j) * inner + k))]
-                        for j in range(m):
-                            q = (o * m + j) * inner + k
-                            F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_grad + (oy + q))] - exp(F[np.uintp(b_val + (oy + q))]) * gs
+            backward_log_softmax(I, F, i)
         elif o == LOGSUMEXP:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            if I[np.uintp(b_need + ia)]:
-                for o in range(outer):
-                    for k in range(inner):
-                        y = F[np.uintp(b_val + (oy + o * inner + k))]
-                        gk = F[np.uintp(b_grad + (oy + o * inner + k))]
-                        if y < -1.7976931348623157e+308:
-                            continue
-                        for j in range(m):
-                            q = (o * m + j) * inner + k
-                            F[np.uintp(b_grad + (oa + q))] += gk * exp(F[np.uintp(b_val + (oa + q))] - y)
+            backward_logsumexp(I, F, i)
         elif o == LAYER_NORM:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            outer = I[np.uintp(b_P + p)]
-            m = I[np.uintp(b_P + (p + 1))]
-            inner = I[np.uintp(b_P + (p + 2))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            for o in range(outer if I[np.uintp(b_need + ia)] else 0):
-                b0 = oa + o * m
-                mu = 0.0
-                for j in range(m):
-                    mu += F[np.uintp(b_val + (b0 + j))]
-                mu /= m
-                var = 0.0
-                for j in range(m):
-                    d = F[np.uintp(b_val + (b0 + j))] - mu
-                    var += d * d
-                rs = 1.0 / sqrt(var / m + c)
-                gm = 0.0
-                gy = 0.0
-                for j in range(m):
-                    gm += F[np.uintp(b_grad + (oy + o * m + j))]
-                    gy += F[np.uintp(b_grad + (oy + o * m + j))] * F[np.uintp(b_val + (oy + o * m + j))]
-                gm /= m
-                gy /= m
-                for j in range(m):
-                    q = o * m + j
-                    F[np.uintp(b_grad + (b0 + j))] += rs * (F[np.uintp(b_grad + (oy + q))] - gm - F[np.uintp(b_val + (oy + q))] * gy)
+            backward_layer_norm(I, F, i)
         elif o == CROSS_ENTROPY:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            rows = I[np.uintp(b_P + p)]
-            ncls = I[np.uintp(b_P + (p + 1))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
-            gc = c * F[np.uintp(b_grad + oy)]
-            for r in range(rows if I[np.uintp(b_need + ia)] else 0):
-                b0 = oa + r * ncls
-                t = int(F[np.uintp(b_val + (ot + r))])
-                if t < 0 or t >= ncls:
-                    raise IndexError('cross_entropy: a target is outside 0 .. classes - 1')
-                mx = F[np.uintp(b_val + b0)]
-                for j in range(1, ncls):
-                    mx = max(mx, F[np.uintp(b_val + (b0 + j))])
-                s = 0.0
-                for j in range(ncls):
-                    s += exp(F[np.uintp(b_val + (b0 + j))] - mx)
-                for j in range(ncls):
-                    F[np.uintp(b_grad + (b0 + j))] += gc * exp(F[np.uintp(b_val + (b0 + j))] - mx) / s
-                F[np.uintp(b_grad + (b0 + t))] -= gc
+            backward_cross_entropy(I, F, i)
         elif o == TAKE:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            nrows = I[np.uintp(b_P + p)]
-            width = I[np.uintp(b_P + (p + 1))]
-            ia = I[np.uintp(b_a0 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            ot = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
-            if I[np.uintp(b_need + ia)]:
-                for k in range(ny // width if width > 0 else 0):
-                    t = int(F[np.uintp(b_val + (ot + k))])
-                    if t < 0:
-                        t += nrows
-                    for e in range(width):
-                        F[np.uintp(b_grad + (oa + t * width + e))] += F[np.uintp(b_grad + (oy + k * width + e))]
+            backward_take(I, F, i)
         elif o == MATMUL:
-            oy = I[np.uintp(b_off + i)]
-            ny = I[np.uintp(b_off + (i + 1))] - oy
-            c = F[np.uintp(b_imm + i)]
-            p = I[np.uintp(b_pp + i)]
-            nb = I[np.uintp(b_P + p)]
-            M = I[np.uintp(b_P + (p + 1))]
-            K = I[np.uintp(b_P + (p + 2))]
-            N = I[np.uintp(b_P + (p + 3))]
-            ia = I[np.uintp(b_a0 + i)]
-            ib = I[np.uintp(b_a1 + i)]
-            oa = I[np.uintp(b_off + ia)]
-            ob = I[np.uintp(b_off + ib)]
-            for bt in range(nb):
-                xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
-                xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
-                xy = oy + bt * M * N
-                if M * K * N <= 512:
-                    for r in range(M):
-                        for k in range(K):
-                            if I[np.uintp(b_need + ia)]:
-                                acc = 0.0
-                                for n in range(N):
-                                    acc += F[np.uintp(b_grad + (xy + r * N + n))] * F[np.uintp(b_val + (xb + k * N + n))]
-                                F[np.uintp(b_grad + (xa + r * K + k))] += acc
-                            if I[np.uintp(b_need + ib)]:
-                                av = F[np.uintp(b_val + (xa + r * K + k))]
-                                for n in range(N):
-                                    F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
-                else:
-                    gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
-                    if I[np.uintp(b_need + ia)]:
-                        np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
-                        for e in range(M * K):
-                            F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
-                    if I[np.uintp(b_need + ib)]:
-                        np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
-                        for e in range(K * N):
-                            F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
+            backward_matmul(I, F, i)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
