@@ -86,6 +86,30 @@ for j in range(ncls):
     s += exp(val[b0 + j] - mx)
 """
 
+# where's three operands (cond is the node P[p]) with their sizes, and a wrapping counter
+# each: an operand is as large as the output, a scalar, or a tile repeated over it.
+_WHERE = """
+ic = P[p]
+oc = off[ic]
+nc = off[ic + 1] - oc
+ia = a0[i]
+oa = off[ia]
+na = off[ia + 1] - oa
+ib = a1[i]
+ob = off[ib]
+nb = off[ib + 1] - ob
+kc = 0
+ka = 0
+kb = 0
+"""
+
+# The largest element of lane (o, k) along the axis, for the stable softmax family.
+_MAX_ALONG = """
+mx = val[oa + o * m * inner + k]
+for j in range(1, m):
+    mx = max(mx, val[oa + (o * m + j) * inner + k])
+"""
+
 # The loops over the (outer, m, inner) view of an axis row's operand.
 _AXIS = """
 outer = P[p]
@@ -168,37 +192,13 @@ ROWS = (
     # scalar, or a tile repeated over it (a causal mask over a batch of heads): its index
     # wraps at its size.
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
-       fwd="""
-ic = P[p]
-oc = off[ic]
-nc = off[ic + 1] - oc
-ia = a0[i]
-oa = off[ia]
-na = off[ia + 1] - oa
-ib = a1[i]
-ob = off[ib]
-nb = off[ib + 1] - ob
-kc = 0
-ka = 0
-kb = 0
+       fwd=_WHERE + """
 for j in range(ny):
     val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
     kc = kc + 1 if kc + 1 < nc else 0
     ka = ka + 1 if ka + 1 < na else 0
     kb = kb + 1 if kb + 1 < nb else 0
-""", bwd="""
-ic = P[p]
-oc = off[ic]
-nc = off[ic + 1] - oc
-ia = a0[i]
-oa = off[ia]
-na = off[ia + 1] - oa
-ib = a1[i]
-ob = off[ib]
-nb = off[ib + 1] - ob
-kc = 0
-ka = 0
-kb = 0
+""", bwd=_WHERE + """
 for j in range(ny):
     if val[oc + kc] != 0.0:
         if need[ia]:
@@ -337,20 +337,15 @@ if need[ia]:
 """),
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
-       fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        mx = val[oa + o * m * inner + k]
-        for j in range(1, m):
-            mx = max(mx, val[oa + (o * m + j) * inner + k])
-        s = 0.0
-        for j in range(m):
-            e = exp(val[oa + (o * m + j) * inner + k] - mx)
-            val[oy + (o * m + j) * inner + k] = e
-            s += e
-        for j in range(m):
-            val[oy + (o * m + j) * inner + k] /= s
-""", bwd=_AXIS + """
+       fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
+s = 0.0
+for j in range(m):
+    e = exp(val[oa + (o * m + j) * inner + k] - mx)
+    val[oy + (o * m + j) * inner + k] = e
+    s += e
+for j in range(m):
+    val[oy + (o * m + j) * inner + k] /= s
+""")), bwd=_AXIS + """
 if need[ia]:
     for o in range(outer):
         for k in range(inner):
@@ -362,19 +357,14 @@ if need[ia]:
                 q = (o * m + j) * inner + k
                 grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
 """),
-    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        mx = val[oa + o * m * inner + k]
-        for j in range(1, m):
-            mx = max(mx, val[oa + (o * m + j) * inner + k])
-        s = 0.0
-        for j in range(m):
-            s += exp(val[oa + (o * m + j) * inner + k] - mx)
-        lse = mx + log(s)
-        for j in range(m):
-            val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
-""", bwd=_AXIS + """
+    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
+s = 0.0
+for j in range(m):
+    s += exp(val[oa + (o * m + j) * inner + k] - mx)
+lse = mx + log(s)
+for j in range(m):
+    val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
+""")), bwd=_AXIS + """
 if need[ia]:
     for o in range(outer):
         for k in range(inner):
@@ -386,20 +376,15 @@ if need[ia]:
                 grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
 """),
     # logsumexp over one axis (the output drops the axis); -inf when every input is -inf
-    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        mx = val[oa + o * m * inner + k]
-        for j in range(1, m):
-            mx = max(mx, val[oa + (o * m + j) * inner + k])
-        if mx < -1.7976931348623157e308:       # every input is -inf
-            val[oy + o * inner + k] = mx
-        else:
-            s = 0.0
-            for j in range(m):
-                s += exp(val[oa + (o * m + j) * inner + k] - mx)
-            val[oy + o * inner + k] = mx + log(s)
-""", bwd=_AXIS + """
+    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
+if mx < -1.7976931348623157e308:       # every input is -inf
+    val[oy + o * inner + k] = mx
+else:
+    s = 0.0
+    for j in range(m):
+        s += exp(val[oa + (o * m + j) * inner + k] - mx)
+    val[oy + o * inner + k] = mx + log(s)
+""")), bwd=_AXIS + """
 if need[ia]:
     for o in range(outer):
         for k in range(inner):
