@@ -3,7 +3,7 @@ import functools
 
 import numpy as np
 
-from ._errors import InputError, OutputError, ShapeError, at_user_site
+from ._errors import InputError, OutputError, ShapeError
 from ._plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC, CallPlan
 from ._pytree import check_same, describe, flatten, unflatten
 from ._tape import Tape

@@ -1,6 +1,5 @@
 """grad / value_and_grad / trace / vjp: arguments, structures, dtypes and the trace cache."""
 import numpy as np
-import pytest
 
 import burnumba as bn
 import burnumba.numpy as bnp

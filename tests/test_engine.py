@@ -12,7 +12,7 @@ import burnumba as bn
 import burnumba.numpy as bnp
 from burnumba import kernels
 from burnumba.kernels import reference
-from graphs import micrograd_readme, tiny
+from graphs import micrograd_readme
 
 UNARY = [np.tanh, np.sin, np.cos, bn.sigmoid, lambda v: v * v, lambda v: -v, np.exp,
          lambda v: np.sqrt(v * v + 1.0), lambda v: np.log(v * v + 0.5), abs, bn.relu,

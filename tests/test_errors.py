@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import burnumba as bn
-import burnumba.numpy as bnp
 
 
 def raises(exc, fn, *args, match, **kwargs):
