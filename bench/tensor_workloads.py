@@ -281,20 +281,26 @@ def _np_case(call, keys):
 
 
 # -- systems -----------------------------------------------------------------------------------
+def workload_loss(workload, ops):
+    """The workload's loss(params, *data) over a table of ops (numpy, burnumba, autograd, jax)."""
+    if workload == "mlp":
+        def loss(p, X, y):
+            return mlp_loss(p, X, y, ops)
+        return loss
+    mask = causal_mask()
+
+    def loss(p, x, w_out):
+        return gpt_block_loss(p, x, w_out, ops, mask)
+    return loss
+
+
 def make_burnumba(workload, batch, dtype):
     import burnumba as bn
 
     ops = burnumba_ops()
     params = {k: v.astype(dtype) for k, v in params_for(workload).items()}
     data = tuple(a.astype(dtype) for a in data_for(workload, batch))
-    if workload == "mlp":
-        def loss(p, X, y):
-            return mlp_loss(p, X, y, ops)
-    else:
-        mask = causal_mask()
-
-        def loss(p, x, w_out):
-            return gpt_block_loss(p, x, w_out, ops, mask)
+    loss = workload_loss(workload, ops)
 
     vg = bn.value_and_grad(loss, argnums=0)
 
@@ -313,14 +319,7 @@ def make_autograd(workload, batch, dtype):
     ops = _ops_from(anp, anp.where)
     params = params_for(workload)
     data = data_for(workload, batch)
-    if workload == "mlp":
-        def loss(p, X, y):
-            return mlp_loss(p, X, y, ops)
-    else:
-        mask = causal_mask()
-
-        def loss(p, x, w_out):
-            return gpt_block_loss(p, x, w_out, ops, mask)
+    loss = workload_loss(workload, ops)
 
     vg = autograd.value_and_grad(loss, 0)
 
@@ -341,14 +340,7 @@ def make_jax(workload, batch, dtype):
     jdt = jnp.float64 if dtype == "float64" else jnp.float32
     params = {k: jnp.asarray(v, dtype=jdt) for k, v in params_for(workload).items()}
     data = tuple(jnp.asarray(a, dtype=jdt) for a in data_for(workload, batch))
-    if workload == "mlp":
-        def loss(p, X, y):
-            return mlp_loss(p, X, y, ops)
-    else:
-        mask = causal_mask()            # a numpy constant, folded into the compiled program
-
-        def loss(p, x, w_out):
-            return gpt_block_loss(p, x, w_out, ops, mask)
+    loss = workload_loss(workload, ops)   # the causal mask is a numpy constant, folded in
 
     vg = jax.jit(jax.value_and_grad(loss, argnums=0))
 

@@ -110,6 +110,24 @@ for j in range(1, m):
     mx = max(mx, val[oa + (o * m + j) * inner + k])
 """
 
+# matmul's sizes and operands, and the start of batch bt's A_b, B_b and Y_b; the rules loop
+# ``for bt in range(nb):`` after it.
+_MATMUL = """
+nb = P[p]
+M = P[p + 1]
+K = P[p + 2]
+N = P[p + 3]
+ia = a0[i]
+ib = a1[i]
+oa = off[ia]
+ob = off[ib]
+"""
+_BATCH = """
+xa = oa + bt * P[p + 4] * M * K
+xb = ob + bt * P[p + 5] * K * N
+xy = oy + bt * M * N
+"""
+
 # The loops over the (outer, m, inner) view of an axis row's operand.
 _AXIS = """
 outer = P[p]
@@ -475,17 +493,7 @@ if need[ia]:
     # multiply-adds (attention's per-head products) run as loops, which beat a BLAS call at
     # that size (8x4x8 x 384 heads: 49 us against 132 us); larger ones call BLAS through
     # numba's np.dot. Backward: dA_b += G_b @ B_b^T, dB_b += A_b^T @ G_b (via scratch for BLAS).
-    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd="""
-nb = P[p]
-M = P[p + 1]
-K = P[p + 2]
-N = P[p + 3]
-oa = off[a0[i]]
-ob = off[a1[i]]
-for bt in range(nb):
-    xa = oa + bt * P[p + 4] * M * K
-    xb = ob + bt * P[p + 5] * K * N
-    xy = oy + bt * M * N
+    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_MATMUL + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
     if M * K * N <= 512:
         for r in range(M):
             for n in range(N):
@@ -497,19 +505,7 @@ for bt in range(nb):
     else:
         np.dot(val[xa:xa + M * K].reshape(M, K), val[xb:xb + K * N].reshape(K, N),
                val[xy:xy + M * N].reshape(M, N))
-""", bwd="""
-nb = P[p]
-M = P[p + 1]
-K = P[p + 2]
-N = P[p + 3]
-ia = a0[i]
-ib = a1[i]
-oa = off[ia]
-ob = off[ib]
-for bt in range(nb):
-    xa = oa + bt * P[p + 4] * M * K
-    xb = ob + bt * P[p + 5] * K * N
-    xy = oy + bt * M * N
+""")), bwd=_MATMUL + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
     if M * K * N <= 512:
         for r in range(M):
             for k in range(K):
@@ -532,7 +528,7 @@ for bt in range(nb):
             np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, scratch[0:K * N].reshape(K, N))
             for e in range(K * N):
                 grad[xb + e] += scratch[e]
-"""),
+"""))),
 )
 
 OPCODE = {row.name: code for code, row in enumerate(ROWS)}

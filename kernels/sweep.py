@@ -363,8 +363,10 @@ def forward_matmul(I, F, i):
     M = I[np.uintp(b_P + (p + 1))]
     K = I[np.uintp(b_P + (p + 2))]
     N = I[np.uintp(b_P + (p + 3))]
-    oa = I[np.uintp(b_off + I[np.uintp(b_a0 + i)])]
-    ob = I[np.uintp(b_off + I[np.uintp(b_a1 + i)])]
+    ia = I[np.uintp(b_a0 + i)]
+    ib = I[np.uintp(b_a1 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    ob = I[np.uintp(b_off + ib)]
     for bt in range(nb):
         xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
         xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
