@@ -4,21 +4,24 @@
 >>> value, g = bn.value_and_grad(lambda x: np.sum(np.tanh(x) ** 2))(np.array([0.5, -1.0]))
 """
 from . import numpy
+from ._checkpoint import load_checkpoint, save_checkpoint
 from ._api import grad, trace, value_and_grad, vjp
-from ._errors import (BurnumbaError, ConcretizationError, InplaceError, InputError,
+from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, InplaceError, InputError,
                       LeakedTracerError, OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedOpError)
-from ._functional import (cross_entropy, gelu, layer_norm, log_softmax, logsumexp,
+from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax, logsumexp,
                           masked_fill, softmax)
 from ._tape import Tape
 from .numpy import inner, relu, rsqrt, sigmoid, sumsq
+from . import nn, optim
 
 __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
-    "sumsq", "softmax", "log_softmax", "logsumexp", "cross_entropy", "layer_norm", "gelu",
-    "masked_fill", "BurnumbaError", "ConcretizationError", "InplaceError", "InputError",
+    "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy", "layer_norm", "gelu",
+    "masked_fill", "nn", "optim", "save_checkpoint", "load_checkpoint",
+    "BurnumbaError", "CheckpointError", "ConcretizationError", "InplaceError", "InputError",
     "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",
 ]

@@ -53,6 +53,10 @@ class LeakedTracerError(BurnumbaError, RuntimeError):
     """A traced value was used outside the trace that made it."""
 
 
+class CheckpointError(BurnumbaError, ValueError):
+    """A checkpoint file that is missing, corrupt, or does not fit the model."""
+
+
 def user_site():
     """'file:line: source' of the innermost frame outside burnumba and numpy, or ''."""
     frame = sys._getframe(1)

@@ -30,6 +30,25 @@ def softmax(x, axis=-1):
     return x._b.axis("softmax", x, axis, x.shape)
 
 
+def causal_softmax(x, scale=1.0):
+    """Attention weights: ``softmax(scale * x)`` over the last axis of x (..., T, T), where
+    row t sees only columns j <= t (the rest are 0). One fused node: the same as
+    ``softmax(masked_fill(scale * x, np.triu(ones((T, T), bool), 1), -inf))``, without the
+    mask's passes and without exponentiating the masked half. ``scale`` > 0, e.g. 1/sqrt(d).
+    """
+    scale = float(scale)
+    shape = getattr(x, "shape", ())
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ShapeError(at_user_site(
+            f"causal_softmax needs (..., T, T) scores, got shape {shape}"))
+    if not scale > 0.0:
+        raise ValueError(f"causal_softmax: scale must be > 0, got {scale}")
+    if not isinstance(x, Var):
+        future = np.triu(np.ones(shape[-2:], dtype=bool), 1)
+        return softmax(np.where(future, -np.inf, np.asarray(x) * scale), axis=-1)
+    return x._b.axis("causal_softmax", x, -1, x.shape, imm=scale)
+
+
 def log_softmax(x, axis=-1):
     """x - logsumexp(x) along ``axis`` (one fused node)."""
     if not isinstance(x, Var):

@@ -65,7 +65,7 @@ HEADER = '''\
 # and kernels/entries.py (the entry points). Do not edit by hand: change those and run
 # `python -m burnumba.kernels._gen`. Every njit function the entry points reach lives in this
 # one file, because numba's disk cache only checks the file that defines a cached function.
-from math import cos, erf, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
+from math import copysign, cos, erf, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
 
 import numpy as np  # noqa: F401
 from numba import njit

@@ -11,7 +11,7 @@ from .layout import views
 from .ops import ROWS
 
 _MATH = {name: getattr(math, name) for name in ("exp", "log", "sqrt", "tanh", "sin", "cos",
-                                                 "fabs", "erf")}
+                                                 "fabs", "erf", "copysign")}
 _MATH.update(abs=abs, int=int, max=max, np=np)
 
 

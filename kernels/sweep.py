@@ -2,7 +2,7 @@
 # and kernels/entries.py (the entry points). Do not edit by hand: change those and run
 # `python -m burnumba.kernels._gen`. Every njit function the entry points reach lives in this
 # one file, because numba's disk cache only checks the file that defines a cached function.
-from math import cos, erf, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
+from math import copysign, cos, erf, exp, fabs, log, sin, sqrt, tanh  # noqa: F401
 
 import numpy as np  # noqa: F401
 from numba import njit
@@ -48,12 +48,13 @@ INNER = 37
 SUM_AXIS = 38
 MAX_AXIS = 39
 SOFTMAX = 40
-LOG_SOFTMAX = 41
-LOGSUMEXP = 42
-LAYER_NORM = 43
-CROSS_ENTROPY = 44
-TAKE = 45
-MATMUL = 46
+CAUSAL_SOFTMAX = 41
+LOG_SOFTMAX = 42
+LOGSUMEXP = 43
+LAYER_NORM = 44
+CROSS_ENTROPY = 45
+TAKE = 46
+MATMUL = 47
 H = 2
 
 
@@ -224,6 +225,37 @@ def forward_softmax(I, F, i):
                 s += e
             for j in range(m):
                 F[np.uintp(b_val + (oy + (o * m + j) * inner + k))] /= s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def forward_causal_softmax(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    for o in range(outer):
+        t = o % m
+        b0 = oa + o * m
+        y0 = oy + o * m
+        mx = F[np.uintp(b_val + b0)]
+        for j in range(1, t + 1):
+            mx = max(mx, F[np.uintp(b_val + (b0 + j))])
+        s = 0.0
+        for j in range(t + 1):
+            e = exp(c * (F[np.uintp(b_val + (b0 + j))] - mx))
+            F[np.uintp(b_val + (y0 + j))] = e
+            s += e
+        r = 1.0 / s
+        for j in range(t + 1):
+            F[np.uintp(b_val + (y0 + j))] *= r
+        for j in range(t + 1, m):
+            F[np.uintp(b_val + (y0 + j))] = 0.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -548,6 +580,30 @@ def backward_softmax(I, F, i):
                 for j in range(m):
                     q = (o * m + j) * inner + k
                     F[np.uintp(b_grad + (oa + q))] += F[np.uintp(b_val + (oy + q))] * (F[np.uintp(b_grad + (oy + q))] - dot)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def backward_causal_softmax(I, F, i):
+    b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)
+    oy = I[np.uintp(b_off + i)]
+    ny = I[np.uintp(b_off + (i + 1))] - oy
+    c = F[np.uintp(b_imm + i)]
+    p = I[np.uintp(b_pp + i)]
+    outer = I[np.uintp(b_P + p)]
+    m = I[np.uintp(b_P + (p + 1))]
+    inner = I[np.uintp(b_P + (p + 2))]
+    ia = I[np.uintp(b_a0 + i)]
+    oa = I[np.uintp(b_off + ia)]
+    if I[np.uintp(b_need + ia)]:
+        for o in range(outer):
+            t = o % m
+            b0 = oa + o * m
+            y0 = oy + o * m
+            dot = 0.0
+            for j in range(t + 1):
+                dot += F[np.uintp(b_grad + (y0 + j))] * F[np.uintp(b_val + (y0 + j))]
+            for j in range(t + 1):
+                F[np.uintp(b_grad + (b0 + j))] += c * F[np.uintp(b_val + (y0 + j))] * (F[np.uintp(b_grad + (y0 + j))] - dot)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1144,19 +1200,19 @@ def forward(I, F, start, stop):
             oa = I[np.uintp(b_off + ia)]
             if ny == 1:
                 a = F[np.uintp(b_val + oa)]
-                F[np.uintp(b_val + oy)] = tanh(a)
+                F[np.uintp(b_val + oy)] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 if na == ny:
                     for j in range(ny):
                         a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = tanh(a)
+                        F[np.uintp(b_val + (oy + j))] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
                 else:
                     ka = 0
                     kb = 0
                     for j in range(ny):
                         a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = tanh(a)
+                        F[np.uintp(b_val + (oy + j))] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
                         ka += 1
                         if ka == na:
                             ka = 0
@@ -1608,6 +1664,8 @@ def forward(I, F, start, stop):
             forward_max_axis(I, F, i)
         elif o == SOFTMAX:
             forward_softmax(I, F, i)
+        elif o == CAUSAL_SOFTMAX:
+            forward_causal_softmax(I, F, i)
         elif o == LOG_SOFTMAX:
             forward_log_softmax(I, F, i)
         elif o == LOGSUMEXP:
@@ -2715,6 +2773,8 @@ def backward(I, F, last):
             backward_max_axis(I, F, i)
         elif o == SOFTMAX:
             backward_softmax(I, F, i)
+        elif o == CAUSAL_SOFTMAX:
+            backward_causal_softmax(I, F, i)
         elif o == LOG_SOFTMAX:
             backward_log_softmax(I, F, i)
         elif o == LOGSUMEXP:

@@ -51,6 +51,7 @@ COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less":
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal}
 # block rows are tested in test_structural.py and (the tensor rows) test_tensor_ops.py
 BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "softmax",
+          "causal_softmax",
           "log_softmax", "logsumexp", "layer_norm", "cross_entropy", "take", "matmul"}
 
 MAPS = sorted(CASES)
