@@ -753,32 +753,52 @@ def backward_matmul(I, F, i):
     ib = I[np.uintp(b_a1 + i)]
     oa = I[np.uintp(b_off + ia)]
     ob = I[np.uintp(b_off + ib)]
+    need_a = I[np.uintp(b_need + ia)]
+    need_b = I[np.uintp(b_need + ib)]
     for bt in range(nb):
         xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
         xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
         xy = oy + bt * M * N
         if M * K * N <= 512:
-            for r in range(M):
-                for k in range(K):
-                    if I[np.uintp(b_need + ia)]:
+            if need_a:
+                for r in range(M):
+                    for k in range(K):
                         acc = 0.0
                         for n in range(N):
                             acc += F[np.uintp(b_grad + (xy + r * N + n))] * F[np.uintp(b_val + (xb + k * N + n))]
                         F[np.uintp(b_grad + (xa + r * K + k))] += acc
-                    if I[np.uintp(b_need + ib)]:
+            if need_b:
+                for r in range(M):
+                    for k in range(K):
                         av = F[np.uintp(b_val + (xa + r * K + k))]
                         for n in range(N):
                             F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
         else:
             gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
-            if I[np.uintp(b_need + ia)]:
-                np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
+            if need_a:
+                z = True
                 for e in range(M * K):
-                    F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
-            if I[np.uintp(b_need + ib)]:
-                np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
+                    if F[np.uintp(b_grad + (xa + e))] != 0.0:
+                        z = False
+                        break
+                if z:
+                    np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_grad + xa:b_grad + (xa + M * K)].reshape(M, K))
+                else:
+                    np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
+                    for e in range(M * K):
+                        F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
+            if need_b:
+                z = True
                 for e in range(K * N):
-                    F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
+                    if F[np.uintp(b_grad + (xb + e))] != 0.0:
+                        z = False
+                        break
+                if z:
+                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_grad + xb:b_grad + (xb + K * N)].reshape(K, N))
+                else:
+                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
+                    for e in range(K * N):
+                        F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -808,18 +828,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a + b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a + b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a + b
         elif o == SUBTRACT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -841,18 +865,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a - b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a - b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a - b
         elif o == MULTIPLY:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -874,18 +902,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a * b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a * b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a * b
         elif o == DIVIDE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -907,18 +939,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a / b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a / b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a / b
         elif o == NEGATIVE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -929,20 +965,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = -a
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = -a
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = -a
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = -a
         elif o == SQUARE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -953,20 +978,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = a * a
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = a * a
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = a * a
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = a * a
         elif o == CUBE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -977,20 +991,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = a * a * a
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = a * a * a
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = a * a * a
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = a * a * a
         elif o == POWI:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1001,20 +1004,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = a ** int(c)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = a ** int(c)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = a ** int(c)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = a ** int(c)
         elif o == POW_C:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1025,20 +1017,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = a ** c
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = a ** c
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = a ** c
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = a ** c
         elif o == POWER:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1060,18 +1041,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a ** b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a ** b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a ** b
         elif o == EXP:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1082,20 +1067,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = exp(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = exp(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = exp(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = exp(a)
         elif o == LOG:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1106,20 +1080,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = log(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = log(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = log(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = log(a)
         elif o == SQRT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1130,20 +1093,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = sqrt(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = sqrt(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = sqrt(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = sqrt(a)
         elif o == RECIPROCAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1154,20 +1106,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = 1.0 / a
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 / a
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 / a
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = 1.0 / a
         elif o == RSQRT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1178,20 +1119,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = 1.0 / sqrt(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 / sqrt(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 / sqrt(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = 1.0 / sqrt(a)
         elif o == TANH:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1202,20 +1132,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0 + a * a * (62.0 / 2835.0)))))
         elif o == SIGMOID:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1226,20 +1145,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))
         elif o == GELU_TANH:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1250,20 +1158,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
         elif o == GELU_ERF:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1274,20 +1171,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
         elif o == SIN:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1298,20 +1184,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = sin(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = sin(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = sin(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = sin(a)
         elif o == COS:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1322,20 +1197,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = cos(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = cos(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = cos(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = cos(a)
         elif o == RELU:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1346,20 +1210,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = a if a > 0.0 else 0.0
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = a if a > 0.0 else 0.0
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = a if a > 0.0 else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = a if a > 0.0 else 0.0
         elif o == ABSOLUTE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1370,20 +1223,9 @@ def forward(I, F, start, stop):
                 a = F[np.uintp(b_val + oa)]
                 F[np.uintp(b_val + oy)] = fabs(a)
             else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        F[np.uintp(b_val + (oy + j))] = fabs(a)
-                else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        F[np.uintp(b_val + (oy + j))] = fabs(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    F[np.uintp(b_val + (oy + j))] = fabs(a)
         elif o == MAXIMUM:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1405,18 +1247,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a if a >= b else b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a if a >= b else b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a if a >= b else b
         elif o == MINIMUM:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1438,18 +1284,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = a if a <= b else b
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = a if a <= b else b
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = a if a <= b else b
         elif o == GREATER:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1471,18 +1321,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = 1.0 if a > b else 0.0
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a > b else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = 1.0 if a > b else 0.0
         elif o == GREATER_EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1504,18 +1358,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = 1.0 if a >= b else 0.0
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a >= b else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = 1.0 if a >= b else 0.0
         elif o == LESS:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1537,18 +1395,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = 1.0 if a < b else 0.0
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a < b else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = 1.0 if a < b else 0.0
         elif o == LESS_EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1570,18 +1432,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = 1.0 if a <= b else 0.0
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a <= b else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = 1.0 if a <= b else 0.0
         elif o == EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1603,18 +1469,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = 1.0 if a == b else 0.0
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a == b else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = 1.0 if a == b else 0.0
         elif o == NOT_EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1636,18 +1506,22 @@ def forward(I, F, start, stop):
                         b = F[np.uintp(b_val + (ob + j))]
                         F[np.uintp(b_val + (oy + j))] = 1.0 if a != b else 0.0
                 else:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        b = F[np.uintp(b_val + (ob + kb))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a != b else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
-                        kb += 1
-                        if kb == nb:
-                            kb = 0
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q * ua))]
+                            b = F[np.uintp(b_val + (xb + q * ub))]
+                            F[np.uintp(b_val + (xy + q))] = 1.0 if a != b else 0.0
         elif o == WHERE:
             forward_where(I, F, i)
         elif o == GATHER:
@@ -1728,36 +1602,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += g
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += g
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += g
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += g
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += g
         elif o == SUBTRACT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1798,36 +1672,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += -g
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += g
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += g
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += -g
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += -g
         elif o == MULTIPLY:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1868,36 +1742,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += g * a
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += g * b
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += g * b
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += g * a
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += g * a
         elif o == DIVIDE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1938,36 +1812,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += -g * y / b
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += g / b
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += g / b
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += -g * y / b
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += -g * y / b
         elif o == NEGATIVE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1980,26 +1854,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += -g
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += -g
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += -g
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += -g
         elif o == SQUARE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2012,26 +1872,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += 2.0 * a * g
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += 2.0 * a * g
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += 2.0 * a * g
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += 2.0 * a * g
         elif o == CUBE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2044,26 +1890,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += 3.0 * a * a * g
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += 3.0 * a * a * g
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += 3.0 * a * a * g
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += 3.0 * a * a * g
         elif o == POWI:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2076,26 +1908,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += c * a ** (int(c) - 1) * g
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += c * a ** (int(c) - 1) * g
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += c * a ** (int(c) - 1) * g
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += c * a ** (int(c) - 1) * g
         elif o == POW_C:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2108,26 +1926,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += c * a ** (c - 1.0) * g
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += c * a ** (c - 1.0) * g
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += c * a ** (c - 1.0) * g
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += c * a ** (c - 1.0) * g
         elif o == POWER:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2168,36 +1972,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += y * log(a) * g
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += b * a ** (b - 1.0) * g
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += b * a ** (b - 1.0) * g
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += y * log(a) * g
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += y * log(a) * g
         elif o == EXP:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2210,26 +2014,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g * y
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g * y
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g * y
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g * y
         elif o == LOG:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2242,26 +2032,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g / a
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g / a
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g / a
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g / a
         elif o == SQRT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2274,26 +2050,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += 0.5 * g / y
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += 0.5 * g / y
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += 0.5 * g / y
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += 0.5 * g / y
         elif o == RECIPROCAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2306,26 +2068,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += -g * y * y
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += -g * y * y
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += -g * y * y
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += -g * y * y
         elif o == RSQRT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2338,26 +2086,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += -0.5 * g * y * y * y
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += -0.5 * g * y * y * y
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += -0.5 * g * y * y * y
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += -0.5 * g * y * y * y
         elif o == TANH:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2370,26 +2104,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g * (1.0 - y * y)
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g * (1.0 - y * y)
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g * (1.0 - y * y)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g * (1.0 - y * y)
         elif o == SIGMOID:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2402,26 +2122,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g * y * (1.0 - y)
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g * y * (1.0 - y)
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g * y * (1.0 - y)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g * y * (1.0 - y)
         elif o == GELU_TANH:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2435,28 +2141,13 @@ def backward(I, F, last):
                     g = F[np.uintp(b_grad + oy)]
                     sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
                     F[np.uintp(b_grad + oa)] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                            F[np.uintp(b_grad + (oa + j))] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
-                        F[np.uintp(b_grad + (oa + ka))] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+                    F[np.uintp(b_grad + (oa + j))] += g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
         elif o == GELU_ERF:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2469,26 +2160,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g * (0.5 * (1.0 + erf(a * 0.7071067811865476)) + a * 0.3989422804014327 * exp(-0.5 * a * a))
         elif o == SIN:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2501,26 +2178,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g * cos(a)
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g * cos(a)
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g * cos(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g * cos(a)
         elif o == COS:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2533,26 +2196,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += -g * sin(a)
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += -g * sin(a)
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += -g * sin(a)
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += -g * sin(a)
         elif o == RELU:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2565,26 +2214,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g if a > 0.0 else 0.0
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g if a > 0.0 else 0.0
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g if a > 0.0 else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g if a > 0.0 else 0.0
         elif o == ABSOLUTE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2597,26 +2232,12 @@ def backward(I, F, last):
                     y = F[np.uintp(b_val + oy)]
                     g = F[np.uintp(b_grad + oy)]
                     F[np.uintp(b_grad + oa)] += g if a > 0.0 else -g if a < 0.0 else 0.0
-            else:
-                na = I[np.uintp(b_off + (ia + 1))] - oa
-                if na == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g if a > 0.0 else -g if a < 0.0 else 0.0
-                elif I[np.uintp(b_need + ia)]:
-                    ka = 0
-                    kb = 0
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + ka))]
-                        y = F[np.uintp(b_val + (oy + j))]
-                        g = F[np.uintp(b_grad + (oy + j))]
-                        F[np.uintp(b_grad + (oa + ka))] += g if a > 0.0 else -g if a < 0.0 else 0.0
-                        ka += 1
-                        if ka == na:
-                            ka = 0
+            elif I[np.uintp(b_need + ia)]:
+                for j in range(ny):
+                    a = F[np.uintp(b_val + (oa + j))]
+                    y = F[np.uintp(b_val + (oy + j))]
+                    g = F[np.uintp(b_grad + (oy + j))]
+                    F[np.uintp(b_grad + (oa + j))] += g if a > 0.0 else -g if a < 0.0 else 0.0
         elif o == MAXIMUM:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2657,36 +2278,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += g if b > a else 0.5 * g if a == b else 0.0
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += g if a > b else 0.5 * g if a == b else 0.0
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += g if a > b else 0.5 * g if a == b else 0.0
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += g if b > a else 0.5 * g if a == b else 0.0
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += g if b > a else 0.5 * g if a == b else 0.0
         elif o == MINIMUM:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2727,36 +2348,36 @@ def backward(I, F, last):
                             g = F[np.uintp(b_grad + (oy + j))]
                             F[np.uintp(b_grad + (ob + j))] += g if b < a else 0.5 * g if a == b else 0.0
                 else:
+                    da = 1 if na == ny else 0
+                    nt = nb if da == 1 else na
+                    if nt == 1:
+                        nt = ny
+                    ua = 1 if na > 1 else 0
+                    ub = 1 if nb > 1 else 0
+                    sa = nt if na == ny else 0
+                    sb = nt if nb == ny else 0
                     if I[np.uintp(b_need + ia)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + ka))] += g if a < b else 0.5 * g if a == b else 0.0
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xa + q * ua))] += g if a < b else 0.5 * g if a == b else 0.0
                     if I[np.uintp(b_need + ib)]:
-                        ka = 0
-                        kb = 0
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + ka))]
-                            b = F[np.uintp(b_val + (ob + kb))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + kb))] += g if b < a else 0.5 * g if a == b else 0.0
-                            ka += 1
-                            if ka == na:
-                                ka = 0
-                            kb += 1
-                            if kb == nb:
-                                kb = 0
+                        for r in range(ny // nt):
+                            xa = oa + r * sa
+                            xb = ob + r * sb
+                            xy = oy + r * nt
+                            for q in range(nt):
+                                a = F[np.uintp(b_val + (xa + q * ua))]
+                                b = F[np.uintp(b_val + (xb + q * ub))]
+                                y = F[np.uintp(b_val + (xy + q))]
+                                g = F[np.uintp(b_grad + (xy + q))]
+                                F[np.uintp(b_grad + (xb + q * ub))] += g if b < a else 0.5 * g if a == b else 0.0
         elif o == WHERE:
             backward_where(I, F, i)
         elif o == GATHER:

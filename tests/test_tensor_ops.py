@@ -238,6 +238,21 @@ def test_matmul_with_itself_fans_out(rng):
           lambda x: anp.sum(anp.matmul(x, x.T) * w) + anp.sum(anp.matmul(x.T, x) * v), x)
 
 
+@pytest.mark.parametrize("n", [3, 40])
+def test_blas_matmul_operands_shared_by_several_products(rng, n):
+    """Above the loop threshold BLAS writes an operand's gradient directly while it is still
+    zero and adds through scratch after: W and x below each get three contributions (two
+    products and an elementwise use), in both orders."""
+    x, W, V = rng.normal(size=(n, 12)), rng.normal(size=(12, 16)), rng.normal(size=(16, 12))
+    u = rng.normal(size=(n, 12))
+
+    def f(x, W, V, xp):
+        h = xp.tanh(x @ W)
+        return xp.sum((h @ V + x @ W @ V) * u) + xp.sum(W * W) + xp.sum(x * u)
+
+    check(lambda x, W, V: f(x, W, V, np), lambda x, W, V: f(x, W, V, anp), x, W, V)
+
+
 @pytest.mark.parametrize("bias_shape", [(5,), (1, 5), (3, 1), (), (2, 1, 1)])
 def test_matmul_with_scalar_and_broadcast_bias(rng, bias_shape):
     """A scalar (a Python float argument) and a bias with size-1 dimensions around matmul."""
