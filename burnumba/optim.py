@@ -19,7 +19,7 @@ import numpy as np
 from . import kernels
 from ._checkpoint import load_checkpoint, save_checkpoint
 from ._errors import CheckpointError, InputError, ShapeError
-from .kernels import update as _k
+from .kernels import update_entry
 
 __all__ = ["SGD", "Adam", "AdamW", "cosine", "clip_grad_norm", "Trainer"]
 
@@ -59,10 +59,10 @@ def clip_grad_norm(flat_grads, max_norm):
     ``max_norm / (norm + 1e-6)``, as torch.nn.utils.clip_grad_norm_). Returns the norm
     before clipping."""
     g = _flat(flat_grads, "clip_grad_norm: flat_grads")
-    norm = math.sqrt(_k.sum_squares(g, 0, g.size))
+    norm = math.sqrt(update_entry("sum_squares", g.dtype)(g, 0, g.size))
     coef = float(max_norm) / (norm + 1e-6)
     if coef < 1.0:
-        _k.scale(g, 0, g.size, coef)
+        update_entry("scale", g.dtype)(g, 0, g.size, coef)
     return norm
 
 
@@ -128,7 +128,6 @@ class SGD(_Optimizer):
         super().__init__(lr)
         self.momentum, self.weight_decay, self.nesterov = float(momentum), float(weight_decay), \
             bool(nesterov)
-        self.hp = np.zeros(5)
 
     def hyper(self):
         return {"momentum": self.momentum, "weight_decay": self.weight_decay,
@@ -136,9 +135,9 @@ class SGD(_Optimizer):
 
     def _update(self, P, p0, G, g0, n, scale):
         self._ensure_state(n if self.momentum else 0, P.dtype)
-        hp = self.hp
-        hp[:] = (self.current_lr(), self.momentum, self.weight_decay, self.nesterov, scale)
-        _k.sgd(P, p0, G, g0, n, self.state["momentum_buffer"], hp)
+        hp = np.array([self.current_lr(), self.momentum, self.weight_decay, self.nesterov,
+                       scale], P.dtype)
+        update_entry("sgd", P.dtype)(P, p0, G, g0, n, self.state["momentum_buffer"], hp)
         self.t += 1
 
 
@@ -152,7 +151,6 @@ class Adam(_Optimizer):
         super().__init__(lr)
         self.betas = (float(betas[0]), float(betas[1]))
         self.eps, self.weight_decay = float(eps), float(weight_decay)
-        self.hp = np.zeros(8)
 
     def hyper(self):
         return {"beta1": self.betas[0], "beta2": self.betas[1], "eps": self.eps,
@@ -160,10 +158,14 @@ class Adam(_Optimizer):
 
     def _update(self, P, p0, G, g0, n, scale):
         self._ensure_state(n, P.dtype)
-        hp = self.hp
-        hp[:] = (self.current_lr(), self.betas[0], self.betas[1], self.eps, self.weight_decay,
-                 self.decoupled, self.t + 1, scale)
-        _k.adam(P, p0, G, g0, n, self.state["exp_avg"], self.state["exp_avg_sq"], hp)
+        lr, (b1, b2), t = self.current_lr(), self.betas, self.t + 1
+        wd = self.weight_decay
+        hp = np.array([lr / (1.0 - b1 ** t), b1, 1.0 - b1, b2, 1.0 - b2,
+                       math.sqrt(1.0 - b2 ** t), self.eps,
+                       1.0 - lr * wd if self.decoupled else 1.0,
+                       0.0 if self.decoupled else wd, scale], P.dtype)
+        update_entry("adam", P.dtype)(P, p0, G, g0, n, self.state["exp_avg"],
+                                      self.state["exp_avg_sq"], hp)
         self.t += 1
 
 
@@ -215,7 +217,8 @@ class Trainer:
         self.data_shapes = [shape for _, shape in self._data]
         self._exact = 2 ** 24 if tape.dtype == np.float32 else 2 ** 53
         self._out = int(tape.off[tape.out])
-        self._fwd = kernels.entry(kernels.run_forward, tape.dtype)
+        self._fwd = None                # the forward-only entry, loaded by the first loss()
+        self._sum_squares = update_entry("sum_squares", tape.dtype)
         self.set_params(params)
         self.steps = 0
         self.last_grad_norm = None      # the gradient norm before clipping, when clipping
@@ -244,7 +247,7 @@ class Trainer:
         scale = 1.0
         n = self.flat_params.size
         if self.clip is not None:       # the update scales the gradient; flat_grads stay
-            norm = math.sqrt(_k.sum_squares(self.flat_grads, 0, n))
+            norm = math.sqrt(self._sum_squares(self.flat_grads, 0, n))
             self.last_grad_norm = norm
             scale = min(1.0, self.clip / (norm + 1e-6))
         F = tape.F
@@ -255,6 +258,8 @@ class Trainer:
     def loss(self, *data):
         """The loss on this batch with the current parameters; no gradient, no update."""
         self._write(data)
+        if self._fwd is None:
+            self._fwd = kernels.entry(kernels.run_forward, self.tape.dtype)
         self._fwd(self.tape.I, self.tape.F)
         return float(self.tape.val[self._out])
 

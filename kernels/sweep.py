@@ -776,24 +776,26 @@ def backward_matmul(I, F, i):
         else:
             gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
             if need_a:
-                z = True
+                nz = 0
                 for e in range(M * K):
-                    if F[np.uintp(b_grad + (xa + e))] != 0.0:
-                        z = False
-                        break
-                if z:
+                    nz |= F[np.uintp(b_grad + (xa + e))] != 0.0
+                if nz == 0:
                     np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_grad + xa:b_grad + (xa + M * K)].reshape(M, K))
                 else:
                     np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
                     for e in range(M * K):
                         F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
-            if need_b:
-                z = True
+            if need_b and M <= 4:
+                for r in range(M):
+                    for k in range(K):
+                        av = F[np.uintp(b_val + (xa + r * K + k))]
+                        for n in range(N):
+                            F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
+            elif need_b:
+                nz = 0
                 for e in range(K * N):
-                    if F[np.uintp(b_grad + (xb + e))] != 0.0:
-                        z = False
-                        break
-                if z:
+                    nz |= F[np.uintp(b_grad + (xb + e))] != 0.0
+                if nz == 0:
                     np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_grad + xb:b_grad + (xb + K * N)].reshape(K, N))
                 else:
                     np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
@@ -2420,8 +2422,8 @@ def run_forward(I, F):
 def seed_grad(I, F, out):
     """Zero the gradients of nodes 0..out; return where out's gradient starts in F."""
     b_op, b_a0, b_a1, b_pp, b_need, b_off, b_P, b_imm, b_val, b_grad, b_scratch = bases(I)  # noqa: F821
-    for k in range(b_grad, b_grad + I[b_off + out + 1]):
-        F[k] = 0.0
+    for k in range(I[b_off + out + 1]):      # unsigned: LLVM makes it a memset (10x)
+        F[np.uintp(b_grad + k)] = 0.0
     return b_grad + I[b_off + out]
 
 

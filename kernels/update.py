@@ -14,9 +14,11 @@ on ``/``, which otherwise keeps LLVM from vectorizing the loops (4x slower Adam)
 import numpy as np
 from numba import njit
 
-# hp layouts
+# hp layouts: hp has the parameters' dtype, so float32 buffers are updated in float32
+# arithmetic, as torch does (8 lanes instead of 4: 3.3x faster for a 1M-parameter Adam step).
 SGD_LR, SGD_MOMENTUM, SGD_WD, SGD_NESTEROV, SGD_SCALE = range(5)
-ADAM_LR, ADAM_B1, ADAM_B2, ADAM_EPS, ADAM_WD, ADAM_DECOUPLED, ADAM_STEP, ADAM_SCALE = range(8)
+(ADAM_STEP_SIZE, ADAM_B1, ADAM_1MB1, ADAM_B2, ADAM_1MB2, ADAM_ROOT_BC2, ADAM_EPS, ADAM_DECAY,
+ ADAM_L2, ADAM_SCALE) = range(10)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -42,42 +44,46 @@ def sgd(P, p0, G, g0, n, buf, hp):
     """torch.optim.SGD (dampening 0): d = scale*g + wd*p; with momentum mu,
     buf = mu*buf + d (buf starts at 0, so the first step gives buf = d, as torch), and
     d = buf, or d + mu*buf with Nesterov; then p -= lr * d."""
-    lr, mu, wd = hp[SGD_LR], hp[SGD_MOMENTUM], hp[SGD_WD]
-    nesterov, c = hp[SGD_NESTEROV] != 0.0, hp[SGD_SCALE]
-    if mu == 0.0:
+    lr, mu, wd, c = hp[SGD_LR], hp[SGD_MOMENTUM], hp[SGD_WD], hp[SGD_SCALE]
+    nesterov = hp[SGD_NESTEROV] != 0
+    if mu == 0:
         for i in range(n):
             jp, jg = np.uintp(p0 + i), np.uintp(g0 + i)
-            p = np.float64(P[jp])
+            p = P[jp]
             P[jp] = p - lr * (c * G[jg] + wd * p)
-    else:
+    elif nesterov:
         for i in range(n):
             jp, jg = np.uintp(p0 + i), np.uintp(g0 + i)
-            p = np.float64(P[jp])
+            p = P[jp]
             d = c * G[jg] + wd * p
             b = mu * buf[i] + d
             buf[i] = b
-            P[jp] = p - lr * (d + mu * b if nesterov else b)
+            P[jp] = p - lr * (d + mu * b)
+    else:
+        for i in range(n):
+            jp, jg = np.uintp(p0 + i), np.uintp(g0 + i)
+            p = P[jp]
+            b = mu * buf[i] + (c * G[jg] + wd * p)
+            buf[i] = b
+            P[jp] = p - lr * b
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam(P, p0, G, g0, n, m, v, hp):
-    """torch.optim.Adam / AdamW at step t (1-based, in hp):
-    g = scale*grad (+ wd*p for Adam's L2); p *= 1 - lr*wd for AdamW (decoupled);
-    m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2;
-    p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)."""
-    lr, b1, b2, eps = hp[ADAM_LR], hp[ADAM_B1], hp[ADAM_B2], hp[ADAM_EPS]
-    wd, t, c = hp[ADAM_WD], hp[ADAM_STEP], hp[ADAM_SCALE]
-    decoupled = hp[ADAM_DECOUPLED] != 0.0
-    step = lr / (1.0 - b1 ** t)
-    root_bc2 = np.sqrt(1.0 - b2 ** t)
-    l2 = 0.0 if decoupled else wd
-    decay = 1.0 - lr * wd if decoupled else 1.0
+    """torch.optim.Adam / AdamW at step t, with the step-dependent numbers computed by the
+    caller: g = scale*grad + l2*p (Adam's L2; 0 for AdamW); p *= decay (AdamW's
+    1 - lr*wd; 1 for Adam); m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2;
+    p -= step_size * m / (sqrt(v) / sqrt(1-b2^t) + eps), step_size = lr / (1-b1^t)."""
+    step, b1, b1c, b2, b2c = hp[ADAM_STEP_SIZE], hp[ADAM_B1], hp[ADAM_1MB1], hp[ADAM_B2], \
+        hp[ADAM_1MB2]
+    root_bc2, eps, decay, l2, c = hp[ADAM_ROOT_BC2], hp[ADAM_EPS], hp[ADAM_DECAY], \
+        hp[ADAM_L2], hp[ADAM_SCALE]
     for i in range(n):
         jp, jg = np.uintp(p0 + i), np.uintp(g0 + i)
-        p = np.float64(P[jp])
+        p = P[jp]
         g = c * G[jg] + l2 * p
-        mi = b1 * m[i] + (1.0 - b1) * g
-        vi = b2 * v[i] + (1.0 - b2) * g * g
+        mi = b1 * m[i] + b1c * g
+        vi = b2 * v[i] + b2c * g * g
         m[i] = mi
         v[i] = vi
         P[jp] = p * decay - step * mi / (np.sqrt(vi) / root_bc2 + eps)
