@@ -13,14 +13,14 @@ from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_s
                           masked_fill, softmax)
 from ._tape import Tape
 from .numpy import inner, relu, rsqrt, sigmoid, sumsq
-from . import nn, optim
+from . import data, nn, optim
 
 __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
     "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy", "layer_norm", "gelu",
-    "masked_fill", "nn", "optim", "save_checkpoint", "load_checkpoint",
+    "masked_fill", "nn", "optim", "data", "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "InplaceError", "InputError",
     "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",

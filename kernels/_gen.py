@@ -113,22 +113,16 @@ def _dense(base, counter):
 
 
 def _tiled(base, counter):
-    return {"oa": "xa + q * ua", "ob": "xb + q * ub", "oy": "xy + q"}[base]
+    return {"oa": "xa + q", "ob": "xb + q", "oy": "xy + q"}[base]
 
 
 # A broadcast binary map: one operand is as large as the output (the output's shape is the
 # broadcast of the two, and the tracer only lets suffix tiles through, so one always is); the
-# other repeats a tile of nt elements, nt dividing ny (a bias, a layer-norm weight), or is a
-# scalar. The loops run over whole tiles, so the inner loop has unit strides and LLVM
-# vectorizes it (it versions the loop for ua, ub == 1), and a tile's gradient is added
-# column by column. A scalar operand makes one pass with stride 0.
+# other repeats a tile of nt elements, nt dividing ny (a bias, a layer-norm weight; a scalar
+# is a tile of 1). The loops run over whole tiles, so the inner loop has unit strides and
+# LLVM vectorizes it, and a tile's gradient is added column by column.
 _TILES = """\
-da = 1 if na == ny else 0
-nt = nb if da == 1 else na
-if nt == 1:
-    nt = ny
-ua = 1 if na > 1 else 0
-ub = 1 if nb > 1 else 0
+nt = nb if na == ny else na
 sa = nt if na == ny else 0
 sb = nt if nb == ny else 0
 """
@@ -138,18 +132,15 @@ def _map_code(row, bodies):
     """A map row's branch of a sweep: one loop per ``(guard, body)``, a guard being a
     condition checked once outside the loop (or None).
 
-    Scalar nodes (the BurTorch graphs) skip the loops. Operands as large as the output run
-    a plain loop that LLVM can vectorize. Otherwise an operand is a scalar or a tile (its
-    shape a suffix of the output's: a bias, a layer-norm weight), read with a counter that
-    wraps at its size, so broadcasting needs no gather. (Moving these loops into functions
-    of their own, as the block rows are, did not shorten the cold compile: measured 54 s
-    both ways.)
+    Scalar nodes (the BurTorch graphs) skip the loops. A unary map runs one plain loop that
+    LLVM vectorizes. A binary map runs the tile loop (``_TILES``), which also covers two
+    operands of the output's size (one tile of ny). Fewer loop variants per row compile
+    faster: a dense variant beside the tile loop took the cold compile from 61 to 80 s, and
+    runtime strides for scalar operands (stride 0) took it to 80 s too. (Moving these loops
+    into functions of their own, as the block rows are, did not shorten the cold compile:
+    measured 54 s both ways.)
     """
-    sizes = "na = off[ia + 1] - oa\n"
-    dense_if = "na == ny"
-    if row.arity == 2:
-        sizes += "nb = off[ib + 1] - ob\n"
-        dense_if += " and nb == ny"
+    sizes = "na = off[ia + 1] - oa\nnb = off[ib + 1] - ob\n"
 
     def guarded(guard, code):
         return code if guard is None else f"if {guard}:\n" + _indent(code, 1)
@@ -164,9 +155,9 @@ def _map_code(row, bodies):
     if row.arity == 1:          # a unary map's operand is its output's size: never tiled
         return (_map_operands(row) + "if ny == 1:\n" + _indent(scalar, 1)
                 + "else:\n" + _indent(dense, 1)), ""
+    # (two operands of the output's size are the case nt = ny: one pass of the tile loop)
     return (_map_operands(row) + "if ny == 1:\n" + _indent(scalar, 1)
-            + "else:\n" + _indent(sizes + f"if {dense_if}:\n", 1) + _indent(dense, 2)
-            + _indent("else:\n", 1) + _indent(tiled, 2)), ""
+            + "else:\n" + _indent(sizes + tiled, 1)), ""
 
 
 _BLOCK_LOCALS = "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n"

@@ -824,28 +824,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a + b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a + b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a + b
         elif o == SUBTRACT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -861,28 +850,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a - b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a - b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a - b
         elif o == MULTIPLY:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -898,28 +876,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a * b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a * b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a * b
         elif o == DIVIDE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -935,28 +902,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a / b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a / b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a / b
         elif o == NEGATIVE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1037,28 +993,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a ** b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a ** b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a ** b
         elif o == EXP:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1243,28 +1188,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a if a >= b else b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a if a >= b else b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a if a >= b else b
         elif o == MINIMUM:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1280,28 +1214,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = a if a <= b else b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = a if a <= b else b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = a if a <= b else b
         elif o == GREATER:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1317,28 +1240,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a > b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = 1.0 if a > b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = 1.0 if a > b else 0.0
         elif o == GREATER_EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1354,28 +1266,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a >= b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = 1.0 if a >= b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = 1.0 if a >= b else 0.0
         elif o == LESS:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1391,28 +1292,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a < b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = 1.0 if a < b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = 1.0 if a < b else 0.0
         elif o == LESS_EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1428,28 +1318,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a <= b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = 1.0 if a <= b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = 1.0 if a <= b else 0.0
         elif o == EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1465,28 +1344,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a == b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = 1.0 if a == b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = 1.0 if a == b else 0.0
         elif o == NOT_EQUAL:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1502,28 +1370,17 @@ def forward(I, F, start, stop):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    for j in range(ny):
-                        a = F[np.uintp(b_val + (oa + j))]
-                        b = F[np.uintp(b_val + (ob + j))]
-                        F[np.uintp(b_val + (oy + j))] = 1.0 if a != b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    for r in range(ny // nt):
-                        xa = oa + r * sa
-                        xb = ob + r * sb
-                        xy = oy + r * nt
-                        for q in range(nt):
-                            a = F[np.uintp(b_val + (xa + q * ua))]
-                            b = F[np.uintp(b_val + (xb + q * ub))]
-                            F[np.uintp(b_val + (xy + q))] = 1.0 if a != b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                for r in range(ny // nt):
+                    xa = oa + r * sa
+                    xb = ob + r * sb
+                    xy = oy + r * nt
+                    for q in range(nt):
+                        a = F[np.uintp(b_val + (xa + q))]
+                        b = F[np.uintp(b_val + (xb + q))]
+                        F[np.uintp(b_val + (xy + q))] = 1.0 if a != b else 0.0
         elif o == WHERE:
             forward_where(I, F, i)
         elif o == GATHER:
@@ -1588,52 +1445,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += g
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += g
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += g
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += g
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += g
         elif o == SUBTRACT:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1658,52 +1494,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += -g
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += g
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += -g
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += g
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += -g
         elif o == MULTIPLY:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1728,52 +1543,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g * b
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += g * a
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += g * b
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += g * a
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += g * b
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += g * a
         elif o == DIVIDE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1798,52 +1592,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g / b
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += -g * y / b
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += g / b
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += -g * y / b
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += g / b
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += -g * y / b
         elif o == NEGATIVE:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -1958,52 +1731,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += b * a ** (b - 1.0) * g
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += y * log(a) * g
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += b * a ** (b - 1.0) * g
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += y * log(a) * g
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += b * a ** (b - 1.0) * g
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += y * log(a) * g
         elif o == EXP:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2264,52 +2016,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g if a > b else 0.5 * g if a == b else 0.0
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += g if b > a else 0.5 * g if a == b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += g if a > b else 0.5 * g if a == b else 0.0
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += g if b > a else 0.5 * g if a == b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += g if a > b else 0.5 * g if a == b else 0.0
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += g if b > a else 0.5 * g if a == b else 0.0
         elif o == MINIMUM:
             oy = I[np.uintp(b_off + i)]
             ny = I[np.uintp(b_off + (i + 1))] - oy
@@ -2334,52 +2065,31 @@ def backward(I, F, last):
             else:
                 na = I[np.uintp(b_off + (ia + 1))] - oa
                 nb = I[np.uintp(b_off + (ib + 1))] - ob
-                if na == ny and nb == ny:
-                    if I[np.uintp(b_need + ia)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (oa + j))] += g if a < b else 0.5 * g if a == b else 0.0
-                    if I[np.uintp(b_need + ib)]:
-                        for j in range(ny):
-                            a = F[np.uintp(b_val + (oa + j))]
-                            b = F[np.uintp(b_val + (ob + j))]
-                            y = F[np.uintp(b_val + (oy + j))]
-                            g = F[np.uintp(b_grad + (oy + j))]
-                            F[np.uintp(b_grad + (ob + j))] += g if b < a else 0.5 * g if a == b else 0.0
-                else:
-                    da = 1 if na == ny else 0
-                    nt = nb if da == 1 else na
-                    if nt == 1:
-                        nt = ny
-                    ua = 1 if na > 1 else 0
-                    ub = 1 if nb > 1 else 0
-                    sa = nt if na == ny else 0
-                    sb = nt if nb == ny else 0
-                    if I[np.uintp(b_need + ia)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xa + q * ua))] += g if a < b else 0.5 * g if a == b else 0.0
-                    if I[np.uintp(b_need + ib)]:
-                        for r in range(ny // nt):
-                            xa = oa + r * sa
-                            xb = ob + r * sb
-                            xy = oy + r * nt
-                            for q in range(nt):
-                                a = F[np.uintp(b_val + (xa + q * ua))]
-                                b = F[np.uintp(b_val + (xb + q * ub))]
-                                y = F[np.uintp(b_val + (xy + q))]
-                                g = F[np.uintp(b_grad + (xy + q))]
-                                F[np.uintp(b_grad + (xb + q * ub))] += g if b < a else 0.5 * g if a == b else 0.0
+                nt = nb if na == ny else na
+                sa = nt if na == ny else 0
+                sb = nt if nb == ny else 0
+                if I[np.uintp(b_need + ia)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xa + q))] += g if a < b else 0.5 * g if a == b else 0.0
+                if I[np.uintp(b_need + ib)]:
+                    for r in range(ny // nt):
+                        xa = oa + r * sa
+                        xb = ob + r * sb
+                        xy = oy + r * nt
+                        for q in range(nt):
+                            a = F[np.uintp(b_val + (xa + q))]
+                            b = F[np.uintp(b_val + (xb + q))]
+                            y = F[np.uintp(b_val + (xy + q))]
+                            g = F[np.uintp(b_grad + (xy + q))]
+                            F[np.uintp(b_grad + (xb + q))] += g if b < a else 0.5 * g if a == b else 0.0
         elif o == WHERE:
             backward_where(I, F, i)
         elif o == GATHER:
