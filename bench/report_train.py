@@ -178,7 +178,8 @@ def write_bundle(path, params, arrays):
 
 def run_child(spec, timeout=1800):
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                           json.dumps(spec)], capture_output=True, text=True, timeout=timeout, check=False)
+                           json.dumps(spec)], capture_output=True, text=True, timeout=timeout,
+                          check=False)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode or not lines:
         err = proc.stderr.strip().splitlines()

@@ -1,4 +1,5 @@
-"""pytest-benchmark: one training step (forward, backward, AdamW) per system (``train_workloads.py``).
+"""pytest-benchmark: one training step (forward, backward, AdamW) per system
+(``train_workloads.py``).
 
 Run with ``.venv/bin/python -m pytest bench/test_train_steps.py --benchmark-only``. Each case
 is a benchmark group, float32: ``train-gpt-b1``, ``train-gpt-b8``, ``train-gpt-b64``,

@@ -6,11 +6,11 @@
 from . import numpy
 from ._checkpoint import load_checkpoint, save_checkpoint
 from ._api import grad, trace, value_and_grad, vjp
-from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, InplaceError, InputError,
-                      LeakedTracerError, OutputError, PytreeError, ShapeError, TracerBoolError,
-                      UnsupportedOpError)
-from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax, logsumexp,
-                          masked_fill, softmax)
+from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, InplaceError,
+                      InputError, LeakedTracerError, OutputError, PytreeError, ShapeError,
+                      TracerBoolError, UnsupportedOpError)
+from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
+                          logsumexp, masked_fill, softmax)
 from ._tape import Tape
 from .numpy import inner, relu, rsqrt, sigmoid, sumsq
 from . import data, nn, optim
@@ -19,8 +19,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
-    "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy", "layer_norm", "gelu",
-    "masked_fill", "nn", "optim", "data", "save_checkpoint", "load_checkpoint",
+    "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy",
+    "layer_norm", "gelu", "masked_fill", "nn", "optim", "data", "save_checkpoint",
+    "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "InplaceError", "InputError",
     "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ._errors import ShapeError, UnsupportedOpError, at_user_site
+from ._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
 from ._tracer import Var, normalize_axis
 from . import numpy as bnp
 
@@ -42,7 +42,8 @@ def causal_softmax(x, scale=1.0):
         raise ShapeError(at_user_site(
             f"causal_softmax needs (..., T, T) scores, got shape {shape}"))
     if not scale > 0.0:
-        raise ValueError(f"causal_softmax: scale must be > 0, got {scale}")
+        raise InputError(at_user_site(
+            f"causal_softmax: scale must be > 0, got {scale}; pass 1 / sqrt(head size)"))
     if not isinstance(x, Var):
         future = np.triu(np.ones(shape[-2:], dtype=bool), 1)
         return softmax(np.where(future, -np.inf, np.asarray(x) * scale), axis=-1)

@@ -55,7 +55,8 @@ def causal_self_attention(p, prefix, x, n_head):
 
     ``qkv.w`` (C, 3C) gives columns [q | k | v]; head j owns columns j*d:(j+1)*d of each,
     d = C / n_head. Scores are scaled by 1/sqrt(d) and future positions masked out, in one
-    fused node (``burnumba.causal_softmax``). The heads run batched as (B, H, T, d) and are merged back in order.
+    fused node (``burnumba.causal_softmax``). The heads run batched as (B, H, T, d) and are
+    merged back in order.
     """
     B, T, C = x.shape
     d = C // n_head

@@ -135,10 +135,10 @@ def _map_code(row, bodies):
     Scalar nodes (the BurTorch graphs) skip the loops. A unary map runs one plain loop that
     LLVM vectorizes. A binary map runs the tile loop (``_TILES``), which also covers two
     operands of the output's size (one tile of ny). Fewer loop variants per row compile
-    faster: a dense variant beside the tile loop took the cold compile from 61 to 80 s, and
-    runtime strides for scalar operands (stride 0) took it to 80 s too. (Moving these loops
-    into functions of their own, as the block rows are, did not shorten the cold compile:
-    measured 54 s both ways.)
+    faster: a separate dense variant beside the tile loop took the cold compile from 53 to
+    61 s, and runtime strides for scalar operands (stride 0) on top of that to 80 s. (Moving
+    these loops into functions of their own, as the block rows are, did not shorten the cold
+    compile either: measured 54 s both ways.)
     """
     sizes = "na = off[ia + 1] - oa\nnb = off[ib + 1] - ob\n"
 
@@ -146,15 +146,15 @@ def _map_code(row, bodies):
         return code if guard is None else f"if {guard}:\n" + _indent(code, 1)
 
     scalar = "".join(guarded(g, body(_scalar)) for g, body in bodies)
-    dense = "".join(guarded(g, "for j in range(ny):\n" + _indent(body(_dense), 1))
-                    for g, body in bodies)
+    if row.arity == 1:          # a unary map's operand is its output's size: never tiled
+        dense = "".join(guarded(g, "for j in range(ny):\n" + _indent(body(_dense), 1))
+                        for g, body in bodies)
+        return (_map_operands(row) + "if ny == 1:\n" + _indent(scalar, 1)
+                + "else:\n" + _indent(dense, 1)), ""
     loops = ("for r in range(ny // nt):\n"
              "    xa = oa + r * sa\n    xb = ob + r * sb\n    xy = oy + r * nt\n"
              "    for q in range(nt):\n")
     tiled = _TILES + "".join(guarded(g, loops + _indent(body(_tiled), 2)) for g, body in bodies)
-    if row.arity == 1:          # a unary map's operand is its output's size: never tiled
-        return (_map_operands(row) + "if ny == 1:\n" + _indent(scalar, 1)
-                + "else:\n" + _indent(dense, 1)), ""
     # (two operands of the output's size are the case nt = ny: one pass of the tile loop)
     return (_map_operands(row) + "if ny == 1:\n" + _indent(scalar, 1)
             + "else:\n" + _indent(sizes + tiled, 1)), ""

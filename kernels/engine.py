@@ -35,6 +35,7 @@ def _ready(dispatcher, signature):
             if cres is not None and not cres.objectmode:
                 ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
                 dispatcher.add_overload(cres)
+                dispatcher._cache_hits[signature] += 1     # as numba counts its own hits
         except Exception:       # noqa: BLE001  (numba's private API moved: use the public one)
             cres = None
         if key not in dispatcher.overloads:
@@ -58,8 +59,8 @@ def entry(dispatcher, dtype, seed=False):
 
 def update_entry(name, dtype):
     """The optimiser kernel ``update.<name>`` for float buffers of ``dtype``, without
-    dispatch. Offsets and sizes are int64, the hyper-parameter array has ``dtype`` too. The caller must
-    pass exactly these types; ``hp`` has the buffers' dtype."""
+    dispatch. Offsets and sizes are int64; the hyper-parameter array has ``dtype`` too. The
+    caller must pass exactly these types."""
     dispatcher = getattr(update, name)
     if not hasattr(dispatcher, "overloads"):
         return dispatcher

@@ -835,7 +835,7 @@ def test_causal_softmax_at_large_scores_and_bad_arguments(rng):
     np.testing.assert_allclose(np.sum(y, axis=-1), 1.0, rtol=1e-14)
     with pytest.raises(bn.ShapeError, match=r"\(\.\.\., T, T\)"):
         bn.vjp(lambda x: bn.causal_softmax(x, 1.0), rng.normal(size=(3, 4)))
-    with pytest.raises(ValueError, match="scale must be > 0"):
+    with pytest.raises(bn.InputError, match="scale must be > 0"):
         bn.vjp(lambda x: bn.causal_softmax(x, -1.0), x)
 
 
