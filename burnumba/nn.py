@@ -114,6 +114,41 @@ class _Model:
         return f"{type(self).__name__}({args})"
 
 
+class MLP(_Model):
+    """A plain multi-layer perceptron: ``sizes = (n_in, h1, ..., n_out)``, ``activation``
+    ("relu" or "tanh") between layers, linear output. Parameters ``layers.{i}.w`` (in, out)
+    and ``layers.{i}.b``. ``loss`` is the mean cross-entropy of the outputs as logits.
+
+    >>> model = MLP((2, 16, 16, 3))
+    >>> logits = model.apply(model.init(seed=0), np.zeros((5, 2), np.float32))   # (5, 3)
+    """
+
+    ACTIVATIONS = {"relu": relu, "tanh": np.tanh}
+
+    def __init__(self, sizes, activation="relu"):
+        if len(sizes) < 2 or activation not in self.ACTIVATIONS:
+            raise ShapeError(f"MLP: needs at least (n_in, n_out) sizes and an activation in "
+                             f"{sorted(self.ACTIVATIONS)}; got {sizes}, {activation!r}")
+        self.config = dict(sizes=[int(n) for n in sizes], activation=activation)
+        self.sizes, self.activation = self.config["sizes"], self.ACTIVATIONS[activation]
+
+    def shapes(self):
+        out = []
+        for i, (n_in, n_out) in enumerate(zip(self.sizes[:-1], self.sizes[1:])):
+            out += [(f"layers.{i}.w", (n_in, n_out), "normal"),
+                    (f"layers.{i}.b", (n_out,), "zeros")]
+        return out
+
+    def apply(self, params, x):
+        """Outputs (..., n_out) for inputs x (..., n_in)."""
+        last = len(self.sizes) - 2
+        for i in range(last + 1):
+            x = linear(params, f"layers.{i}", x)
+            if i < last:
+                x = self.activation(x)
+        return x
+
+
 class GPT(_Model):
     """The BurTorch paper's miniature GPT-3 (Karpathy's gpt.py): token and position
     embeddings, ``n_layer`` pre-LayerNorm blocks (fused qkv without bias, ReLU MLP of width
@@ -189,4 +224,4 @@ class MakemoreMLP(_Model):
         return np.tanh(logits) if self.tanh_logits else logits
 
 
-MODELS = {"gpt": GPT, "makemore": MakemoreMLP}
+MODELS = {"gpt": GPT, "makemore": MakemoreMLP, "mlp": MLP}

@@ -179,3 +179,27 @@ def test_float32_model_traces_a_float32_tape():
     assert all(v.dtype == np.float32 for v in g.values())
     p64 = {k: v.astype(np.float64) for k, v in p32.items()}
     assert np.isclose(value, model.loss(p64, idx, idx), rtol=1e-5)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_mlp_loss_and_gradient_match_autograd(activation):
+    model = nn.MLP((3, 7, 5, 4), activation=activation)
+    p = scrambled(model, 5, scale=0.7)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 3))
+    y = rng.integers(0, 4, 6).astype(np.int32)
+    act = (lambda z: anp.maximum(z, 0.0)) if activation == "relu" else anp.tanh
+
+    def ref(p, x, y):
+        h = act(anp.dot(x, p["layers.0.w"]) + p["layers.0.b"])
+        h = act(anp.dot(h, p["layers.1.w"]) + p["layers.1.b"])
+        return ag_cross_entropy(anp.dot(h, p["layers.2.w"]) + p["layers.2.b"], y)
+
+    value, g = bn.value_and_grad(model.loss)(p, x, y)
+    ref_value, ref_g = autograd.value_and_grad(ref)(p, x, y)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-10)
+    for k in p:
+        np.testing.assert_allclose(g[k], ref_g[k], rtol=1e-8, atol=1e-12, err_msg=k)
+    assert model.n_params(p) == 3 * 7 + 7 + 7 * 5 + 5 + 5 * 4 + 4
+    with pytest.raises(bn.ShapeError, match="activation"):
+        nn.MLP((3, 4), activation="swish")
