@@ -1,4 +1,4 @@
-"""Functional layers and the paper's two models, over flat parameter dicts.
+"""Functional layers, the paper's two models and a plain MLP, over flat parameter dicts.
 
 Parameters are flat dicts ``{dotted name: array}``. Weights are stored (in, out) and used as
 ``x @ w + b``. Every function here is plain numpy-style code: it runs eagerly on numpy arrays
@@ -27,7 +27,7 @@ INIT_STD = 0.02
 LN_EPS = 1e-5
 
 
-# -- layers: each is (declare its parameters, apply it) -----------------------------------
+# -- layers: functions of (params, the prefix of their names, input); models declare shapes
 def linear(p, prefix, x):
     """``x @ w + b`` with ``p[prefix + '.w']`` (in, out) and, if present, ``p[prefix + '.b']``."""
     y = x @ p[prefix + ".w"]
@@ -224,4 +224,4 @@ class MakemoreMLP(_Model):
         return np.tanh(logits) if self.tanh_logits else logits
 
 
-MODELS = {"gpt": GPT, "makemore": MakemoreMLP, "mlp": MLP}
+MODELS = {"gpt": GPT, "makemore": MakemoreMLP}      # the models the CLI trains
