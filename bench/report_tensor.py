@@ -30,15 +30,8 @@ Methodology (as ``report.py``)
   difference of the numpy loss along a random direction.
 * A system whose float32 request comes back in another dtype is reported as unsupported.
 """
+import _single_thread  # noqa: F401, I001  (first: pins every library to one thread)
 import os
-
-if os.environ.get("BENCH_THREADS", "1") != "0":      # before numpy / numba / torch / jax load
-    for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMBA_NUM_THREADS"):
-        os.environ[_k] = "1"
-    if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                   " --xla_cpu_multi_thread_eigen=false").strip()
 
 import argparse  # noqa: E402
 import gc  # noqa: E402

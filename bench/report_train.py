@@ -29,7 +29,7 @@ Methodology
   (float32).
 * Single-threaded: OMP / OpenBLAS / MKL / numba pinned to one thread through the environment
   before anything is imported, ``torch.set_num_threads(1)``, and
-  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``. Set
+  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` (bench/_single_thread.py). Set
   BENCH_THREADS=0 to keep the libraries' defaults.
 * torch's GPT runs twice, with explicit masked-softmax attention and with
   ``F.scaled_dot_product_attention(is_causal=True)``; the main table shows the faster.
@@ -40,16 +40,8 @@ Methodology
   validation batches at the end, and the relative gaps to torch (target: within 2 %). The
   curves (smoothed over 50 steps) go to ``bench/results/learning_curves.svg``.
 """
+import _single_thread  # noqa: F401, I001  (first: pins every library to one thread)
 import os
-
-if os.environ.get("BENCH_THREADS", "1") != "0":      # before numpy / numba / torch / jax load
-    for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMBA_NUM_THREADS"):
-        os.environ[_k] = "1"
-    if "xla_cpu_multi_thread_eigen" not in os.environ.get("XLA_FLAGS", ""):
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                   " --xla_cpu_multi_thread_eigen=false"
-                                   " intra_op_parallelism_threads=1").strip()
 
 import argparse  # noqa: E402
 import gc  # noqa: E402

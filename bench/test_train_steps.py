@@ -20,7 +20,7 @@ import os
 for _k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_k, "1")
 os.environ.setdefault("XLA_FLAGS",
-                      "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+                      "--xla_cpu_multi_thread_eigen=false")
 
 import functools  # noqa: E402
 import math  # noqa: E402
