@@ -126,3 +126,37 @@ def test_kernels_interpreted_with_jit_disabled():
     np.testing.assert_allclose(g, (138.83381924198252, 645.5772594752186), rtol=1e-12)
     np.testing.assert_allclose((w,) + tuple(h), (612.5, -35.0, 1050.0), rtol=1e-12)
     np.testing.assert_allclose(k, expected_k, rtol=1e-12)
+
+
+def test_entry_loads_from_numba_cache_and_falls_back_to_numba(tmp_path):
+    """engine._ready loads a cached overload itself (skipping numba's registry refresh) and,
+    when numba's private cache API is not what it expects, compiles through numba instead.
+    Both run in fresh processes with their own cache folder, so nothing else is compiled."""
+    code = """
+import numpy as np, sys
+from numba import types
+from numba.core import base
+from burnumba.kernels import engine, update
+sig = (types.float64[::1], types.int64, types.int64)
+refreshed = []
+original = base.BaseContext.refresh
+base.BaseContext.refresh = lambda self: (refreshed.append(1), original(self))[1]
+if sys.argv[1] == "broken":        # a numba whose cache lacks the private _load_overload
+    from numba.core.caching import NullCache
+    update.sum_squares._cache = NullCache()
+f = engine._ready(update.sum_squares, sig)
+assert f(np.array([3.0, 4.0]), 0, 2) == 25.0
+print(update.sum_squares._cache_hits.get(sig, 0) if sys.argv[1] != "broken" else -1,
+      len(refreshed) > 0)
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    run = [sys.executable, "-c", code]
+    first = subprocess.run(run + ["cold"], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["0", "True"]          # a miss: numba compiles (and refreshes)
+    warm = subprocess.run(run + ["warm"], env=env, capture_output=True, text=True)
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.split() == ["1", "False"]          # a hit, loaded without the refresh
+    broken = subprocess.run(run + ["broken"], env=env, capture_output=True, text=True)
+    assert broken.returncode == 0, broken.stderr
+    assert broken.stdout.split() == ["-1", "True"]        # numba's own path
