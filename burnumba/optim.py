@@ -215,6 +215,9 @@ class Trainer:
             raise InputError("Trainer: every data argument must be one array (no pytrees, no "
                              "Python numbers: pass constants through a closure)")
         self.data_shapes = [shape for _, shape in self._data]
+        # integer data stays integer data: a float array of token ids would be truncated
+        self._kinds = ["i" if np.asarray(x).dtype.kind in "iu" else np.asarray(x).dtype.kind
+                       for x in example_data]
         self._exact = 2 ** 24 if tape.dtype == np.float32 else 2 ** 53
         self._out = int(tape.off[tape.out])
         self._fwd = None                # the forward-only entry, loaded by the first loss()
@@ -226,12 +229,17 @@ class Trainer:
     def _write(self, data):
         if len(data) != len(self._data):
             raise InputError(f"Trainer: expected {len(self._data)} data arrays, got {len(data)}")
-        for k, ((dst, shape), x) in enumerate(zip(self._data, data)):
+        for k, ((dst, shape), x, kind) in enumerate(zip(self._data, data, self._kinds)):
             if getattr(x, "shape", None) != shape:
                 raise ShapeError(
                     f"Trainer: data argument {k} has shape {getattr(x, 'shape', type(x))}, the "
                     f"tape was traced for {shape}: keep the batch shape fixed (drop the last "
                     f"partial batch) or make another Trainer for the new shape")
+            if ("i" if x.dtype.kind in "iu" else x.dtype.kind) != kind:
+                raise InputError(
+                    f"Trainer: data argument {k} is {x.dtype}, the tape was traced with "
+                    f"{'integer' if kind == 'i' else 'float' if kind == 'f' else kind!r} data "
+                    f"there: pass the same kind of array (e.g. token ids as integers)")
             dst[...] = x
             if x.dtype.kind in "iu" and x.size and (x.max() >= self._exact
                                                     or x.min() <= -self._exact):

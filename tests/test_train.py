@@ -168,5 +168,7 @@ def test_trainer_errors_name_the_fix():
         trainer.step(x)
     with pytest.raises(bn.InputError, match="non-empty dict"):
         optim.Trainer(model.loss, [], optim.AdamW(), x, y)
+    with pytest.raises(bn.InputError, match="integer"):  # float token ids would truncate
+        trainer.step(x + 0.5, y)
     with pytest.raises(IndexError):                     # a token id beyond the vocabulary
         trainer.step(x + 100, y)
