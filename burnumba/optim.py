@@ -178,8 +178,6 @@ class AdamW(Adam):
         super().__init__(lr, betas, eps, weight_decay)
 
 
-OPTIMIZERS = {"SGD": SGD, "Adam": Adam, "AdamW": AdamW}
-
 
 # -- the trainer ---------------------------------------------------------------------------
 class Trainer:
@@ -193,9 +191,10 @@ class Trainer:
 
     def __init__(self, loss_fn, params, optimizer, *example_data, clip=None):
         from ._api import value_and_grad
-        if not isinstance(params, dict) or not params:
-            raise InputError("Trainer: params must be a non-empty dict of float arrays "
-                             "(a model's init(), for example)")
+        if not isinstance(params, dict) or not params or not all(
+                isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in params.values()):
+            raise InputError("Trainer: params must be a non-empty flat dict {name: float "
+                             "array} (a model's init(), for example); nest names with dots")
         self.loss_fn = loss_fn
         self.optimizer = optimizer
         self.clip = None if clip is None else float(clip)

@@ -166,8 +166,9 @@ def test_trainer_errors_name_the_fix():
         trainer.step(x[:1], y[:1])
     with pytest.raises(bn.InputError, match="expected 2 data arrays"):
         trainer.step(x)
-    with pytest.raises(bn.InputError, match="non-empty dict"):
-        optim.Trainer(model.loss, [], optim.AdamW(), x, y)
+    for bad in ([], {}, {"a": {"w": np.zeros(3)}}, {"w": np.zeros(3, np.int32)}):
+        with pytest.raises(bn.InputError, match="flat dict"):
+            optim.Trainer(model.loss, bad, optim.AdamW(), x, y)
     with pytest.raises(bn.InputError, match="integer"):  # float token ids would truncate
         trainer.step(x + 0.5, y)
     with pytest.raises(IndexError):                     # a token id beyond the vocabulary
