@@ -20,10 +20,11 @@ def _ready(dispatcher, signature):
     there, else compiled.
 
     numba's own cache lookup first refreshes every typing and lowering registry, which
-    imports most of numba (about 60 MB of resident memory, the larger part of a training
-    process). Loading a cached overload needs only the runtime's symbols (the math and helper
-    symbols are installed when numba is imported), so on a hit the overload is loaded here
-    directly. Any difference in numba's internals falls back to numba's own path.
+    imports most of numba (60 MB of resident memory measured alone; skipping it saves about
+    40 MB in a training process). Loading a cached overload needs only the runtime's symbols
+    (the math and helper symbols are installed when numba is imported), so on a hit the
+    overload is loaded here directly. Any difference in numba's internals falls back to
+    numba's own path.
     """
     key = tuple(signature)
     if key not in dispatcher.overloads:
