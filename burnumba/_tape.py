@@ -8,6 +8,16 @@ from ._errors import InputError
 from .kernels import ROWS
 
 
+def check_integer_data(x, dtype):
+    """Integer data written into a float tape must be exact there (below 2**24 in float32)."""
+    if x.dtype.kind in "iu" and x.size:
+        exact = 2 ** 24 if dtype == np.float32 else 2 ** 53      # integers a float holds
+        big = max(int(x.max()), -int(x.min()))
+        if big >= exact:
+            raise InputError(f"integer data up to {big} does not fit exactly in this {dtype} "
+                             f"tape; use indices below {exact}")
+
+
 class Tape:
     """A traced function. Columns are numpy views into two packed buffers.
 
@@ -44,7 +54,7 @@ class Tape:
     def _make_writer(self):
         """Copy input leaves into their slices (views made once); scalars by item."""
         val = self.val
-        exact = 2 ** 24 if self.dtype == np.float32 else 2 ** 53   # integers a float holds
+        dtype = self.dtype
         slots = [(start, val[start:start + size].reshape(shape) if shape else None)
                  for start, size, shape, _ in self.in_slots]
 
@@ -54,10 +64,7 @@ class Tape:
                     val[start] = x
                     continue
                 dst[...] = x
-                if x.dtype.kind in "iu" and x.size and np.max(np.abs(x)) >= exact:
-                    raise InputError(
-                        f"integer data up to {np.max(np.abs(x))} does not fit exactly in this "
-                        f"{self.dtype} tape; use indices below {exact}")
+                check_integer_data(x, dtype)
         return write
 
     def _read(self, node, shape):

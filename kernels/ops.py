@@ -551,48 +551,44 @@ if need[ia]:
         np.dot(val[xa:xa + M * K].reshape(M, K), val[xb:xb + K * N].reshape(K, N),
                val[xy:xy + M * N].reshape(M, N))
 """)), bwd=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    if M * K * N <= 512:
-        if need_a:
-            for r in range(M):
-                for k in range(K):
-                    acc = 0.0
-                    for n in range(N):
-                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                    grad[xa + r * K + k] += acc
-        if need_b:
-            for r in range(M):
-                for k in range(K):
-                    av = val[xa + r * K + k]
-                    for n in range(N):
-                        grad[xb + k * N + n] += av * grad[xy + r * N + n]
-    else:
+    small = M * K * N <= 512
+    if need_a and small:
+        for r in range(M):
+            for k in range(K):
+                acc = 0.0
+                for n in range(N):
+                    acc += grad[xy + r * N + n] * val[xb + k * N + n]
+                grad[xa + r * K + k] += acc
+    elif need_a:
         gy = grad[xy:xy + M * N].reshape(M, N)
-        if need_a:
-            nz = 0
+        nz = 0
+        for e in range(M * K):
+            nz |= grad[xa + e] != 0.0
+        if nz == 0:
+            np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, grad[xa:xa + M * K].reshape(M, K))
+        else:
+            np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, scratch[0:M * K].reshape(M, K))
             for e in range(M * K):
-                nz |= grad[xa + e] != 0.0
-            if nz == 0:
-                np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, grad[xa:xa + M * K].reshape(M, K))
-            else:
-                np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, scratch[0:M * K].reshape(M, K))
-                for e in range(M * K):
-                    grad[xa + e] += scratch[e]
-        if need_b and M <= 4:       # a few rank-1 updates, added in place: faster than
-            for r in range(M):      # BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
-                for k in range(K):
-                    av = val[xa + r * K + k]
-                    for n in range(N):
-                        grad[xb + k * N + n] += av * grad[xy + r * N + n]
-        elif need_b:
-            nz = 0
+                grad[xa + e] += scratch[e]
+    # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,
+    # where it beats BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
+    if need_b and (small or M <= 4):
+        for r in range(M):
+            for k in range(K):
+                av = val[xa + r * K + k]
+                for n in range(N):
+                    grad[xb + k * N + n] += av * grad[xy + r * N + n]
+    elif need_b:
+        gy = grad[xy:xy + M * N].reshape(M, N)
+        nz = 0
+        for e in range(K * N):
+            nz |= grad[xb + e] != 0.0
+        if nz == 0:
+            np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, grad[xb:xb + K * N].reshape(K, N))
+        else:
+            np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, scratch[0:K * N].reshape(K, N))
             for e in range(K * N):
-                nz |= grad[xb + e] != 0.0
-            if nz == 0:
-                np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, grad[xb:xb + K * N].reshape(K, N))
-            else:
-                np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, scratch[0:K * N].reshape(K, N))
-                for e in range(K * N):
-                    grad[xb + e] += scratch[e]
+                grad[xb + e] += scratch[e]
 """))),
 )
 

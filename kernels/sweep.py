@@ -759,48 +759,42 @@ def backward_matmul(I, F, i):
         xa = oa + bt * I[np.uintp(b_P + (p + 4))] * M * K
         xb = ob + bt * I[np.uintp(b_P + (p + 5))] * K * N
         xy = oy + bt * M * N
-        if M * K * N <= 512:
-            if need_a:
-                for r in range(M):
-                    for k in range(K):
-                        acc = 0.0
-                        for n in range(N):
-                            acc += F[np.uintp(b_grad + (xy + r * N + n))] * F[np.uintp(b_val + (xb + k * N + n))]
-                        F[np.uintp(b_grad + (xa + r * K + k))] += acc
-            if need_b:
-                for r in range(M):
-                    for k in range(K):
-                        av = F[np.uintp(b_val + (xa + r * K + k))]
-                        for n in range(N):
-                            F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
-        else:
+        small = M * K * N <= 512
+        if need_a and small:
+            for r in range(M):
+                for k in range(K):
+                    acc = 0.0
+                    for n in range(N):
+                        acc += F[np.uintp(b_grad + (xy + r * N + n))] * F[np.uintp(b_val + (xb + k * N + n))]
+                    F[np.uintp(b_grad + (xa + r * K + k))] += acc
+        elif need_a:
             gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
-            if need_a:
-                nz = 0
+            nz = 0
+            for e in range(M * K):
+                nz |= F[np.uintp(b_grad + (xa + e))] != 0.0
+            if nz == 0:
+                np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_grad + xa:b_grad + (xa + M * K)].reshape(M, K))
+            else:
+                np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
                 for e in range(M * K):
-                    nz |= F[np.uintp(b_grad + (xa + e))] != 0.0
-                if nz == 0:
-                    np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_grad + xa:b_grad + (xa + M * K)].reshape(M, K))
-                else:
-                    np.dot(gy, F[b_val + xb:b_val + (xb + K * N)].reshape(K, N).T, F[b_scratch + 0:b_scratch + M * K].reshape(M, K))
-                    for e in range(M * K):
-                        F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
-            if need_b and M <= 4:
-                for r in range(M):
-                    for k in range(K):
-                        av = F[np.uintp(b_val + (xa + r * K + k))]
-                        for n in range(N):
-                            F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
-            elif need_b:
-                nz = 0
+                    F[np.uintp(b_grad + (xa + e))] += F[np.uintp(b_scratch + e)]
+        if need_b and (small or M <= 4):
+            for r in range(M):
+                for k in range(K):
+                    av = F[np.uintp(b_val + (xa + r * K + k))]
+                    for n in range(N):
+                        F[np.uintp(b_grad + (xb + k * N + n))] += av * F[np.uintp(b_grad + (xy + r * N + n))]
+        elif need_b:
+            gy = F[b_grad + xy:b_grad + (xy + M * N)].reshape(M, N)
+            nz = 0
+            for e in range(K * N):
+                nz |= F[np.uintp(b_grad + (xb + e))] != 0.0
+            if nz == 0:
+                np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_grad + xb:b_grad + (xb + K * N)].reshape(K, N))
+            else:
+                np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
                 for e in range(K * N):
-                    nz |= F[np.uintp(b_grad + (xb + e))] != 0.0
-                if nz == 0:
-                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_grad + xb:b_grad + (xb + K * N)].reshape(K, N))
-                else:
-                    np.dot(F[b_val + xa:b_val + (xa + M * K)].reshape(M, K).T, gy, F[b_scratch + 0:b_scratch + K * N].reshape(K, N))
-                    for e in range(K * N):
-                        F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
+                    F[np.uintp(b_grad + (xb + e))] += F[np.uintp(b_scratch + e)]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

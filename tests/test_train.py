@@ -173,3 +173,19 @@ def test_trainer_errors_name_the_fix():
         trainer.step(x + 0.5, y)
     with pytest.raises(IndexError):                     # a token id beyond the vocabulary
         trainer.step(x + 100, y)
+
+
+def test_integer_data_must_be_exact_in_the_tape():
+    """Token ids of 2**24 and above are not exact in float32: the Trainer and a tape call
+    refuse them instead of looking up a neighbouring row."""
+    table = np.zeros((3, 2), np.float32)
+    loss = lambda p, idx: np.sum(p["t"][idx])               # noqa: E731
+    idx = np.array([0, 1], np.int64)
+    trainer = optim.Trainer(loss, {"t": table}, optim.SGD(0.1), idx)
+    big = np.array([2 ** 24 + 1, 0], np.int64)
+    with pytest.raises(bn.InputError, match="does not fit exactly"):
+        trainer.step(big)
+    vg = bn.value_and_grad(loss)
+    vg({"t": table}, idx)
+    with pytest.raises(bn.InputError, match="does not fit exactly"):
+        vg({"t": table}, -big)
