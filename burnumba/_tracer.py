@@ -320,6 +320,16 @@ class Var:
         return matmul(o, self)
 
     # -- things a traced value cannot do --------------------------------------------------
+    def _no_operator(self, *_):
+        raise UnsupportedOpError(at_user_site(
+            "the operators % // divmod << >> & | ^ ~ are not differentiable and not traced: "
+            "compute integer data (indices, masks) with numpy before the call and pass it in "
+            "as an argument, or build the value from traced ops (+ - * / ** and burnumba.numpy)"))
+
+    __mod__ = __rmod__ = __floordiv__ = __rfloordiv__ = __divmod__ = __rdivmod__ = _no_operator
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _no_operator
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _no_operator
+
     def __bool__(self):
         raise TracerBoolError(at_user_site(
             "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value: "

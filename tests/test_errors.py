@@ -155,3 +155,13 @@ def test_assigning_a_traced_array_into_a_numpy_array():
         buf[0] = x
         return np.sum(buf)
     raises(bn.ConcretizationError, bn.grad(f), np.ones(3), match="bnp.stack")
+
+
+@pytest.mark.parametrize("op", [lambda x: x % 3, lambda x: 3 % x, lambda x: x // 2,
+                                lambda x: divmod(x, 2), lambda x: x & x, lambda x: ~x,
+                                lambda x: x << 1])
+@pytest.mark.parametrize("arg", [np.ones(3), 1.5])
+def test_untraced_operators_raise_a_burnumba_error(op, arg):
+    with pytest.raises(bn.UnsupportedOpError, match="not traced") as info:
+        bn.grad(lambda x: np.sum(op(x)))(arg)
+    assert "test_errors.py" in str(info.value)            # points at the user's line
