@@ -6,7 +6,8 @@
 from . import numpy
 from ._checkpoint import load_checkpoint, save_checkpoint
 from ._api import grad, trace, value_and_grad, vjp
-from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, InplaceError,
+from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
+                      DataError, InplaceError,
                       InputError, LeakedTracerError, OutputError, PytreeError, ShapeError,
                       TracerBoolError, UnsupportedOpError)
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
@@ -22,7 +23,9 @@ __all__ = [
     "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy",
     "layer_norm", "gelu", "masked_fill", "nn", "optim", "data", "save_checkpoint",
     "load_checkpoint",
-    "BurnumbaError", "CheckpointError", "ConcretizationError", "InplaceError", "InputError",
+    "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
+    "InplaceError",
+    "InputError",
     "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",
 ]

@@ -1,13 +1,19 @@
-"""grad, value_and_grad and trace: trace once per input signature, then run the njit entry."""
+"""grad, value_and_grad, vjp and trace: trace once per input signature, then run the
+compiled kernel."""
+import collections
 import functools
+import threading
 
 import numpy as np
 
 from ._errors import InputError, OutputError, ShapeError
-from ._plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC, CallPlan
-from ._pytree import check_same, describe, flatten, unflatten
+from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
+from ._pytree import flatten, unflatten
+from ._signature import Signature, structure, tape_dtype
 from ._tape import Tape
 from ._tracer import Builder, Var
+
+CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
 
 
 def _norm_argnums(argnums):
@@ -19,129 +25,8 @@ def _norm_argnums(argnums):
     return argnums, False
 
 
-def _diff_leaf(x, where):
-    """Signature of a differentiated leaf; rejects what cannot be differentiated."""
-    t = type(x)
-    if t is float:
-        return float
-    if t is np.ndarray and x.dtype.kind == "f":         # the common case, kept short
-        return (x.shape, x.dtype)
-    if isinstance(x, (np.ndarray, np.generic)):
-        kind = x.dtype.kind
-        if kind == "f":
-            return (x.shape, x.dtype)
-        what = {"i": "an integer", "u": "an unsigned integer", "b": "a boolean",
-                "c": "a complex"}.get(kind, f"a {x.dtype}")
-        raise InputError(
-            f"{where} is {what} array of dtype {x.dtype}: gradients need float inputs. "
-            f"Pass it as x.astype(float), or leave it out of argnums")
-    if isinstance(x, bool) or isinstance(x, int):
-        raise InputError(
-            f"{where} is the Python int {x!r}: gradients need float inputs. Pass {float(x)!r} "
-            "instead, or leave it out of argnums")
-    if isinstance(x, complex):
-        raise InputError(f"{where} is complex: burnumba differentiates real functions only")
-    if isinstance(x, float):                      # float subclasses
-        return float
-    raise InputError(
-        f"{where} has type {t.__name__}, which cannot be differentiated: pass floats, numpy "
-        "float arrays, or tuples / lists / dicts of them")
-
-
-def _other_leaf(x, where):
-    """Signature of a non-differentiated leaf: numpy data is a tape input, the rest is static."""
-    if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype.kind not in "biuf":
-            raise InputError(f"{where} has dtype {x.dtype}: only real numpy data can be traced")
-        return _DATA, (x.shape, x.dtype)
-    try:
-        hash(x)
-    except TypeError:
-        raise InputError(
-            f"{where} of type {type(x).__name__} is neither numpy data nor hashable: burnumba "
-            "keys its trace cache on the values of non-array arguments") from None
-    return _STATIC, (type(x), x)
-
-
-class _Where:
-    """'argument k (leaf j of {...})' for error messages, built only when one is raised."""
-
-    __slots__ = ("k", "j", "treedef")
-
-    def __init__(self, k, j, treedef):
-        self.k, self.j, self.treedef = k, j, treedef
-
-    def __str__(self):
-        leaf = f" (leaf {self.j} of {describe(self.treedef)})" if self.treedef is not None else ""
-        return f"argument {self.k}{leaf}"
-
-    __format__ = lambda self, spec: format(str(self), spec)   # noqa: E731
-
-
-class _Signature:
-    """Walks the arguments once: the cache key, and the leaves in tape-input order."""
-
-    __slots__ = ("key", "diff", "data", "treedefs", "kinds")
-
-    def __init__(self, args, kwargs, argnums):
-        key = []
-        diff, data, treedefs, kinds = [], [], [], []
-        nargs = len(args)
-        for k in argnums:
-            if not -nargs <= k < nargs:
-                raise InputError(f"argnums names argument {k}, but the function got {nargs}")
-        for k, a in enumerate(args):
-            is_diff = k in argnums
-            if type(a) is float and is_diff:           # the common scalar case, kept short
-                key.append(float)
-                diff.append(a)
-                treedefs.append(None)
-                kinds.append((_DIFF,))
-                continue
-            leaves, treedef = flatten(a)
-            treedefs.append(treedef)
-            sig, kind = [], []
-            for j, x in enumerate(leaves):
-                where = _Where(k, j, treedef)
-                if is_diff:
-                    sig.append(_diff_leaf(x, where))
-                    diff.append(x)
-                    kind.append(_DIFF)
-                else:
-                    lk, s = _other_leaf(x, where)
-                    sig.append(s)
-                    kind.append(lk)
-                    if lk == _DATA:
-                        data.append(x)
-            key.append((treedef, tuple(sig)))
-            kinds.append(tuple(kind))
-        if kwargs:
-            for name in sorted(kwargs):
-                leaves, treedef = flatten(kwargs[name])
-                sig = []
-                for x in leaves:
-                    lk, s = _other_leaf(x, f"keyword argument {name!r}")
-                    sig.append(s)
-                    if lk == _DATA:
-                        data.append(x)
-                key.append((name, treedef, tuple(sig)))
-        self.key = tuple(key)
-        self.diff = diff
-        self.data = data
-        self.treedefs = treedefs
-        self.kinds = kinds
-
-
-def _tape_dtype(leaves):
-    """float32 when every float array among the inputs is float32, else float64.
-    Python floats and integer data adapt to the tape (as JAX's weak types)."""
-    kinds = {x.dtype for x in leaves
-             if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "f"}
-    return np.float32 if kinds == {np.dtype(np.float32)} else np.float64
-
-
 def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
-    b = Builder(_tape_dtype(sig.diff + sig.data))
+    b = Builder(tape_dtype(sig.diff + sig.data))
     in_slots = []
 
     def new_input(x, need):
@@ -182,10 +67,8 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
     out = _as_output(b, result, need_scalar)
     out_node = out.node                    # a pending view becomes a node here
     b.live = False
-    tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux)
-    tape.argnums = argnums
-    tape.single = single
-    return tape
+    return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
+                argnums=argnums, single=single)
 
 
 def _as_output(b, result, need_scalar):
@@ -205,63 +88,24 @@ def _as_output(b, result, need_scalar):
     return out
 
 
-def _structure(tape, flat, sig, argnums, single):
-    """The flat gradient, split per leaf and rebuilt into the structure of each argnum."""
-    leaves = tape.split_grads(flat)
-    if len(argnums) == 1 and sig.treedefs[argnums[0]] is None:
-        return leaves[0] if single else (leaves[0],)
-    # leaves were collected in order of argument position, whatever the order of argnums
-    by_position, pos = {}, 0
-    for k in sorted(set(argnums)):
-        n = len(sig.kinds[k])
-        by_position[k] = unflatten(sig.treedefs[k], leaves[pos:pos + n])
-        pos += n
-    out = tuple(by_position[k] for k in argnums)
-    return out[0] if single else out
-
-
-def _explain_mismatch(tape, sig):
-    """Raise the error that says how these arguments differ from the traced ones."""
-    if len(sig.key) != len(tape.key):
-        raise InputError(f"the tape was traced with {len(tape.key)} arguments, got "
-                         f"{len(sig.key)}")
-    for k, (old, new) in enumerate(zip(tape.key, sig.key)):
-        if old == new:
-            continue
-        old_def = None if old is float else old[-2]
-        new_def = None if new is float else new[-2]
-        check_same(old_def, new_def, f"argument {k}")
-        raise ShapeError(
-            f"argument {k}: the tape was traced for shapes / dtypes / static values {old}, "
-            f"got {new}. Trace again with bn.trace, or use bn.grad, which retraces")
-    raise InputError("these arguments do not match the traced ones")
-
-
-def run_tape(tape, args, kwargs, with_grad):
-    """Tape.__call__ and Tape.value_and_grad: check the signature, then run."""
-    sig = _Signature(args, kwargs, tape.argnums)
-    if sig.key != tape.key:
-        _explain_mismatch(tape, sig)
-    leaves = sig.diff + sig.data
-    if not with_grad:
-        return tape.run_forward(leaves)
-    if tape.out_shape != ():
-        raise OutputError(f"value_and_grad needs a scalar output; this tape's output has shape "
-                          f"{tape.out_shape}: use bn.vjp")
-    value, flat = tape.run_value_and_grad(leaves)
-    return value, _structure(tape, flat, sig, tape.argnums, tape.single)
-
-
 class _Transformed:
-    """The state behind what grad / value_and_grad return: a per-signature cache of tapes."""
+    """The state behind what grad / value_and_grad return: a bounded cache of tapes, one per
+    input signature (least recently used ones are dropped beyond ``cache_size``), and the
+    call plan of each. Threads may call the function at once: tapes keep one run state per
+    thread, and the cache is updated under a lock."""
 
-    def __init__(self, f, argnums, has_aux, with_value):
+    def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE):
         self.f = f
         self.argnums, self.single = _norm_argnums(argnums)
         self.has_aux = has_aux
         self.with_value = with_value
-        self.tapes = {}
-        self.fast = None           # (nargs, runner) once every argument is a traced float
+        if not (isinstance(cache_size, int) and cache_size >= 1):
+            raise InputError(f"cache_size must be a positive int, got {cache_size!r}")
+        self.cache_size = cache_size
+        self.tapes = collections.OrderedDict()
+        self.plans = {}            # tape -> its CallPlan
+        self.lock = threading.Lock()
+        self.fast = None           # (nargs, runner, tape) once every argument is a traced float
         self.plan = None           # the CallPlan of the tape used last
 
     def function(self):
@@ -286,6 +130,7 @@ class _Transformed:
         functools.update_wrapper(transformed, self.f)
         transformed.tapes = self.tapes
         transformed.trace = self.trace
+        transformed.plans = self.plans
         return transformed
 
     def tape_for(self, args, kwargs):
@@ -293,28 +138,46 @@ class _Transformed:
         argnums = self.argnums
         if min(argnums) < 0:
             argnums = tuple(k + len(args) if k < 0 else k for k in argnums)
-        sig = _Signature(args, kwargs, argnums)
+        sig = Signature(args, kwargs, argnums)
         tape = self.tapes.get(sig.key)
-        if tape is None:
-            tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single)
-            self.tapes[sig.key] = tape
+        if tape is not None:
+            if len(self.tapes) > 1:
+                with self.lock:
+                    if sig.key in self.tapes:
+                        self.tapes.move_to_end(sig.key)
+            return tape, sig, argnums
+        tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single)
+        with self.lock:
+            tape = self.tapes.setdefault(sig.key, tape)   # another thread may have won
+            while len(self.tapes) > self.cache_size:
+                _, old = self.tapes.popitem(last=False)
+                self.plans.pop(old, None)
+                if self.plan is not None and self.plan.tape is old:
+                    self.plan = None
+                if self.fast is not None and self.fast[2] is old:
+                    self.fast = None
             if (not kwargs and not self.has_aux and sorted(argnums) == list(range(len(args)))
                     and all(type(a) is float for a in args)):
                 self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
-                                                           self.single))
+                                                           self.single), tape)
         return tape, sig, argnums
 
     def call(self, args, kwargs):
         tape, sig, argnums = self.tape_for(args, kwargs)
         if not kwargs:
-            if tape.plan is None:
-                tape.plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
-                                     self.has_aux)
-            self.plan = tape.plan
-        value, flat = tape.run_value_and_grad(sig.diff + sig.data)
-        grads = _structure(tape, flat, sig, argnums, self.single)
+            plan = self.plans.get(tape)
+            if plan is None:
+                plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
+                                self.has_aux)
+                with self.lock:
+                    if sig.key in self.tapes:
+                        plan = self.plans.setdefault(tape, plan)
+            self.plan = plan
+        state = tape.state()
+        value, flat = tape.run_value_and_grad(sig.diff + sig.data, state=state)
+        grads = structure(tape, flat, sig, argnums, self.single)
         if self.has_aux:
-            aux = tape._aux_values()
+            aux = tape.aux_values(state)
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
@@ -323,7 +186,7 @@ class _Transformed:
         return self.tape_for(args, kwargs)[0]
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE):
     """Return a function computing ``(f(*args), grad)``, as ``jax.value_and_grad``.
 
     ``f`` is traced once per input signature (pytree structure, shapes, dtypes and the values
@@ -333,17 +196,17 @@ def value_and_grad(f, argnums=0, has_aux=False):
     >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
     >>> value, (da, db) = vg(0.5, -1.5)
     """
-    return _Transformed(f, argnums, has_aux, True).function()
+    return _Transformed(f, argnums, has_aux, True, cache_size).function()
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE):
     """Return a function computing the gradient of scalar ``f``, as ``jax.grad``.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
     (5,)
     """
-    return _Transformed(f, argnums, has_aux, False).function()
+    return _Transformed(f, argnums, has_aux, False, cache_size).function()
 
 
 def trace(f, *args, argnums=0, **kwargs):
@@ -353,7 +216,7 @@ def trace(f, *args, argnums=0, **kwargs):
     >>> print(bn.trace(lambda a, b: (a + b) * b, 1.0, 2.0, argnums=(0, 1)))  # doctest: +SKIP
     """
     argnums_t, single = _norm_argnums(argnums)
-    sig = _Signature(args, kwargs, argnums_t)
+    sig = Signature(args, kwargs, argnums_t)
     tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single)
     tape.run_forward(sig.diff + sig.data)
     return tape
@@ -371,8 +234,8 @@ def vjp(f, *primals):
     1
     """
     argnums = tuple(range(len(primals)))
-    sig = _Signature(primals, {}, argnums)
-    tape = _trace(f, primals, {}, argnums, False, sig, False)
+    sig = Signature(primals, {}, argnums)
+    tape = _trace(f, primals, {}, argnums, False, sig, False, single=False)
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
     out_shape = tape.out_shape
@@ -382,9 +245,7 @@ def vjp(f, *primals):
         if seed.shape != out_shape:
             raise ShapeError(f"vjp: the cotangent has shape {seed.shape}, but the output has "
                              f"shape {out_shape}")
-        tape._write_in(leaves)
-        tape.vjp(seed.reshape(-1))
-        grads = tape.split_grads(tape.grad[:tape.n_diff_elems].copy())
+        grads = tape.split_grads(tape.run_vjp(leaves, seed))
         out, pos = [], 0
         for k in argnums:
             n = len(sig.kinds[k])

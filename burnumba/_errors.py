@@ -53,6 +53,15 @@ class LeakedTracerError(BurnumbaError, RuntimeError):
     """A traced value was used outside the trace that made it."""
 
 
+class DataError(BurnumbaError, IndexError):
+    """Data a node cannot use, found while running a tape: an index or a target class out
+    of range (an IndexError, as numpy raises for a bad index)."""
+
+
+class ConcurrencyError(BurnumbaError, RuntimeError):
+    """A stateful object (a Trainer, an optimiser) used by two threads at once."""
+
+
 class CheckpointError(BurnumbaError, ValueError):
     """A checkpoint file that is missing, corrupt, or does not fit the model."""
 

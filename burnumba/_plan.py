@@ -26,11 +26,10 @@ class CallPlan:
             for kind, s in zip(kinds, leaf_sigs):
                 expect.append((kind, s))
         self.expect = expect
-        # the gradient: per argnum in argnums order, (treedef, [(view, scalar kind)]), each
-        # view a shaped window on the tape's grad buffer, copied out on every call
-        grad = tape.grad
-        slots = [(grad[start:start + size].reshape(shape), shape == (), py)
-                 for start, size, shape, py in tape.in_slots[:tape.n_diff]]
+        # the gradient: per argnum in argnums order, (treedef, [leaf slots]); a run state
+        # turns the slots into shaped windows on its grad buffer once (``views``), which
+        # every call copies out
+        slots = list(range(tape.n_diff))
         by_position, pos = {}, 0
         for k in sorted(set(argnums)):
             n = len(sig.kinds[k])
@@ -64,16 +63,27 @@ class CallPlan:
             (diff if kind == DIFF else data).append(x)
         return diff + data
 
+    def views(self, state):
+        """Per output argnum, (treedef, [(view, scalar, py)]): windows on this state's
+        gradient buffer."""
+        grad = state.grad
+        slots = [(grad[start:start + size].reshape(shape), shape == (), py)
+                 for start, size, shape, py in self.tape.in_slots[:self.tape.n_diff]]
+        views = [(treedef, [slots[j] for j in leaves]) for treedef, leaves in self.outputs]
+        state.views[self] = views
+        return views
+
     def run(self, leaves):
         tape = self.tape
-        value = tape.run_value_and_grad(leaves, copy=False)
+        state = tape.state()
+        value = tape.run_value_and_grad(leaves, copy=False, state=state)
         grads = []
-        for treedef, slots in self.outputs:
+        for treedef, slots in state.views.get(self) or self.views(state):
             parts = [view.copy() if not scalar else (float(view) if py else view[()])
                      for view, scalar, py in slots]
             grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
         grads = grads[0] if self.single else tuple(grads)
         if self.has_aux:
-            aux = tape._aux_values()
+            aux = tape.aux_values(state)
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads

@@ -1,11 +1,26 @@
-"""The Tape: a traced function as a struct of numpy arrays, run by the njit entry points."""
+"""The Tape (a traced function as a struct of numpy arrays) and the State of one run of it.
+
+A Tape is immutable data once traced: ``I`` holds the columns (op, operands, parameters,
+offsets) and ``F0`` the immediates and the constants' values. Everything a run writes
+(values, gradients, the kernel's control block) lives in a ``State``: each thread that runs
+a tape gets a State of its own, so any number of threads may call one tape (or one
+transformed function) at once and each gets exactly the serial result, in parallel when the
+tape is large enough for the kernel to release the GIL.
+"""
 import struct
+import threading
 
 import numpy as np
 
 from . import kernels
-from ._errors import InputError
-from .kernels import ROWS
+from ._errors import DataError, InputError, OutputError, at_user_site
+from ._pytree import unflatten
+from ._signature import Signature, explain_mismatch, structure
+from .kernels import ROWS, layout
+
+# Tapes with at least this many values release the GIL while their kernel runs (a few tens
+# of ns per call); below, the call is too short for another thread to gain anything.
+NOGIL_VALUES = 256
 
 
 def check_integer_data(x, dtype):
@@ -18,90 +33,162 @@ def check_integer_data(x, dtype):
                              f"tape; use indices below {exact}")
 
 
-class Tape:
-    """A traced function. Columns are numpy views into two packed buffers.
+class State:
+    """One run's memory for a tape: ``F`` (immediates, values, gradients), ``C`` (the
+    kernel's control block) and a caller of the tape's kernel on them. Not shared between
+    threads: a Tape keeps one per thread, a Trainer owns one."""
 
-    ``op, a0, a1, pp, need, imm`` have one entry per node, ``off`` has n + 1 (node ``i`` owns
-    ``val[off[i]:off[i+1]]`` and the same slice of ``grad``), ``P`` holds the integer
-    parameters of n-ary and gather rows. The inputs are the first nodes, differentiated
-    leaves first, so their values and gradients are the first elements of ``val`` / ``grad``.
+    __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem")
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.F = tape.F0.copy()
+        self.C = kernels.engine.control_block(tape.dtype)
+        cols = layout.views(tape.I, self.F)
+        self.val, self.grad = cols["val"], cols["grad"]
+        self.call = tape.kernel.caller(tape.I, self.F, self.C, nogil=tape.nogil)
+        # each input leaf's slice of val: a shaped view, or None for a scalar (set by item)
+        self.inputs = [(start, self.val[start:start + size].reshape(shape) if shape else None)
+                       for start, size, shape, _ in tape.in_slots]
+        self.views = {}                 # per call plan: its gradient views into this state
+        self.mem = None                 # a memoryview of F, for the scalar fast path
+
+    def write(self, leaves):
+        """Copy input leaves into their slices; scalars by item."""
+        val, dtype = self.val, self.tape.dtype
+        for (start, dst), x in zip(self.inputs, leaves):
+            if dst is None:
+                val[start] = x
+                continue
+            dst[...] = x
+            check_integer_data(x, dtype)
+
+    def run(self, mode):
+        """Run the kernel; raise the error a node reported (its value is then NaN)."""
+        value = self.call(mode)
+        if value != value and self.C[layout.C_ERR]:
+            self.raise_error()
+        return value
+
+    def raise_error(self):
+        code, node = int(self.C[layout.C_ERR]), int(self.C[layout.C_NODE])
+        self.C[layout.C_ERR] = 0
+        tape = self.tape
+        row = ROWS[tape.op[node]]
+        shapes = [tape.shapes[k] for k in (tape.a0[node], tape.a1[node]) if k >= 0]
+        p = int(tape.pp[node])
+        hint = {layout.ERR_INDEX: f"indices must lie in -{tape.P[p]} .. {tape.P[p] - 1} "
+                                  "(the table's rows)" if p >= 0 else "",
+                layout.ERR_TARGET: f"targets must be class indices in 0 .. {tape.P[p + 1] - 1}"
+                                   if p >= 0 else ""}
+        raise DataError(
+            f"{row.name} (node %{node}, operand shapes {shapes}): "
+            f"{layout.ERRORS.get(code, f'error {code}')}; {hint.get(code, '')}".rstrip("; ")
+            + (f"\n  traced at {tape.sites[node]}" if tape.sites else ""))
+
+    def read(self, node, shape):
+        off = self.tape.off
+        o = int(off[node])
+        return self.val[o:int(off[node + 1])].reshape(shape).copy() if shape \
+            else np.float64(self.val[o])
+
+
+class Tape:
+    """A traced function. ``op, a0, a1, pp, need, off, P`` are read-only numpy views into the
+    packed int32 array ``I``; ``imm`` and the constants are in ``F0``. Node ``i`` owns
+    ``val[off[i]:off[i+1]]`` and the same slice of ``grad``. The inputs are the first nodes,
+    differentiated leaves first, so their values and gradients are the first elements of
+    ``val`` / ``grad``. ``val`` and ``grad`` show the calling thread's last run.
     """
 
-    def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux):
+    def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
+                 single=True):
         b = builder
         self.key = key
+        self.argnums = argnums
+        self.single = single
         self.n = b.n
-        self.I, self.F = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
-                                      out, scratch=b.scratch, dtype=b.dtype)
-        self.dtype = b.dtype
-        for name, column in kernels.views(self.I, self.F).items():
-            setattr(self, name, column)
+        self.dtype = np.dtype(b.dtype)
+        self.I, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
+                                  out, scratch=b.scratch, dtype=b.dtype)
+        cols = kernels.views(self.I, F0)
         for node, values in b.consts.items():
-            self.val[b.off[node]:b.off[node + 1]] = values
+            cols["val"][b.off[node]:b.off[node + 1]] = values
+        self.I.flags.writeable = False
+        F0.flags.writeable = False
+        self.F0 = F0
+        for name in layout.COLUMNS + ("off", "P"):
+            setattr(self, name, cols[name])
+        self.imm = cols["imm"]
         self.shapes = b.shapes
+        self.sites = b.sites                 # per node, the user's source line (or None)
         self.n_diff = n_diff                 # how many input leaves are differentiated
         self.in_slots = in_slots             # per input leaf: (start, size, shape, is_py_float)
         self.n_diff_elems = sum(s[1] for s in in_slots[:n_diff])
         self.out = out                       # output node
         self.out_shape = out_shape
         self.aux = aux                       # (treedef, [(node, shape) or ("const", value)])
-        self._write_in = self._make_writer()
-        self._vg = kernels.entry(kernels.value_and_grad, self.dtype)
-        self._fwd = self._vjp = None       # loaded on first use: each costs ~0.1 s warm
-        self.plan = None                   # the CallPlan bn.grad / value_and_grad made
+        self.nogil = int(self.off[-1]) >= NOGIL_VALUES
+        self.ops = frozenset(ROWS[k].name for k in np.unique(self.op))
+        self.kernel = kernels.kernel(self.ops, self.dtype)
+        self._local = threading.local()
+
+    # -- run states -----------------------------------------------------------------------
+    def state(self):
+        """This thread's State (made on its first run)."""
+        try:
+            return self._local.state
+        except AttributeError:
+            s = self._local.state = State(self)
+            return s
+
+    def new_state(self):
+        """A State of one's own (a Trainer's), not this thread's."""
+        return State(self)
+
+    @property
+    def val(self):
+        return self.state().val
+
+    @property
+    def grad(self):
+        return self.state().grad
 
     # -- running --------------------------------------------------------------------------
-    def _make_writer(self):
-        """Copy input leaves into their slices (views made once); scalars by item."""
-        val = self.val
-        dtype = self.dtype
-        slots = [(start, val[start:start + size].reshape(shape) if shape else None)
-                 for start, size, shape, _ in self.in_slots]
-
-        def write(leaves):
-            for (start, dst), x in zip(slots, leaves):
-                if dst is None:
-                    val[start] = x
-                    continue
-                dst[...] = x
-                check_integer_data(x, dtype)
-        return write
-
-    def _read(self, node, shape):
-        o = int(self.off[node])
-        return self.val[o:o + int(self.off[node + 1]) - o].reshape(shape).copy() if shape \
-            else np.float64(self.val[o])
-
-    def _aux_values(self):
+    def aux_values(self, state):
         if self.aux is None:
             return None
-        from ._pytree import unflatten
         treedef, items = self.aux
-        return unflatten(treedef, [self._read(*it) if it[0] != "const" else it[1] for it in items])
+        return unflatten(treedef, [state.read(*it) if it[0] != "const" else it[1]
+                                   for it in items])
 
-    def run_value_and_grad(self, leaves, copy=True):
+    def run_value_and_grad(self, leaves, copy=True, state=None):
         """leaves: the input leaves in slot order. Returns (value, a copy of the flat
         gradient of the differentiated inputs), or only the value when not ``copy``."""
-        self._write_in(leaves)
-        value = self._vg(self.I, self.F)
-        return (value, self.grad[:self.n_diff_elems].copy()) if copy else value
+        state = state or self.state()
+        state.write(leaves)
+        value = state.run(layout.MODE_VALUE_AND_GRAD)
+        return (value, state.grad[:self.n_diff_elems].copy()) if copy else value
 
-    def vjp(self, seed):
-        """Forward, then pull the flat cotangent ``seed`` back; gradients stay in ``grad``."""
-        if self._vjp is None:
-            self._vjp = kernels.entry(kernels.vjp, self.dtype, seed=True)
-        self._vjp(self.I, self.F, np.ascontiguousarray(seed, dtype=self.dtype))
+    def run_vjp(self, leaves, seed):
+        """Forward, then pull the cotangent ``seed`` (the output's shape) back. Returns a
+        copy of the flat gradient of the differentiated inputs."""
+        state = self.state()
+        state.write(leaves)
+        o = int(self.off[self.out])
+        state.grad[o:int(self.off[self.out + 1])] = np.ravel(seed)
+        state.run(layout.MODE_VJP)
+        return state.grad[:self.n_diff_elems].copy()
 
-    def run_forward(self, leaves):
-        self._write_in(leaves)
-        if self._fwd is None:
-            self._fwd = kernels.entry(kernels.run_forward, self.dtype)
-        self._fwd(self.I, self.F)
-        return self._read(self.out, self.out_shape)
+    def run_forward(self, leaves, state=None):
+        state = state or self.state()
+        state.write(leaves)
+        state.run(layout.MODE_FORWARD)
+        return state.read(self.out, self.out_shape)
 
     def split_grads(self, flat):
-        """Per differentiated leaf, in float64: a Python float for a Python float, a numpy
-        float64 scalar for a numpy scalar, and an array of the leaf's shape for an array."""
+        """Per differentiated leaf, in the tape's dtype: a Python float for a Python float, a
+        numpy scalar for a numpy scalar, and an array of the leaf's shape for an array."""
         out = []
         for start, size, shape, py in self.in_slots[:self.n_diff]:
             if shape == ():
@@ -115,57 +202,73 @@ class Tape:
 
         The inputs are the first nodes, so one ``struct`` call writes them all into F and one
         reads their gradients back as Python floats; both are cheaper than numpy item access.
-        They go through a memoryview taken once, which spares numpy's buffer export per call.
-        ``order[j]`` is the argument position of the j-th entry of argnums.
+        They go through a memoryview of this thread's F, taken once per state, which spares
+        numpy's buffer export per call. ``order[j]`` is the argument position of the j-th
+        entry of argnums.
         """
-        I, kern = self.I, self._vg
-        F = self.F
-        M = memoryview(F)
+        local = self._local
         nd = self.n_diff
-        layout = struct.Struct(f"{nd}d")
-        pack_into, unpack_from = layout.pack_into, layout.unpack_from
-        at_val = F.itemsize * self.n                  # F = imm[n] | val | grad
-        at_grad = at_val + F.itemsize * self.val.size
-        if single:
-            k = order[0]
-            if with_value:
-                def run(args):
-                    pack_into(M, at_val, *args)
-                    return kern(I, F), unpack_from(M, at_grad)[k]
-            else:
-                def run(args):
-                    pack_into(M, at_val, *args)
-                    kern(I, F)
-                    return unpack_from(M, at_grad)[k]
-        elif list(order) == list(range(nd)):
-            if with_value:
-                def run(args):
-                    pack_into(M, at_val, *args)
-                    return kern(I, F), unpack_from(M, at_grad)
-            else:
-                def run(args):
-                    pack_into(M, at_val, *args)
-                    kern(I, F)
-                    return unpack_from(M, at_grad)
+        fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
+        pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
+        itemsize = self.dtype.itemsize
+        at_val = itemsize * self.n                       # F = imm[n] | val | grad
+        at_grad = at_val + itemsize * int(self.off[-1])
+        VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
+        pick = (lambda g: g[order[0]]) if single else \
+            (lambda g: g) if list(order) == list(range(nd)) else \
+            (lambda g: tuple([g[k] for k in order]))
+
+        def scalar_state():
+            s = self.state()
+            if s.mem is None:
+                s.mem = memoryview(s.F)
+            return s
+
+        if with_value:
+            def run(args):
+                try:
+                    s = local.scalar
+                except AttributeError:
+                    s = local.scalar = scalar_state()
+                pack_into(s.mem, at_val, *args)
+                value = s.call(VG)
+                if value != value and s.C[ERR]:
+                    s.raise_error()
+                return value, pick(unpack_from(s.mem, at_grad))
         else:
             def run(args):
-                pack_into(M, at_val, *args)
-                value = kern(I, F)
-                g = unpack_from(M, at_grad)
-                g = tuple([g[k] for k in order])
-                return (value, g) if with_value else g
+                try:
+                    s = local.scalar
+                except AttributeError:
+                    s = local.scalar = scalar_state()
+                pack_into(s.mem, at_val, *args)
+                value = s.call(VG)
+                if value != value and s.C[ERR]:
+                    s.raise_error()
+                return pick(unpack_from(s.mem, at_grad))
         return run
 
     # -- public calls, with the arguments checked against the traced signature --------------
+    def _leaves(self, args, kwargs):
+        sig = Signature(args, kwargs, self.argnums)
+        if sig.key != self.key:
+            explain_mismatch(self, sig)
+        return sig, sig.diff + sig.data
+
     def __call__(self, *args, **kwargs):
         """The output for these arguments (same structure, shapes and dtypes as traced)."""
-        from ._api import run_tape
-        return run_tape(self, args, kwargs, with_grad=False)
+        _, leaves = self._leaves(args, kwargs)
+        return self.run_forward(leaves)
 
     def value_and_grad(self, *args, **kwargs):
         """``(value, grad)`` for these arguments, for the argnums the tape was traced with."""
-        from ._api import run_tape
-        return run_tape(self, args, kwargs, with_grad=True)
+        sig, leaves = self._leaves(args, kwargs)
+        if self.out_shape != ():
+            raise OutputError(at_user_site(
+                f"value_and_grad needs a scalar output; this tape's output has shape "
+                f"{self.out_shape}: use bn.vjp"))
+        value, flat = self.run_value_and_grad(leaves)
+        return value, structure(self, flat, sig, self.argnums, self.single)
 
     # -- inspection -----------------------------------------------------------------------
     def __len__(self):
@@ -173,15 +276,16 @@ class Tape:
 
     @property
     def nbytes(self):
-        """Bytes held by every array of the tape (columns, parameters, values, gradients)."""
-        return self.I.nbytes + self.F.nbytes
+        """Bytes of the tape's arrays and of one run's values and gradients."""
+        return self.I.nbytes + self.F0.nbytes
 
     @property
     def bytes_per_node(self):
         return self.nbytes / max(self.n, 1)
 
-    def row(self, i):
+    def row(self, i, val=None):
         """One node as text: ``%i = name(%a0, %a1) shape``."""
+        val = self.val if val is None else val
         r = ROWS[self.op[i]]
         args = []
         if r.kind == "map" or r.name == "where":
@@ -197,23 +301,26 @@ class Tape:
                 args.append(f"bias=%{self.a0[i]}")
         elif r.name == "gather":
             args = [f"%{self.a0[i]}, ..."]
+        elif self.a0[i] >= 0:
+            args = [f"%{self.a0[i]}"] + ([f"%{self.a1[i]}"] if self.a1[i] >= 0 else [])
         if r.name in ("powi", "pow_c") or (r.name == "sum" and self.imm[i] != 1.0):
             args.append(f"c={self.imm[i]:g}")
         shape = self.shapes[i]
         o, e = int(self.off[i]), int(self.off[i + 1])
-        shown = np.array2string(self.val[o:min(e, o + 4)], precision=6, separator=", ")
+        shown = np.array2string(val[o:min(e, o + 4)], precision=6, separator=", ")
         if e - o > 4:
             shown = shown[:-1] + ", ...]"
         need = " " if self.need[i] else "·"
         return f"{need} %{i:<4d} = {r.name}({', '.join(args)})  {list(shape)}  val={shown}"
 
     def __str__(self, limit=60):
-        lines = [f"Tape: {self.n} nodes, {self.val.size} {self.dtype} values, {self.nbytes} bytes "
-                 f"({self.bytes_per_node:.1f} B/node); output %{self.out}"]
+        val = self.val
+        lines = [f"Tape: {self.n} nodes, {self.off[-1]} {self.dtype} values, {self.nbytes} "
+                 f"bytes ({self.bytes_per_node:.1f} B/node); output %{self.out}"]
         idx = range(self.n) if self.n <= limit else \
             list(range(limit // 2)) + [None] + list(range(self.n - limit // 2, self.n))
         for i in idx:
-            lines.append("  ..." if i is None else "  " + self.row(i))
+            lines.append("  ..." if i is None else "  " + self.row(i, val))
         lines.append("  (· = no gradient flows through this node)")
         return "\n".join(lines)
 

@@ -30,6 +30,7 @@ class Builder:
         self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
         self.live = True              # False once the trace is over (leaked tracer check)
+        self.sites = None             # per node, the user's source line, when recorded
 
     @property
     def n(self):

@@ -12,15 +12,16 @@ The update formulas are torch.optim's (SGD with momentum and Nesterov, Adam with
 decay, AdamW with decoupled weight decay), so a model trained here and in torch from the
 same start follows the same path up to rounding.
 """
+import contextlib
 import math
+import threading
 
 import numpy as np
 
-from . import kernels
 from ._checkpoint import load_checkpoint, save_checkpoint
-from ._errors import CheckpointError, InputError, ShapeError
+from ._errors import CheckpointError, ConcurrencyError, InputError, ShapeError
 from ._tape import check_integer_data
-from .kernels import update_entry
+from .kernels import layout, update_kernels
 
 __all__ = ["SGD", "Adam", "AdamW", "cosine", "clip_grad_norm", "Trainer"]
 
@@ -60,11 +61,27 @@ def clip_grad_norm(flat_grads, max_norm):
     ``max_norm / (norm + 1e-6)``, as torch.nn.utils.clip_grad_norm_). Returns the norm
     before clipping."""
     g = _flat(flat_grads, "clip_grad_norm: flat_grads")
-    norm = math.sqrt(update_entry("sum_squares", g.dtype)(g, 0, g.size))
+    kern = update_kernels(g.dtype)
+    norm = math.sqrt(kern["sum_squares"](g, 0, g.size))
     coef = float(max_norm) / (norm + 1e-6)
     if coef < 1.0:
-        update_entry("scale", g.dtype)(g, 0, g.size, coef)
+        kern["scale"](g, 0, g.size, coef)
     return norm
+
+
+@contextlib.contextmanager
+def _exclusive(lock, what):
+    """Hold ``lock`` for one use of a stateful object; a second thread gets a clear error
+    instead of corrupting the state (parameters, moments, step counts)."""
+    if not lock.acquire(blocking=False):
+        raise ConcurrencyError(
+            f"{what} is already running in another thread: it holds one set of parameters "
+            "and optimiser state, which two threads would corrupt. Give each thread its own "
+            "(or serialise the calls with a lock)")
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 # -- optimisers ----------------------------------------------------------------------------
@@ -80,11 +97,12 @@ class _Optimizer:
         self.t = 0
         self.state = None
         self._kernels = {}              # dtype -> compiled update kernel (a lookup costs 15 us)
+        self._lock = threading.Lock()
 
     def _kernel(self, dtype):
         k = self._kernels.get(dtype)
         if k is None:
-            k = self._kernels[dtype] = update_entry(self.kernel_name, dtype)
+            k = self._kernels[dtype] = update_kernels(dtype)[self.kernel_name]
         return k
 
     def current_lr(self):
@@ -106,7 +124,8 @@ class _Optimizer:
         if g.shape != p.shape or g.dtype != p.dtype:
             raise ShapeError(f"{type(self).__name__}.step: flat_grads {g.dtype} {g.shape} do "
                              f"not match flat_params {p.dtype} {p.shape}")
-        self._update(p, 0, g, 0, p.size, 1.0)
+        with _exclusive(self._lock, f"{type(self).__name__}.step"):
+            self._update(p, 0, g, 0, p.size, 1.0)
 
     def state_dict(self):
         """The hyper-parameters, the step count and copies of the state arrays."""
@@ -211,14 +230,16 @@ class Trainer:
         transformed = value_and_grad(loss_fn)
         tape = transformed.trace(params, *example_data)
         self.tape = tape
+        self._state = state = tape.new_state()          # this trainer's own values
+        self._lock = threading.Lock()
         self.names = sorted(params)                    # pytree order: sorted keys
         n = tape.n_diff_elems
-        self.flat_params = tape.val[:n]
-        self.flat_grads = tape.grad[:n]
+        self.flat_params = state.val[:n]
+        self.flat_grads = state.grad[:n]
         slots = tape.in_slots
-        self.params = {k: tape.val[s:s + size].reshape(shape)
+        self.params = {k: state.val[s:s + size].reshape(shape)
                        for k, (s, size, shape, _) in zip(self.names, slots[:tape.n_diff])}
-        self._data = [(tape.val[s:s + size].reshape(shape), shape)
+        self._data = [(state.val[s:s + size].reshape(shape), shape)
                       for s, size, shape, _ in slots[tape.n_diff:]]
         if len(self._data) != len(example_data):
             raise InputError("Trainer: every data argument must be one array (no pytrees, no "
@@ -228,8 +249,7 @@ class Trainer:
         self._kinds = ["i" if np.asarray(x).dtype.kind in "iu" else np.asarray(x).dtype.kind
                        for x in example_data]
         self._out = int(tape.off[tape.out])
-        self._fwd = None                # the forward-only entry, loaded by the first loss()
-        self._sum_squares = update_entry("sum_squares", tape.dtype)
+        self._sum_squares = update_kernels(tape.dtype)["sum_squares"]
         self.set_params(params)
         self.steps = 0
         self.last_grad_norm = None      # the gradient norm before clipping, when clipping
@@ -254,27 +274,27 @@ class Trainer:
     def step(self, *data):
         """One training step on this batch: forward, backward, clipping, update. Returns the
         loss before the update, as a float."""
-        self._write(data)
-        tape = self.tape
-        loss = tape._vg(tape.I, tape.F)
-        scale = 1.0
-        n = self.flat_params.size
-        if self.clip is not None:       # the update scales the gradient; flat_grads stay
-            norm = math.sqrt(self._sum_squares(self.flat_grads, 0, n))
-            self.last_grad_norm = norm
-            scale = min(1.0, self.clip / (norm + 1e-6))
-        F = tape.F
-        self.optimizer._update(F, tape.n, F, tape.n + tape.val.size, n, scale)
-        self.steps += 1
-        return float(loss)
+        with _exclusive(self._lock, "Trainer.step"):
+            self._write(data)
+            state = self._state
+            loss = state.run(layout.MODE_VALUE_AND_GRAD)
+            scale = 1.0
+            n = self.flat_params.size
+            if self.clip is not None:       # the update scales the gradient; flat_grads stay
+                norm = math.sqrt(self._sum_squares(self.flat_grads, 0, n))
+                self.last_grad_norm = norm
+                scale = min(1.0, self.clip / (norm + 1e-6))
+            F, tape = state.F, self.tape
+            self.optimizer._update(F, tape.n, F, tape.n + int(tape.off[-1]), n, scale)
+            self.steps += 1
+            return float(loss)
 
     def loss(self, *data):
         """The loss on this batch with the current parameters; no gradient, no update."""
-        self._write(data)
-        if self._fwd is None:
-            self._fwd = kernels.entry(kernels.run_forward, self.tape.dtype)
-        self._fwd(self.tape.I, self.tape.F)
-        return float(self.tape.val[self._out])
+        with _exclusive(self._lock, "Trainer.loss"):
+            self._write(data)
+            self._state.run(layout.MODE_FORWARD)
+            return float(self._state.val[self._out])
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, path, meta=None):
@@ -289,10 +309,11 @@ class Trainer:
         """Read parameters and optimiser state saved by ``save`` into this trainer. Returns
         the checkpoint's meta dict."""
         params, opt_state, meta = load_checkpoint(path)
-        self.set_params(params, where=str(path))
-        if opt_state is not None:
-            self.optimizer.load_state_dict(opt_state)
-        self.steps = int(meta.get("trainer_steps", 0))
+        with _exclusive(self._lock, "Trainer.load"):
+            self.set_params(params, where=str(path))
+            if opt_state is not None:
+                self.optimizer.load_state_dict(opt_state)
+            self.steps = int(meta.get("trainer_steps", 0))
         return meta
 
     def set_params(self, params, where=None):

@@ -1,75 +1,355 @@
-"""The compiled entry points (from the generated ``sweep.py`` and ``update.py``) and how to
-load and call them cheaply."""
+"""Find, build and load the compiled kernels, and call them cheaply. No numba here.
+
+A tape asks for the kernel of the rows it uses (``kernel(rows, dtype)``). The kernel comes
+from, in order: this process (the same set of rows or a superset, already loaded), the disk
+cache (the same set, then any superset), or a build of exactly that set. Which engine
+builds and runs it:
+
+* ``aot`` (the default): shared libraries compiled ahead of time into the cache folder by a
+  subprocess (``_build.py``); loading one needs only ctypes, so a process whose kernels are
+  cached never imports numba (less than a third of the memory, and no compile);
+* ``jit``: numba cfuncs compiled in this process, without a disk cache, where no C compiler
+  is found to link a library (or with ``BURNUMBA_ENGINE=jit``);
+* ``python``: the generated source run by the Python interpreter, for tests and debugging
+  (``BURNUMBA_ENGINE=python``, or ``NUMBA_DISABLE_JIT=1``). Very slow.
+
+Compiles that take more than a moment are announced on the ``burnumba`` logger (a WARNING
+record: shown on stderr when logging is not configured; silence it with
+``logging.getLogger("burnumba").setLevel(logging.ERROR)``).
+"""
+import ctypes
+import functools
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+
 import numpy as np
-from numba import types
-from numba.core.runtime import rtsys
 
-from . import update
-from .sweep import run_forward, value_and_grad, vjp
+from . import cache, layout
+from .ops import BY_NAME, ROWS
 
-__all__ = ["run_forward", "value_and_grad", "vjp", "entry", "update_entry"]
+log = logging.getLogger("burnumba")
 
-# Every entry point takes the packed tape, I (int32) and F (float64 or float32), both
-# C-contiguous; vjp also takes a seed of F's dtype. A float32 tape compiles its own
-# specialisation on first use.
-_FLOAT = {np.dtype(np.float64): types.float64, np.dtype(np.float32): types.float32}
+LEAVES = frozenset(r.name for r in ROWS if r.kind == "leaf")
+DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
-def _ready(dispatcher, signature):
-    """The compiled entry point of ``signature``: loaded from numba's disk cache when it is
-    there, else compiled.
+class KernelError(RuntimeError):
+    """A kernel could not be built or loaded (the message names the file and the fix)."""
 
-    numba's own cache lookup first refreshes every typing and lowering registry, which
-    imports most of numba (60 MB of resident memory measured alone; skipping it saves about
-    40 MB in a training process). Loading a cached overload needs only the runtime's symbols
-    (the math and helper symbols are installed when numba is imported), so on a hit the
-    overload is loaded here directly. Any difference in numba's internals falls back to
-    numba's own path.
-    """
-    key = tuple(signature)
-    if key not in dispatcher.overloads:
-        cres = None
+
+@functools.lru_cache(maxsize=None)
+def engine_name():
+    name = os.environ.get("BURNUMBA_ENGINE", "").lower()
+    if not name and os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        name = "python"
+    if name in ("", "aot"):
+        from ._build import c_compiler            # noqa: PLC0415  (no numba in _build's imports)
+        if c_compiler() is None:
+            log.warning("burnumba: no C compiler found to link compiled kernels (set CC); "
+                        "compiling in each process with numba instead (BURNUMBA_ENGINE=jit)")
+            return "jit"
+        return "aot"
+    if name not in ("jit", "python"):
+        raise KernelError(f"BURNUMBA_ENGINE={name!r}: use aot, jit or python")
+    return name
+
+
+# -- BLAS ----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def blas():
+    """(dgemm address, sgemm address, ilp64) of the BLAS numpy loaded, or (0, 0, 0): then
+    matmul runs as loops. Found with threadpoolctl (which lists the BLAS libraries loaded in
+    this process) and ctypes; its thread count is the user's, as for numpy's own products."""
+    try:
+        from threadpoolctl import threadpool_info
+        libraries = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    except Exception:             # noqa: BLE001  (no threadpoolctl, or it failed: loops)
+        return 0, 0, 0
+    for info in libraries:
         try:
-            ctx = dispatcher.targetctx
-            rtsys.initialize(ctx)
-            cres = dispatcher._cache._load_overload(signature, ctx)
-            if cres is not None and not cres.objectmode:
-                ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
-                dispatcher.add_overload(cres)
-                dispatcher._cache_hits[signature] += 1     # as numba counts its own hits
-        except Exception:       # noqa: BLE001  (numba's private API moved: use the public one)
-            cres = None
-        if key not in dispatcher.overloads:
-            dispatcher.compile(signature)
-    return dispatcher.overloads[key].entry_point
+            lib = ctypes.CDLL(info["filepath"])
+        except OSError:
+            continue
+        for prefix in ("scipy_", ""):
+            for suffix, ilp64 in (("64_", 1), ("", 0)):
+                try:
+                    d = getattr(lib, f"{prefix}cblas_dgemm{suffix}")
+                    s = getattr(lib, f"{prefix}cblas_sgemm{suffix}")
+                except AttributeError:
+                    continue
+                return (ctypes.cast(d, ctypes.c_void_p).value,
+                        ctypes.cast(s, ctypes.c_void_p).value, ilp64)
+    return 0, 0, 0
 
 
-def entry(dispatcher, dtype, seed=False):
-    """The compiled function behind ``dispatcher`` for a tape of ``dtype``, without dispatch.
-
-    Calling a numba dispatcher first resolves the argument types (about 180 ns for two
-    arrays); the compiled entry point skips that. The caller must pass exactly the types of
-    the signature: the Tape always does. Compiles, or loads from numba's disk cache, once.
-    """
-    if not hasattr(dispatcher, "overloads"):      # NUMBA_DISABLE_JIT=1: a plain function
-        return dispatcher
-    f = _FLOAT[np.dtype(dtype)]
-    signature = (types.int32[::1], f[::1]) + ((f[::1],) if seed else ())
-    return _ready(dispatcher, signature)
+def control_block(dtype):
+    """A new control block C for a run state of ``dtype``."""
+    C = np.zeros(layout.CSIZE, np.int64)
+    dgemm, sgemm, ilp64 = blas()
+    C[layout.C_GEMM] = dgemm if np.dtype(dtype) == np.float64 else sgemm
+    C[layout.C_ILP64] = ilp64
+    return C
 
 
-def update_entry(name, dtype):
-    """The optimiser kernel ``update.<name>`` for float buffers of ``dtype``, without
-    dispatch. Offsets and sizes are int64; the hyper-parameter array has ``dtype`` too. The
-    caller must pass exactly these types."""
-    dispatcher = getattr(update, name)
-    if not hasattr(dispatcher, "overloads"):
-        return dispatcher
-    f, i = _FLOAT[np.dtype(dtype)][::1], types.int64
-    signature = {
-        "sum_squares": (f, i, i),
-        "scale": (f, i, i, types.float64),
-        "sgd": (f, i, f, i, i, f, f),
-        "adam": (f, i, f, i, i, f, f, f),
-    }[name]
-    return _ready(dispatcher, signature)
+# -- callers -------------------------------------------------------------------------------
+try:
+    from ._bncall import Caller as _Caller, address
+except ImportError:                  # the optional C extension was not built: use ctypes
+    _Caller = None
+
+    def address(array):
+        """Where a C-contiguous array's data starts."""
+        return array.ctypes.data
+
+_RUN_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+
+
+class Kernel:
+    """The compiled interpreter of a set of rows for one dtype."""
+
+    def __init__(self, rows, dtype, engine, address=None, python=None, origin=None, keep=None):
+        self.rows = frozenset(rows)
+        self.dtype = np.dtype(dtype)
+        self.engine = engine
+        self.address = address               # of run(I, F, C, mode), compiled
+        self.python = python                 # run itself, for the python engine
+        self.origin = origin                 # the library file, for messages
+        self._keep = keep                    # what keeps the code alive (library, cfuncs)
+        self.opcodes = np.zeros(len(ROWS), bool)
+        for name in self.rows:
+            self.opcodes[ROWS.index(BY_NAME[name])] = True
+        if address is not None and _Caller is None:
+            self._ctypes = ctypes.CFUNCTYPE(ctypes.c_double, *_RUN_ARGS)(address)
+
+    def covers(self, rows):
+        return self.rows >= rows
+
+    def caller(self, I, F, C, nogil=False):
+        """``call(mode)``: run this kernel on (I, F, C). The arrays must be C-contiguous,
+        I int32, F of the kernel's dtype, C int64 (checked here, once)."""
+        if not (I.dtype == np.int32 and F.dtype == self.dtype and C.dtype == np.int64
+                and C.size >= layout.CSIZE
+                and all(a.flags.c_contiguous for a in (I, F, C))):
+            raise KernelError(f"kernel for {self.dtype} called with I {I.dtype}, F {F.dtype}, "
+                              f"C {C.dtype}: the arrays do not fit its signature")
+        used = np.unique(I[layout.H:layout.H + int(I[0])])
+        if used.size and (used.max() >= len(ROWS) or not self.opcodes[used].all()):
+            raise KernelError("this kernel was not built for every op of the tape")
+        if self.python is not None:
+            return functools.partial(self.python, I, F, C)
+        if _Caller is not None:
+            return _Caller(self.address, I, F, C, bool(nogil))
+        return _CtypesCaller(self._ctypes, I, F, C)
+
+
+class _CtypesCaller:
+    """The Caller of ``_bncall``, through ctypes (which releases the GIL). It holds the
+    arrays, so the pointers it passes stay valid."""
+
+    __slots__ = ("fn", "arrays", "pointers")
+
+    def __init__(self, fn, I, F, C):
+        self.fn = fn
+        self.arrays = (I, F, C)
+        self.pointers = (I.ctypes.data, F.ctypes.data, C.ctypes.data)
+
+    def __call__(self, mode):
+        return self.fn(*self.pointers, mode)
+
+
+# -- finding and building ------------------------------------------------------------------
+class _Registry:
+    """The kernels this process has loaded, by (rows, dtype). Guarded by a lock: threads
+    that need the same kernel at once build it once."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.kernels = {}
+        self.updates = {}
+
+    def find(self, rows, dtype):
+        exact = self.kernels.get((rows, dtype))
+        if exact is not None:
+            return exact
+        supersets = [k for (r, d), k in self.kernels.items() if d == dtype and r >= rows]
+        return min(supersets, key=lambda k: len(k.rows)) if supersets else None
+
+
+_REGISTRY = _Registry()
+
+
+def _load_library(key, kind):
+    """(ctypes library, manifest) of a cached library, or None when there is none; a
+    damaged one is removed (and then rebuilt by the caller)."""
+    try:
+        found = cache.read_manifest(key)
+    except cache.Damaged as e:
+        log.warning("burnumba: %s; compiling it again", e)
+        cache.discard(key)
+        return None
+    if found is None:
+        return None
+    manifest, path = found
+    if manifest.get("kind") != kind:
+        log.warning("burnumba: %s is not a %s library; compiling it again", path, kind)
+        cache.discard(key)
+        return None
+    try:
+        return ctypes.CDLL(path), manifest
+    except OSError as e:
+        log.warning("burnumba: %s cannot be loaded (%s); compiling it again", path, e)
+        cache.discard(key)
+        return None
+
+
+def _announce(what, dtype, rows_to_build):
+    seconds = 1.5 + 0.35 * rows_to_build
+    log.warning("burnumba: compiling %s for %s (once: the result is cached in %s); "
+                "about %.0f s", what, dtype, cache.folder(), seconds)
+
+
+def _run_builder(request, what, dtype, rows_to_build):
+    """Run the ahead-of-time builder in a subprocess (so this process never loads numba)."""
+    _announce(what, dtype, rows_to_build)
+    t0 = time.perf_counter()
+    env = dict(os.environ)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = [sys.executable, "-m", "burnumba.kernels._build", json.dumps(request)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=here)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+        raise KernelError(f"compiling {what} for {dtype} failed (cache {cache.folder()}):\n"
+                          f"{tail}")
+    log.info("burnumba: compiled %s for %s in %.1f s", what, dtype, time.perf_counter() - t0)
+
+
+def _missing_rows(rows, dtype):
+    return sum(1 for n in rows if BY_NAME[n].kind != "leaf"
+               and not os.path.exists(cache.path("obj", cache.row_key(n, dtype) + ".o")))
+
+
+def _aot_kernel(rows, dtype):
+    names = sorted(rows)
+    key = cache.kernel_key(names, dtype)
+    found = _load_library(key, "kernel")
+    if found is None:
+        for other_rows, other_key in sorted(cache.built_kernels(dtype), key=lambda t: len(t[0])):
+            if other_rows >= rows and other_key != key:
+                found = _load_library(other_key, "kernel")
+                if found is not None:
+                    break
+    if found is None:
+        what = f"the kernel of {len(rows - LEAVES)} ops ({', '.join(sorted(rows - LEAVES))})"
+        _run_builder({"kernels": [[names, str(dtype)]]}, what, dtype, _missing_rows(rows, dtype))
+        found = _load_library(key, "kernel")
+        if found is None:
+            raise KernelError(f"the kernel {cache.path('lib', key + '.so')} was built but "
+                              "cannot be loaded; delete the cache folder and retry")
+    lib, manifest = found
+    address = ctypes.cast(getattr(lib, manifest["symbol"]), ctypes.c_void_p).value
+    return Kernel(manifest["rows"], dtype, "aot", address=address,
+                  origin=cache.path("lib", manifest["library"]), keep=lib)
+
+
+def kernel(rows, dtype):
+    """The kernel that runs tapes using ``rows`` (row names) in ``dtype``."""
+    dtype = np.dtype(dtype)
+    rows = frozenset(rows) | LEAVES
+    k = _REGISTRY.find(rows, dtype)
+    if k is not None:
+        return k
+    with _REGISTRY.lock:
+        k = _REGISTRY.find(rows, dtype)         # another thread may have loaded it
+        if k is not None:
+            return k
+        engine = engine_name()
+        if engine == "aot":
+            k = _aot_kernel(rows, dtype)
+        elif engine == "jit":
+            from . import _build
+            _announce(f"the kernel of {len(rows - LEAVES)} ops", dtype,
+                      len(rows - LEAVES))
+            address, keep = _build.jit_kernel(tuple(sorted(rows)), str(dtype))
+            k = Kernel(rows, dtype, "jit", address=address, keep=keep)
+        else:
+            from . import _build
+            k = Kernel(rows, dtype, "python",
+                       python=_build.python_kernel(tuple(sorted(rows)), str(dtype)))
+        _REGISTRY.kernels[(k.rows, dtype)] = k
+        return k
+
+
+def update_kernels(dtype):
+    """{name: function} of the optimiser kernels for ``dtype`` (see update.SIGNATURES)."""
+    dtype = np.dtype(dtype)
+    found = _REGISTRY.updates.get(dtype)
+    if found is not None:
+        return found
+    with _REGISTRY.lock:
+        found = _REGISTRY.updates.get(dtype)
+        if found is not None:
+            return found
+        from . import update
+        engine = engine_name()
+        if engine == "python":
+            functions = {name: getattr(update, name) for name in update.SIGNATURES}
+        else:
+            if engine == "aot":
+                key = cache.update_key(dtype)
+                loaded = _load_library(key, "update")
+                if loaded is None:
+                    _run_builder({"updates": [str(dtype)]}, "the optimiser kernels", dtype, 1)
+                    loaded = _load_library(key, "update")
+                if loaded is None:
+                    raise KernelError(f"the optimiser kernels {cache.path('lib', key)} were "
+                                      "built but cannot be loaded")
+                lib, manifest = loaded
+                addresses = {name: ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
+                             for name, sym in manifest["symbols"].items()}
+                keep = lib
+            else:
+                from . import _build
+                compiled = _build.jit_update(str(dtype))
+                addresses = {name: a for name, (a, _) in compiled.items()}
+                keep = compiled
+            functions = {name: _ctypes_update(name, addresses[name], dtype, keep)
+                         for name in update.SIGNATURES}
+        _REGISTRY.updates[dtype] = functions
+        return functions
+
+
+def _ctypes_update(name, entry, dtype, keep):
+    """A Python function calling a compiled optimiser kernel: arrays in, pointers passed."""
+    from .update import SIGNATURES
+    args, ret = SIGNATURES[name]
+    kinds = {"F": ctypes.c_void_p, "i": ctypes.c_int64, "d": ctypes.c_double}
+    fn = ctypes.CFUNCTYPE(ctypes.c_double if ret == "d" else None,
+                          *[kinds[k] for k in args])(entry)
+    pointer = [k == "F" for k in args]
+
+    def call(*values, _library=keep):        # the default keeps the code loaded
+        return fn(*[address(v) if p else v for v, p in zip(values, pointer)])
+    call.__name__ = name
+    return call
+
+
+def precompile(rows=None, dtypes=("float64", "float32"), updates=True):
+    """Build (or load) the kernel of ``rows`` (op names; default: every op) for each dtype,
+    and the optimiser kernels: pay the compile up front, e.g. when building a container
+    image. Later tapes whose ops are a subset use it without compiling."""
+    names = frozenset(rows) if rows is not None else frozenset(r.name for r in ROWS)
+    unknown = sorted(names - set(BY_NAME))
+    if unknown:
+        raise KernelError(f"precompile: unknown ops {unknown}; the ops are "
+                          f"{sorted(BY_NAME)}")
+    out = []
+    for dtype in dtypes:
+        out.append(kernel(names, dtype))
+        if updates:
+            update_kernels(dtype)
+    return out

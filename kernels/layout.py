@@ -1,24 +1,55 @@
-"""How a tape's columns are packed into two flat arrays.
+"""How a tape and one run of it are laid out in three flat arrays.
 
-The njit entry points take a tape as two arrays, so that a call crosses into numba with few
-arguments (each array argument costs about 50 ns of dispatch):
+The kernels take a tape as three arrays and an int, so a call crosses into compiled code
+with few arguments and no Python objects:
 
-``I`` (int32): ``n out | op[n] a0[n] a1[n] pp[n] need[n] off[n+1] P[...]``
-``F`` (float64 or float32): ``imm[n] val[V] grad[V] scratch[S]`` with ``V = off[n]``
+``I`` (int32, the tape: immutable once traced, shared by every thread):
+    ``n out | op[n] a0[n] a1[n] pp[n] need[n] off[n+1] P[...]``
+``F`` (float64 or float32, one run's state: values, gradients, scratch):
+    ``imm[n] val[V] grad[V] scratch[S]`` with ``V = off[n]``
+``C`` (int64, one run's control block, ``CSIZE`` slots): the error a kernel reports, the
+    node range of a stepped sweep, and the BLAS routine to call (see the ``C_*`` names).
 
-The two-int header holds the node count and the output node.
-
-Node ``i`` owns ``val[off[i]:off[i+1]]`` and the same slice of ``grad``; a scalar node owns a
-slice of length 1. ``a0`` / ``a1`` are operand node indices (-1 for none), ``pp`` is where the
-node's integer parameters start in ``P`` (-1 for none), ``need`` is 1 when the node depends on
-a differentiated input and ``imm`` is a float immediate (an exponent, a scale). ``scratch``
-is work space for rows whose backward cannot add into ``grad`` directly (matmul).
+The two-int header of ``I`` holds the node count and the output node. Node ``i`` owns
+``val[off[i]:off[i+1]]`` and the same slice of ``grad``; a scalar node owns a slice of length
+1. ``a0`` / ``a1`` are operand node indices (-1 for none), ``pp`` is where the node's integer
+parameters start in ``P`` (-1 for none), ``need`` is 1 when the node depends on a
+differentiated input and ``imm`` is a float immediate (an exponent, a scale). ``imm`` and
+the constants' values are part of the tape; a new run state starts as a copy of the traced
+``F`` (``Tape.F0``), so each thread, or each Trainer, has values and gradients of its own.
 """
 import numpy as np
 
 INT = np.int32
 COLUMNS = ("op", "a0", "a1", "pp", "need")
-H = 2                                   # header: n, out
+H = 2                                   # header of I: n, out
+
+# The control block C: slots the kernels read and write (int64).
+C_ERR = 0            # an error code a kernel set (0: none); see ERRORS
+C_NODE = 1           # the node where it happened
+C_LO = 2             # MODE_STEP_FORWARD / MODE_STEP_BACKWARD: the nodes lo .. hi - 1
+C_HI = 3
+C_GEMM = 4           # address of cblas_dgemm (float64 tapes) or cblas_sgemm (float32), or 0
+C_ILP64 = 5          # 1 when that BLAS takes 64-bit integers
+CSIZE = 8
+
+# What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
+MODE_FORWARD = 0           # evaluate every node
+MODE_VALUE_AND_GRAD = 1    # forward; zero the gradients; d out / d out = 1; reverse sweep
+MODE_VJP = 2               # forward; zero the gradients below the output's (the caller wrote
+                           # the cotangent into the output's gradient); reverse sweep
+MODE_STEP_FORWARD = 3      # evaluate nodes C[C_LO] .. C[C_HI] - 1 (the NaN locator's steps)
+MODE_STEP_BACKWARD = 4     # reverse-sweep nodes C[C_HI] - 1 down to C[C_LO], nothing zeroed
+
+# Error codes a kernel writes to C[C_ERR] (it then returns NaN at once).
+ERR_OPCODE = 1       # an opcode this kernel was not built for
+ERR_INDEX = 2        # take: an index outside the table's rows
+ERR_TARGET = 3       # cross_entropy: a target outside 0 .. classes - 1
+ERR_NUMBA = 99       # numba's own error status, which the generated code never produces
+ERRORS = {ERR_OPCODE: "an opcode this kernel was not built for",
+          ERR_NUMBA: "an internal error in compiled code",
+          ERR_INDEX: "an index is out of range for the table's rows",
+          ERR_TARGET: "a target class is outside 0 .. classes - 1"}
 
 
 def pack(op, a0, a1, pp, need, off, params, imm, out, scratch=0, dtype=np.float64):
@@ -47,15 +78,21 @@ def views(I, F):
     return cols
 
 
-def bases(I):
-    """Where each column starts: (op, a0, a1, pp, need, off, P) in I, (imm, val, grad,
-    scratch) in F.
-
-    The sweeps index ``I[b_off + i]`` instead of slicing columns, which would cost reference
-    counting on every call. ``_gen.py`` copies this function into ``sweep.py`` under @njit.
-    """
-    n = I[0]
-    b_off = H + 5 * n
-    size = I[b_off + n]
-    return (H, H + n, H + 2 * n, H + 3 * n, H + 4 * n, b_off, b_off + n + 1,
-            0, n, n + size, n + 2 * size)
+# Where each column starts, as the generated kernels compute it from I's header: the
+# kernels index ``I[b_off + i]`` instead of slicing columns, which would cost reference
+# counting (and, through pointers, is not possible at all).
+BASES = """\
+n = I[0]
+b_op = H
+b_a0 = H + n
+b_a1 = H + 2 * n
+b_pp = H + 3 * n
+b_need = H + 4 * n
+b_off = H + 5 * n
+b_P = b_off + n + 1
+size = I[b_off + n]
+b_imm = 0
+b_val = n
+b_grad = n + size
+b_scratch = n + 2 * size
+"""

@@ -24,8 +24,13 @@ wraps at its size); the tracer expands other broadcasts with a gather.
 A block's ``bwd`` must only add into operands whose ``need`` flag is set.
 
 Formulas may call ``exp log sqrt tanh sin cos fabs erf`` (from ``math``), which exist with the
-same meaning in numba and in plain Python; blocks may also use ``np.dot(A, B, out)`` and
-``scratch``, a work area at the end of F that the tracer sizes for the largest matmul.
+same meaning in numba and in plain Python. Blocks may also call
+``gemm(ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy)``, BLAS's product
+``Y = op(A) @ op(B) + beta * Y`` on row-major slices of ``val`` / ``grad`` starting at
+``oa`` / ``ob`` / ``oy`` (``op`` transposes when its flag is 1), when ``blas`` is true (a BLAS
+was found; otherwise a block must loop). A block reports bad data by returning an error code
+(``ERR_INDEX``, ``ERR_TARGET``): the kernels never raise, and the caller turns the code into
+a burnumba error that names the node.
 
 Axis rows see their operand as ``(outer, m, inner)`` = ``P[p:p+3]``: the reduced (or
 normalised) axis has length ``m``; element ``(o, j, k)`` sits at ``(o * m + j) * inner + k``.
@@ -77,7 +82,7 @@ _CE_ROW = """
 b0 = oa + r * ncls
 t = int(val[ot + r])
 if t < 0 or t >= ncls:
-    raise IndexError("cross_entropy: a target is outside 0 .. classes - 1")
+    return ERR_TARGET
 mx = val[b0]
 for j in range(1, ncls):
     mx = max(mx, val[b0 + j])
@@ -151,10 +156,10 @@ ROWS = (
     Op("negative", 1, "map", "-a", da="-g"),
 
     # -- powers. The tracer picks the row: x**2 -> square, x**3 -> cube, other integer
-    # exponents -> powi (repeated multiplication), real exponents -> pow_c, x**y -> power.
+    # exponents -> powi (pow with an integral exponent: negative bases too), real exponents -> pow_c, x**y -> power.
     Op("square", 1, "map", "a * a", da="2.0 * a * g"),
     Op("cube", 1, "map", "a * a * a", da="3.0 * a * a * g"),
-    Op("powi", 1, "map", "a ** int(c)", da="c * a ** (int(c) - 1) * g",
+    Op("powi", 1, "map", "a ** c", da="c * a ** (c - 1.0) * g",
        domain=((0.3, 3.0),), doc="a ** c for an integer c != 0 stored as the immediate"),
     Op("pow_c", 1, "map", "a ** c", da="c * a ** (c - 1.0) * g", domain=_POS,
        doc="a ** c for a real constant c; a > 0"),
@@ -512,7 +517,7 @@ for k in range(ny // width if width > 0 else 0):
     if t < 0:
         t += nrows
     if t < 0 or t >= nrows:
-        raise IndexError("take: an index is out of range for the table's rows")
+        return ERR_INDEX
     for e in range(width):
         val[oy + k * width + e] = val[oa + t * width + e]
 """, bwd="""
@@ -532,14 +537,11 @@ if need[ia]:
     # batched matmul: nb products Y_b = A_b @ B_b of (M, K) @ (K, N), P[p:p+6] = nb, M, K,
     # N, sa, sb; sa / sb = 0 reuse one operand for every b. Products of up to 512
     # multiply-adds (attention's per-head products) run as loops, which beat a BLAS call at
-    # that size (8x4x8 x 384 heads: 49 us against 132 us); larger ones call BLAS through
-    # numba's np.dot. Backward: dA_b += G_b @ B_b^T, dB_b += A_b^T @ G_b. BLAS cannot add into
-    # its output, so it writes straight into the operand's gradient while that is still all
-    # zeros (no other consumer has added to it yet, the usual case; the check is an OR
-    # reduction without an early exit, which LLVM vectorizes: 4x faster), else into scratch,
-    # which is then added: for the makemore MLP's 1024x1024 weight this saves two 4 MB passes.
+    # that size (8x4x8 x 384 heads: 49 us against 132 us); larger ones call BLAS's gemm.
+    # Backward: dA_b += G_b @ B_b^T and dB_b += A_b^T @ G_b, which gemm adds in place
+    # (beta = 1), reading the transposes where they lie.
     Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_MATMUL + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    if M * K * N <= 512:
+    if M * K * N <= 512 or not blas:
         for r in range(M):
             for n in range(N):
                 val[xy + r * N + n] = 0.0
@@ -548,11 +550,10 @@ if need[ia]:
                 for n in range(N):
                     val[xy + r * N + n] += av * val[xb + k * N + n]
     else:
-        np.dot(val[xa:xa + M * K].reshape(M, K), val[xb:xb + K * N].reshape(K, N),
-               val[xy:xy + M * N].reshape(M, N))
+        gemm(0, 0, M, N, K, val, xa, K, val, xb, N, 0.0, val, xy, N)
 """)), bwd=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    small = M * K * N <= 512
-    if need_a and small:
+    loops = M * K * N <= 512 or not blas
+    if need_a and loops:
         for r in range(M):
             for k in range(K):
                 acc = 0.0
@@ -560,35 +561,17 @@ if need[ia]:
                     acc += grad[xy + r * N + n] * val[xb + k * N + n]
                 grad[xa + r * K + k] += acc
     elif need_a:
-        gy = grad[xy:xy + M * N].reshape(M, N)
-        nz = 0
-        for e in range(M * K):
-            nz |= grad[xa + e] != 0.0
-        if nz == 0:
-            np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, grad[xa:xa + M * K].reshape(M, K))
-        else:
-            np.dot(gy, val[xb:xb + K * N].reshape(K, N).T, scratch[0:M * K].reshape(M, K))
-            for e in range(M * K):
-                grad[xa + e] += scratch[e]
+        gemm(0, 1, M, K, N, grad, xy, N, val, xb, N, 1.0, grad, xa, K)
     # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,
     # where it beats BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
-    if need_b and (small or M <= 4):
+    if need_b and (loops or M <= 4):
         for r in range(M):
             for k in range(K):
                 av = val[xa + r * K + k]
                 for n in range(N):
                     grad[xb + k * N + n] += av * grad[xy + r * N + n]
     elif need_b:
-        gy = grad[xy:xy + M * N].reshape(M, N)
-        nz = 0
-        for e in range(K * N):
-            nz |= grad[xb + e] != 0.0
-        if nz == 0:
-            np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, grad[xb:xb + K * N].reshape(K, N))
-        else:
-            np.dot(val[xa:xa + M * K].reshape(M, K).T, gy, scratch[0:K * N].reshape(K, N))
-            for e in range(K * N):
-                grad[xb + e] += scratch[e]
+        gemm(1, 0, K, N, M, val, xa, K, grad, xy, N, 1.0, grad, xb, N)
 """))),
 )
 

@@ -1,12 +1,14 @@
-"""A plain-Python interpreter of the op table: the second engine the njit sweeps are tested
-against. It reads the rows directly (it does not use the generated ``sweep.py``), evaluates
-map formulas with ``math`` on Python floats and runs block statements with ``exec``.
-Slow by design; for tests on small tapes.
+"""A plain-Python interpreter of the op table: the second engine the compiled kernels are
+tested against. It reads the rows directly (not the generated code), evaluates map formulas
+with ``math`` on Python floats, element by element, and runs block statements as Python
+functions over the named columns. Slow by design; for tests on small tapes.
 """
 import math
+import textwrap
 
 import numpy as np
 
+from . import _prims, layout
 from .layout import views
 from .ops import ROWS
 
@@ -24,18 +26,29 @@ def _compile(expr, names, pre=""):
 _FWD = {k: _compile(r.fwd, "abc") for k, r in enumerate(ROWS) if r.kind == "map"}
 _DA = {k: _compile(r.da, "abcyg", r.pre) for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
 _DB = {k: _compile(r.db, "abcyg", r.pre) for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
-_BLOCK_FWD = {k: compile(r.fwd, f"<{r.name} fwd>", "exec") for k, r in enumerate(ROWS)
-              if r.kind == "block"}
-_BLOCK_BWD = {k: compile(r.bwd, f"<{r.name} bwd>", "exec") for k, r in enumerate(ROWS)
-              if r.kind == "block"}
+_NAMES = "i, oy, ny, c, p, P, off, a0, a1, need, val, grad, scratch"
 
 
-def _locals(cols, i):
+def _block(code, name):
+    """A block's statements as a function of the sweep's locals; returns 0 or an error."""
+    namespace = dict(_MATH, ERR_INDEX=layout.ERR_INDEX, ERR_TARGET=layout.ERR_TARGET,
+                     blas=True, gemm=lambda *args: _prims.gemm(None, *args))
+    exec(compile(f"def block({_NAMES}):\n" + textwrap.indent(code, "    ") + "\n    return 0\n",
+                 f"<{name}>", "exec"), namespace)
+    return namespace["block"]
+
+
+_BLOCK_FWD = {k: _block(r.fwd, f"{r.name} fwd") for k, r in enumerate(ROWS) if r.kind == "block"}
+_BLOCK_BWD = {k: _block(r.bwd, f"{r.name} bwd") for k, r in enumerate(ROWS) if r.kind == "block"}
+
+
+def _run_block(table, k, cols, i):
     off = cols["off"]
-    return dict(i=i, oy=int(off[i]), ny=int(off[i + 1] - off[i]), c=float(cols["imm"][i]),
-                p=int(cols["pp"][i]), P=cols["P"], off=off, a0=cols["a0"], a1=cols["a1"],
-                need=cols["need"], val=cols["val"], grad=cols["grad"], scratch=cols["scratch"],
-                range=range)
+    status = table[k](i, int(off[i]), int(off[i + 1] - off[i]), float(cols["imm"][i]),
+                      int(cols["pp"][i]), cols["P"], off, cols["a0"], cols["a1"], cols["need"],
+                      cols["val"], cols["grad"], cols["scratch"])
+    if status:
+        raise IndexError(f"{ROWS[k].name} (node {i}): {layout.ERRORS[status]}")
 
 
 def _operand(cols, node, ny):
@@ -55,7 +68,7 @@ def forward(I, F):
         if row.kind == "leaf":
             continue
         if row.kind == "block":
-            exec(_BLOCK_FWD[k], dict(_MATH), _locals(cols, i))
+            _run_block(_BLOCK_FWD, k, cols, i)
             continue
         oy, ny = int(off[i]), int(off[i + 1] - off[i])
         c = float(cols["imm"][i])
@@ -77,7 +90,7 @@ def backward(I, F, last):
         if row.kind == "leaf":
             continue
         if row.kind == "block":
-            exec(_BLOCK_BWD[k], dict(_MATH), _locals(cols, i))
+            _run_block(_BLOCK_BWD, k, cols, i)
             continue
         oy, ny = int(off[i]), int(off[i + 1] - off[i])
         c = float(cols["imm"][i])
@@ -95,7 +108,7 @@ def backward(I, F, last):
 
 
 def value_and_grad(I, F):
-    """The same contract as ``engine.value_and_grad``, in plain Python."""
+    """``run(I, F, C, MODE_VALUE_AND_GRAD)`` in plain Python (returns the output's value)."""
     cols = views(I, F)
     out = int(I[1])
     forward(I, F)

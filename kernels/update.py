@@ -1,18 +1,18 @@
 """Optimiser updates, in place, over a flat parameter buffer.
 
 Each kernel reads the parameters from ``P[p0:p0+n]`` and the gradients from ``G[g0:g0+n]``.
-A Trainer passes its tape's packed float buffer twice (parameters and gradients are the
-first elements of its ``val`` and ``grad`` sections), so nothing is copied; a caller with
-separate arrays passes offsets 0. Hyper-parameters come in one float64 array ``hp`` so the
-signature holds arrays and ints only. Arithmetic is in float64; results are stored in the
-buffer's dtype. The formulas are torch.optim's, so the two agree step for step.
+A Trainer passes its run state's packed float buffer twice (parameters and gradients are
+the first elements of its ``val`` and ``grad`` sections), so nothing is copied; a caller
+with separate arrays passes offsets 0. Hyper-parameters come in one array ``hp`` so the
+signature holds arrays and ints only. The formulas are torch.optim's, so the two agree step
+for step.
 
-This module imports only numba and numpy: numba's disk cache checks only the file that
-defines a cached function. ``error_model="numpy"`` drops Python's ZeroDivisionError check
-on ``/``, which otherwise keeps LLVM from vectorizing the loops (4x slower Adam).
+These are plain Python functions: ``_build.py`` compiles them (``SIGNATURES``) into a shared
+library like the sweeps, and the Python engine runs them as they are. Compiled with
+``error_model="numpy"``: Python's ZeroDivisionError check on ``/`` otherwise keeps LLVM from
+vectorizing the loops (4x slower Adam).
 """
 import numpy as np
-from numba import njit
 
 # hp layouts: hp has the parameters' dtype, so float32 buffers are updated in float32
 # arithmetic, as torch does (8 lanes instead of 4: 3.3x faster for a 1M-parameter Adam step).
@@ -21,7 +21,6 @@ SGD_LR, SGD_MOMENTUM, SGD_WD, SGD_NESTEROV, SGD_SCALE = range(5)
  ADAM_L2, ADAM_SCALE) = range(10)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def sum_squares(G, g0, n):
     """sum(G[g0:g0+n] ** 2) in float64, for the global gradient norm."""
     s = 0.0
@@ -31,7 +30,6 @@ def sum_squares(G, g0, n):
     return s
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def scale(G, g0, n, c):
     """G[g0:g0+n] *= c (gradient clipping)."""
     for i in range(n):
@@ -39,7 +37,6 @@ def scale(G, g0, n, c):
         G[j] = G[j] * c
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def sgd(P, p0, G, g0, n, buf, hp):
     """torch.optim.SGD (dampening 0): d = scale*g + wd*p; with momentum mu,
     buf = mu*buf + d (buf starts at 0, so the first step gives buf = d, as torch), and
@@ -68,7 +65,6 @@ def sgd(P, p0, G, g0, n, buf, hp):
             P[jp] = p - lr * b
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def adam(P, p0, G, g0, n, m, v, hp):
     """torch.optim.Adam / AdamW at step t, with the step-dependent numbers computed by the
     caller: g = scale*grad + l2*p (Adam's L2; 0 for AdamW); p *= decay (AdamW's
@@ -87,3 +83,13 @@ def adam(P, p0, G, g0, n, m, v, hp):
         m[i] = mi
         v[i] = vi
         P[jp] = p * decay - step * mi / (np.sqrt(vi) / root_bc2 + eps)
+
+
+# Argument kinds of each kernel, for the compiler: "F" a pointer to the buffer's float type,
+# "i" int64, "d" float64; and the return kind ("d" or "" for none).
+SIGNATURES = {
+    "sum_squares": ("Fii", "d"),
+    "scale": ("Fiid", ""),
+    "sgd": ("FiFiiFF", ""),
+    "adam": ("FiFiiFFF", ""),
+}

@@ -33,3 +33,13 @@ def central_diff(f, args, k, h=1e-6):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20250529)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels():
+    """Compile the kernel of every op once per dtype (about a minute on an empty cache;
+    nothing on a warm one). Tapes use only the ops they need, so without this, the suite's
+    hundreds of op combinations would each build a small kernel; with it, each finds this
+    one, which covers them. tests/test_cache.py checks per-program builds separately."""
+    from burnumba import kernels
+    kernels.precompile()

@@ -1,5 +1,5 @@
-"""The njit interpreter against the plain-Python one, the dot-product test, the tape layout,
-and the same kernels run by the Python interpreter (NUMBA_DISABLE_JIT=1)."""
+"""The compiled interpreter against the plain-Python one, the dot-product test, the tape
+layout, and the same generated kernels run by the Python interpreter (NUMBA_DISABLE_JIT=1)."""
 import os
 import subprocess
 import sys
@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import burnumba as bn
 import burnumba.numpy as bnp
-from burnumba import kernels
-from burnumba.kernels import reference
+from burnumba.kernels import engine, layout, reference
 from graphs import micrograd_readme
 
 UNARY = [np.tanh, np.sin, np.cos, bn.sigmoid, lambda v: v * v, lambda v: -v, np.exp,
@@ -49,10 +48,10 @@ def test_njit_sweep_matches_plain_python_sweep(program):
     x, s = np.array([0.3, -0.8, 1.1]), 0.45
     g = lambda x, s: np.sum(f(x, s) * np.array([1.0, -2.0, 0.5, 3.0]))   # noqa: E731
     tape = bn.trace(g, x, s, argnums=(0, 1))
-    I1, F1 = tape.I.copy(), tape.F.copy()
-    v_njit = kernels.value_and_grad(I1, F1)
-    I2, F2 = tape.I.copy(), tape.F.copy()
-    v_ref = reference.value_and_grad(I2, F2)
+    F1, C = tape.F0.copy(), engine.control_block(tape.dtype)
+    v_njit = tape.kernel.caller(tape.I, F1, C)(layout.MODE_VALUE_AND_GRAD)
+    F2 = tape.F0.copy()
+    v_ref = reference.value_and_grad(tape.I, F2)
     np.testing.assert_allclose(v_njit, v_ref, rtol=1e-13)
     np.testing.assert_allclose(F1, F2, rtol=1e-12, atol=1e-300, equal_nan=True)
 
@@ -82,7 +81,7 @@ def test_tape_is_a_struct_of_arrays_within_64_bytes_per_scalar_node():
             a = np.tanh(a * b + 0.5)
         return a
     tape = bn.trace(chain, 0.3, 0.7, argnums=(0, 1))
-    arrays = [tape.I, tape.F]
+    arrays = [tape.I, tape.F0]
     assert all(isinstance(a, np.ndarray) for a in arrays)
     assert tape.nbytes == sum(a.nbytes for a in arrays)
     assert tape.bytes_per_node <= 64
@@ -126,37 +125,3 @@ def test_kernels_interpreted_with_jit_disabled():
     np.testing.assert_allclose(g, (138.83381924198252, 645.5772594752186), rtol=1e-12)
     np.testing.assert_allclose((w,) + tuple(h), (612.5, -35.0, 1050.0), rtol=1e-12)
     np.testing.assert_allclose(k, expected_k, rtol=1e-12)
-
-
-def test_entry_loads_from_numba_cache_and_falls_back_to_numba(tmp_path):
-    """engine._ready loads a cached overload itself (skipping numba's registry refresh) and,
-    when numba's private cache API is not what it expects, compiles through numba instead.
-    Both run in fresh processes with their own cache folder, so nothing else is compiled."""
-    code = """
-import numpy as np, sys
-from numba import types
-from numba.core import base
-from burnumba.kernels import engine, update
-sig = (types.float64[::1], types.int64, types.int64)
-refreshed = []
-original = base.BaseContext.refresh
-base.BaseContext.refresh = lambda self: (refreshed.append(1), original(self))[1]
-if sys.argv[1] == "broken":        # a numba whose cache lacks the private _load_overload
-    from numba.core.caching import NullCache
-    update.sum_squares._cache = NullCache()
-f = engine._ready(update.sum_squares, sig)
-assert f(np.array([3.0, 4.0]), 0, 2) == 25.0
-print(update.sum_squares._cache_hits.get(sig, 0) if sys.argv[1] != "broken" else -1,
-      len(refreshed) > 0)
-"""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    run = [sys.executable, "-c", code]
-    first = subprocess.run(run + ["cold"], env=env, capture_output=True, text=True)
-    assert first.returncode == 0, first.stderr
-    assert first.stdout.split() == ["0", "True"]          # a miss: numba compiles (and refreshes)
-    warm = subprocess.run(run + ["warm"], env=env, capture_output=True, text=True)
-    assert warm.returncode == 0, warm.stderr
-    assert warm.stdout.split() == ["1", "False"]          # a hit, loaded without the refresh
-    broken = subprocess.run(run + ["broken"], env=env, capture_output=True, text=True)
-    assert broken.returncode == 0, broken.stderr
-    assert broken.stdout.split() == ["-1", "True"]        # numba's own path

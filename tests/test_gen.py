@@ -1,47 +1,81 @@
-"""The generated sweep must match the op table, and hold every njit function it runs."""
+"""The code generated from the op table: self-contained, and exactly the rows asked for."""
 import ast
-import os
 
-from burnumba.kernels import _gen
+import pytest
 
+from burnumba.kernels import _gen, layout
+from burnumba.kernels.ops import BY_NAME, ROWS
 
-def test_sweep_py_is_up_to_date():
-    with open(_gen.TARGET) as fh:
-        on_disk = fh.read()
-    assert on_disk == _gen.generate(), (
-        "kernels/sweep.py is stale: run `python -m burnumba.kernels._gen` and commit it")
+NON_LEAVES = [r for r in ROWS if r.kind != "leaf"]
 
 
-def test_sweep_py_is_self_contained():
-    """numba's cache checks only the defining file of a cached function: a njit function
-    imported from another module would be run stale after that module changed."""
-    with open(_gen.TARGET) as fh:
-        tree = ast.parse(fh.read())
-    imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    modules = {(n.module if isinstance(n, ast.ImportFrom) else n.names[0].name) for n in imports}
-    assert modules == {"math", "numba", "numpy"}
-    assert all(n.level == 0 for n in imports if isinstance(n, ast.ImportFrom))
+def _imports(source):
+    tree = ast.parse(source)
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "generated code must not import relative modules"
+            modules.add(node.module)
+    return modules
 
 
-def _imported_modules(tree):
-    imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return {(n.module if isinstance(n, ast.ImportFrom) else n.names[0].name) for n in imports}, \
-        [n for n in imports if isinstance(n, ast.ImportFrom) and n.level]
+def _defined(source):
+    return {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
 
 
-def test_every_other_njit_module_is_self_contained():
-    """Besides sweep.py, only update.py (the optimisers) defines njit code, and it too may
-    import nothing but math, numba and numpy, for the same reason."""
-    here = os.path.dirname(_gen.TARGET)
-    with_njit = set()
-    for name in os.listdir(here):
-        if name.endswith(".py") and name != "sweep.py":
-            with open(os.path.join(here, name)) as fh:
-                tree = ast.parse(fh.read())
-            for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef) and "njit" in [
-                        ast.unparse(d).split("(")[0] for d in node.decorator_list]:
-                    with_njit.add(name)
-                    modules, relative = _imported_modules(tree)
-                    assert modules <= {"math", "numba", "numpy"} and not relative, name
-    assert with_njit == {"update.py"}
+@pytest.mark.parametrize("row", NON_LEAVES, ids=lambda r: r.name)
+def test_each_row_module_is_self_contained_python(row):
+    """A row module imports only math and numpy (the rest, gemm, is bound by the loader),
+    and defines its forward and (when it has one) backward function, returning a status."""
+    source = _gen.row_module(row)
+    compile(source, f"<{row.name}>", "exec")
+    assert _imports(source) <= {"math", "numpy"}
+    expected = {f"{row.name}_fwd"} | ({f"{row.name}_bwd"} if _gen.has_backward(row) else set())
+    assert _defined(source) == expected
+    assert "raise " not in source, "kernels report errors through the control block"
+
+
+@pytest.mark.parametrize("names", [("add", "multiply"), ("tanh", "matmul", "softmax"),
+                                   tuple(r.name for r in NON_LEAVES)])
+def test_a_dispatcher_holds_exactly_its_rows(names):
+    """The dispatcher of a set of rows has a branch per row (and the leaves), calls only
+    those rows' functions, and nothing else: the cost of a program grows with its ops."""
+    source = _gen.dispatcher_module([BY_NAME[n] for n in names])
+    compile(source, "<run>", "exec")
+    assert _imports(source) <= {"math", "numpy"}
+    assert _defined(source) == {"run"}
+    opcodes = {line.split(" = ")[0].lower() for line in source.splitlines()
+               if line.split(" = ")[0].isupper() and line.split(" = ")[0].lower() in BY_NAME}
+    assert opcodes == set(names) | {"input", "const"}
+    called = {n.func.id for n in ast.walk(ast.parse(source))
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id.endswith(("_fwd", "_bwd"))}
+    assert called == set(_gen.externals([BY_NAME[n] for n in names]))
+
+
+def test_unknown_opcodes_are_an_error_not_a_skip():
+    """A tape with an op the kernel was not built for must not be skipped silently."""
+    source = _gen.dispatcher_module([BY_NAME["add"]])
+    assert source.count("C[C_ERR] = ERR_OPCODE") == 2          # forward and backward chains
+
+
+def test_generated_code_indexes_columns_with_unsigned_offsets():
+    """Every column access becomes I[np.uintp(b_col + x)] or F[np.uintp(...)]: unsigned
+    indices let LLVM vectorize the loops (numba's wraparound test blocks it otherwise)."""
+    source = _gen.row_module(BY_NAME["multiply"])
+    assert "val[" not in source and "grad[" not in source and "off[" not in source
+    assert "F[np.uintp(b_val + " in source and "I[np.uintp(b_off + " in source
+
+
+def test_gemm_calls_are_rewritten_onto_the_packed_buffer():
+    source = _gen.row_module(BY_NAME["matmul"])
+    assert "gemm(C, 0, 0, M, N, K, F, b_val + xa, K, F, b_val + xb, N, 0.0, F, b_val + xy, N)" \
+        in source
+
+
+def test_layout_constants_reach_the_generated_code():
+    source = _gen.dispatcher_module([BY_NAME["add"]])
+    for name in ("C_ERR", "C_NODE", "MODE_VALUE_AND_GRAD", "ERR_OPCODE"):
+        assert f"{name} = {getattr(layout, name)}\n" in source

@@ -1,0 +1,349 @@
+"""Compile kernels with numba: this module and its callers are the only ones that import it.
+
+The default ("aot") engine compiles ahead of time into the cache folder, in a subprocess
+(``python -m burnumba.kernels._build REQUEST``), so the process that trains a model never
+loads numba or LLVM: numba lowers each function with its ahead-of-time code generator
+(position-independent machine code for this CPU), each row becomes one object file, and the
+system C compiler links a set of rows with their dispatcher into a shared library. Exported
+functions have C signatures over pointers and ints; the only symbols they import are libm's.
+
+The "jit" engine (no C compiler, or ``BURNUMBA_ENGINE=jit``) compiles the same functions
+in-process as numba cfuncs, without a disk cache. The "python" engine runs the generated
+source itself (``bind`` supplies the same names to it).
+"""
+import functools
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+
+from . import cache, layout, update
+from ._gen import dispatcher_module, externals, row_functions, row_module
+from .ops import BY_NAME, ROWS
+
+COMPILE_OPTIONS = {"error_model": "numpy"}    # also part of the cache key (this file's digest)
+
+
+# -- sources and modules -----------------------------------------------------------------
+def source_file(name, text):
+    """The generated module ``name`` as a real file in the cache (numba and tracebacks read
+    real files); written once, atomically."""
+    p = cache.path("src", name + ".py")
+    try:
+        with open(p) as fh:
+            if fh.read() == text:
+                return p
+    except FileNotFoundError:
+        pass
+    cache.write_atomic(p, text)
+    return p
+
+
+def load_module(p, name):
+    spec = importlib.util.spec_from_file_location(f"burnumba_kernels_gen.{name}", p)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def row_source(row_name, dtype):
+    """(module name, path) of a row's generated module."""
+    key = cache.row_key(row_name, dtype)
+    return key, source_file("row_" + key.replace("-", "_"), row_module(BY_NAME[row_name]))
+
+
+def dispatcher_source(row_names, dtype):
+    key = cache.kernel_key(row_names, dtype)
+    return key, source_file("run_" + key.replace("-", "_"),
+                            dispatcher_module([BY_NAME[n] for n in row_names]))
+
+
+def symbol(row_name, function, dtype):
+    """The exported C name of a row function: unique per source digest, so that several
+    versions can live in one process (the jit engine registers them globally)."""
+    return f"bn_{function}_{cache.row_key(row_name, dtype).split('-')[-1]}_{cache.dtype_tag(dtype)}"
+
+
+def bind(module, names):
+    """Give a generated module the functions it calls: ``names`` maps each to a Python
+    function (the python engine) or a numba callable (compilation)."""
+    for name, fn in names.items():
+        setattr(module, name, fn)
+    return module
+
+
+def python_kernel(row_names, dtype):
+    """``run`` as plain Python, with its rows' Python functions bound (BURNUMBA_ENGINE=python)."""
+    from . import _prims
+    bound = {}
+    for name in row_names:
+        if BY_NAME[name].kind == "leaf":
+            continue
+        key, p = row_source(name, dtype)
+        module = bind(load_module(p, "row_" + key), {"gemm": _prims.gemm})
+        for fn in row_functions(BY_NAME[name]):
+            bound[fn] = getattr(module, fn)
+    key, p = dispatcher_source(row_names, dtype)
+    return bind(load_module(p, "run_" + key), bound).run
+
+
+# -- numba ---------------------------------------------------------------------------------
+def _types(dtype):
+    from numba import types
+    real = types.float64 if str(dtype) == "float64" else types.float32
+    ptr = types.CPointer
+    row = types.int64(ptr(types.int32), ptr(real), ptr(types.int64), types.int64)
+    run = types.float64(ptr(types.int32), ptr(real), ptr(types.int64), types.int64)
+    return real, row, run
+
+
+def _update_signature(name, dtype):
+    from numba import types
+    real = _types(dtype)[0]
+    kinds = {"F": types.CPointer(real), "i": types.int64, "d": types.float64}
+    args, ret = update.SIGNATURES[name]
+    return (kinds["d"] if ret == "d" else types.void)(*[kinds[k] for k in args])
+
+
+def _externals(row_names, dtype):
+    """The dispatcher's row functions as numba external functions (C symbols)."""
+    from numba import types
+    row_sig = _types(dtype)[1]
+    bound = {}
+    for name in row_names:
+        if BY_NAME[name].kind != "leaf":
+            for fn in row_functions(BY_NAME[name]):
+                bound[fn] = types.ExternalFunction(symbol(name, fn, dtype), row_sig)
+    return bound
+
+
+# What compiled kernels may import: libm, and what LLVM emits for loops (memset, memcpy).
+# Anything else (numba's exception machinery, the Python C API) means a rule can raise,
+# which a kernel must not: it reports errors through the control block.
+ALLOWED_IMPORTS = frozenset({
+    "exp", "log", "sqrt", "sin", "cos", "tanh", "erf", "pow", "fabs", "copysign", "expm1",
+    "log1p", "exp2", "log2", "log10", "sinh", "cosh", "asin", "acos", "atan", "atan2",
+    "asinh", "acosh", "atanh", "hypot", "floor", "ceil", "fmod", "erfc", "lgamma", "tgamma",
+    "memset", "memcpy", "memmove", "expf", "logf", "sqrtf", "sinf", "cosf", "tanhf", "erff",
+    "powf", "fmodf", "floorf", "ceilf"})
+
+
+def _c_entry(context, library, fndesc, name, on_error):
+    """A C function ``name`` with the compiled function's arguments and result, calling it
+    with numba's calling convention. numba's own cfunc wrapper would report an error status
+    through the Python C API; a kernel never raises, so a status here (which the sources do
+    not produce) returns ``on_error`` instead."""
+    from llvmlite import ir
+    module = context.create_module(name)
+    callee = ir.Function(module, context.call_conv.get_function_type(
+        fndesc.restype, fndesc.argtypes), fndesc.llvm_func_name)
+    ret = context.get_value_type(fndesc.restype)
+    fnty = ir.FunctionType(ret, [context.get_value_type(t) for t in fndesc.argtypes])
+    fn = ir.Function(module, fnty, name)
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    status, out = context.call_conv.call_function(builder, callee, fndesc.restype,
+                                                  fndesc.argtypes, fn.args)
+    if isinstance(ret, ir.VoidType):
+        builder.ret_void()
+    else:
+        with builder.if_then(status.is_error, likely=False):
+            builder.ret(ir.Constant(ret, on_error))
+        builder.ret(out)
+    library.add_ir_module(module)
+
+
+def compile_object(exports):
+    """Native object code (bytes) of ``exports``: (python function, C symbol, numba
+    signature) triples, compiled together with numba's ahead-of-time code generator for
+    this machine's CPU. Everything but the exports is hidden."""
+    from llvmlite.binding import Linkage
+    from numba import types
+    from numba.core.compiler import Flags, compile_extra
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    name = exports[0][1]
+    context = cpu_target.target_context.with_aot_codegen(name, cpu_name="host")
+    library = context.codegen().create_library(name)
+    flags = Flags()
+    flags.no_compile = True
+    flags.no_cpython_wrapper = True
+    flags.no_cfunc_wrapper = True         # _c_entry instead
+    flags.nrt = False                     # no reference counting: nothing is allocated
+    flags.error_model = COMPILE_OPTIONS["error_model"]
+    with global_compiler_lock:
+        symbols = set()
+        for func, sym, sig in exports:
+            cres = compile_extra(cpu_target.typing_context, context, func, sig.args,
+                                 sig.return_type, flags, locals={}, library=library)
+            on_error = float("nan") if sig.return_type == types.float64 else \
+                (layout.ERR_NUMBA if isinstance(sig.return_type, types.Integer) else None)
+            _c_entry(context, library, cres.fndesc, sym, on_error)
+            symbols.add(sym)
+        library.finalize()
+        for fn in library.get_defined_functions():
+            if fn.name not in symbols:
+                if fn.linkage in {Linkage.private, Linkage.internal}:
+                    fn.visibility = "default"
+                else:
+                    fn.visibility = "hidden"
+        imports = {f.name for f in library._final_module.functions
+                   if f.is_declaration and not f.name.startswith(("llvm.", "bn_"))}
+        if imports - ALLOWED_IMPORTS:
+            raise RuntimeError(
+                f"{name}: the compiled code calls {sorted(imports - ALLOWED_IMPORTS)}, which a "
+                "kernel must not (a rule that can raise, or allocates): report errors through "
+                "the control block instead")
+        return library.emit_native_object()
+
+
+def c_compiler():
+    """The command of the system C compiler (to link), or None."""
+    for candidate in (os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc",
+                      "clang"):
+        if candidate:
+            argv = shlex.split(candidate)
+            if argv and shutil.which(argv[0]):
+                return argv
+    return None
+
+
+def link(objects, target):
+    """Link object files into the shared library ``target`` (atomically)."""
+    cc = c_compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler found to link the kernels (set CC)")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = target + f".tmp{os.getpid()}"
+    cmd = cc + ["-shared", "-o", tmp] + list(objects) + ["-lm"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"linking the kernels failed: {' '.join(cmd)}\n{done.stderr}")
+    os.replace(tmp, target)
+
+
+# -- the ahead-of-time builds (under the build lock) ---------------------------------------
+def build_row(name, dtype):
+    """The object file of one row (compiled unless it exists); returns its path."""
+    key, p = row_source(name, dtype)
+    target = cache.path("obj", key + ".o")
+    if os.path.exists(target):
+        return target
+    from . import _native
+    module = bind(load_module(p, "row_" + key), _native.NATIVE)
+    row_sig = _types(dtype)[1]
+    exports = [(getattr(module, fn), symbol(name, fn, dtype), row_sig)
+               for fn in row_functions(BY_NAME[name])]
+    cache.write_atomic(target, compile_object(exports))
+    return target
+
+
+def build_kernel(row_names, dtype):
+    """The shared library of a set of rows and its manifest (built unless valid)."""
+    row_names = sorted(set(row_names) | {r.name for r in ROWS if r.kind == "leaf"})
+    key = cache.kernel_key(row_names, dtype)
+    try:
+        if cache.read_manifest(key) is not None:
+            return key
+    except cache.Damaged:
+        cache.discard(key)
+    t0 = time.perf_counter()
+    objects = [build_row(n, dtype) for n in row_names if BY_NAME[n].kind != "leaf"]
+    _, p = dispatcher_source(row_names, dtype)
+    module = bind(load_module(p, "run_" + key), _externals(row_names, dtype))
+    run_symbol = f"bn_run_{key.replace('-', '_')}"
+    run_obj = cache.path("obj", key + ".o")
+    cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])]))
+    library = cache.path("lib", key + ".so")
+    link([run_obj] + objects, library)
+    cache.write_manifest(key, library, kind="kernel", dtype=str(dtype), rows=row_names,
+                         symbol=run_symbol, seconds=round(time.perf_counter() - t0, 3))
+    return key
+
+
+def build_update(dtype):
+    """The optimisers' shared library for ``dtype``."""
+    key = cache.update_key(dtype)
+    try:
+        if cache.read_manifest(key) is not None:
+            return key
+    except cache.Damaged:
+        cache.discard(key)
+    exports = [(getattr(update, name), f"bn_{name}_{cache.dtype_tag(dtype)}",
+                _update_signature(name, dtype)) for name in update.SIGNATURES]
+    obj = cache.path("obj", key + ".o")
+    cache.write_atomic(obj, compile_object(exports))
+    library = cache.path("lib", key + ".so")
+    link([obj], library)
+    cache.write_manifest(key, library, kind="update", dtype=str(dtype),
+                         symbols={name: sym for name, (_, sym, _) in zip(update.SIGNATURES,
+                                                                         exports)})
+    return key
+
+
+def serve(request):
+    """Build what ``request`` asks for: {"kernels": [[rows, dtype], ...], "updates": [dtype]}."""
+    t0 = time.perf_counter()
+    with cache.build_lock():
+        keys = [build_kernel(rows, dtype) for rows, dtype in request.get("kernels", [])]
+        keys += [build_update(dtype) for dtype in request.get("updates", [])]
+    return {"keys": keys, "seconds": round(time.perf_counter() - t0, 3)}
+
+
+# -- the in-process jit engine -------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _jit_row(name, dtype):
+    """Compile one row's functions as numba cfuncs and register their symbols with LLVM, so
+    that a dispatcher compiled later links against them. Returns the cfuncs (kept alive)."""
+    import llvmlite.binding as llvm
+    from numba import cfunc
+    from . import _native
+    key, p = row_source(name, dtype)
+    module = bind(load_module(p, "row_" + key), _native.NATIVE)
+    row_sig = _types(dtype)[1]
+    compiled = []
+    for fn in row_functions(BY_NAME[name]):
+        cf = cfunc(row_sig, **COMPILE_OPTIONS)(getattr(module, fn))
+        llvm.add_symbol(symbol(name, fn, dtype), cf.address)
+        compiled.append(cf)
+    return tuple(compiled)
+
+
+@functools.lru_cache(maxsize=None)
+def jit_kernel(row_names, dtype):
+    """(address of run, the cfuncs to keep alive) for a set of rows, compiled in-process."""
+    from numba import cfunc
+    row_names = tuple(sorted(set(row_names) | {r.name for r in ROWS if r.kind == "leaf"}))
+    keep = [_jit_row(n, dtype) for n in row_names if BY_NAME[n].kind != "leaf"]
+    key, p = dispatcher_source(row_names, dtype)
+    module = bind(load_module(p, "run_" + key), _externals(row_names, dtype))
+    run = cfunc(_types(dtype)[2], **COMPILE_OPTIONS)(module.run)
+    return run.address, (run, keep)
+
+
+@functools.lru_cache(maxsize=None)
+def jit_update(dtype):
+    from numba import cfunc
+    out = {}
+    for name in update.SIGNATURES:
+        cf = cfunc(_update_signature(name, dtype), **COMPILE_OPTIONS)(getattr(update, name))
+        out[name] = (cf.address, cf)
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m burnumba.kernels._build REQUEST_JSON", file=sys.stderr)
+        return 2
+    print(json.dumps(serve(json.loads(argv[0]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

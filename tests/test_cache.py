@@ -1,0 +1,167 @@
+"""Compiled kernels on disk: built once, loaded without numba, never run when stale or
+damaged, and safe when several processes compile at once. Each test runs fresh Python
+processes on a cache folder of its own."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TINY = """
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+import burnumba as bn
+def tiny(a, b):
+    return ((a + b) - (a * b + b ** 3)) ** 2 / 2
+value, (da, db) = bn.value_and_grad(tiny, argnums=(0, 1))(-41.0, 2.0)
+out = {"value": value, "grad": [da, db], "numba": "numba" in sys.modules,
+       "seconds": time.perf_counter() - t0}
+if len(sys.argv) > 1:      # a tensor op too: one more row
+    x = np.array([0.3, -1.2, 2.0])
+    out["tensor"] = bn.grad(lambda x: np.sum(np.tanh(x) * x))(x).tolist()
+print(json.dumps(out))
+"""
+
+
+def run(cache, code=TINY, args=(), env=None, check=True):
+    environ = {k: v for k, v in os.environ.items() if k != "BURNUMBA_ENGINE"}
+    environ.update(BURNUMBA_CACHE_DIR=str(cache), **(env or {}))
+    done = subprocess.run([sys.executable, "-c", code, *args], env=environ,
+                          capture_output=True, text=True, timeout=600)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def result(done):
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def libraries(cache):
+    return sorted(glob.glob(os.path.join(str(cache), "*", "lib", "*.so")))
+
+
+def objects(cache):
+    """The rows compiled (a dispatcher's object is named k<count>-...)."""
+    names = (os.path.basename(p).split("-")[0]
+             for p in glob.glob(os.path.join(str(cache), "*", "obj", "*.o")))
+    return sorted(n for n in names if not (n[0] == "k" and n[1:].isdigit()))
+
+
+def test_cold_build_then_warm_load_without_numba(tmp_path):
+    cold = run(tmp_path)
+    assert result(cold)["value"] == 612.5 and result(cold)["grad"] == [-35.0, 1050.0]
+    assert not result(cold)["numba"], "the compile happens in a subprocess"
+    notice = [line for line in cold.stderr.splitlines() if "compiling" in line]
+    assert len(notice) == 1 and "once" in notice[0] and "float64" in notice[0]
+    warm = run(tmp_path)
+    assert result(warm) | {"seconds": 0} == result(cold) | {"seconds": 0}
+    assert "compiling" not in warm.stderr
+
+
+def test_only_the_ops_a_program_uses_are_compiled(tmp_path):
+    run(tmp_path)
+    rows = set(objects(tmp_path))
+    assert rows == {"add", "cube", "divide", "multiply", "square", "subtract"}
+    run(tmp_path, args=["tensor"])    # tanh and a sum are new; multiply is compiled already
+    assert set(objects(tmp_path)) - rows == {"tanh", "sum"}
+
+
+def test_a_superset_kernel_serves_a_smaller_program(tmp_path):
+    """After a program with more ops, one with a subset of them compiles nothing."""
+    run(tmp_path, code=TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), "
+                                    "argnums"), check=True)
+    before = libraries(tmp_path)
+    done = run(tmp_path)
+    assert "compiling" not in done.stderr
+    assert libraries(tmp_path) == before
+
+
+def test_the_compile_notice_can_be_silenced(tmp_path):
+    quiet = "import logging; logging.getLogger('burnumba').setLevel(logging.ERROR)\n" + TINY
+    done = run(tmp_path, code=quiet)
+    assert done.stderr.strip() == ""
+
+
+def _damage(path, how):
+    data = bytearray(open(path, "rb").read())
+    if how == "truncate":
+        data = data[:len(data) // 2]
+    elif how == "flip":
+        data[len(data) // 2] ^= 0x40
+    elif how == "empty":
+        data = b""
+    open(path, "wb").write(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def two_kernels(tmp_path_factory):
+    """A cache with two kernels built: the tiny graph's and another one."""
+    cache = tmp_path_factory.mktemp("two_kernels")
+    run(cache)
+    run(cache, code=TINY.replace("tiny, argnums", "lambda a, b: np.sin(a) * b, argnums"))
+    return cache
+
+
+@pytest.mark.parametrize("how", ["truncate", "flip", "empty", "manifest", "foreign",
+                                 "swapped", "missing"])
+def test_a_damaged_library_is_rebuilt_never_run(tmp_path, two_kernels, how):
+    """Truncated, bit-flipped or emptied code, a garbled manifest, one written for another
+    environment, another kernel's library under this one's name, a missing file: each is
+    detected before anything is loaded, reported, and rebuilt."""
+    tmp_path = tmp_path / "cache"
+    shutil.copytree(two_kernels, tmp_path)
+    libs = libraries(tmp_path)
+    target = [p for p in libs if "k8-" in os.path.basename(p)][0]
+    other = [p for p in libs if p != target][0]
+    manifest = target[:-3] + ".json"
+    if how in ("truncate", "flip", "empty"):
+        _damage(target, how)
+    elif how == "manifest":
+        open(manifest, "w").write("{not json")
+    elif how == "foreign":
+        m = json.load(open(manifest))
+        m["environment"]["cpu"] = "another machine"
+        json.dump(m, open(manifest, "w"))
+    elif how == "swapped":
+        open(target, "wb").write(open(other, "rb").read())
+    elif how == "missing":
+        os.unlink(target)
+    done = run(tmp_path)
+    assert result(done)["value"] == 612.5 and result(done)["grad"] == [-35.0, 1050.0]
+    assert "compiling it again" in done.stderr and "compiling the kernel" in done.stderr
+    again = run(tmp_path)                        # and the rebuilt one is used from then on
+    assert "compiling" not in again.stderr
+
+
+def test_processes_compiling_at_once_share_one_build(tmp_path):
+    """Four processes start on an empty cache together (as pytest-xdist or Dask workers
+    do): all get the right result, and the kernel is built once (numba #4807 is a crash of
+    exactly this kind in numba's own cache)."""
+    environ = dict(os.environ, BURNUMBA_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", TINY], env=environ, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    for out, _ in outs:
+        r = json.loads(out.strip().splitlines()[-1])
+        assert r["value"] == 612.5 and r["grad"] == [-35.0, 1050.0]
+    assert len(libraries(tmp_path)) == 1
+    tmp_left = glob.glob(os.path.join(str(tmp_path), "*", "*", ".tmp-*"))
+    assert tmp_left == []
+
+
+def test_jit_engine_without_a_c_compiler(tmp_path):
+    """Where no C compiler links a library, numba compiles in the process (with a
+    warning), with the same results."""
+    done = run(tmp_path, env={"BURNUMBA_ENGINE": "jit"}, args=["tensor"])
+    warm = run(tmp_path, args=["tensor"])
+    assert result(done)["numba"] and not result(warm)["numba"]
+    assert result(done)["tensor"] == pytest.approx(result(warm)["tensor"], rel=1e-15)
+    no_cc = run(tmp_path / "nocc", env={"CC": "/nonexistent/cc", "PATH": "/nonexistent"})
+    assert "no C compiler" in no_cc.stderr and result(no_cc)["value"] == 612.5
