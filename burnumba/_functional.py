@@ -45,15 +45,25 @@ def causal_softmax(x, scale=1.0):
         raise InputError(at_user_site(
             f"causal_softmax: scale must be > 0, got {scale}; pass 1 / sqrt(head size)"))
     if not isinstance(x, Var):
+        # the row's semantics: the future is never read (exactly 0, whatever it holds), as
+        # jax.nn.softmax(scale * x, where=~future)
         future = np.triu(np.ones(shape[-2:], dtype=bool), 1)
-        return softmax(np.where(future, -np.inf, np.asarray(x) * scale), axis=-1)
+        z = np.where(future, -np.inf, np.asarray(x, dtype=float) * scale)
+        with np.errstate(invalid="ignore"):
+            e = np.where(future, 0.0, np.exp(z - np.max(z, axis=-1, keepdims=True)))
+            return np.where(future, 0.0, e / np.sum(e, axis=-1, keepdims=True))
     return x._b.axis("causal_softmax", x, -1, x.shape, imm=scale)
 
 
 def log_softmax(x, axis=-1):
     """x - logsumexp(x) along ``axis`` (one fused node)."""
     if not isinstance(x, Var):
-        return x - _np_logsumexp(x, axis, True)
+        # shifted by the raw maximum, as the row and jax.nn.log_softmax: an +inf logit makes
+        # the lane NaN (scipy.special's finite-shift form would give -inf beside it)
+        x = np.asarray(x, dtype=float)
+        with np.errstate(invalid="ignore"):
+            shifted = x - np.max(x, axis=axis, keepdims=True)
+            return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
     return x._b.axis("log_softmax", x, axis, x.shape)
 
 

@@ -38,7 +38,7 @@ class State:
     kernel's control block) and a caller of the tape's kernel on them. Not shared between
     threads: a Tape keeps one per thread, a Trainer owns one."""
 
-    __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem")
+    __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem", "guard")
 
     def __init__(self, tape):
         self.tape = tape
@@ -52,6 +52,7 @@ class State:
                        for start, size, shape, _ in tape.in_slots]
         self.views = {}                 # per call plan: its gradient views into this state
         self.mem = None                 # a memoryview of F, for the scalar fast path
+        self.guard = tape.blas_guard    # pins BLAS threads around the call, or None
 
     def write(self, leaves):
         """Copy input leaves into their slices; scalars by item."""
@@ -65,7 +66,11 @@ class State:
 
     def run(self, mode):
         """Run the kernel; raise the error a node reported (its value is then NaN)."""
-        value = self.call(mode)
+        if self.guard is None:
+            value = self.call(mode)
+        else:
+            with self.guard:
+                value = self.call(mode)
         if value != value and self.C[layout.C_ERR]:
             self.raise_error()
         return value
@@ -129,6 +134,9 @@ class Tape:
         self.out_shape = out_shape
         self.aux = aux                       # (treedef, [(node, shape) or ("const", value)])
         self.nogil = int(self.off[-1]) >= NOGIL_VALUES
+        # large products run with the BLAS pinned to one thread (engine.BlasThreads)
+        self.blas_guard = kernels.engine.blas_threads() \
+            if b.largest_product > kernels.engine.THREADED_PRODUCT else None
         self.ops = frozenset(ROWS[k].name for k in np.unique(self.op))
         self.kernel = kernels.kernel(self.ops, self.dtype)
         self._local = threading.local()
@@ -231,7 +239,7 @@ class Tape:
                 except AttributeError:
                     s = local.scalar = scalar_state()
                 pack_into(s.mem, at_val, *args)
-                value = s.call(VG)
+                value = s.call(VG) if s.guard is None else s.run(VG)
                 if value != value and s.C[ERR]:
                     s.raise_error()
                 return value, pick(unpack_from(s.mem, at_grad))
@@ -242,7 +250,7 @@ class Tape:
                 except AttributeError:
                     s = local.scalar = scalar_state()
                 pack_into(s.mem, at_val, *args)
-                value = s.call(VG)
+                value = s.call(VG) if s.guard is None else s.run(VG)
                 if value != value and s.C[ERR]:
                     s.raise_error()
                 return pick(unpack_from(s.mem, at_grad))

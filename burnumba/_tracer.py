@@ -20,7 +20,8 @@ class Builder:
 
     def __init__(self, dtype=np.float64):
         self.dtype = np.dtype(dtype)  # of the value arena: float64, or float32
-        self.scratch = 0              # work space the largest matmul backward needs
+        self.scratch = 0              # work space a row may need at the end of F (none yet)
+        self.largest_product = 0      # M * K * N of the largest matmul (BLAS threading)
         self.op, self.a0, self.a1, self.pp, self.need, self.imm = [], [], [], [], [], []
         self.off = [0]
         self.params = []

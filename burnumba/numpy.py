@@ -325,7 +325,7 @@ def matmul(a, b):
         wv = _expand(wv, batch + (K, N))
         nb, rows, sa, sb = int(np.prod(batch, dtype=np.int64)), M, 1, 1
     out_shape = tuple(batch) + (M, N)
-    bld.scratch = builtins.max(bld.scratch, rows * K, K * N)
+    bld.largest_product = builtins.max(bld.largest_product, rows * K * N)
     need = bld.need[xv.node] or bld.need[wv.node]
     node = bld.add("matmul", out_shape, xv.node, wv.node,
                    params=[nb, rows, K, N, sa, sb], need=need)

@@ -78,18 +78,27 @@ def bind(module, names):
 
 
 def python_kernel(row_names, dtype):
-    """``run`` as plain Python, with its rows' Python functions bound (BURNUMBA_ENGINE=python)."""
+    """``run`` as plain Python, with its rows' Python functions bound (BURNUMBA_ENGINE=python).
+    Values are numpy scalars, and the math functions numpy's, so that 0, inf and NaN follow
+    IEEE as in compiled code (Python's math raises there)."""
+    import numpy as np
     from . import _prims
+    from .reference import IEEE_MATH
     bound = {}
     for name in row_names:
         if BY_NAME[name].kind == "leaf":
             continue
         key, p = row_source(name, dtype)
-        module = bind(load_module(p, "row_" + key), {"gemm": _prims.gemm})
+        module = bind(load_module(p, "row_" + key), {"gemm": _prims.gemm, **IEEE_MATH})
         for fn in row_functions(BY_NAME[name]):
             bound[fn] = getattr(module, fn)
     key, p = dispatcher_source(row_names, dtype)
-    return bind(load_module(p, "run_" + key), bound).run
+    run = bind(load_module(p, "run_" + key), {**bound, **IEEE_MATH}).run
+
+    def ieee_run(I, F, C, mode):
+        with np.errstate(all="ignore"):
+            return run(I, F, C, mode)
+    return ieee_run
 
 
 # -- numba ---------------------------------------------------------------------------------

@@ -145,7 +145,8 @@ def sha256_file(p):
 def write_manifest(key, library, **fields):
     """Record a built library: written after the library, so a manifest always describes
     a complete file."""
-    manifest = {"format": FORMAT, "key": key, "environment": environment(),
+    manifest = {"format": FORMAT, "key": key, "source": source_digest(),
+                "environment": environment(),
                 "library": os.path.basename(library), "sha256": sha256_file(library),
                 "size": os.path.getsize(library), **fields}
     write_atomic(path("lib", key + ".json"), json.dumps(manifest, indent=1, default=str))
@@ -175,6 +176,8 @@ def read_manifest(key):
         raise Damaged(f"{mpath}: the manifest is for another kernel or format")
     if json.loads(json.dumps(environment(), default=str)) != manifest.get("environment"):
         raise Damaged(f"{mpath}: built for another environment (python, numba, CPU)")
+    if manifest.get("source") != source_digest():
+        raise Damaged(f"{mpath}: built from other kernel sources (another burnumba version)")
     lib = path("lib", str(manifest.get("library")))
     if os.path.dirname(lib) != path("lib", "").rstrip(os.sep):
         raise Damaged(f"{mpath}: the manifest names a file outside the cache")
@@ -213,7 +216,8 @@ def build_lock():
 
 
 def built_kernels(dtype):
-    """(row names, key) of every kernel library of ``dtype`` with a manifest here (unchecked)."""
+    """(row names, key) of every kernel library of ``dtype`` built here from this process's
+    kernel sources (the manifest says; ``read_manifest`` checks the rest before a load)."""
     tag = f"-{dtype_tag(dtype)}-"
     try:
         names = os.listdir(path("lib", ""))
@@ -224,7 +228,9 @@ def built_kernels(dtype):
         if name.startswith("k") and name.endswith(".json") and tag in name:
             try:
                 with open(path("lib", name)) as fh:
-                    out.append((frozenset(json.load(fh)["rows"]), name[:-5]))
+                    manifest = json.load(fh)
+                if manifest["source"] == source_digest():
+                    out.append((frozenset(manifest["rows"]), name[:-5]))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out

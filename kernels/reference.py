@@ -1,7 +1,8 @@
 """A plain-Python interpreter of the op table: the second engine the compiled kernels are
 tested against. It reads the rows directly (not the generated code), evaluates map formulas
-with ``math`` on Python floats, element by element, and runs block statements as Python
-functions over the named columns. Slow by design; for tests on small tapes.
+element by element on numpy float64 scalars (IEEE arithmetic: inf and NaN where Python's
+``math`` would raise), and runs block statements as Python functions over the named columns.
+Slow by design; for tests on small tapes.
 """
 import math
 import textwrap
@@ -12,9 +13,11 @@ from . import _prims, layout
 from .layout import views
 from .ops import ROWS
 
-_MATH = {name: getattr(math, name) for name in ("exp", "log", "sqrt", "tanh", "sin", "cos",
-                                                 "fabs", "erf", "copysign")}
-_MATH.update(abs=abs, int=int, max=max, np=np)
+# numpy's scalar functions, which follow IEEE at 0, inf and NaN; math's erf / erfc do too
+IEEE_MATH = {name: getattr(np, name) for name in ("exp", "log", "sqrt", "tanh", "sin", "cos",
+                                                  "fabs", "copysign")}
+IEEE_MATH.update(erf=math.erf, erfc=math.erfc)
+_MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np)
 
 
 def _compile(expr, names, pre=""):
@@ -43,6 +46,11 @@ _BLOCK_BWD = {k: _block(r.bwd, f"{r.name} bwd") for k, r in enumerate(ROWS) if r
 
 
 def _run_block(table, k, cols, i):
+    with np.errstate(all="ignore"):
+        _run_block_ieee(table, k, cols, i)
+
+
+def _run_block_ieee(table, k, cols, i):
     off = cols["off"]
     status = table[k](i, int(off[i]), int(off[i + 1] - off[i]), float(cols["imm"][i]),
                       int(cols["pp"][i]), cols["P"], off, cols["a0"], cols["a1"], cols["need"],
@@ -74,9 +82,10 @@ def forward(I, F):
         c = float(cols["imm"][i])
         oa, na = _operand(cols, int(cols["a0"][i]), ny)
         ob, nb = _operand(cols, int(cols["a1"][i]), ny) if row.arity == 2 else (0, 1)
-        for j in range(ny):
-            b = float(val[ob + j % nb]) if row.arity == 2 else 0.0
-            val[oy + j] = _FWD[k](float(val[oa + j % na]), b, c)
+        with np.errstate(all="ignore"):
+            for j in range(ny):
+                b = np.float64(val[ob + j % nb]) if row.arity == 2 else 0.0
+                val[oy + j] = _FWD[k](np.float64(val[oa + j % na]), b, c)
 
 
 def backward(I, F, last):
@@ -97,14 +106,15 @@ def backward(I, F, last):
         ia, ib = int(cols["a0"][i]), int(cols["a1"][i])
         oa, na = _operand(cols, ia, ny)
         ob, nb = _operand(cols, ib, ny) if row.arity == 2 else (0, 1)
-        for j in range(ny):
-            a = float(val[oa + j % na])
-            b = float(val[ob + j % nb]) if row.arity == 2 else 0.0
-            y, g = float(val[oy + j]), float(grad[oy + j])
-            if k in _DA and need[ia]:
-                grad[oa + j % na] += _DA[k](a, b, c, y, g)
-            if k in _DB and need[ib]:
-                grad[ob + j % nb] += _DB[k](a, b, c, y, g)
+        with np.errstate(all="ignore"):
+            for j in range(ny):
+                a = np.float64(val[oa + j % na])
+                b = np.float64(val[ob + j % nb]) if row.arity == 2 else 0.0
+                y, g = np.float64(val[oy + j]), np.float64(grad[oy + j])
+                if k in _DA and need[ia]:
+                    grad[oa + j % na] += _DA[k](a, b, c, y, g)
+                if k in _DB and need[ib]:
+                    grad[ob + j % nb] += _DB[k](a, b, c, y, g)
 
 
 def value_and_grad(I, F):

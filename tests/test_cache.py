@@ -81,6 +81,20 @@ def test_a_superset_kernel_serves_a_smaller_program(tmp_path):
     assert libraries(tmp_path) == before
 
 
+def test_a_superset_from_other_kernel_sources_is_never_used(tmp_path):
+    """A kernel built by another version of the op table (its manifest says so) covers the
+    rows but computes the old rules: it must not serve, even as a superset."""
+    bigger = TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), argnums")
+    run(tmp_path, code=bigger)
+    [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
+    m = json.load(open(manifest))
+    m["source"] = "0" * 64                       # as if built from other sources
+    json.dump(m, open(manifest, "w"))
+    done = run(tmp_path)
+    assert "compiling the kernel" in done.stderr
+    assert len(libraries(tmp_path)) == 2
+
+
 def test_the_compile_notice_can_be_silenced(tmp_path):
     quiet = "import logging; logging.getLogger('burnumba').setLevel(logging.ERROR)\n" + TINY
     done = run(tmp_path, code=quiet)

@@ -1,0 +1,227 @@
+"""Every row at NaN, +-inf and +-0, from the op table's own ``special`` cases: values as numpy,
+gradients as JAX (with the exceptions the rows document). A new row cannot skip them."""
+import math
+
+import numpy as np
+import pytest
+
+import burnumba as bn
+import burnumba.numpy as bnp
+from burnumba.kernels import ROWS
+
+SPECIALS = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0)
+MAP_ROWS = [r for r in ROWS if r.kind == "map"]
+BLOCK_ROWS = [r for r in ROWS if r.kind == "block"]
+
+# How each map row is reached from numpy code (the tracer picks the row; checked below).
+CALLS = {
+    "add": lambda a, b, c: a + b, "subtract": lambda a, b, c: a - b,
+    "multiply": lambda a, b, c: a * b, "divide": lambda a, b, c: a / b,
+    "negative": lambda a, c: -a, "square": lambda a, c: a ** 2, "cube": lambda a, c: a ** 3,
+    "powi": lambda a, c: a ** c, "pow_c": lambda a, c: a ** c,
+    "power": lambda a, b, c: a ** b, "exp": lambda a, c: np.exp(a),
+    "log": lambda a, c: np.log(a), "sqrt": lambda a, c: np.sqrt(a),
+    "reciprocal": lambda a, c: 1.0 / a, "rsqrt": lambda a, c: bn.rsqrt(a),
+    "tanh": lambda a, c: np.tanh(a), "sigmoid": lambda a, c: bn.sigmoid(a),
+    "gelu_tanh": lambda a, c: bn.gelu(a, approximate=True),
+    "gelu_erf": lambda a, c: bn.gelu(a, approximate=False),
+    "sin": lambda a, c: np.sin(a), "cos": lambda a, c: np.cos(a),
+    "relu": lambda a, c: bn.relu(a), "absolute": lambda a, c: np.abs(a),
+    "maximum": lambda a, b, c: np.maximum(a, b), "minimum": lambda a, b, c: np.minimum(a, b),
+    "greater": lambda a, b, c: np.greater(a, b), "greater_equal": lambda a, b, c: a >= b,
+    "less": lambda a, b, c: a < b, "less_equal": lambda a, b, c: a <= b,
+    "equal": lambda a, b, c: np.equal(a, b), "not_equal": lambda a, b, c: np.not_equal(a, b),
+}
+
+
+def same(got, want, rtol=1e-13):
+    """Equal as the conventions mean it: NaN, inf and zeros (with their sign) exactly, other
+    numbers to rtol (burnumba's fast tanh and gelu differ from numpy in the last ulp)."""
+    got, want = float(got), float(want)
+    if math.isnan(want) or math.isinf(want) or want == 0.0:
+        return (math.isnan(got) and math.isnan(want)) or (
+            got == want and math.copysign(1, got) == math.copysign(1, want))
+    return math.isclose(got, want, rel_tol=rtol)
+
+
+def same_grad(got, want, rtol=1e-13):
+    """As ``same``, up to the sign of a zero (a gradient slot starts at +0.0)."""
+    if float(want) == 0.0:
+        return float(got) == 0.0
+    return same(got, want, rtol)
+
+
+def test_every_row_meets_every_special_value():
+    """Each operand of each map row meets NaN, +inf, -inf, +0.0 and -0.0 in its cases; each
+    block row's inputs hold all five."""
+    for row in MAP_ROWS:
+        assert row.special, f"{row.name} has no special cases"
+        for k in range(row.arity):
+            for v in SPECIALS:
+                assert any(same(case[0][k], v) for case in row.special), \
+                    f"{row.name}: operand {k} never meets {v!r}"
+    for row in BLOCK_ROWS:
+        flat = [float(x) for case in row.special for i in case[1]
+                if np.asarray(i).dtype.kind == "f" for x in np.ravel(i)]
+        for v in SPECIALS:
+            assert any(same(x, v) for x in flat), f"{row.name} never meets {v!r}"
+
+
+def _map_function(row, c):
+    call = CALLS[row.name]
+    if row.arity == 1:
+        return lambda a: call(a, c)
+    return lambda a, b: call(a, b, c)
+
+
+def _run_map(row, operands, c, dtype, width):
+    """(value, grads) of one case: as Python floats (width 0, the dispatcher's inline scalar
+    code) or as arrays of ``width`` elements (the row's tensor loops; the second operand of a
+    binary row is then broadcast as a scalar tile when width is negative)."""
+    f = _map_function(row, c)
+    argnums = tuple(range(row.arity))
+    if width == 0:
+        args = tuple(float(x) for x in operands)
+    else:
+        args = [np.full(abs(width), x, dtype) for x in operands]
+        if width < 0 and row.arity == 2:
+            args[1] = np.full(1, operands[1], dtype)
+        args = tuple(args)
+    tape = bn.trace(lambda *xs: np.sum(f(*xs)), *args, argnums=argnums)
+    assert row.name in tape.ops, f"{row.name}: the call reached {sorted(tape.ops)}"
+    value, grads = tape.value_and_grad(*args)
+    out = bn.trace(f, *args, argnums=argnums)(*args)
+    return np.ravel(out), [np.ravel(g) / (abs(width) if width < 0 and k == 1 else 1)
+                           for k, g in enumerate(grads)]
+
+
+@pytest.mark.parametrize("row", MAP_ROWS, ids=lambda r: r.name)
+@pytest.mark.parametrize("width", [0, 5, -5], ids=["scalar", "tensor", "tile"])
+def test_map_rows_follow_their_conventions(row, width):
+    for operands, c, value, grads in row.special:
+        got, got_grads = _run_map(row, operands, c, np.float64, width)
+        where = f"{row.name}{operands} c={c}"
+        assert all(same(v, value) for v in got), f"{where}: value {got}, want {value}"
+        if grads is None or grads[0] is None:
+            continue
+        for k, (g, want) in enumerate(zip(got_grads, grads)):
+            assert all(same_grad(x, want) for x in g), f"{where}: d/d{'ab'[k]} {g}, want {want}"
+
+
+@pytest.mark.parametrize("row", MAP_ROWS, ids=lambda r: r.name)
+def test_map_rows_follow_their_conventions_in_float32(row):
+    """NaN, inf and zeros survive float32 unchanged; finite numbers to float32 precision."""
+    for operands, c, value, grads in row.special:
+        if not all(np.isfinite(np.float32(x)) == np.isfinite(x) for x in operands):
+            continue                                 # an operand that overflows float32
+        got, _ = _run_map(row, operands, c, np.float32, 3)
+        want = float(np.float32(value)) if np.isfinite(value) else value
+        if np.isfinite(want) and want != 0.0:
+            assert all(math.isclose(float(v), want, rel_tol=3e-6) for v in got), (row.name,
+                                                                                   operands)
+        elif math.isfinite(float(np.float64(np.float32(value)))) or not np.isfinite(value):
+            assert all(same(v, want) for v in got) or (
+                abs(float(value)) < 1e-37), (row.name, operands, got, value)
+
+
+def _block_case(expr, inputs):
+    """The case's function of its inputs, the float inputs it differentiates, and the
+    arguments (integer targets / indices stay integer data)."""
+    args, argnums = [], []
+    for k, x in enumerate(inputs):
+        a = np.asarray(x)
+        if a.dtype.kind in "iu":
+            args.append(a.astype(np.int64))
+        else:
+            args.append(a.astype(np.float64) if a.ndim else float(a))
+            argnums.append(k)
+    names = "abc"[:len(inputs)]
+    f = eval(f"lambda {', '.join(names)}: {expr}", {"bn": bn, "bnp": bnp, "np": np})
+    return f, tuple(argnums), args
+
+
+@pytest.mark.parametrize("row", BLOCK_ROWS, ids=lambda r: r.name)
+def test_block_rows_follow_their_conventions(row):
+    assert row.special, f"{row.name} has no special cases"
+    for expr, inputs, value, cot, grads in row.special:
+        f, argnums, args = _block_case(expr, inputs)
+        if expr == "bnp.where(a, b, c)":
+            argnums = (1, 2)                    # the mask is data
+        cot = np.asarray(cot, dtype=np.float64)
+
+        def loss(*xs):
+            y = f(*xs)
+            return np.sum(y * cot), y
+        (_, y), g = bn.value_and_grad(loss, argnums=argnums, has_aux=True)(*args)
+        tape = bn.value_and_grad(loss, argnums=argnums, has_aux=True).trace(*args)
+        assert row.name in tape.ops, f"{expr} reached {sorted(tape.ops)}"
+        where = f"{row.name}: {expr} at {inputs}"
+        assert all(same(a, b) for a, b in zip(np.ravel(y), np.ravel(value))), \
+            f"{where}: value {y}, want {value}"
+        for k, gk in zip(argnums, g):
+            if grads[k] is None:
+                continue
+            assert all(same_grad(a, b, 1e-12) for a, b in zip(np.ravel(gk), np.ravel(grads[k]))), \
+                f"{where}: grad of input {k} {gk}, want {grads[k]}"
+
+
+def test_the_reported_nan_bugs():
+    """The cases that returned a number where numpy and JAX return NaN."""
+    nan = float("nan")
+    assert math.isnan(bn.value_and_grad(lambda x: bn.relu(x))(nan)[0])
+    assert math.isnan(bn.value_and_grad(lambda x: np.maximum(x, 1.0))(nan)[0])
+    assert math.isnan(bn.value_and_grad(lambda x: np.maximum(1.0, x))(nan)[0])
+    assert math.isnan(bn.value_and_grad(lambda x: np.clip(x, -1.0, 1.0))(nan)[0])
+    assert math.isnan(bn.grad(lambda x: np.abs(x))(nan))
+    # d/dy 0 ** y = 0 for y > 0 (0 * log 0 is NaN inside the textbook rule)
+    assert bn.grad(lambda x, y: x ** y, argnums=1)(0.0, 2.0) == 0.0
+
+
+def test_masked_softmax_and_logsumexp_are_exact_with_finite_gradients():
+    x = np.array([[1.0, -np.inf, 2.0, -np.inf], [0.5, 0.25, -np.inf, -1.0]])
+    w = np.array([[1.0, 2.0, -1.0, 0.5], [0.3, -0.7, 1.1, 0.2]])
+    for f in (lambda x: np.sum(bn.softmax(x) * w), lambda x: np.sum(bn.logsumexp(x) * w[:, 0])):
+        value, g = bn.value_and_grad(f)(x)
+        assert np.isfinite(value) and np.all(np.isfinite(g))
+        assert np.all(g[np.isneginf(x)] == 0.0)
+    p = bn.value_and_grad(lambda x: (np.sum(bn.softmax(x)), bn.softmax(x)), has_aux=True)(x)[0][1]
+    keep = ~np.isneginf(x)
+    e = np.where(keep, np.exp(np.where(keep, x, 0.0) - x.max(axis=1, keepdims=True)), 0.0)
+    np.testing.assert_allclose(p, e / e.sum(axis=1, keepdims=True), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("row", ["softmax", "log_softmax", "logsumexp", "causal_softmax",
+                                 "layer_norm", "cross_entropy"])
+def test_eager_numpy_paths_keep_the_rows_conventions(row):
+    """bn.softmax & co. also run on plain numpy arrays (the nn layers' apply samples that
+    way): there they give the traced row's values at the special points, NaN included."""
+    import warnings
+    for expr, inputs, value, cot, grads in next(r for r in ROWS if r.name == row).special:
+        f, _, args = _block_case(expr, inputs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            eager = f(*args)
+        assert all(same(a, b, 1e-12) for a, b in zip(np.ravel(eager), np.ravel(value))), \
+            f"eager {expr} at {inputs}: {eager}, want {value}"
+
+
+def _deviation(row, operands, grads):
+    """The gradients burnumba documents where it parts from JAX (see the op table)."""
+    if row.name == "absolute":
+        a = operands[0]
+        return (math.nan,) if math.isnan(a) else (0.0,) if a == 0.0 else grads
+    return grads
+
+
+@pytest.mark.parametrize("row", MAP_ROWS, ids=lambda r: r.name)
+def test_every_measured_special_point(row):
+    """The wider set of measured points (tests/ieee_points.py), through the scalar path."""
+    from ieee_points import SPECIAL
+    for operands, c, value, grads in SPECIAL[row.name]:
+        got, got_grads = _run_map(row, operands, c, np.float64, 0)
+        where = f"{row.name}{operands} c={c}"
+        assert same(got[0], value), f"{where}: value {got}, want {value}"
+        if grads is None or grads[0] is None:
+            continue
+        for g, want in zip(got_grads, _deviation(row, operands, grads)):
+            assert same_grad(g[0], want), f"{where}: grad {g}, want {want}"
