@@ -6,8 +6,9 @@
 from . import numpy
 from ._checkpoint import load_checkpoint, save_checkpoint
 from ._api import grad, trace, value_and_grad, vjp
+from ._debug import debug_nans
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
-                      DataError, InplaceError,
+                      DataError, InplaceError, NonFiniteError,
                       InputError, LeakedTracerError, OutputError, PytreeError, ShapeError,
                       TracerBoolError, UnsupportedOpError)
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
@@ -19,13 +20,13 @@ from . import data, nn, optim
 __version__ = "0.1.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "trace", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
+    "grad", "value_and_grad", "vjp", "trace", "debug_nans", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
     "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy",
     "layer_norm", "gelu", "masked_fill", "nn", "optim", "data", "save_checkpoint",
     "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
     "InplaceError",
     "InputError",
-    "LeakedTracerError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
+    "LeakedTracerError", "NonFiniteError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
     "UnsupportedOpError",
 ]

@@ -6,6 +6,7 @@ import threading
 
 import numpy as np
 
+from ._debug import SWITCH
 from ._errors import InputError, OutputError, ShapeError
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ._pytree import flatten, unflatten
@@ -26,7 +27,7 @@ def _norm_argnums(argnums):
 
 
 def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
-    b = Builder(tape_dtype(sig.diff + sig.data))
+    b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
     in_slots = []
 
     def new_input(x, need):
@@ -113,6 +114,8 @@ class _Transformed:
         state = self
 
         def transformed(*args, **kwargs):
+            if SWITCH.on:                # debug_nans: traced again, with source lines
+                return state.call(args, kwargs)
             fast = state.fast
             if fast is not None and not kwargs and len(args) == fast[0]:
                 for a in args:
@@ -139,16 +142,18 @@ class _Transformed:
         if min(argnums) < 0:
             argnums = tuple(k + len(args) if k < 0 else k for k in argnums)
         sig = Signature(args, kwargs, argnums)
-        tape = self.tapes.get(sig.key)
+        # under debug_nans, a tape with source lines is kept beside the plain one
+        key = sig.key + ("debug_nans",) if SWITCH.on else sig.key
+        tape = self.tapes.get(key)
         if tape is not None:
             if len(self.tapes) > 1:
                 with self.lock:
-                    if sig.key in self.tapes:
-                        self.tapes.move_to_end(sig.key)
+                    if key in self.tapes:
+                        self.tapes.move_to_end(key)
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single)
         with self.lock:
-            tape = self.tapes.setdefault(sig.key, tape)   # another thread may have won
+            tape = self.tapes.setdefault(key, tape)       # another thread may have won
             while len(self.tapes) > self.cache_size:
                 _, old = self.tapes.popitem(last=False)
                 self.plans.pop(old, None)
@@ -156,7 +161,8 @@ class _Transformed:
                     self.plan = None
                 if self.fast is not None and self.fast[2] is old:
                     self.fast = None
-            if (not kwargs and not self.has_aux and sorted(argnums) == list(range(len(args)))
+            if (not kwargs and not self.has_aux and not SWITCH.on
+                    and sorted(argnums) == list(range(len(args)))
                     and all(type(a) is float for a in args)):
                 self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
                                                            self.single), tape)
@@ -170,9 +176,10 @@ class _Transformed:
                 plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
                                 self.has_aux)
                 with self.lock:
-                    if sig.key in self.tapes:
+                    if tape in self.tapes.values():
                         plan = self.plans.setdefault(tape, plan)
-            self.plan = plan
+            if not SWITCH.on:
+                self.plan = plan
         state = tape.state()
         value, flat = tape.run_value_and_grad(sig.diff + sig.data, state=state)
         grads = structure(tape, flat, sig, argnums, self.single)

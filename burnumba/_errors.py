@@ -29,6 +29,11 @@ class UnsupportedOpError(BurnumbaError, TypeError):
     """A numpy function, ufunc or method that burnumba cannot trace."""
 
 
+class UnsupportedMethodError(UnsupportedOpError, AttributeError):
+    """An ndarray method or attribute that traced values do not have (also an
+    AttributeError, so that ``hasattr`` keeps working)."""
+
+
 class InplaceError(BurnumbaError, TypeError):
     """In-place assignment into a traced array."""
 
@@ -56,6 +61,11 @@ class LeakedTracerError(BurnumbaError, RuntimeError):
 class DataError(BurnumbaError, IndexError):
     """Data a node cannot use, found while running a tape: an index or a target class out
     of range (an IndexError, as numpy raises for a bad index)."""
+
+
+class NonFiniteError(BurnumbaError, FloatingPointError):
+    """debug_nans found a value or gradient that is NaN or infinite (the message names the
+    node, its op, the direction and the source line)."""
 
 
 class ConcurrencyError(BurnumbaError, RuntimeError):

@@ -2,9 +2,19 @@
 of a trace, and the errors that explain a mismatch. Shared by the API and the Tape."""
 import numpy as np
 
-from ._errors import InputError, ShapeError
+from ._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
 from ._plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC
 from ._pytree import check_same, describe, flatten, unflatten
+from ._tracer import Var
+
+
+def _nested(x, where):
+    """A traced value passed to a transformed function inside another one's trace."""
+    raise UnsupportedOpError(at_user_site(
+        f"{where} is a traced value: a transformed function (bn.grad, bn.value_and_grad, "
+        "bn.vjp) was called inside another one's trace, e.g. bn.grad(bn.grad(f)). "
+        "Higher-order derivatives are not supported yet: differentiate once, or write the "
+        "inner derivative by hand"))
 
 
 def diff_leaf(x, where):
@@ -31,6 +41,8 @@ def diff_leaf(x, where):
         raise InputError(f"{where} is complex: burnumba differentiates real functions only")
     if isinstance(x, float):                      # float subclasses
         return float
+    if isinstance(x, Var):
+        _nested(x, where)
     raise InputError(
         f"{where} has type {t.__name__}, which cannot be differentiated: pass floats, numpy "
         "float arrays, or tuples / lists / dicts of them")
@@ -38,6 +50,8 @@ def diff_leaf(x, where):
 
 def other_leaf(x, where):
     """Signature of a non-differentiated leaf: numpy data is a tape input, the rest is static."""
+    if isinstance(x, Var):
+        _nested(x, where)
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype.kind not in "biuf":
             raise InputError(f"{where} has dtype {x.dtype}: only real numpy data can be traced")

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from . import kernels
+from ._debug import SWITCH, checked_run
 from ._errors import DataError, InputError, OutputError, at_user_site
 from ._pytree import unflatten
 from ._signature import Signature, explain_mismatch, structure
@@ -66,6 +67,8 @@ class State:
 
     def run(self, mode):
         """Run the kernel; raise the error a node reported (its value is then NaN)."""
+        if SWITCH.on:
+            return checked_run(self, mode)
         if self.guard is None:
             value = self.call(mode)
         else:
@@ -239,7 +242,7 @@ class Tape:
                 except AttributeError:
                     s = local.scalar = scalar_state()
                 pack_into(s.mem, at_val, *args)
-                value = s.call(VG) if s.guard is None else s.run(VG)
+                value = s.call(VG) if s.guard is None and not SWITCH.on else s.run(VG)
                 if value != value and s.C[ERR]:
                     s.raise_error()
                 return value, pick(unpack_from(s.mem, at_grad))
@@ -250,7 +253,7 @@ class Tape:
                 except AttributeError:
                     s = local.scalar = scalar_state()
                 pack_into(s.mem, at_val, *args)
-                value = s.call(VG) if s.guard is None else s.run(VG)
+                value = s.call(VG) if s.guard is None and not SWITCH.on else s.run(VG)
                 if value != value and s.C[ERR]:
                     s.raise_error()
                 return pick(unpack_from(s.mem, at_grad))

@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ._errors import (InplaceError, LeakedTracerError, ShapeError, TracerBoolError,
-                      ConcretizationError, UnsupportedOpError, at_user_site)
+                      ConcretizationError, UnsupportedMethodError, UnsupportedOpError,
+                      at_user_site, user_site)
 from .kernels import BY_NAME, OPCODE
 
 _INT_MAX = np.iinfo(np.int32).max
@@ -18,7 +19,7 @@ _INT_MAX = np.iinfo(np.int32).max
 class Builder:
     """The growing tape: one Python list per column, packed into arrays by ``Tape``."""
 
-    def __init__(self, dtype=np.float64):
+    def __init__(self, dtype=np.float64, record_sites=False):
         self.dtype = np.dtype(dtype)  # of the value arena: float64, or float32
         self.scratch = 0              # work space a row may need at the end of F (none yet)
         self.largest_product = 0      # M * K * N of the largest matmul (BLAS threading)
@@ -31,7 +32,8 @@ class Builder:
         self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
         self.live = True              # False once the trace is over (leaked tracer check)
-        self.sites = None             # per node, the user's source line, when recorded
+        # per node, the user's source line: a side table kept only for debug_nans
+        self.sites = [] if record_sites else None
 
     @property
     def n(self):
@@ -61,6 +63,8 @@ class Builder:
             raise ShapeError(f"{name}: the tape's value buffer would exceed 2**31 elements")
         self.off.append(end)
         self.shapes.append(tuple(shape))
+        if self.sites is not None:
+            self.sites.append(user_site())
         return len(self.op) - 1
 
     def input(self, shape, need, kind="f"):
@@ -96,6 +100,11 @@ class Builder:
     def lift(self, x):
         """x as a Var of this trace: Vars pass through, numbers and arrays become constants."""
         if isinstance(x, Var):
+            if x._b is not self and x._b.live:
+                raise UnsupportedOpError(at_user_site(
+                    "a value traced by an outer bn.grad / bn.value_and_grad is used inside "
+                    "an inner transformed function (nested transformations, e.g. a gradient "
+                    "of a gradient): higher-order derivatives are not supported yet"))
             if x._b is not self:
                 raise LeakedTracerError(at_user_site(
                     "a traced value from another trace was used here (it leaked out of an "
@@ -233,7 +242,7 @@ def _ones_like(x):
 
 
 class Var:
-    """A traced value: a node of the tape being built, with a shape. Its dtype is float64.
+    """A traced value: a node of the tape being built, with a shape and the tape's dtype.
 
     ``Var(b, node, shape)`` makes an ``ArrayVar`` when the shape is not ``()``: only arrays
     have ``__getitem__``, so that numpy does not take a traced scalar for a sequence (it
@@ -242,7 +251,10 @@ class Var:
 
     __slots__ = ("_b", "_node", "shape", "_view")
     __array_priority__ = 1000.0
-    dtype = np.dtype(np.float64)
+
+    @property
+    def dtype(self):
+        return self._b.dtype
 
     def __new__(cls, builder, node, shape, view=None):
         return object.__new__(ArrayVar if shape else cls)
@@ -386,6 +398,60 @@ class Var:
     def dot(self, other):
         from .numpy import dot
         return dot(self, other)
+
+    def max(self, axis=None, keepdims=False):
+        from .numpy import max as _max
+        return _max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        from .numpy import min as _min
+        return _min(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        from .numpy import var
+        return var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        from .numpy import std
+        return std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def clip(self, min=None, max=None):
+        from .numpy import clip
+        return clip(self, min, max)
+
+    def swapaxes(self, axis1, axis2):
+        from .numpy import swapaxes
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        from .numpy import squeeze
+        return squeeze(self, axis)
+
+    def astype(self, dtype, copy=True):
+        """To the tape's own float dtype: the value itself. A tape computes in one float
+        dtype, so any other dtype is refused with the fix."""
+        want = np.dtype(dtype)
+        if want == self._b.dtype:
+            return self
+        if want.kind == "f":
+            raise UnsupportedOpError(at_user_site(
+                f"astype({want}) inside a {self._b.dtype} tape: a tape computes in one float "
+                f"dtype, set by its inputs. Pass {want} arrays to trace a {want} tape, or "
+                "drop the cast"))
+        raise UnsupportedOpError(at_user_site(
+            f"astype({want}) of a traced value: it would not be differentiable. Compute "
+            "integer or boolean data (indices, masks) with numpy before the call and pass it "
+            "in; use bnp.where for a mask built from traced values"))
+
+    def __getattr__(self, name):
+        """Any other ndarray method or attribute: a burnumba error that names it."""
+        if not name.startswith("__") and hasattr(np.ndarray, name):
+            raise UnsupportedMethodError(at_user_site(
+                f"ndarray.{name} is not supported on traced values. Traced arrays have "
+                "reshape, ravel, flatten, transpose, T, swapaxes, squeeze, astype (to the "
+                "tape's dtype), sum, mean, max, min, var, std, clip and dot; use the "
+                "burnumba.numpy function, or compute constants with numpy before the call"))
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- numpy protocols ------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

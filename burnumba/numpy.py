@@ -148,6 +148,15 @@ def _reduce(name, row, a, axis, keepdims, scale=None, sign=1.0):
         x = b.axis(row, x, 0, (), imm=scale(a.size) if scale else sign)
         return _kept(x, a.shape, axes, keepdims)
     axes = _axes(name, axis, a.ndim)
+    if len(axes) > 1 and row == "max_axis":
+        # max / min over several axes at once: move them last and merge them, so that ties
+        # anywhere in the group share the gradient evenly (one axis at a time would split
+        # it 1/2, then 1/2 again)
+        keep = [ax for ax in range(a.ndim) if ax not in axes]
+        moved = transpose(a, keep + sorted(axes))
+        merged = reshape(moved, tuple(a.shape[ax] for ax in keep) + (-1,))
+        x = b.axis(row, merged, len(keep), merged.shape[:-1], imm=sign)
+        return _kept(x, a.shape, axes, keepdims)
     x = a
     for ax in axes:
         if x.shape[ax] == 0:
@@ -425,8 +434,8 @@ def transpose(a, axes=None):
         pos = np.transpose(_positions(a), axes)
     except ValueError as e:
         raise ShapeError(at_user_site(f"transpose: shape {a.shape}, axes {axes}: {e}")) from None
-    if a.ndim < 2 or pos.shape == a.shape and np.all(np.diff(pos.reshape(-1)) == 1):
-        return reshape(a, pos.shape)
+    if np.array_equal(pos.reshape(-1), _positions(a).reshape(-1)):
+        return reshape(a, pos.shape)           # the same elements in the same order
     return a._b.gather([a], pos.reshape(-1), pos.shape)
 
 
