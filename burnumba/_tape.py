@@ -140,8 +140,8 @@ class Tape:
         # large products run with the BLAS pinned to one thread (engine.BlasThreads)
         self.blas_guard = kernels.engine.blas_threads() \
             if b.largest_product > kernels.engine.THREADED_PRODUCT else None
-        self.ops = frozenset(ROWS[k].name for k in np.unique(self.op))
-        self.kernel = kernels.kernel(self.ops, self.dtype)
+        self.ops, self.tensor_ops = kernels.engine.tape_rows(self.I)
+        self.kernel = kernels.kernel(self.ops, self.tensor_ops, self.dtype)
         self._local = threading.local()
 
     # -- run states -----------------------------------------------------------------------

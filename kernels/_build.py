@@ -23,7 +23,7 @@ import sysconfig
 import time
 
 from . import cache, layout, update
-from ._gen import dispatcher_module, externals, row_functions, row_module
+from ._gen import dispatcher_module, row_functions, row_module, with_functions
 from .ops import BY_NAME, ROWS
 
 COMPILE_OPTIONS = {"error_model": "numpy"}    # also part of the cache key (this file's digest)
@@ -57,10 +57,17 @@ def row_source(row_name, dtype):
     return key, source_file("row_" + key.replace("-", "_"), row_module(BY_NAME[row_name]))
 
 
-def dispatcher_source(row_names, dtype):
-    key = cache.kernel_key(row_names, dtype)
-    return key, source_file("run_" + key.replace("-", "_"),
-                            dispatcher_module([BY_NAME[n] for n in row_names]))
+def kernel_rows(row_names, tensor_names):
+    """(every row with the leaves, the rows whose functions are linked), sorted names."""
+    rows = sorted(set(row_names) | {r.name for r in ROWS if r.kind == "leaf"})
+    linked = sorted(n for n in rows if with_functions(BY_NAME[n], tensor_names))
+    return rows, linked
+
+
+def dispatcher_source(row_names, tensor_names, dtype):
+    key = cache.kernel_key(row_names, tensor_names, dtype)
+    return key, source_file("run_" + key.replace("-", "_"), dispatcher_module(
+        [BY_NAME[n] for n in row_names], set(tensor_names)))
 
 
 def symbol(row_name, function, dtype):
@@ -77,22 +84,21 @@ def bind(module, names):
     return module
 
 
-def python_kernel(row_names, dtype):
+def python_kernel(row_names, tensor_names, dtype):
     """``run`` as plain Python, with its rows' Python functions bound (BURNUMBA_ENGINE=python).
     Values are numpy scalars, and the math functions numpy's, so that 0, inf and NaN follow
     IEEE as in compiled code (Python's math raises there)."""
     import numpy as np
     from . import _prims
     from .reference import IEEE_MATH
+    row_names, linked = kernel_rows(row_names, tensor_names)
     bound = {}
-    for name in row_names:
-        if BY_NAME[name].kind == "leaf":
-            continue
+    for name in linked:
         key, p = row_source(name, dtype)
         module = bind(load_module(p, "row_" + key), {"gemm": _prims.gemm, **IEEE_MATH})
         for fn in row_functions(BY_NAME[name]):
             bound[fn] = getattr(module, fn)
-    key, p = dispatcher_source(row_names, dtype)
+    key, p = dispatcher_source(row_names, linked, dtype)
     run = bind(load_module(p, "run_" + key), {**bound, **IEEE_MATH}).run
 
     def ieee_run(I, F, C, mode):
@@ -119,15 +125,14 @@ def _update_signature(name, dtype):
     return (kinds["d"] if ret == "d" else types.void)(*[kinds[k] for k in args])
 
 
-def _externals(row_names, dtype):
+def _externals(linked, dtype):
     """The dispatcher's row functions as numba external functions (C symbols)."""
     from numba import types
     row_sig = _types(dtype)[1]
     bound = {}
-    for name in row_names:
-        if BY_NAME[name].kind != "leaf":
-            for fn in row_functions(BY_NAME[name]):
-                bound[fn] = types.ExternalFunction(symbol(name, fn, dtype), row_sig)
+    for name in linked:
+        for fn in row_functions(BY_NAME[name]):
+            bound[fn] = types.ExternalFunction(symbol(name, fn, dtype), row_sig)
     return bound
 
 
@@ -252,25 +257,28 @@ def build_row(name, dtype):
     return target
 
 
-def build_kernel(row_names, dtype):
-    """The shared library of a set of rows and its manifest (built unless valid)."""
-    row_names = sorted(set(row_names) | {r.name for r in ROWS if r.kind == "leaf"})
-    key = cache.kernel_key(row_names, dtype)
+def build_kernel(row_names, tensor_names, dtype):
+    """The shared library of a set of rows and its manifest (built unless valid): the
+    dispatcher of ``row_names`` linked with the functions of the block rows and of the map
+    rows in ``tensor_names``."""
+    row_names, linked = kernel_rows(row_names, tensor_names)
+    key = cache.kernel_key(row_names, linked, dtype)
     try:
         if cache.read_manifest(key) is not None:
             return key
     except cache.Damaged:
         cache.discard(key)
     t0 = time.perf_counter()
-    objects = [build_row(n, dtype) for n in row_names if BY_NAME[n].kind != "leaf"]
-    _, p = dispatcher_source(row_names, dtype)
-    module = bind(load_module(p, "run_" + key), _externals(row_names, dtype))
+    objects = [build_row(n, dtype) for n in linked]
+    _, p = dispatcher_source(row_names, linked, dtype)
+    module = bind(load_module(p, "run_" + key), _externals(linked, dtype))
     run_symbol = f"bn_run_{key.replace('-', '_')}"
     run_obj = cache.path("obj", key + ".o")
     cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])]))
     library = cache.path("lib", key + ".so")
     link([run_obj] + objects, library)
     cache.write_manifest(key, library, kind="kernel", dtype=str(dtype), rows=row_names,
+                         tensor_rows=linked,
                          symbol=run_symbol, seconds=round(time.perf_counter() - t0, 3))
     return key
 
@@ -299,7 +307,8 @@ def serve(request):
     """Build what ``request`` asks for: {"kernels": [[rows, dtype], ...], "updates": [dtype]}."""
     t0 = time.perf_counter()
     with cache.build_lock():
-        keys = [build_kernel(rows, dtype) for rows, dtype in request.get("kernels", [])]
+        keys = [build_kernel(rows, tensor, dtype)
+                for rows, tensor, dtype in request.get("kernels", [])]
         keys += [build_update(dtype) for dtype in request.get("updates", [])]
     return {"keys": keys, "seconds": round(time.perf_counter() - t0, 3)}
 
@@ -324,13 +333,13 @@ def _jit_row(name, dtype):
 
 
 @functools.lru_cache(maxsize=None)
-def jit_kernel(row_names, dtype):
+def jit_kernel(row_names, tensor_names, dtype):
     """(address of run, the cfuncs to keep alive) for a set of rows, compiled in-process."""
     from numba import cfunc
-    row_names = tuple(sorted(set(row_names) | {r.name for r in ROWS if r.kind == "leaf"}))
-    keep = [_jit_row(n, dtype) for n in row_names if BY_NAME[n].kind != "leaf"]
-    key, p = dispatcher_source(row_names, dtype)
-    module = bind(load_module(p, "run_" + key), _externals(row_names, dtype))
+    row_names, linked = kernel_rows(row_names, tensor_names)
+    keep = [_jit_row(n, dtype) for n in linked]
+    key, p = dispatcher_source(row_names, linked, dtype)
+    module = bind(load_module(p, "run_" + key), _externals(linked, dtype))
     run = cfunc(_types(dtype)[2], **COMPILE_OPTIONS)(module.run)
     return run.address, (run, keep)
 

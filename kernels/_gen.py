@@ -206,11 +206,18 @@ def row_module(row):
     return "".join(out)
 
 
-def externals(rows):
+def with_functions(row, tensor_rows):
+    """Whether a dispatcher calls ``row``'s functions: always for a block row, and for a map
+    row when some node of it is a tensor (``tensor_rows``, names); a map row used only on
+    scalars runs inline, so its loops are neither compiled nor linked."""
+    return row.kind == "block" or (row.kind == "map" and row.name in tensor_rows)
+
+
+def externals(rows, tensor_rows):
     """The row functions a dispatcher of ``rows`` calls, in a stable order."""
     names = []
     for row in rows:
-        if row.kind != "leaf":
+        if with_functions(row, tensor_rows):
             names += list(row_functions(row))
     return names
 
@@ -220,18 +227,17 @@ def _call(name):
             "if st != 0:\n    C[C_ERR] = st\n    C[C_NODE] = i\n    return np.nan\n")
 
 
-def _forward_branch(row):
-    if row.kind == "map":
-        return (_prologue(row) + "if ny == 1:\n" + _indent(_map_scalar(row, "fwd"), 1)
-                + "else:\n" + _indent(_call(f"{row.name}_fwd"), 1))
-    return _call(f"{row.name}_fwd")
+# A tensor node of a row built for scalars only (the tape was checked against the kernel, so
+# this does not happen): reported as an opcode the kernel was not built for.
+_NOT_BUILT = "C[C_ERR] = ERR_OPCODE\nC[C_NODE] = i\nreturn np.nan\n"
 
 
-def _backward_branch(row):
+def _branch(row, direction, tensor):
     if row.kind == "map":
-        return (_prologue(row) + "if ny == 1:\n" + _indent(_map_scalar(row, "bwd"), 1)
-                + "else:\n" + _indent(_call(f"{row.name}_bwd"), 1))
-    return _call(f"{row.name}_bwd")
+        other = _call(f"{row.name}_{direction}") if tensor else _NOT_BUILT
+        return (_prologue(row) + "if ny == 1:\n" + _indent(_map_scalar(row, direction), 1)
+                + "else:\n" + _indent(other, 1))
+    return _call(f"{row.name}_{direction}")
 
 
 def _chain(branches):
@@ -277,14 +283,17 @@ def run(I, F, C, mode):
 '''
 
 
-def dispatcher_module(rows):
-    """Source of ``run`` for exactly ``rows`` (row objects of the table)."""
+def dispatcher_module(rows, tensor_rows):
+    """Source of ``run`` for exactly ``rows`` (row objects of the table), with the tensor
+    loops of the map rows named in ``tensor_rows``."""
     leaves = [row for row in ROWS if row.kind == "leaf"]
     names = {row.name for row in rows} | {row.name for row in leaves}
     rows = [row for row in ROWS if row.name in names]
     opcodes = "".join(f"{row.name.upper()} = {OPCODE[row.name]}\n" for row in rows)
-    fwd = [(row, _forward_branch(row)) for row in rows if row.kind != "leaf"]
-    bwd = [(row, _backward_branch(row)) for row in rows if has_backward(row)]
+    fwd = [(row, _branch(row, "fwd", row.name in tensor_rows)) for row in rows
+           if row.kind != "leaf"]
+    bwd = [(row, _branch(row, "bwd", row.name in tensor_rows)) for row in rows
+           if has_backward(row)]
     # leaves compute nothing (their values are written by the caller or traced): skip them
     skip = "if " + " or ".join(f"o == {r.name.upper()}" for r in leaves) + ":\n    continue\n"
     forward = skip + _chain(fwd)

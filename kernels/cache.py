@@ -110,9 +110,10 @@ def row_key(row_name, dtype):
     return f"{row_name}-{dtype_tag(dtype)}-{digest('row', row_name, str(dtype))[:16]}"
 
 
-def kernel_key(row_names, dtype):
-    names = sorted(row_names)
-    return f"k{len(names)}-{dtype_tag(dtype)}-{digest('kernel', names, str(dtype))[:16]}"
+def kernel_key(row_names, tensor_names, dtype):
+    names, tensor = sorted(row_names), sorted(tensor_names)
+    return (f"k{len(names)}-{dtype_tag(dtype)}-"
+            f"{digest('kernel', names, tensor, str(dtype))[:16]}")
 
 
 def update_key(dtype):
@@ -216,8 +217,9 @@ def build_lock():
 
 
 def built_kernels(dtype):
-    """(row names, key) of every kernel library of ``dtype`` built here from this process's
-    kernel sources (the manifest says; ``read_manifest`` checks the rest before a load)."""
+    """(row names, tensor row names, key) of every kernel library of ``dtype`` built here
+    from this process's kernel sources (the manifest says; ``read_manifest`` checks the rest
+    before a load)."""
     tag = f"-{dtype_tag(dtype)}-"
     try:
         names = os.listdir(path("lib", ""))
@@ -230,7 +232,8 @@ def built_kernels(dtype):
                 with open(path("lib", name)) as fh:
                     manifest = json.load(fh)
                 if manifest["source"] == source_digest():
-                    out.append((frozenset(manifest["rows"]), name[:-5]))
+                    out.append((frozenset(manifest["rows"]), frozenset(manifest["tensor_rows"]),
+                                name[:-5]))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out

@@ -1,8 +1,10 @@
 """Find, build and load the compiled kernels, and call them cheaply. No numba here.
 
-A tape asks for the kernel of the rows it uses (``kernel(rows, dtype)``). The kernel comes
-from, in order: this process (the same set of rows or a superset, already loaded), the disk
-cache (the same set, then any superset), or a build of exactly that set. Which engine
+A tape asks for the kernel of the rows it uses (``kernel(rows, tensor_rows, dtype)``:
+``tensor_rows`` are the map rows it applies to tensors, whose loops must be linked; a map row
+used only on scalars runs inline in the dispatcher). The kernel comes from, in order: this
+process (the same rows or a superset, already loaded), the disk cache (the same, then any
+superset), or a build of exactly that. Which engine
 builds and runs it:
 
 * ``aot`` (the default): shared libraries compiled ahead of time into the cache folder by a
@@ -30,7 +32,7 @@ import time
 import numpy as np
 
 from . import cache, layout
-from .ops import BY_NAME, OPCODE, ROWS
+from .ops import BY_NAME, ROWS
 
 log = logging.getLogger("burnumba")
 
@@ -171,35 +173,36 @@ _RUN_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
 
 
 class Kernel:
-    """The compiled interpreter of a set of rows for one dtype."""
+    """The compiled interpreter of a set of rows for one dtype (``tensor`` names the map rows
+    whose tensor loops it has)."""
 
-    def __init__(self, rows, dtype, engine, address=None, python=None, origin=None, keep=None):
+    def __init__(self, rows, tensor, dtype, engine, address=None, python=None, origin=None,
+                 keep=None):
         self.rows = frozenset(rows)
+        self.tensor = frozenset(tensor)
         self.dtype = np.dtype(dtype)
         self.engine = engine
         self.address = address               # of run(I, F, C, mode), compiled
         self.python = python                 # run itself, for the python engine
         self.origin = origin                 # the library file, for messages
         self._keep = keep                    # what keeps the code alive (library, cfuncs)
-        self.opcodes = np.zeros(len(ROWS), bool)
-        for name in self.rows:
-            self.opcodes[OPCODE[name]] = True
         if address is not None and _Caller is None:
             self._ctypes = ctypes.CFUNCTYPE(ctypes.c_double, *_RUN_ARGS)(address)
 
-    def covers(self, rows):
-        return self.rows >= rows
+    def covers(self, rows, tensor):
+        return self.rows >= rows and self.tensor >= tensor
 
     def caller(self, I, F, C, nogil=False):
         """``call(mode)``: run this kernel on (I, F, C). The arrays must be C-contiguous,
-        I int32, F of the kernel's dtype, C int64 (checked here, once)."""
+        I int32, F of the kernel's dtype, C int64, and the tape's ops the kernel's (checked
+        here, once)."""
         if not (I.dtype == np.int32 and F.dtype == self.dtype and C.dtype == np.int64
                 and C.size >= layout.CSIZE
                 and all(a.flags.c_contiguous for a in (I, F, C))):
             raise KernelError(f"kernel for {self.dtype} called with I {I.dtype}, F {F.dtype}, "
                               f"C {C.dtype}: the arrays do not fit its signature")
-        used = np.unique(I[layout.H:layout.H + int(I[0])])
-        if used.size and (used.max() >= len(ROWS) or not self.opcodes[used].all()):
+        rows, tensor = tape_rows(I)
+        if not self.covers(rows, tensor):
             raise KernelError("this kernel was not built for every op of the tape")
         if self.python is not None:
             return functools.partial(self.python, I, F, C)
@@ -233,11 +236,12 @@ class _Registry:
         self.kernels = {}
         self.updates = {}
 
-    def find(self, rows, dtype):
-        exact = self.kernels.get((rows, dtype))
+    def find(self, rows, tensor, dtype):
+        exact = self.kernels.get((rows, tensor, dtype))
         if exact is not None:
             return exact
-        supersets = [k for (r, d), k in self.kernels.items() if d == dtype and r >= rows]
+        supersets = [k for (_, _, d), k in self.kernels.items()
+                     if d == dtype and k.covers(rows, tensor)]
         return min(supersets, key=lambda k: len(k.rows)) if supersets else None
 
 
@@ -289,59 +293,78 @@ def _run_builder(request, what, dtype, rows_to_build):
     log.info("burnumba: compiled %s for %s in %.1f s", what, dtype, time.perf_counter() - t0)
 
 
-def _missing_rows(rows, dtype):
-    return sum(1 for n in rows if BY_NAME[n].kind != "leaf"
-               and not os.path.exists(cache.path("obj", cache.row_key(n, dtype) + ".o")))
+def tape_rows(I):
+    """(the rows a packed tape uses, the rows it needs linked functions for: its block rows
+    and the map rows of its tensor nodes), as sets of names."""
+    n = int(I[0])
+    op = I[layout.H:layout.H + n]
+    if n and (op.min() < 0 or op.max() >= len(ROWS)):
+        raise KernelError(f"the tape holds opcodes outside 0 .. {len(ROWS) - 1}")
+    off = I[layout.H + 5 * n:layout.H + 6 * n + 1]
+    rows = {ROWS[k].name for k in np.unique(op)}
+    tensor = {ROWS[k].name for k in np.unique(op[np.diff(off) > 1])
+              if ROWS[k].kind == "map"} | {name for name in rows if BY_NAME[name].kind == "block"}
+    return frozenset(rows) | LEAVES, frozenset(tensor)
 
 
-def _aot_kernel(rows, dtype):
-    names = sorted(rows)
-    key = cache.kernel_key(names, dtype)
+def _missing_rows(tensor, dtype):
+    return sum(1 for n in tensor
+               if not os.path.exists(cache.path("obj", cache.row_key(n, dtype) + ".o")))
+
+
+def _aot_kernel(rows, tensor, dtype):
+    names, tensor_names = sorted(rows), sorted(tensor)
+    key = cache.kernel_key(names, tensor_names, dtype)
     found = _load_library(key, "kernel")
     if found is None:
-        for other_rows, other_key in sorted(cache.built_kernels(dtype), key=lambda t: len(t[0])):
-            if other_rows >= rows and other_key != key:
+        for other_rows, other_tensor, other_key in sorted(cache.built_kernels(dtype),
+                                                          key=lambda t: len(t[0])):
+            if other_rows >= rows and other_tensor >= tensor and other_key != key:
                 found = _load_library(other_key, "kernel")
                 if found is not None:
                     break
     if found is None:
         what = f"the kernel of {len(rows - LEAVES)} ops ({', '.join(sorted(rows - LEAVES))})"
-        _run_builder({"kernels": [[names, str(dtype)]]}, what, dtype, _missing_rows(rows, dtype))
+        _run_builder({"kernels": [[names, tensor_names, str(dtype)]]}, what, dtype,
+                     _missing_rows(tensor, dtype))
         found = _load_library(key, "kernel")
         if found is None:
             raise KernelError(f"the kernel {cache.path('lib', key + '.so')} was built but "
                               "cannot be loaded; delete the cache folder and retry")
     lib, manifest = found
     address = ctypes.cast(getattr(lib, manifest["symbol"]), ctypes.c_void_p).value
-    return Kernel(manifest["rows"], dtype, "aot", address=address,
+    return Kernel(manifest["rows"], manifest["tensor_rows"], dtype, "aot", address=address,
                   origin=cache.path("lib", manifest["library"]), keep=lib)
 
 
-def kernel(rows, dtype):
-    """The kernel that runs tapes using ``rows`` (row names) in ``dtype``."""
+def kernel(rows, tensor, dtype):
+    """The kernel that runs tapes using ``rows`` (row names), ``tensor`` being those whose
+    functions it must link (block rows, map rows applied to tensors), in ``dtype``."""
     dtype = np.dtype(dtype)
     rows = frozenset(rows) | LEAVES
-    k = _REGISTRY.find(rows, dtype)
+    tensor = frozenset(n for n in rows if BY_NAME[n].kind == "block" or (
+        BY_NAME[n].kind == "map" and n in tensor))          # as _build.kernel_rows links
+    k = _REGISTRY.find(rows, tensor, dtype)
     if k is not None:
         return k
     with _REGISTRY.lock:
-        k = _REGISTRY.find(rows, dtype)         # another thread may have loaded it
+        k = _REGISTRY.find(rows, tensor, dtype)      # another thread may have loaded it
         if k is not None:
             return k
         engine = engine_name()
         if engine == "aot":
-            k = _aot_kernel(rows, dtype)
+            k = _aot_kernel(rows, tensor, dtype)
         elif engine == "jit":
             from . import _build
-            _announce(f"the kernel of {len(rows - LEAVES)} ops", dtype,
-                      len(rows - LEAVES))
-            address, keep = _build.jit_kernel(tuple(sorted(rows)), str(dtype))
-            k = Kernel(rows, dtype, "jit", address=address, keep=keep)
+            _announce(f"the kernel of {len(rows - LEAVES)} ops", dtype, len(tensor))
+            address, keep = _build.jit_kernel(tuple(sorted(rows)), tuple(sorted(tensor)),
+                                              str(dtype))
+            k = Kernel(rows, tensor, dtype, "jit", address=address, keep=keep)
         else:
             from . import _build
-            k = Kernel(rows, dtype, "python",
-                       python=_build.python_kernel(tuple(sorted(rows)), str(dtype)))
-        _REGISTRY.kernels[(k.rows, dtype)] = k
+            k = Kernel(rows, tensor, dtype, "python", python=_build.python_kernel(
+                tuple(sorted(rows)), tuple(sorted(tensor)), str(dtype)))
+        _REGISTRY.kernels[(k.rows, k.tensor, dtype)] = k
         return k
 
 
@@ -410,7 +433,7 @@ def precompile(rows=None, dtypes=("float64", "float32"), updates=True):
                           f"{sorted(BY_NAME)}")
     out = []
     for dtype in dtypes:
-        out.append(kernel(names, dtype))
+        out.append(kernel(names, names, dtype))
         if updates:
             update_kernels(dtype)
     return out

@@ -42,7 +42,7 @@ def test_each_row_module_is_self_contained_python(row):
 def test_a_dispatcher_holds_exactly_its_rows(names):
     """The dispatcher of a set of rows has a branch per row (and the leaves), calls only
     those rows' functions, and nothing else: the cost of a program grows with its ops."""
-    source = _gen.dispatcher_module([BY_NAME[n] for n in names])
+    source = _gen.dispatcher_module([BY_NAME[n] for n in names], set(names))
     compile(source, "<run>", "exec")
     assert _imports(source) <= {"math", "numpy"}
     assert _defined(source) == {"run"}
@@ -52,12 +52,23 @@ def test_a_dispatcher_holds_exactly_its_rows(names):
     called = {n.func.id for n in ast.walk(ast.parse(source))
               if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
               and n.func.id.endswith(("_fwd", "_bwd"))}
-    assert called == set(_gen.externals([BY_NAME[n] for n in names]))
+    assert called == set(_gen.externals([BY_NAME[n] for n in names], set(names)))
+
+
+def test_map_rows_used_on_scalars_only_link_no_loops():
+    """A map row whose nodes are all scalars runs inline: its tensor functions are neither
+    called nor linked (a tensor node of it would be an error, which the tape check rules
+    out); block rows always call theirs."""
+    rows = [BY_NAME[n] for n in ("add", "tanh", "softmax")]
+    source = _gen.dispatcher_module(rows, {"tanh"})
+    assert "add_fwd(" not in source and "tanh_fwd(" in source and "softmax_fwd(" in source
+    assert set(_gen.externals(rows, {"tanh"})) == {"tanh_fwd", "tanh_bwd", "softmax_fwd",
+                                                    "softmax_bwd"}
 
 
 def test_unknown_opcodes_are_an_error_not_a_skip():
     """A tape with an op the kernel was not built for must not be skipped silently."""
-    source = _gen.dispatcher_module([BY_NAME["add"]])
+    source = _gen.dispatcher_module([BY_NAME["add"]], {"add"})
     assert source.count("C[C_ERR] = ERR_OPCODE") == 2          # forward and backward chains
 
 
@@ -76,6 +87,6 @@ def test_gemm_calls_are_rewritten_onto_the_packed_buffer():
 
 
 def test_layout_constants_reach_the_generated_code():
-    source = _gen.dispatcher_module([BY_NAME["add"]])
+    source = _gen.dispatcher_module([BY_NAME["add"]], set())
     for name in ("C_ERR", "C_NODE", "MODE_VALUE_AND_GRAD", "ERR_OPCODE"):
         assert f"{name} = {getattr(layout, name)}\n" in source
