@@ -1,4 +1,5 @@
-"""burnumba: numpy code traced once into a struct-of-arrays tape, run by one njit interpreter.
+"""burnumba: numpy code traced once into a struct-of-arrays tape, run by one compiled
+interpreter loop.
 
 >>> import burnumba as bn, numpy as np
 >>> value, g = bn.value_and_grad(lambda x: np.sum(np.tanh(x) ** 2))(np.array([0.5, -1.0]))
@@ -8,25 +9,25 @@ from ._checkpoint import load_checkpoint, save_checkpoint
 from ._api import grad, trace, value_and_grad, vjp
 from ._debug import debug_nans
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
-                      DataError, InplaceError, NonFiniteError,
-                      InputError, LeakedTracerError, OutputError, PytreeError, ShapeError,
-                      TracerBoolError, UnsupportedOpError)
+                      DataError, InplaceError, InputError, LeakedTracerError, NonFiniteError,
+                      OutputError, PytreeError, ShapeError, TracerBoolError,
+                      UnsupportedMethodError, UnsupportedOpError)
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
                           logsumexp, masked_fill, softmax)
 from ._tape import Tape
+from .kernels import KernelError, precompile
 from .numpy import inner, relu, rsqrt, sigmoid, sumsq
 from . import data, nn, optim
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "trace", "debug_nans", "Tape", "numpy", "relu", "sigmoid", "rsqrt", "inner",
-    "sumsq", "softmax", "causal_softmax", "log_softmax", "logsumexp", "cross_entropy",
-    "layer_norm", "gelu", "masked_fill", "nn", "optim", "data", "save_checkpoint",
-    "load_checkpoint",
+    "grad", "value_and_grad", "vjp", "trace", "debug_nans", "precompile", "Tape", "numpy",
+    "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",
+    "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
+    "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
-    "InplaceError",
-    "InputError",
-    "LeakedTracerError", "NonFiniteError", "OutputError", "PytreeError", "ShapeError", "TracerBoolError",
+    "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
+    "OutputError", "PytreeError", "ShapeError", "TracerBoolError", "UnsupportedMethodError",
     "UnsupportedOpError",
 ]

@@ -10,7 +10,7 @@ from ._debug import SWITCH
 from ._errors import InputError, OutputError, ShapeError
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ._pytree import flatten, unflatten
-from ._signature import Signature, structure, tape_dtype
+from ._signature import Signature, is_data, structure, tape_dtype
 from ._tape import Tape
 from ._tracer import Builder, Var
 
@@ -26,7 +26,22 @@ def _norm_argnums(argnums):
     return argnums, False
 
 
-def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
+def _norm_static(static_argnums, argnums):
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if not all(isinstance(k, int) for k in static):
+        raise InputError("static_argnums must be an int or a tuple of ints")
+    both = set(static) & set(argnums)
+    if both:
+        raise InputError(f"argument {min(both)} is in both argnums and static_argnums: a "
+                         "differentiated argument cannot be static")
+    return static
+
+
+def _positive(nums, nargs):
+    return tuple(k + nargs if k < 0 else k for k in nums)
+
+
+def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, static=()):
     b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
     in_slots = []
 
@@ -49,7 +64,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
     traced_kwargs = {}
     for name in sorted(kwargs):
         leaves, treedef = flatten(kwargs[name])
-        new = [next(data_vars) if isinstance(x, (np.ndarray, np.generic)) else x for x in leaves]
+        new = [next(data_vars) if is_data(x) else x for x in leaves]
         traced_kwargs[name] = unflatten(treedef, new)
 
     result = f(*traced_args, **traced_kwargs)
@@ -69,7 +84,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False):
     out_node = out.node                    # a pending view becomes a node here
     b.live = False
     return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
-                argnums=argnums, single=single)
+                argnums=argnums, single=single, static=static)
 
 
 def _as_output(b, result, need_scalar):
@@ -95,9 +110,11 @@ class _Transformed:
     call plan of each. Threads may call the function at once: tapes keep one run state per
     thread, and the cache is updated under a lock."""
 
-    def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE):
+    def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE,
+                 static_argnums=()):
         self.f = f
         self.argnums, self.single = _norm_argnums(argnums)
+        self.static = _norm_static(static_argnums, self.argnums)
         self.has_aux = has_aux
         self.with_value = with_value
         if not (isinstance(cache_size, int) and cache_size >= 1):
@@ -138,10 +155,8 @@ class _Transformed:
 
     def tape_for(self, args, kwargs):
         """(tape, signature, argnums) for these arguments, tracing on a cache miss."""
-        argnums = self.argnums
-        if min(argnums) < 0:
-            argnums = tuple(k + len(args) if k < 0 else k for k in argnums)
-        sig = Signature(args, kwargs, argnums)
+        argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
+        sig = Signature(args, kwargs, argnums, static)
         # under debug_nans, a tape with source lines is kept beside the plain one
         key = sig.key + ("debug_nans",) if SWITCH.on else sig.key
         tape = self.tapes.get(key)
@@ -151,7 +166,8 @@ class _Transformed:
                     if key in self.tapes:
                         self.tapes.move_to_end(key)
             return tape, sig, argnums
-        tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single)
+        tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single,
+                      static)
         with self.lock:
             tape = self.tapes.setdefault(key, tape)       # another thread may have won
             while len(self.tapes) > self.cache_size:
@@ -193,38 +209,44 @@ class _Transformed:
         return self.tape_for(args, kwargs)[0]
 
 
-def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE):
+def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
     """Return a function computing ``(f(*args), grad)``, as ``jax.value_and_grad``.
 
-    ``f`` is traced once per input signature (pytree structure, shapes, dtypes and the values
-    of static non-array arguments); later calls only run the compiled tape.
+    ``f`` is traced once per input signature: pytree structure, shapes and dtypes, and the
+    values of static arguments. Arrays and Python floats outside ``argnums`` are inputs of
+    the tape, so new values do not retrace (as under ``jax.jit``); ints, bools, strings and
+    the arguments named in ``static_argnums`` are static. ``cache_size`` bounds the tapes
+    kept (least recently used first out).
 
     >>> import burnumba as bn, numpy as np
     >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
     >>> value, (da, db) = vg(0.5, -1.5)
     """
-    return _Transformed(f, argnums, has_aux, True, cache_size).function()
+    return _Transformed(f, argnums, has_aux, True, cache_size, static_argnums).function()
 
 
-def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE):
-    """Return a function computing the gradient of scalar ``f``, as ``jax.grad``.
+def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
+    """Return a function computing the gradient of scalar ``f``, as ``jax.grad``; the
+    arguments are as for ``value_and_grad``.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
     (5,)
     """
-    return _Transformed(f, argnums, has_aux, False, cache_size).function()
+    return _Transformed(f, argnums, has_aux, False, cache_size, static_argnums).function()
 
 
-def trace(f, *args, argnums=0, **kwargs):
+def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     """Trace ``f`` on these arguments and return its ``Tape`` for inspection.
 
     >>> import burnumba as bn
     >>> print(bn.trace(lambda a, b: (a + b) * b, 1.0, 2.0, argnums=(0, 1)))  # doctest: +SKIP
     """
     argnums_t, single = _norm_argnums(argnums)
-    sig = Signature(args, kwargs, argnums_t)
-    tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single)
+    argnums_t = _positive(argnums_t, len(args))
+    static = _positive(_norm_static(static_argnums, argnums_t), len(args))
+    sig = Signature(args, kwargs, argnums_t, static)
+    tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single, static)
     tape.run_forward(sig.diff + sig.data)
     return tape
 

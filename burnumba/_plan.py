@@ -22,7 +22,7 @@ class CallPlan:
         self.kinds = [kinds for kinds in sig.kinds]
         expect = []
         for part, kinds in zip(sig.key[:self.nargs], sig.kinds):
-            leaf_sigs = (float,) if part is float else part[1]
+            leaf_sigs = (float,) if part is float else part[1]     # a float: DIFF or DATA
             for kind, s in zip(kinds, leaf_sigs):
                 expect.append((kind, s))
         self.expect = expect

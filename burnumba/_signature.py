@@ -48,20 +48,34 @@ def diff_leaf(x, where):
         "float arrays, or tuples / lists / dicts of them")
 
 
-def other_leaf(x, where):
-    """Signature of a non-differentiated leaf: numpy data is a tape input, the rest is static."""
+def is_data(x):
+    """Whether a non-differentiated leaf is a tape input (new values do not retrace): numpy
+    data and Python floats, as under jax.jit. Anything else (ints, bools, strings, None) is
+    static: part of the cache key."""
+    return type(x) is float or isinstance(x, (np.ndarray, np.generic, float)) and \
+        not isinstance(x, bool)
+
+
+def other_leaf(x, where, static=False):
+    """Signature of a non-differentiated leaf: numpy data and Python floats are tape inputs,
+    the rest (and everything in a static argument) is static."""
     if isinstance(x, Var):
         _nested(x, where)
-    if isinstance(x, (np.ndarray, np.generic)):
+    if type(x) is float and not static:
+        return _DATA, float
+    if isinstance(x, (np.ndarray, np.generic)) and not static:
         if x.dtype.kind not in "biuf":
             raise InputError(f"{where} has dtype {x.dtype}: only real numpy data can be traced")
         return _DATA, (x.shape, x.dtype)
+    if isinstance(x, float) and not static:          # float subclasses
+        return _DATA, float
     try:
         hash(x)
     except TypeError:
         raise InputError(
             f"{where} of type {type(x).__name__} is neither numpy data nor hashable: burnumba "
-            "keys its trace cache on the values of non-array arguments") from None
+            "keys its trace cache on the values of static arguments"
+            + (" (static_argnums names it)" if static else "")) from None
     return _STATIC, (type(x), x)
 
 
@@ -85,13 +99,17 @@ class Signature:
 
     __slots__ = ("key", "diff", "data", "treedefs", "kinds")
 
-    def __init__(self, args, kwargs, argnums):
+    def __init__(self, args, kwargs, argnums, static=()):
         key = []
         diff, data, treedefs, kinds = [], [], [], []
         nargs = len(args)
         for k in argnums:
             if not -nargs <= k < nargs:
                 raise InputError(f"argnums names argument {k}, but the function got {nargs}")
+        for k in static:
+            if not -nargs <= k < nargs:
+                raise InputError(f"static_argnums names argument {k}, but the function got "
+                                 f"{nargs}")
         for k, a in enumerate(args):
             is_diff = k in argnums
             if type(a) is float and is_diff:           # the common scalar case, kept short
@@ -110,7 +128,7 @@ class Signature:
                     diff.append(x)
                     kind.append(_DIFF)
                 else:
-                    lk, s = other_leaf(x, where)
+                    lk, s = other_leaf(x, where, k in static)
                     sig.append(s)
                     kind.append(lk)
                     if lk == _DATA:

@@ -110,10 +110,11 @@ class Tape:
     """
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
-                 single=True):
+                 single=True, static=()):
         b = builder
         self.key = key
         self.argnums = argnums
+        self.static = static                 # the argument positions traced as static
         self.single = single
         self.n = b.n
         self.dtype = np.dtype(b.dtype)
@@ -261,7 +262,7 @@ class Tape:
 
     # -- public calls, with the arguments checked against the traced signature --------------
     def _leaves(self, args, kwargs):
-        sig = Signature(args, kwargs, self.argnums)
+        sig = Signature(args, kwargs, self.argnums, self.static)
         if sig.key != self.key:
             explain_mismatch(self, sig)
         return sig, sig.diff + sig.data

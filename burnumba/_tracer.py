@@ -348,14 +348,17 @@ class Var:
         raise TracerBoolError(at_user_site(
             "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value: "
             "its value is not known while tracing. Use bnp.where(cond, a, b), "
-            "bnp.maximum / bnp.minimum, or bn.relu / bnp.abs instead of branching"))
+            "bnp.maximum / bnp.minimum, or bn.relu / bnp.abs instead of branching. If it is "
+            "a number you pass in (a Python float is traced, as under jax.jit), name its "
+            "argument in static_argnums to branch on its value"))
 
     def _concrete(self, what):
         raise ConcretizationError(at_user_site(
             f"{what} on a traced value: burnumba traces symbolically, so there is no number "
             "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
             "traced values into an array, use bnp.stack / bnp.array instead of assigning "
-            "into a numpy array"))
+            "into a numpy array. If it is a number you pass in (a Python float is traced, as "
+            "under jax.jit), name its argument in static_argnums"))
 
     def __float__(self): self._concrete("float()")
     def __int__(self): self._concrete("int()")

@@ -11,7 +11,6 @@ on stdout. Sampling runs the model eagerly in numpy on the trained parameters.
 import argparse
 import json
 import math
-import os
 import resource
 import sys
 import time
@@ -59,9 +58,9 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="burnumba", description="Train the BurTorch paper's small models with burnumba, "
         "and sample from them.",
-        epilog="Training uses one BLAS thread (OPENBLAS_NUM_THREADS=1) unless "
-        "OPENBLAS_NUM_THREADS is set: a multi-threaded BLAS only adds overhead on tiny "
-        "matrices.")
+        epilog="burnumba's own matrix products run on one BLAS thread "
+        "(BURNUMBA_BLAS_THREADS, default 1): a multi-threaded BLAS only adds overhead on "
+        "these small matrices.")
     parser.add_argument("--version", action="version", version=f"burnumba {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{train,sample}", required=True)
 
@@ -169,16 +168,7 @@ class _Task:
                           "val_windows": len(Xva)}
 
 
-def _one_blas_thread():
-    """OPENBLAS_NUM_THREADS=1 unless the user set it. The training matmuls run in the BLAS
-    that numba loads (scipy's OpenBLAS) when the first Trainer is built, after this call; a
-    multi-threaded BLAS only adds overhead on these tiny matrices, and on a busy machine it
-    made a step 10-20x slower."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
 def cmd_train(args):
-    _one_blas_thread()
     dtype = np.dtype(args.dtype)
     task = _Task(args.model, args.data, args.batch, args.seed)
     model = task.model

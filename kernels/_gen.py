@@ -51,7 +51,8 @@ CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
 
 
 class _Flatten(ast.NodeTransformer):
-    """off[x] -> I[np.uintp(b_off + x)]; gemm(..., val, x, ...) -> gemm(C, ..., F, b_val + x, ...)."""
+    """off[x] -> I[np.uintp(b_off + x)];
+    gemm(..., val, x, ...) -> gemm(C, ..., F, b_val + x, ...)."""
 
     def visit_Subscript(self, node):
         self.generic_visit(node)
@@ -142,7 +143,8 @@ for r in range(ny // nt):
 def _map_bodies(row, direction):
     """(guard, body(index)) pairs of a map row: a guard is checked once outside the loop."""
     if direction == "fwd":
-        return [(None, lambda index: _loads(row, index, False) + f"val[{index('oy')}] = {row.fwd}\n")]
+        return [(None, lambda index: (_loads(row, index, False)
+                                      + f"val[{index('oy')}] = {row.fwd}\n"))]
     bodies = []
     for rule, operand, base in ((row.da, "ia", "oa"), (row.db, "ib", "ob")):
         if rule is not None:

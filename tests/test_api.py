@@ -1,5 +1,6 @@
 """grad / value_and_grad / trace / vjp: arguments, structures, dtypes and the trace cache."""
 import numpy as np
+import pytest
 
 import burnumba as bn
 import burnumba.numpy as bnp
@@ -74,10 +75,10 @@ def test_trace_cache_per_signature(rng):
 
     g = bn.grad(f)
     g(rng.normal(size=3), 2.0)
-    g(rng.normal(size=3), 2.0)
-    assert len(calls) == 1                       # same shapes, same static value: no retrace
+    g(rng.normal(size=3), 3.0)
+    assert len(calls) == 1                       # same shapes; a float is an input
     g(rng.normal(size=4), 2.0)                   # new shape
-    g(rng.normal(size=3), 3.0)                   # new value of a static Python argument
+    g(rng.normal(size=3), 3)                     # an int is static: a new value retraces
     g(rng.normal(size=3).astype(np.float32), 2.0)  # new dtype
     assert len(calls) == 4 and len(g.tapes) == 4
 
@@ -202,9 +203,10 @@ def test_repeated_calls_take_the_plan_path_and_fall_back_on_any_change(rng):
         for k in want:
             np.testing.assert_allclose(got[k], want[k], rtol=1e-12)
     assert type(results[-1][0]["s"]) is float
-    # a different static value, batch size, dtype or structure: the general path
+    # a new float (a tape input: the plan path, same tape), then a static int, a batch size
+    # or a structure: the general path
     x = rng.normal(size=(4, 3))
-    for args, n_tapes in (((p, x, 3.0), 2), ((p, x[:2], 2.0), 3),
+    for args, n_tapes in (((p, x, 3.0), 1), ((p, x, 3), 2), ((p, x[:2], 2.0), 3),
                           (({**p, "s": np.float64(0.5)}, x, 2.0), 4)):
         got = g(*args)
         want = expected(*args)
@@ -214,3 +216,31 @@ def test_repeated_calls_take_the_plan_path_and_fall_back_on_any_change(rng):
     got = g(p, x, 2.0)                         # back to the first signature
     np.testing.assert_allclose(got["w"], expected(p, x, 2.0)["w"], rtol=1e-12)
     assert len(g.tapes) == 4
+
+
+def test_python_float_arguments_are_tape_inputs_unless_static():
+    """As under jax.jit: a non-differentiated Python float is an input of the tape, so new
+    values do not retrace (2,000 temperatures used to leave 2,000 tapes); static_argnums
+    makes one static, for code that needs its value while tracing."""
+    g = bn.grad(lambda x, t: np.sum(np.tanh(x / t)))
+    x = np.linspace(-1, 1, 5)
+    for t in np.linspace(0.5, 2.0, 2000):
+        got = g(x, float(t))
+    np.testing.assert_allclose(got, (1 - np.tanh(x / 2.0) ** 2) / 2.0, rtol=1e-14)
+    assert len(g.tapes) == 1
+
+    def branchy(x, t):
+        return np.sum(x * (2.0 if t > 1.0 else 3.0))
+    with pytest.raises(bn.TracerBoolError, match="static_argnums"):
+        bn.grad(branchy)(x, 1.5)
+    s = bn.grad(branchy, static_argnums=1)
+    np.testing.assert_array_equal(s(x, 1.5), np.full(5, 2.0))
+    np.testing.assert_array_equal(s(x, 0.5), np.full(5, 3.0))
+    assert len(s.tapes) == 2
+    with pytest.raises(bn.InputError, match="both argnums and static_argnums"):
+        bn.grad(branchy, argnums=1, static_argnums=1)
+    with pytest.raises(bn.ConcretizationError, match="static_argnums"):
+        bn.grad(lambda x, n: np.sum(x) * len(range(int(n))))(x, 3.0)
+    ints = bn.grad(lambda x, n: np.sum(x) * n)           # ints stay static
+    ints(x, 2), ints(x, 3)
+    assert len(ints.tapes) == 2
