@@ -67,8 +67,13 @@ def load_checkpoint(path):
     params = {k[6:]: v for k, v in files.items() if k.startswith("param/")}
     opt = {k[4:]: (v if v.ndim else v.item()) for k, v in files.items() if k.startswith("opt/")}
     for k, v in params.items():
-        if v.dtype not in (np.float32, np.float64) or not np.all(np.isfinite(v)):
-            raise CheckpointError(f"{path}: parameter '{k}' is {v.dtype} or not finite; {fix}")
+        if v.dtype not in (np.float32, np.float64):
+            raise CheckpointError(f"{path}: parameter '{k}' is {v.dtype}, not float32 or "
+                                  f"float64; {fix}")
+        if not np.all(np.isfinite(v)):
+            raise CheckpointError(f"{path}: parameter '{k}' holds NaN or infinite values (saved "
+                                  "from a run that diverged?); retrain, with a smaller learning "
+                                  "rate or gradient clipping")
     if not params:
         raise CheckpointError(f"{path}: holds no parameters; {fix}")
     return params, (opt or None), meta

@@ -60,7 +60,9 @@ class Builder:
         self.imm.append(float(imm))
         end = self.off[-1] + size
         if end > _INT_MAX:
-            raise ShapeError(f"{name}: the tape's value buffer would exceed 2**31 elements")
+            raise ShapeError(at_user_site(
+                f"{name}: the tape's value buffer would exceed 2**31 elements (this node ends "
+                f"at {end:,}): trace with smaller inputs, e.g. a smaller batch"))
         self.off.append(end)
         self.shapes.append(tuple(shape))
         if self.sites is not None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import __version__, data, nn, optim
 from ._checkpoint import load_checkpoint
-from ._errors import BurnumbaError, CheckpointError
+from ._errors import BurnumbaError, CheckpointError, NonFiniteError, ShapeError
 
 CHECKPOINT = "checkpoint.npz"
 VAL_BATCHES = 20            # fixed validation batches for the final (and --eval-every) val loss
@@ -29,6 +29,8 @@ LAST_STEPS = 50             # the final train loss is the mean over this many la
 WARMUP_STEPS = 10           # ms/step is the median over the steps after these
 GPT_CONFIG = {"n_embd": 24, "n_head": 6, "n_layer": 6, "block_size": 8}   # the paper's GPT
 SAMPLE_CHARS = 200          # characters per GPT sample
+SNAPSHOTS = 100             # keep a copy of the parameters this many times per run
+DIVERGED = 3                # the exit code of a run whose loss became NaN or infinite
 
 
 # -- argument types: bad values are argparse usage errors (exit 2) -------------------------------
@@ -83,7 +85,10 @@ def build_parser():
                    help="seed of the initialisation, the batches and the samples (default 0)")
     t.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                    help="parameter and compute dtype (default float32)")
-    t.add_argument("--out", metavar="DIR", help=f"save DIR/{CHECKPOINT} at the end")
+    t.add_argument("--out", metavar="DIR", help=f"save DIR/{CHECKPOINT} at the end (a new "
+                   "folder, or one without a checkpoint unless --force)")
+    t.add_argument("--force", action="store_true",
+                   help=f"overwrite an existing DIR/{CHECKPOINT}")
     t.add_argument("--eval-every", type=_int_at_least(0), default=0, metavar="N",
                    help=f"also report the val loss ({VAL_BATCHES} batches) every N steps "
                    "(default 0: only at the end)")
@@ -175,14 +180,17 @@ def cmd_train(args):
     params = model.init(seed=args.seed, dtype=dtype)
     n_params = model.n_params(params)
     val_batches = [task.val.next() for _ in range(VAL_BATCHES)]
-    out = None
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)      # fail now, not after training
+    out = _out_dir(args.out, args.force) if args.out else None
 
     t0 = time.perf_counter()
-    trainer = optim.Trainer(model.loss, params, optim.AdamW(lr=args.lr), *task.train.next(),
-                            clip=args.clip)
+    try:
+        trainer = optim.Trainer(model.loss, params, optim.AdamW(lr=args.lr),
+                                *task.train.next(), clip=args.clip)
+    except ShapeError as e:
+        if "2**31" not in str(e):
+            raise
+        raise ShapeError(f"--batch {args.batch} is too large for one tape ({_one_line(e)}); "
+                         f"use a smaller --batch, e.g. {max(1, args.batch // 8)}") from None
     trace_s = time.perf_counter() - t0
 
     def val_loss():
@@ -190,21 +198,34 @@ def cmd_train(args):
 
     progress = _Progress(args.steps, f"train {args.model}")
     losses, times, history = [], [], []
+    every = max(1, args.steps // SNAPSHOTS)
+    # the last two copies of the parameters and optimiser state: a copy taken after step s
+    # is known good once step s + 1's loss came out finite
+    snapshots = [_copy(trainer)]
+    diverged = None
     t0 = time.perf_counter()
     try:
         for step in range(1, args.steps + 1):
             x, y = task.train.next()
             t = time.perf_counter()
-            loss = trainer.step(x, y)
+            try:
+                loss = trainer.step(x, y)
+            except NonFiniteError:
+                diverged = step
+                break
             times.append(time.perf_counter() - t)
             losses.append(loss)
             progress.update(step, _running(losses), history[-1][1] if history else None)
+            if step % every == 0:
+                snapshots = (snapshots + [_copy(trainer)])[-2:]
             if args.eval_every and step % args.eval_every == 0 and step < args.steps:
                 history.append((step, val_loss()))
                 progress.write(f"step {step}: val loss {history[-1][1]:.4f}")
     finally:
         progress.close()
     train_s = time.perf_counter() - t0
+    if diverged is not None:
+        return _diverged(args, task, model, trainer, snapshots, diverged, losses, out)
     final_val = val_loss()
     history.append((args.steps, final_val))
 
@@ -219,9 +240,9 @@ def cmd_train(args):
         "trace_s": trace_s, "train_s": train_s, "peak_rss_mb": _peak_rss_mb(),
         "val_history": [[s, v] for s, v in history],
     }
-    if not all(math.isfinite(v) for v in (results["final_train_loss"], final_val)):
-        print("burnumba train: warning: the loss is not finite (diverged?): try a smaller --lr "
-              "or --clip 1.0", file=sys.stderr)
+    if not math.isfinite(final_val):
+        print("burnumba train: warning: the validation loss is not finite: try a smaller "
+              "--lr or --clip 1.0", file=sys.stderr)
 
     if out is not None:
         meta = {"model": args.model, "config": model.config, "tokenizer":
@@ -245,6 +266,60 @@ def cmd_train(args):
     if args.json:
         print(json.dumps({k: _finite(v) for k, v in results.items()}))
     return 0
+
+
+def _out_dir(path, force):
+    """The --out folder, made now (not after training); refuses to overwrite a checkpoint
+    without --force, and a file where a folder is expected."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise CheckpointError(f"--out {path}: this is a file; --out takes a folder, where "
+                              f"burnumba writes {CHECKPOINT}")
+    if (out / CHECKPOINT).exists() and not force:
+        raise CheckpointError(f"--out {path}: {out / CHECKPOINT} already exists; choose "
+                              "another folder, or pass --force to overwrite it")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _copy(trainer):
+    """(step, parameters, optimiser state) of a trainer, copied, if every value is finite."""
+    params = {k: v.copy() for k, v in trainer.params.items()}
+    finite = all(np.isfinite(v).all() for v in params.values())
+    return (trainer.steps, params, trainer.optimizer.state_dict()) if finite else None
+
+
+def _diverged(args, task, model, trainer, snapshots, step, losses, out):
+    """The loss became NaN or infinite at ``step``: report it, save the last parameters known
+    to be good (a snapshot whose next loss was finite), print the JSON line with the failure,
+    and exit with DIVERGED."""
+    good = [s for s in snapshots if s is not None and s[0] <= step - 2]
+    print(f"burnumba train: the loss became NaN or infinite at "
+          f"step {step} (it diverged): try a smaller --lr or --clip 1.0", file=sys.stderr)
+    results = {"model": args.model, "status": "diverged", "diverged_at_step": step,
+               "steps": step - 1, "batch": args.batch, "lr": args.lr, "clip": args.clip,
+               "dtype": args.dtype, "seed": args.seed,
+               "last_finite_train_loss": _finite(losses[-1]) if losses else None,
+               "peak_rss_mb": _peak_rss_mb(), "checkpoint": None, "checkpoint_step": None}
+    if good and out is not None:
+        saved_step, params, opt_state = good[-1]
+        trainer.set_params(params)
+        trainer.optimizer.load_state_dict(opt_state)
+        trainer.steps = saved_step
+        meta = {"model": args.model, "config": model.config, "tokenizer":
+                task.tokenizer.to_dict(), "dtype": args.dtype, "steps": saved_step,
+                "seed": args.seed, "batch": args.batch, "lr": args.lr, "clip": args.clip,
+                "diverged_at_step": step, "burnumba_version": __version__}
+        trainer.save(out / CHECKPOINT, meta=meta)
+        results["checkpoint"], results["checkpoint_step"] = str(out / CHECKPOINT), saved_step
+        print(f"burnumba train: saved the parameters of step {saved_step}, the last known to "
+              f"be good, to {out / CHECKPOINT}", file=sys.stderr)
+    elif out is not None:
+        print("burnumba train: no checkpoint saved: no earlier parameters are known to be "
+              "good (the loss was not finite from the start)", file=sys.stderr)
+    if args.json:
+        print(json.dumps({k: _finite(v) for k, v in results.items()}))
+    return DIVERGED
 
 
 def cmd_sample(args):

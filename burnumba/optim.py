@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from ._checkpoint import load_checkpoint, save_checkpoint
-from ._errors import CheckpointError, ConcurrencyError, InputError, ShapeError
+from ._errors import CheckpointError, ConcurrencyError, InputError, NonFiniteError, ShapeError
 from ._tape import check_integer_data
 from .kernels import layout, update_kernels
 
@@ -273,11 +273,21 @@ class Trainer:
 
     def step(self, *data):
         """One training step on this batch: forward, backward, clipping, update. Returns the
-        loss before the update, as a float."""
+        loss before the update, as a float.
+
+        A loss that is NaN or infinite raises ``bn.NonFiniteError`` and leaves the
+        parameters and the optimiser as they were: a diverging run stops where it diverged
+        instead of writing NaN into every parameter."""
         with _exclusive(self._lock, "Trainer.step"):
             self._write(data)
             state = self._state
             loss = state.run(layout.MODE_VALUE_AND_GRAD)
+            if not math.isfinite(loss):
+                raise NonFiniteError(
+                    f"Trainer.step: the loss is {loss} at step {self.steps + 1}; the "
+                    f"parameters are left as after step {self.steps} (not updated). The run "
+                    "diverged: try a smaller learning rate or gradient clipping; "
+                    "bn.debug_nans() finds the first non-finite node")
             scale = 1.0
             n = self.flat_params.size
             if self.clip is not None:       # the update scales the gradient; flat_grads stay

@@ -220,3 +220,42 @@ def test_subcommand_help(capsys):
         assert e.value.code == 0
         out = capsys.readouterr().out
         assert all(flag in out for flag in flags), out
+
+
+def test_a_diverging_run_stops_keeps_the_last_good_checkpoint_and_says_so(tmp_path):
+    """--lr 1e9 makes the loss NaN at step 2: the run stops there with exit code 3, prints
+    the JSON line with the failure, saves the parameters of the last step known good (step
+    0: step 1's loss was finite), and `burnumba sample` then works on it."""
+    out = tmp_path / "run"
+    proc = run("train", "gpt", "--lr", "1e9", "--steps", "20", "--batch", "4", "--json",
+               "--out", str(out), check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr and "diverged" in proc.stderr
+    r = last_json(proc)
+    assert r["status"] == "diverged" and r["diverged_at_step"] == 2
+    assert r["checkpoint_step"] == 0 and r["checkpoint"] == str(out / "checkpoint.npz")
+    assert math.isfinite(r["last_finite_train_loss"])
+    sample = run("sample", str(out), "--n", "1")
+    assert sample.returncode == 0 and sample.stdout.strip()
+
+
+def test_out_never_overwrites_silently(tmp_path, capsys, gpt_run):
+    assert main(["train", "gpt", "--steps", "1", "--batch", "2", "--out", str(gpt_run[0])]) == 2
+    err = capsys.readouterr().err
+    assert "already exists" in err and "--force" in err
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["train", "gpt", "--steps", "1", "--out", str(afile)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert main(["train", "gpt", "--steps", "1", "--batch", "100000"]) == 2
+    err = capsys.readouterr().err
+    assert "use a smaller --batch" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_nonfinite_checkpoint_is_refused_with_the_reason(tmp_path, capsys):
+    from burnumba import save_checkpoint
+    save_checkpoint(tmp_path / "checkpoint.npz", {"w": np.array([1.0, np.nan])},
+                    meta={"model": "gpt"})
+    assert main(["sample", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "NaN or infinite" in err and "diverged" in err

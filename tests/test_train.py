@@ -1,5 +1,6 @@
 """optim.Trainer and checkpoints: the in-tape training step against the plain path
 (value_and_grad, then an optimiser step on separate arrays), falling losses, round trips."""
+import math
 import zipfile
 
 import numpy as np
@@ -189,3 +190,21 @@ def test_integer_data_must_be_exact_in_the_tape():
     vg({"t": table}, idx)
     with pytest.raises(bn.InputError, match="does not fit exactly"):
         vg({"t": table}, -big)
+
+
+def test_a_nonfinite_loss_raises_and_leaves_the_trainer_as_it_was():
+    """The step whose loss is NaN raises NonFiniteError before the update: parameters,
+    optimiser state and step count are those of the step before."""
+    loss = lambda p, x: np.sum(np.log(p["w"] * x))          # noqa: E731  NaN for w * x < 0
+    trainer = optim.Trainer(loss, {"w": np.array([1.0, 2.0])}, optim.AdamW(lr=0.1),
+                            np.array([1.0, 1.0]))
+    trainer.step(np.array([1.0, 1.0]))
+    before = trainer.params["w"].copy(), trainer.optimizer.state_dict(), trainer.steps
+    with pytest.raises(bn.NonFiniteError, match="step 2.*not updated"):
+        trainer.step(np.array([-1.0, 1.0]))
+    np.testing.assert_array_equal(trainer.params["w"], before[0])
+    assert trainer.steps == before[2]
+    after = trainer.optimizer.state_dict()
+    for k in ("exp_avg", "exp_avg_sq"):
+        np.testing.assert_array_equal(after[k], before[1][k])
+    assert math.isfinite(trainer.step(np.array([1.0, 1.0])))
