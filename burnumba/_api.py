@@ -7,12 +7,13 @@ import threading
 import numpy as np
 
 from ._debug import SWITCH
-from ._errors import InputError, OutputError, ShapeError
+from ._errors import InputError, OutputError, ShapeError, at_user_site
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ._pytree import flatten, unflatten
 from ._signature import Signature, is_data, structure, tape_dtype
 from ._tape import Tape
 from ._tracer import Builder, Var
+from .kernels import ROWS
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
 
@@ -87,7 +88,18 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
                 argnums=argnums, single=single, static=static)
 
 
+_MASKS = frozenset(r.name for r in ROWS if r.kind == "map" and r.da is None and r.db is None)
+
+
 def _as_output(b, result, need_scalar):
+    if need_scalar and (isinstance(result, (bool, np.bool_)) or (
+            isinstance(result, np.ndarray) and result.dtype.kind == "b") or (
+            isinstance(result, Var) and result._view is None
+            and ROWS[b.op[result.node]].name in _MASKS)):
+        raise OutputError(at_user_site(
+            "grad needs a float output, but the function returns a boolean (a comparison "
+            "mask, which has no gradient; JAX refuses it too): return a float, e.g. "
+            "bnp.where(mask, x, 0.0) or the loss the mask selects"))
     if isinstance(result, Var):
         out = result
     elif isinstance(result, (float, int, np.floating, np.integer)) or (

@@ -422,11 +422,15 @@ def _ctypes_update(name, entry, dtype, keep):
     return call
 
 
-def precompile(rows=None, dtypes=("float64", "float32"), updates=True):
-    """Build (or load) the kernel of ``rows`` (op names; default: every op) for each dtype,
+def precompile(ops=None, dtypes=("float64", "float32"), optimizers=True):
+    """Build (or load) the kernel of ``ops`` (op names; default: every op) for each dtype,
     and the optimiser kernels: pay the compile up front, e.g. when building a container
-    image. Later tapes whose ops are a subset use it without compiling."""
-    names = frozenset(rows) if rows is not None else frozenset(r.name for r in ROWS)
+    image. Later tapes whose ops it covers compile nothing.
+
+    >>> import burnumba as bn
+    >>> bn.precompile(["add", "multiply", "tanh"], dtypes=["float64"])   # doctest: +SKIP
+    """
+    names = frozenset(ops) if ops is not None else frozenset(r.name for r in ROWS)
     unknown = sorted(names - set(BY_NAME))
     if unknown:
         raise KernelError(f"precompile: unknown ops {unknown}; the ops are "
@@ -434,6 +438,6 @@ def precompile(rows=None, dtypes=("float64", "float32"), updates=True):
     out = []
     for dtype in dtypes:
         out.append(kernel(names, names, dtype))
-        if updates:
+        if optimizers:
             update_kernels(dtype)
     return out

@@ -1,5 +1,6 @@
 """Bad input gets a burnumba exception that names the operation or argument and the fix."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -165,3 +166,41 @@ def test_untraced_operators_raise_a_burnumba_error(op, arg):
     with pytest.raises(bn.UnsupportedOpError, match="not traced") as info:
         bn.grad(lambda x: np.sum(op(x)))(arg)
     assert "test_errors.py" in str(info.value)            # points at the user's line
+
+
+def test_a_boolean_output_is_refused_under_grad():
+    for f in (lambda x: x > 0, lambda x: np.sum(x) >= 1.0, lambda x: True):
+        with pytest.raises(bn.OutputError, match="boolean"):
+            bn.grad(f)(2.0)
+    y, _ = bn.vjp(lambda x: x > 0, np.array([1.0, -1.0]))    # a mask is a fine vjp output
+    np.testing.assert_array_equal(y, [1.0, 0.0])
+
+
+# The hierarchy the README documents: every error is a BurnumbaError, and also the Python
+# exception a caller would catch for the same problem. ConcretizationError is the exception:
+# numpy swallows a TypeError raised while converting to a number (arr[0] = traced) and
+# reports an unrelated ValueError, so it derives from BurnumbaError alone.
+HIERARCHY = {
+    "TracerBoolError": TypeError, "UnsupportedOpError": TypeError, "InplaceError": TypeError,
+    "InputError": TypeError, "OutputError": TypeError, "ShapeError": ValueError,
+    "PytreeError": ValueError, "CheckpointError": ValueError, "DataError": IndexError,
+    "NonFiniteError": FloatingPointError, "LeakedTracerError": RuntimeError,
+    "ConcurrencyError": RuntimeError, "ConcretizationError": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIERARCHY))
+def test_the_error_hierarchy_is_the_documented_one(name):
+    cls = getattr(bn, name)
+    assert issubclass(cls, bn.BurnumbaError)
+    builtin = [b for b in cls.__mro__ if b.__module__ == "builtins"
+               and b not in (Exception, BaseException, object)]
+    assert builtin[:1] == ([HIERARCHY[name]] if HIERARCHY[name] else []), builtin
+    assert name in open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+
+
+def test_every_public_error_is_in_the_hierarchy():
+    errors = {n for n in bn.__all__ if n.endswith("Error")} - {"BurnumbaError", "KernelError",
+                                                               "UnsupportedMethodError"}
+    assert errors == set(HIERARCHY)
+    assert issubclass(bn.UnsupportedMethodError, (bn.UnsupportedOpError, AttributeError))
