@@ -212,52 +212,51 @@ class Tape:
     def scalar_runner(self, order, with_value, single):
         """A call path for the case where every argument is a differentiated Python float.
 
-        The inputs are the first nodes, so one ``struct`` call writes them all into F and one
-        reads their gradients back as Python floats; both are cheaper than numpy item access.
-        They go through a memoryview of this thread's F, taken once per state, which spares
-        numpy's buffer export per call. ``order[j]`` is the argument position of the j-th
-        entry of argnums.
+        The inputs are the first nodes: the compiled caller (``_bncall``) writes them, runs
+        the kernel and reads the gradients back as Python floats in one C call. Without the
+        extension, one ``struct`` call writes them into F and one reads the gradients, through
+        a memoryview of this thread's F taken once per state. ``order[j]`` is the argument
+        position of the j-th entry of argnums.
         """
         local = self._local
         nd = self.n_diff
+        itemsize = self.dtype.itemsize
+        at_grad = self.n + int(self.off[-1])            # F = imm[n] | val | grad, in items
+        VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
+        identity = not single and list(order) == list(range(nd))
+        first = order[0]
+        native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
         fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
         pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
-        itemsize = self.dtype.itemsize
-        at_val = itemsize * self.n                       # F = imm[n] | val | grad
-        at_grad = at_val + itemsize * int(self.off[-1])
-        VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
-        pick = (lambda g: g[order[0]]) if single else \
-            (lambda g: g) if list(order) == list(range(nd)) else \
-            (lambda g: tuple([g[k] for k in order]))
 
         def scalar_state():
             s = self.state()
+            if native and s.guard is None:
+                s.call.set_scalars(nd, self.n, at_grad, self.dtype == np.float32)
             if s.mem is None:
                 s.mem = memoryview(s.F)
             return s
 
-        if with_value:
-            def run(args):
-                try:
-                    s = local.scalar
-                except AttributeError:
-                    s = local.scalar = scalar_state()
-                pack_into(s.mem, at_val, *args)
-                value = s.call(VG) if s.guard is None and not SWITCH.on else s.run(VG)
-                if value != value and s.C[ERR]:
-                    s.raise_error()
-                return value, pick(unpack_from(s.mem, at_grad))
-        else:
-            def run(args):
-                try:
-                    s = local.scalar
-                except AttributeError:
-                    s = local.scalar = scalar_state()
-                pack_into(s.mem, at_val, *args)
-                value = s.call(VG) if s.guard is None and not SWITCH.on else s.run(VG)
-                if value != value and s.C[ERR]:
-                    s.raise_error()
-                return pick(unpack_from(s.mem, at_grad))
+        def slow(s, args):
+            """Through struct and State.run: without the extension, with BLAS pinning, or
+            under debug_nans."""
+            pack_into(s.mem, itemsize * self.n, *args)
+            return s.run(VG), unpack_from(s.mem, itemsize * at_grad)
+
+        def run(args):
+            try:
+                s = local.scalar
+            except AttributeError:
+                s = local.scalar = scalar_state()
+            if native and s.guard is None and not SWITCH.on:
+                value, g = s.call.value_and_grad(args)
+            else:
+                value, g = slow(s, args)
+            if value != value and s.C[ERR]:
+                s.raise_error()
+            if not identity:
+                g = g[first] if single else tuple([g[k] for k in order])
+            return (value, g) if with_value else g
         return run
 
     # -- public calls, with the arguments checked against the traced signature --------------

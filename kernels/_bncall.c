@@ -24,7 +24,13 @@ typedef struct {
     Py_buffer bufs[3];
     int held;
     int nogil;
+    /* the scalar fast path (set_scalars): the first n_in values are the inputs, their
+       gradients start at at_grad; F's items are float32 when f32 */
+    Py_ssize_t n_in, at_val, at_grad;
+    int f32;
 } Caller;
+
+static inline double run_kernel(Caller *c, int64_t mode);
 
 static PyObject *
 Caller_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -37,18 +43,104 @@ Caller_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject
     long mode = PyLong_AsLong(args[0]);
     if (mode == -1 && PyErr_Occurred())
         return NULL;
+    return PyFloat_FromDouble(run_kernel(c, (int64_t)mode));
+}
+
+static inline double
+run_kernel(Caller *c, int64_t mode)
+{
     double r;
     void *I = c->bufs[0].buf, *F = c->bufs[1].buf, *C = c->bufs[2].buf;
     if (c->nogil) {
         Py_BEGIN_ALLOW_THREADS
-        r = c->fn(I, F, C, (int64_t)mode);
+        r = c->fn(I, F, C, mode);
         Py_END_ALLOW_THREADS
     }
     else {
-        r = c->fn(I, F, C, (int64_t)mode);
+        r = c->fn(I, F, C, mode);
     }
-    return PyFloat_FromDouble(r);
+    return r;
 }
+
+/* set_scalars(n_in, at_val, at_grad, f32): where the scalar fast path reads and writes. */
+static PyObject *
+Caller_set_scalars(Caller *c, PyObject *args)
+{
+    Py_ssize_t n, v, g;
+    int f32;
+    if (!PyArg_ParseTuple(args, "nnnp", &n, &v, &g, &f32))
+        return NULL;
+    Py_ssize_t item = f32 ? 4 : 8;
+    if (n < 0 || v < 0 || g < 0 || (v + n) * item > c->bufs[1].len ||
+            (g + n) * item > c->bufs[1].len) {
+        PyErr_SetString(PyExc_ValueError, "set_scalars: the slots lie outside F");
+        return NULL;
+    }
+    c->n_in = n;
+    c->at_val = v;
+    c->at_grad = g;
+    c->f32 = f32;
+    Py_RETURN_NONE;
+}
+
+/* value_and_grad(args): args is a tuple of n_in Python floats, written into the first
+   values; runs the kernel's value-and-gradient mode; returns (value, (d0, d1, ...)). The
+   caller checks that every argument is a float (the type test of the fast path). */
+static PyObject *
+Caller_value_and_grad(Caller *c, PyObject *args)
+{
+    if (!PyTuple_CheckExact(args) || PyTuple_GET_SIZE(args) != c->n_in) {
+        PyErr_SetString(PyExc_TypeError, "value_and_grad takes a tuple of the input floats");
+        return NULL;
+    }
+    char *F = c->bufs[1].buf;
+    Py_ssize_t n = c->n_in;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        double x = PyFloat_AsDouble(PyTuple_GET_ITEM(args, k));
+        if (x == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (c->f32)
+            ((float *)F)[c->at_val + k] = (float)x;
+        else
+            ((double *)F)[c->at_val + k] = x;
+    }
+    double r = run_kernel(c, 1);
+    PyObject *grads = PyTuple_New(n);
+    if (grads == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        double g = c->f32 ? (double)((float *)F)[c->at_grad + k]
+                          : ((double *)F)[c->at_grad + k];
+        PyObject *x = PyFloat_FromDouble(g);
+        if (x == NULL) {
+            Py_DECREF(grads);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(grads, k, x);
+    }
+    PyObject *value = PyFloat_FromDouble(r);
+    if (value == NULL) {
+        Py_DECREF(grads);
+        return NULL;
+    }
+    PyObject *out = PyTuple_New(2);
+    if (out == NULL) {
+        Py_DECREF(value);
+        Py_DECREF(grads);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, value);
+    PyTuple_SET_ITEM(out, 1, grads);
+    return out;
+}
+
+static PyMethodDef Caller_methods[] = {
+    {"set_scalars", (PyCFunction)Caller_set_scalars, METH_VARARGS,
+     "set_scalars(n_in, at_val, at_grad, f32): the slots of the scalar fast path"},
+    {"value_and_grad", (PyCFunction)Caller_value_and_grad, METH_O,
+     "value_and_grad(floats): write the inputs, run mode 1, return (value, gradients)"},
+    {NULL, NULL, 0, NULL},
+};
 
 static void
 Caller_dealloc(Caller *c)
@@ -99,6 +191,7 @@ static PyTypeObject CallerType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Caller(address, I, F, C, nogil=False): call(mode) runs run(I, F, C, mode)",
     .tp_new = Caller_new,
+    .tp_methods = Caller_methods,
 };
 
 /* address(array): where a C-contiguous buffer's data starts (about 0.1 us, against 1 us for

@@ -169,6 +169,12 @@ except ImportError:                  # the optional C extension was not built: u
         """Where a C-contiguous array's data starts."""
         return array.ctypes.data
 
+
+def has_scalar_calls():
+    """Whether callers have the C scalar fast path (``value_and_grad`` of a tuple of floats)."""
+    return _Caller is not None
+
+
 _RUN_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
 
 
