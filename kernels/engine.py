@@ -161,6 +161,8 @@ def control_block(dtype):
 
 # -- callers -------------------------------------------------------------------------------
 try:
+    if os.environ.get("BURNUMBA_CALLER") == "ctypes":       # to test the fallback
+        raise ImportError("BURNUMBA_CALLER=ctypes")
     from ._bncall import Caller as _Caller, address
 except ImportError:                  # the optional C extension was not built: use ctypes
     _Caller = None

@@ -125,3 +125,33 @@ def test_kernels_interpreted_with_jit_disabled():
     np.testing.assert_allclose(g, (138.83381924198252, 645.5772594752186), rtol=1e-12)
     np.testing.assert_allclose((w,) + tuple(h), (612.5, -35.0, 1050.0), rtol=1e-12)
     np.testing.assert_allclose(k, expected_k, rtol=1e-12)
+
+
+CALLS_SCRIPT = """
+import numpy as np, burnumba as bn, sys, json
+sys.path.insert(0, {tests!r})
+from graphs import micrograd_readme, tiny
+from burnumba import nn, optim
+out = [bn.value_and_grad(tiny, argnums=(0, 1))(-41.0, 2.0)]
+x = np.linspace(-1, 1, 300)
+out.append(bn.value_and_grad(lambda x: np.sum(np.tanh(x) @ np.ones(300)))(x)[1].tolist())
+model = nn.MLP([3, 16, 2])
+xs, ys = np.random.default_rng(0).normal(size=(8, 3)), np.array([0, 1] * 4)
+trainer = optim.Trainer(model.loss, model.init(seed=0), optim.AdamW(lr=0.1), xs, ys, clip=1.0)
+out.append([trainer.step(xs, ys) for _ in range(3)])
+print(json.dumps(out))
+"""
+
+
+def test_calls_through_ctypes_give_the_same_results():
+    """Without the optional C extension (BURNUMBA_CALLER=ctypes forces it), kernels are
+    called through ctypes: the same numbers, bit for bit."""
+    script = CALLS_SCRIPT.format(tests=os.path.dirname(__file__))
+    results = []
+    for caller in ("c", "ctypes"):
+        env = dict(os.environ, BURNUMBA_CALLER=caller)
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        results.append(out.stdout.strip().splitlines()[-1])
+    assert results[0] == results[1]
