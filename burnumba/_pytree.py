@@ -39,7 +39,8 @@ def describe(treedef):
     if treedef is None:
         return "*"
     if treedef[0] is dict:
-        return "{" + ", ".join(f"{k!r}: {describe(s)}" for k, s in zip(treedef[1], treedef[2])) + "}"
+        items = (f"{k!r}: {describe(s)}" for k, s in zip(treedef[1], treedef[2]))
+        return "{" + ", ".join(items) + "}"
     inner = ", ".join(describe(s) for s in treedef[1])
     return f"({inner},)" if treedef[0] is tuple and len(treedef[1]) == 1 else (
         f"({inner})" if treedef[0] is tuple else f"[{inner}]")

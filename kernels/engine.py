@@ -4,8 +4,7 @@ A tape asks for the kernel of the rows it uses (``kernel(rows, tensor_rows, dtyp
 ``tensor_rows`` are the map rows it applies to tensors, whose loops must be linked; a map row
 used only on scalars runs inline in the dispatcher). The kernel comes from, in order: this
 process (the same rows or a superset, already loaded), the disk cache (the same, then any
-superset), or a build of exactly that. Which engine
-builds and runs it:
+superset), or a build of exactly that. Which engine builds and runs it:
 
 * ``aot`` (the default): shared libraries compiled ahead of time into the cache folder by a
   subprocess (``_build.py``); loading one needs only ctypes, so a process whose kernels are
@@ -37,7 +36,6 @@ from .ops import BY_NAME, ROWS
 log = logging.getLogger("burnumba")
 
 LEAVES = frozenset(r.name for r in ROWS if r.kind == "leaf")
-DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 class KernelError(RuntimeError):
@@ -50,7 +48,7 @@ def engine_name():
     if not name and os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         name = "python"
     if name in ("", "aot"):
-        from ._build import c_compiler            # noqa: PLC0415  (no numba in _build's imports)
+        from ._build import c_compiler            # _build imports numba only when compiling
         if c_compiler() is None:
             log.warning("burnumba: no C compiler found to link compiled kernels (set CC); "
                         "compiling in each process with numba instead (BURNUMBA_ENGINE=jit)")
@@ -236,8 +234,8 @@ class _CtypesCaller:
 
 # -- finding and building ------------------------------------------------------------------
 class _Registry:
-    """The kernels this process has loaded, by (rows, dtype). Guarded by a lock: threads
-    that need the same kernel at once build it once."""
+    """The kernels this process has loaded, by (rows, tensor rows, dtype). Guarded by a lock:
+    threads that need the same kernel at once build it once."""
 
     def __init__(self):
         self.lock = threading.RLock()
