@@ -3,7 +3,8 @@
     .venv/bin/python bench/report_tensor.py                 # full run, float64
     .venv/bin/python bench/report_tensor.py --quick         # smoke test: short repeats
     .venv/bin/python bench/report_tensor.py --dtype both --markdown --json tensor.json
-    .venv/bin/python bench/report_tensor.py --systems burnumba,torch
+    .venv/bin/python bench/report_tensor.py --systems burnumba,torch,torch.compile
+    .venv/bin/python bench/report_tensor.py --skip-first     # steady state only
 
 Methodology (as ``report.py``)
 ------------------------------
@@ -29,20 +30,60 @@ Methodology (as ``report.py``)
   1e-3 (float32). The reference gradient is itself checked against a central finite
   difference of the numpy loss along a random direction.
 * A system whose float32 request comes back in another dtype is reported as unsupported.
+* torch.compile is ``tensor_workloads.make_torch_compile``: default mode, inductor, CPU, one
+  thread, compiling ``torch.func.grad_and_value`` of the loss as one graph (the fastest of the
+  ways tried; the alternatives and their times are in tensor_workloads.py). Its steady state
+  is measured like every system's, after the warm-up compiled it (in this process, with
+  inductor's default cache folder). Inductor's own defaults are kept, including its
+  parallel compile: C++ kernels compile in ``compile_threads`` worker processes (2 on the
+  2-core benchmark VM; printed with the machine), while the calls run on one thread.
+
+Time to first result (``--skip-first`` leaves it out)
+-----------------------------------------------------
+* For every system and case that ran, fresh processes (this file with ``--child``) import
+  the system's library (timed: "import s"), then time building the case (``make_case``:
+  parameters and data converted, model and wrappers made; milliseconds) plus the first
+  call, until its result is available as in the timed calls: "1st result s". That includes
+  what the system compiles on its first call: jax.jit's tracing and XLA compile,
+  torch.compile's Dynamo trace, AOTAutograd and inductor (and the import of
+  ``torch._dynamo`` / ``torch._inductor``, which torch loads on first use), burnumba's
+  tracing and kernel compile. For torch eager, autograd and micrograd it is just the first
+  call. Python's own start-up is excluded.
+* burnumba and torch.compile keep compiled code on disk (``_caches.py``), so they get two
+  figures: cold, with an empty cache folder (``NUMBA_CACHE_DIR`` and ``BURNUMBA_CACHE_DIR``
+  for burnumba, ``TORCHINDUCTOR_CACHE_DIR`` for torch.compile, all pointed at a new
+  temporary folder), and warm, a second fresh process reusing that folder. The order per
+  case is: cold process, then this process's steady-state measurement (torch.compile
+  compiles into the same folder, so it loads the cold process's work), then the warm
+  process. ``--cold each`` (the default) gives every case its own empty folder; ``--cold
+  once`` (the default with --quick) only the first case of each dtype: the other cases show
+  "—" for cold, and their warm process runs on the default cache folders, which this
+  process's warm-up has just filled for that case. The other systems have no disk cache:
+  every process is cold; their one process runs after the steady state and its figure is in
+  the cold column. ``cache_mb`` (JSON) is what the cold process wrote, and the children
+  report numba's or inductor's cache hits and misses, to show that a warm start compiled
+  nothing.
+* The first result's loss is checked against the numpy reference like the steady state's.
 """
 import _single_thread  # noqa: F401, I001  (first: pins every library to one thread)
 import os
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
+import importlib  # noqa: E402
 import json  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
-from report import calls_within, machine_info, time_per_call  # noqa: E402
-from tensor_workloads import (BATCHES, DTYPES, SYSTEMS, WORKLOADS,  # noqa: E402
+from _caches import (CacheDirs, compile_stats, folder_mb, has_disk_cache,  # noqa: E402
+                     inductor_cache_dir)
+from report import _version, calls_within, machine_info, time_per_call  # noqa: E402
+from tensor_workloads import (BATCHES, DTYPES, MODULES, SYSTEMS, WORKLOADS,  # noqa: E402
                               Unsupported, data_for, loss_tolerance, make_case, params_for,
                               reference_loss, warm_up)
 import tensor_workloads as tw  # noqa: E402
@@ -120,6 +161,89 @@ def measure(system, workload, batch, dtype, max_calls, repeats, target_s, ref_lo
             "grad_ok": grad_ok, "correct": loss_ok and grad_ok}
 
 
+# -- time to first result, in fresh processes ------------------------------------------------
+def child(spec):
+    """In a fresh process: import the system's library, build the case, make the first call."""
+    t0 = time.perf_counter()
+    importlib.import_module(MODULES[spec["system"]])
+    t1 = time.perf_counter()
+    call, to_summary, _, grad_dtype = make_case(spec["system"], spec["workload"], spec["batch"],
+                                                spec["dtype"])
+    t2 = time.perf_counter()
+    result = call()
+    t3 = time.perf_counter()
+    loss, checksum = to_summary(result)
+    return {"import_s": t1 - t0, "build_s": t2 - t1, "first_call_s": t3 - t2,
+            "first_result_s": t3 - t1, "loss": loss, "grad_abs_sum": checksum,
+            "grad_dtype": grad_dtype(result), **compile_stats(spec["system"])}
+
+
+def run_child(spec, env=None, timeout=1800):
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
+                               json.dumps(spec)], env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"status": f"error: timed out after {timeout} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode or not lines:
+        err = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        return {"status": f"error: {(err[-1] if err else 'no output')[:160]}",
+                "stderr": "\n".join(err[-30:])}
+    r = json.loads(lines[-1])
+    r["status"] = "ok"
+    r["process_s"] = time.perf_counter() - t0
+    return r
+
+
+def installed(system):
+    import importlib.util
+    return importlib.util.find_spec(MODULES[system]) is not None
+
+
+def measure_with_first(system, workload, batch, dtype, caches, measure_args, ref_loss):
+    """``measure`` (the steady state, in this process), with the time to first result from
+    fresh processes around it (``caches`` None: none). burnumba and torch.compile: a cold
+    process on an empty cache folder before, if ``caches`` gives one, and a warm process on
+    that folder (else on the default folders, which this process's warm-up filled) after;
+    this process's torch.compile compiles into that folder too (it then loads the cold
+    process's work). Other systems: one process after."""
+    if caches is None or not installed(system):
+        return measure(system, workload, batch, dtype, *measure_args)
+    spec = {"system": system, "workload": workload, "batch": batch, "dtype": dtype}
+    ref, scale = ref_loss
+
+    def child_run(env=None):
+        r = run_child(spec, env)
+        if r.get("status") == "ok":
+            r["loss_ok"] = abs(r["loss"] - ref) <= loss_tolerance(dtype, scale)
+        return r
+
+    startup = {"cold": None, "warm": None}
+    if not has_disk_cache(system):
+        r = measure(system, workload, batch, dtype, *measure_args)
+        if r["status"] == "ok":
+            startup["cold"] = child_run()
+    else:
+        env, path = caches.get(system, dtype, f"{workload}-b{batch}")
+        if path:
+            startup["cold"] = child_run(env)
+            startup["cold"]["cache_mb"] = folder_mb(path)
+        with inductor_cache_dir(path if system == "torch.compile" else None):
+            r = measure(system, workload, batch, dtype, *measure_args)
+        if r["status"] == "ok" or startup["cold"]:
+            startup["warm"] = child_run(env)
+        caches.done(path)
+    r["startup"] = startup
+    if any(startup.values()):
+        print(f"  . first result {system} {workload}-b{batch} {dtype}: "
+              + ", ".join(f"{k} {v['first_result_s']:.2f} s" if v.get("status") == "ok"
+                          else f"{k} {v['status']}" for k, v in startup.items() if v),
+              file=sys.stderr, flush=True)
+    return r
+
+
 def thread_info():
     info = {k: os.environ.get(k, "(unset)") for k in
             ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
@@ -141,8 +265,31 @@ def thread_info():
 
 # -- printing ---------------------------------------------------------------------------------
 HEAD = ("system", "dtype", "calls/repeat", "us/call", "repeats min-max", "x slower than burnumba",
-        "loss", "sum |grad|", "grad err", "check")
+        "loss", "sum |grad|", "grad err", "check", "import s", "1st result s (cold)",
+        "1st result s (warm cache)")
 LEFT = (0, 1, 9)
+
+
+def _secs(x):
+    return f"{x:.1f}" if x >= 10 else f"{x:.2f}" if x >= 0.1 else f"{x:.3f}"
+
+
+def _first_cells(r):
+    """import s, cold, warm: the time-to-first-result cells of one row."""
+    st = r.get("startup")
+    if st is None:
+        return ("", "", "")
+
+    def cell(c):
+        if c is None:
+            return "—"
+        if c.get("status") != "ok":
+            return c["status"].split(":")[0]
+        return _secs(c["first_result_s"]) + ("" if c.get("loss_ok", True) else " WRONG")
+
+    runs = [c for c in (st.get("cold"), st.get("warm")) if c]
+    imp = next((_secs(c["import_s"]) for c in runs if c.get("status") == "ok"), "—")
+    return (imp, cell(st.get("cold")), cell(st.get("warm")))
 
 
 def rows(results, ref_system=None):
@@ -160,21 +307,24 @@ def rows(results, ref_system=None):
         check = "ok" if r["correct"] else ("WRONG loss" if not r["loss_ok"] else "WRONG grad")
         lo, hi = min(r["repeat_us_per_call"]), max(r["repeat_us_per_call"])
         yield (system, dtype, f"{r['calls']} x {r['repeats']}", f"{r['us_per_call']:,.1f}",
-               f"{lo:,.1f}-{hi:,.1f}", ratio, repr(r["loss"]), f"{r['grad_abs_sum']:.12g}", gerr, check)
+               f"{lo:,.1f}-{hi:,.1f}", ratio, repr(r["loss"]), f"{r['grad_abs_sum']:.12g}", gerr,
+               check) + _first_cells(r)
 
 
-def print_table(table, markdown):
+def print_table(table, markdown, head=HEAD):
+    """The rows under ``head`` (a prefix of HEAD: the rows are cut to its length)."""
+    table = [tuple(r[:len(head)]) for r in table]
     if markdown:
-        print("| " + " | ".join(h.replace("|", "\\|") for h in HEAD) + " |")
-        print("|" + "|".join("---" if i in LEFT else "---:" for i in range(len(HEAD))) + "|")
+        print("| " + " | ".join(h.replace("|", "\\|") for h in head) + " |")
+        print("|" + "|".join("---" if i in LEFT else "---:" for i in range(len(head))) + "|")
         for row in table:
             print("| " + " | ".join(row) + " |")
         return
     # a status message spans the columns after it: it does not widen its own column
     widths = [max(len(str(x)) for x in col) for col in
-              zip(HEAD, *[r if r[3] != "" else r[:2] + ("",) * (len(r) - 2) for r in table])]
-    for row in (HEAD, *table):
-        if row is not HEAD and row[3] == "":
+              zip(head, *[r if r[3] != "" else r[:2] + ("",) * (len(r) - 2) for r in table])]
+    for row in (head, *table):
+        if row is not head and row[3] == "":
             print(f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}")
             continue
         print("  ".join(str(x).ljust(w) if i in LEFT else str(x).rjust(w)
@@ -202,7 +352,17 @@ def main(argv=None):
     p.add_argument("--dtype", choices=("float64", "float32", "both"), default="float64")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    p.add_argument("--skip-first", action="store_true",
+                   help="do not measure the time to first result (fresh processes)")
+    p.add_argument("--cold", choices=("each", "once"), default=None,
+                   help="cold start of burnumba / torch.compile: an empty cache folder for "
+                        "each case (default), or once per dtype (default with --quick)")
+    p.add_argument("--child", metavar="SPEC", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return None
 
     def listed(text, allowed, what):
         items = [s.strip() for s in text.split(",") if s.strip()]
@@ -217,6 +377,7 @@ def main(argv=None):
     dtypes = list(DTYPES) if args.dtype == "both" else [args.dtype]
     repeats = args.repeats or (3 if args.quick else 5)
     target_s = QUICK_TARGET_S if args.quick else TARGET_S
+    cold = args.cold or ("once" if args.quick else "each")
 
     info = machine_info()
     info.update(thread_info())
@@ -227,8 +388,24 @@ def main(argv=None):
         print(f"{li}{k}: {v}")
     print(f"{li}method: median of {repeats} repeats of a loop of N calls, N per system so that "
           f"a repeat takes ~{target_s} s (at most {args.calls}); single-threaded")
+    if not args.skip_first:
+        print(f"{li}time to first result: fresh processes; import s = importing the library; "
+              f"1st result s = building the case + its first call (compiles included), after "
+              f"the import; burnumba and torch.compile cold (empty cache folder, "
+              f"{'one per case' if cold == 'each' else 'once per dtype'}) and warm (a second "
+              f"process on that folder)")
+    if "torch.compile" in systems:
+        info["torch.compile"] = _version("torch")
+        try:        # inductor compiles C++ kernels in this many worker processes (its default)
+            import torch._inductor.config as icfg
+            info["torch.compile inductor compile threads"] = icfg.compile_threads
+        except Exception:
+            pass
+    tmp = tempfile.TemporaryDirectory(prefix="burnumba-bench-first-")
+    caches = None if args.skip_first else CacheDirs(cold, tmp.name)
 
-    report = {"machine": info, "repeats": repeats, "target_s": target_s, "tables": {}}
+    report = {"machine": info, "repeats": repeats, "target_s": target_s,
+              "first_result": None if args.skip_first else {"cold": cold}, "tables": {}}
     for workload in workloads:
         for batch in batches:
             key = f"{workload}-b{batch}"
@@ -239,9 +416,9 @@ def main(argv=None):
             for dtype in dtypes:
                 ref_loss = reference_loss(workload, batch, dtype)
                 for system in systems:
-                    results[(system, dtype)] = measure(system, workload, batch, dtype,
-                                                       args.calls, repeats, target_s, ref_loss,
-                                                       ref_grads)
+                    results[(system, dtype)] = measure_with_first(
+                        system, workload, batch, dtype, caches,
+                        (args.calls, repeats, target_s, ref_loss, ref_grads), ref_loss)
             print(f"\n{h}{key}: {DESCRIPTION[workload]}, batch {batch}")
             refs = ", ".join(f"{dt} {reference_loss(workload, batch, dt)[0]!r}" for dt in dtypes)
             print(f"numpy reference loss: {refs}")
@@ -261,7 +438,8 @@ def main(argv=None):
             else:
                 tape_txt = ""
             print(f"{n_params} parameters{tape_txt}\n")
-            print_table(list(rows(results, ref_system)), args.markdown)
+            print_table(list(rows(results, ref_system)), args.markdown,
+                        HEAD[:-3] if args.skip_first else HEAD)
             report["tables"][key] = {
                 "workload": workload, "batch": batch, "parameters": n_params,
                 "reference_loss": {dt: reference_loss(workload, batch, dt)[0] for dt in dtypes},
@@ -269,6 +447,7 @@ def main(argv=None):
                 "burnumba_tape": tape_info,
                 "systems": {f"{s} {dt}": r for (s, dt), r in results.items()}}
 
+    tmp.cleanup()
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=2)

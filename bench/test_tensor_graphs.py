@@ -2,8 +2,11 @@
 
 Run with ``.venv/bin/python -m pytest bench/test_tensor_graphs.py --benchmark-only``. Each
 (workload, batch) is a benchmark group ("mlp-b1", "mlp-b64", "gpt-block-b1", "gpt-block-b64";
-float32 runs get their own groups, "mlp-b1-float32", ...), so burnumba and its peers print side
-by side. Peers that are not installed are skipped, as are combinations a system does not do
+float32 runs get their own groups, "mlp-b1-float32", ...), so burnumba and its peers (micrograd,
+autograd, jax.jit, torch eager, torch.compile) print side by side; ``-k compile`` selects
+torch.compile's tests (``torch.compile(torch.func.grad_and_value(loss))``, see
+``tensor_workloads.py``; its warm-up compiles, seconds per case, untimed). Peers that are not
+installed are skipped, as are combinations a system does not do
 (micrograd's GPT block; autograd and micrograd in float32), and the whole module when
 pytest-benchmark is not installed. Every library is pinned to one thread (through the
 environment, unless already set, and ``torch.set_num_threads(1)``), as in ``report_tensor.py``.

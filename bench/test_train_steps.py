@@ -3,16 +3,19 @@
 
 Run with ``.venv/bin/python -m pytest bench/test_train_steps.py --benchmark-only``. Each case
 is a benchmark group, float32: ``train-gpt-b1``, ``train-gpt-b8``, ``train-gpt-b64``,
-``train-makemore-b1``, ``train-makemore-b64``, with one test per system (burnumba, torch with
-``scaled_dot_product_attention``, jax.jit) side by side. Peers that are not installed are
-skipped, as is the whole module without pytest-benchmark. Data: the folder in
-``$BURNUMBA_DATA_DIR``, else ``../shared/data`` next to the repository if it exists, else
-burnumba's embedded corpus and generated names. Every library is pinned to one thread (through
-the environment, unless already set, and ``torch.set_num_threads(1)``), as in
-``report_train.py``; peak memory is only measured there (one process per case).
+``train-makemore-b1``, ``train-makemore-b64``, with one test per system (burnumba, torch eager
+with ``scaled_dot_product_attention``, torch.compile of the whole step, jax.jit) side by side
+(``-k compile`` selects torch.compile's). Each system runs as ``train_workloads.make_step``
+builds it (for torch.compile: one compiled graph of grad_and_value + AdamW, explicit
+attention; its first step compiles, which takes seconds to a minute per case, untimed).
+Peers that are not installed are skipped, as is the whole module without pytest-benchmark.
+Data: the folder in ``$BURNUMBA_DATA_DIR``, else ``../shared/data`` next to the repository if
+it exists, else burnumba's embedded corpus and generated names. Every library is pinned to
+one thread (through the environment, unless already set, and ``torch.set_num_threads(1)``),
+as in ``report_train.py``; peak memory is only measured there (one process per case).
 
 Nothing here asserts on time. The checks: each system's first loss agrees with a float64 numpy
-forward pass (relative 1e-4 in float32), and, outside ``--benchmark-only``, the three systems'
+forward pass (relative 1e-4 in float32), and, outside ``--benchmark-only``, the systems'
 parameters agree after three float64 steps (same init, batches and AdamW).
 """
 import os
@@ -49,7 +52,7 @@ def params(model):
 
 
 def make(system, model, batch, dtype, n_batches=tw.N_BATCHES):
-    pytest.importorskip(system)
+    pytest.importorskip(tw.MODULES[system])
     return tw.make_step(system, model, batch, dtype, data=data(model), params=params(model),
                         n_batches=n_batches)
 

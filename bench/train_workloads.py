@@ -34,6 +34,39 @@ pass of either model, to check each system's first loss against.
   CPU implementations here: 0.24 ms per update of the GPT's 50 small tensors against 0.74 ms
   for ``foreach`` and 1.26 ms for the default per-tensor loop), ``zero_grad(set_to_none=True)``.
   Eager, one thread.
+* torch.compile: the same ``nn.Module`` and the same AdamW, with the WHOLE step compiled as one
+  graph (default mode, inductor, CPU, one thread, ``dynamic=False, fullgraph=True``):
+  ``torch.compile(train_step)`` where ``train_step(params, m, v, hyper, x, y)`` takes
+  ``torch.func.grad_and_value`` of ``functional_call(net, params, (x, y))`` and then updates
+  the parameters and the moments in place with AdamW written out in torch ops (torch's AdamW
+  formulas: ``p *= 1 - lr wd``, ``m.lerp_(g, 1 - b1)``, ``v = b2 v + (1 - b2) g g``,
+  ``p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)``). The two bias-correction
+  scalars are computed on the host in float64 from a Python step counter and written into a
+  0-d-pair tensor (``hyper``) that is an input of the graph, as jax's step does with ``t``:
+  a Python float would be a constant (a recompile per step), and a step tensor inside the
+  graph makes inductor recompute ``pow`` in every vector iteration of every fused update loop
+  (1.6 ms for the makemore MLP's 1.08 M parameters, against 0.43 ms with the scalars as
+  inputs and 0.59 ms for eager ``AdamW(fused=True)``). Attention: explicit masked softmax
+  (``attention="explicit"``, the default for this system), which inductor fuses into its
+  neighbours, was the faster compiled in float32 (GPT, ms/step, sdpa vs explicit: batch 1
+  0.99 vs 0.91, batch 8 1.85 vs 1.81, batch 64 10.1 vs 9.5 in one run; 1.06 vs 0.96, 3.09
+  vs 2.56, 18.9 vs 14.6 in a run on a busier machine), but not always in float64 (same busy
+  run: 1.50 vs 1.17, 2.83 vs 2.99, 16.2 vs 18.1), so ``report_train.py`` runs both, as it
+  does for torch eager, except with --quick.
+  Measured alternatives, float32, ms/step on the 2-core benchmark VM while other jobs ran
+  (eager / compiled model + eager fused AdamW / compiled model + ``torch.compile(opt.step)``
+  (foreach) / compiled model + compiled ``fused=True`` step / compiled ``grad_and_value`` +
+  eager fused AdamW / this whole-step graph): GPT batch 1: 2.59 / 1.92 / 1.89 / 1.99 / 1.31 /
+  1.02; GPT batch 64: 11.6-12.2 / 13.3 / 13.2 / 13.8 / 10.1 / 10.1; makemore batch 1: 1.23-1.39
+  / 1.45 / 3.05 / 1.61 / 1.11 / 0.90; makemore batch 64: 7.3-7.5 / 8.2 / 8.8 / 8.2 / 6.6 / 6.7.
+  Compiling the module alone leaves the autograd engine and AOTAutograd's runtime wrappers
+  on every step (slower than eager at batch 64), and ``torch.compile(opt.step)`` on CPU was
+  slower than the eager fused kernel (and its foreach form hit "Expected scalars to be on
+  CPU, got meta" when a second optimiser was compiled in the same process). Compiled
+  autograd (``torch._dynamo.config.compiled_autograd``) was 2-4x slower than eager on the
+  tensor workloads. ``make_step`` calls ``torch._dynamo.reset()`` first, so that every step
+  function compiles afresh (Dynamo's caches are per code object, shared by every step made in
+  one process, and capped at 8 entries).
 * jax: the same models in ``jax.numpy`` on a dict of parameters, and one ``jax.jit``-ed step
   (``value_and_grad`` and AdamW written out) that donates the parameters and the optimiser
   state; the loss is ``block_until_ready``-ed.
@@ -43,7 +76,8 @@ Data: ``load_data(model, data_dir)`` reads ``tinyshakespeare.txt`` / ``names.txt
 (``burnumba.data.load_text(None)`` / ``load_names(None)``). The GPT corpus is split 90/10
 into train and validation (as nanoGPT); makemore trains on every window.
 
-A peer that is not installed raises ImportError.
+A peer that is not installed raises ImportError. ``MODULES`` maps a system to the module it
+needs (torch.compile is torch's).
 """
 import itertools
 import math
@@ -52,7 +86,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-SYSTEMS = ("burnumba", "torch", "jax")
+SYSTEMS = ("burnumba", "torch", "torch.compile", "jax")
+MODULES = {"burnumba": "burnumba", "torch": "torch", "torch.compile": "torch", "jax": "jax"}
 MODELS = ("gpt", "makemore")
 DTYPES = ("float32", "float64")
 CASES = (("gpt", 1), ("gpt", 8), ("gpt", 64), ("makemore", 1), ("makemore", 64))
@@ -372,7 +407,9 @@ def _torch_name(name):
     return name + ".weight", False                  # wte, wpe, emb: nn.Embedding (V, C)
 
 
-def make_torch(model, batch, dtype, params, batches, vocab_size, attention="sdpa", **_):
+def _torch_setup(model, dtype, params, batches, vocab_size, attention):
+    """The torch model with ``params`` copied in, its parameters by torch name, the batches as
+    tensors, and the info callables shared by torch eager and torch.compile."""
     import torch
 
     torch.set_num_threads(1)
@@ -389,19 +426,8 @@ def make_torch(model, batch, dtype, params, batches, vocab_size, attention="sdpa
         for name, value in params.items():
             tname, transposed = _torch_name(name)
             state[tname].copy_(torch.from_numpy(value.T if transposed else value))
-    opt = torch.optim.AdamW(net.parameters(), lr=ADAMW["lr"], betas=ADAMW["betas"],
-                            eps=ADAMW["eps"], weight_decay=ADAMW["weight_decay"], fused=True)
     X, Y = batches
     data = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in zip(X, Y)]
-    nxt = _cycle(len(data))
-
-    def step():
-        x, y = data[nxt()]
-        loss = net(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return loss.item()
 
     def eval_loss(x, y):
         with torch.inference_mode():
@@ -415,8 +441,74 @@ def make_torch(model, batch, dtype, params, batches, vocab_size, attention="sdpa
             out[name] = a.T.copy() if transposed else a.copy()
         return out
 
-    variant = (f"attention={attention}, " if model == "gpt" else "") + "AdamW(fused=True)"
-    return step, {"eval_loss": eval_loss, "params": params_now, "variant": variant}
+    return net, state, data, {"eval_loss": eval_loss, "params": params_now}
+
+
+def make_torch(model, batch, dtype, params, batches, vocab_size, attention="sdpa", **_):
+    import torch
+
+    net, _, data, info = _torch_setup(model, dtype, params, batches, vocab_size, attention)
+    opt = torch.optim.AdamW(net.parameters(), lr=ADAMW["lr"], betas=ADAMW["betas"],
+                            eps=ADAMW["eps"], weight_decay=ADAMW["weight_decay"], fused=True)
+    nxt = _cycle(len(data))
+
+    def step():
+        x, y = data[nxt()]
+        loss = net(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    info["variant"] = (f"attention={attention}, " if model == "gpt" else "") + "AdamW(fused=True)"
+    return step, info
+
+
+def make_torch_compile(model, batch, dtype, params, batches, vocab_size, attention="explicit",
+                       **_):
+    """One ``torch.compile``-d graph per step: grad_and_value + AdamW (see the module doc)."""
+    import torch
+    from torch.func import functional_call, grad_and_value
+
+    net, state, data, info = _torch_setup(model, dtype, params, batches, vocab_size, attention)
+    torch._dynamo.reset()           # a fresh compile: no cache entries from earlier steps
+    names = list(state)
+    ps = [state[n].detach() for n in names]     # the module's storage: updated in place
+    ms = [torch.zeros_like(p) for p in ps]
+    vs = [torch.zeros_like(p) for p in ps]
+    hyper = torch.zeros(2, dtype=ps[0].dtype)   # lr / (1 - b1^t), sqrt(1 - b2^t)
+    hyper_np = hyper.numpy()                    # shares hyper's memory: a cheap host write
+    lr, (b1, b2), eps, wd = (ADAMW[k] for k in ("lr", "betas", "eps", "weight_decay"))
+
+    def loss_of(plist, x, y):
+        return functional_call(net, dict(zip(names, plist)), (x, y))
+
+    value_and_grads = grad_and_value(loss_of)
+
+    def train_step(ps, ms, vs, hyper, x, y):
+        grads, loss = value_and_grads(ps, x, y)
+        step_size, bias_correction2_sqrt = hyper[0], hyper[1]
+        for p, g, m, v in zip(ps, grads, ms, vs):
+            p.mul_(1.0 - lr * wd)
+            m.lerp_(g, 1.0 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1.0 - b2)
+            p.sub_(step_size * m / (v.sqrt() / bias_correction2_sqrt + eps))
+        return loss
+
+    compiled = torch.compile(train_step, dynamic=False, fullgraph=True)
+    nxt = _cycle(len(data))
+    t = [0]
+
+    def step():
+        x, y = data[nxt()]
+        t[0] += 1
+        hyper_np[0] = lr / (1.0 - b1 ** t[0])
+        hyper_np[1] = math.sqrt(1.0 - b2 ** t[0])
+        return compiled(ps, ms, vs, hyper, x, y).item()
+
+    info["variant"] = ((f"attention={attention}, " if model == "gpt" else "")
+                       + "compiled step: grad_and_value + AdamW")
+    return step, info
 
 
 def _jax_layer_norm(jnp, x, w, b):
@@ -519,18 +611,22 @@ def make_jax(model, batch, dtype, params, batches, vocab_size, **_):
                   "params": params_now, "variant": "jax.jit(value_and_grad + AdamW), donated"}
 
 
-MAKERS = {"burnumba": make_burnumba, "torch": make_torch, "jax": make_jax}
+MAKERS = {"burnumba": make_burnumba, "torch": make_torch, "torch.compile": make_torch_compile,
+          "jax": make_jax}
+DEFAULT_ATTENTION = {"torch": "sdpa", "torch.compile": "explicit"}
 
 
 def make_step(system, model, batch, dtype, seed=0, *, data=None, data_dir=None, params=None,
-              batches=None, n_batches=N_BATCHES, attention="sdpa"):
+              batches=None, n_batches=N_BATCHES, attention=None):
     """``(step, info)`` for one training step of ``model`` at ``batch`` in ``dtype``.
 
     ``data`` (a :class:`Data`) defaults to ``load_data(model, data_dir)``; ``params`` (float64,
     contract layout) to ``init_params(model, seed, vocab)``; ``batches`` (``(X, Y)`` int64
     arrays of shape (n, batch, ...)) to ``n_batches`` batches from ``sample_batches``.
     ``info``: ``n_params``, ``vocab_size``, ``batches``, ``params0`` (the float64 start),
-    ``eval_loss(x, y)``, ``params()`` and ``variant`` (what the system runs).
+    ``eval_loss(x, y)``, ``params()`` and ``variant`` (what the system runs). ``attention``
+    ("sdpa" or "explicit", the GPT's torch attention) defaults to the system's faster one
+    (``DEFAULT_ATTENTION``); burnumba and jax ignore it.
     """
     if system not in MAKERS:
         raise KeyError(system)
@@ -546,6 +642,7 @@ def make_step(system, model, batch, dtype, seed=0, *, data=None, data_dir=None, 
     if batches is None:
         batches = sample_batches(data, batch, n_batches)
     assert batches[0].shape[1] == batch, (batches[0].shape, batch)
+    attention = attention or DEFAULT_ATTENTION.get(system, "sdpa")
     step, info = MAKERS[system](model, batch, dtype, params, batches, vocab_size,
                                 attention=attention)
     info.update(n_params=n, vocab_size=vocab_size, batches=batches, params0=params)
