@@ -94,7 +94,6 @@ import numpy as np  # noqa: E402
 import train_workloads as tw  # noqa: E402
 from _caches import CacheDirs, compile_stats, folder_mb, has_disk_cache  # noqa: E402
 
-DEFAULT_DATA_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "data"))
 RESULTS_DIR = os.path.join(HERE, "results")
 SVG_PATH = os.path.join(RESULTS_DIR, "learning_curves.svg")
 MODULES = tw.MODULES
@@ -434,8 +433,8 @@ def installed(system):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", help=f"folder with {tw.GPT_FILE} and {tw.NAMES_FILE}, the "
-                   f"paper's data (e.g. {DEFAULT_DATA_DIR}); default: burnumba's embedded "
-                   "corpus and generated names")
+                   "paper's data (e.g. ../shared/data beside a checkout); default: "
+                   "burnumba's embedded corpus and generated names")
     p.add_argument("--embedded", action="store_true",
                    help="the embedded corpus and generated names even with --data-dir")
     p.add_argument("--dtype", choices=("float32", "float64", "both"), default="both",
