@@ -76,6 +76,23 @@ class CheckpointError(BurnumbaError, ValueError):
     """A checkpoint file that is missing, corrupt, or does not fit the model."""
 
 
+class NestedTrace(Exception):
+    """Internal: a transformation met values of a trace in progress (it was called inside
+    another transformation, or its function closes over such values). The transformation
+    then runs in that trace (``_symbolic``); where that is not possible, it becomes an
+    UnsupportedOpError."""
+
+    def __init__(self, builder):
+        super().__init__("a transformation met the values of a trace in progress")
+        self.builder = builder
+
+
+def nested_unsupported(what):
+    return UnsupportedOpError(at_user_site(
+        f"{what} on traced values (inside another transformation's trace): call the function "
+        "itself, or use a transformation (bn.grad, bn.jvp, ...), which runs inside the trace"))
+
+
 def user_site():
     """'file:line: source' of the innermost frame outside burnumba and numpy, or ''."""
     frame = sys._getframe(1)

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 
-from ._errors import (InplaceError, LeakedTracerError, ShapeError, TracerBoolError,
-                      ConcretizationError, UnsupportedMethodError, UnsupportedOpError,
-                      at_user_site, user_site)
+from ._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
+                      TracerBoolError, ConcretizationError, UnsupportedMethodError,
+                      UnsupportedOpError, at_user_site, user_site)
 from .kernels import BY_NAME, OPCODE
 
 _INT_MAX = np.iinfo(np.int32).max
@@ -103,10 +103,9 @@ class Builder:
         """x as a Var of this trace: Vars pass through, numbers and arrays become constants."""
         if isinstance(x, Var):
             if x._b is not self and x._b.live:
-                raise UnsupportedOpError(at_user_site(
-                    "a value traced by an outer bn.grad / bn.value_and_grad is used inside "
-                    "an inner transformed function (nested transformations, e.g. a gradient "
-                    "of a gradient): higher-order derivatives are not supported yet"))
+                # an inner transformation's function closes over an outer trace's value:
+                # the inner one runs in the outer trace instead (see _symbolic)
+                raise NestedTrace(x._b)
             if x._b is not self:
                 raise LeakedTracerError(at_user_site(
                     "a traced value from another trace was used here (it leaked out of an "

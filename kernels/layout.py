@@ -40,6 +40,9 @@ MODE_VJP = 2               # forward; zero the gradients below the output's (the
                            # the cotangent into the output's gradient); reverse sweep
 MODE_STEP_FORWARD = 3      # evaluate nodes C[C_LO] .. C[C_HI] - 1 (the NaN locator's steps)
 MODE_STEP_BACKWARD = 4     # reverse-sweep nodes C[C_HI] - 1 down to C[C_LO], nothing zeroed
+MODE_JVP = 5               # forward, then the tangent sweep: tangents live in the grad region;
+                           # the caller wrote the differentiated inputs' tangents there
+MODE_TANGENT = 6           # the tangent sweep alone, on the values of an earlier forward
 
 # Error codes a kernel writes to C[C_ERR] (it then returns NaN at once).
 ERR_OPCODE = 1       # an opcode this kernel was not built for
