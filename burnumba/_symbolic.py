@@ -182,11 +182,40 @@ class _Evaluator:
         raise UnsupportedOpError(f"a rule expression burnumba cannot trace: {ast.unparse(n)}")
 
 
-def _map_env(b, i, g):
+def operand_shape(b, node, out_shape):
+    """The shape under which a map row's kernel reads its operand ``node``: the output's
+    shape when the sizes agree (whatever the node's own shape, e.g. (n, 1) against (n,)),
+    a scalar, or the output's trailing axes for a tile repeated in row-major order. Rules
+    evaluated on traced values must broadcast the way the kernel does."""
+    size, n = math.prod(b.shapes[node]), math.prod(out_shape)
+    if size == n:
+        return tuple(out_shape)
+    if size == 1:
+        return ()
+    for j in range(len(out_shape)):
+        if math.prod(out_shape[j:]) == size:
+            return tuple(out_shape[j:])
+    raise AssertionError(f"map operand of size {size} under an output of shape {out_shape}")
+
+
+def _as_operand(b, v, node, out_shape):
+    shape = operand_shape(b, node, out_shape)
+    if not isinstance(v, Var) or v.shape == shape:
+        return v
+    return _bnp().reshape(v, shape)
+
+
+def _map_env(b, i, g, g_node=None):
+    """The names a map row's rules use, as traced values shaped the way the kernel reads
+    them; ``g`` is the output's cotangent, or (forward) the tangent of operand g_node."""
     row = ROWS[b.op[i]]
-    env = {"a": var(b, b.a0[i]), "c": float(b.imm[i]), "y": var(b, i), "g": g}
+    out = b.shapes[i]
+    if g_node is not None:
+        g = _as_operand(b, g, g_node, out)
+    env = {"a": _as_operand(b, var(b, b.a0[i]), b.a0[i], out), "c": float(b.imm[i]),
+           "y": var(b, i), "g": g}
     if row.arity == 2:
-        env["b"] = var(b, b.a1[i])
+        env["b"] = _as_operand(b, var(b, b.a1[i]), b.a1[i], out)
     ev = _Evaluator(env)
     if row.pre:
         ev.run(row.pre)
@@ -203,16 +232,18 @@ def unbroadcast(v, shape):
     if v.shape == tuple(shape):
         return v
     n = math.prod(shape)
+    if n == v.size:                          # the same elements, e.g. (n,) and (n, 1)
+        return bnp.reshape(v, shape)
     total = bnp.sum(bnp.reshape(v, (-1, n)), axis=0)
     return bnp.reshape(total, shape)
 
 
-def _map_vjp(b, i, g):
+def _map_vjp(b, i, g, need=None):
     row, ev = _map_env(b, i, g)
     out = []
     for k, rule in enumerate((row.da, row.db)[:row.arity]):
         node = b.a0[i] if k == 0 else b.a1[i]
-        if rule is not None:
+        if rule is not None and (need is None or need(node)):
             out.append((node, unbroadcast(ev(rule), b.shapes[node])))
     return out
 
@@ -225,7 +256,7 @@ def _map_jvp(b, i, tangent):
         t = tangent(node)
         if rule is None or t is None:
             continue
-        _, ev = _map_env(b, i, t)
+        _, ev = _map_env(b, i, t, node)
         term = ev(rule)
         out = term if out is None else out + term
     return out
@@ -250,7 +281,7 @@ def _as3(v, shape):
     return _bnp().reshape(v, shape)
 
 
-def _reduce_vjp(b, i, g):
+def _reduce_vjp(b, i, g, need=None):
     (o, m, n), _ = _axis3(b, i, b.a0[i])
     c = float(b.imm[i])
     g3 = _as3(g, (o, 1, n))
@@ -271,7 +302,7 @@ def _max_mask(b, i):
     return mask, bnp.sum(mask, axis=1, keepdims=True), (o, m, n)
 
 
-def _max_vjp(b, i, g):
+def _max_vjp(b, i, g, need=None):
     mask, ties, (o, m, n) = _max_mask(b, i)
     g3 = _as3(g, (o, 1, n))
     return [(b.a0[i], _bnp().reshape(g3 * mask / ties, b.shapes[b.a0[i]]))]
@@ -289,7 +320,7 @@ def _lanes(b, i):
     return (o, m, n)
 
 
-def _softmax_vjp(b, i, g):
+def _softmax_vjp(b, i, g, need=None):
     bnp = _bnp()
     s = _lanes(b, i)
     y, g3 = _as3(var(b, i), s), _as3(g, s)
@@ -304,7 +335,7 @@ def _softmax_jvp(b, i, tangent):
     return bnp.reshape(y * (t - bnp.sum(y * t, axis=1, keepdims=True)), b.shapes[i])
 
 
-def _causal_vjp(b, i, g):
+def _causal_vjp(b, i, g, need=None):
     # y is 0 beyond the diagonal, so the sums run over the visible part only
     bnp = _bnp()
     s, c = _lanes(b, i), float(b.imm[i])
@@ -320,7 +351,7 @@ def _causal_jvp(b, i, tangent):
     return bnp.reshape(c * y * (t - bnp.sum(y * t, axis=1, keepdims=True)), b.shapes[i])
 
 
-def _log_softmax_vjp(b, i, g):
+def _log_softmax_vjp(b, i, g, need=None):
     bnp = _bnp()
     s = _lanes(b, i)
     y, g3 = _as3(var(b, i), s), _as3(g, s)
@@ -344,7 +375,7 @@ def _lse_weights(b, i):
         (o, m, n), y3
 
 
-def _logsumexp_vjp(b, i, g):
+def _logsumexp_vjp(b, i, g, need=None):
     w, (o, m, n), y3 = _lse_weights(b, i)
     g3 = _as3(g, (o, 1, n))
     w = _bnp().where(y3 > -np.inf, w, 0.0)
@@ -369,7 +400,7 @@ def _layer_norm_parts(b, i):
     return rs, bnp.reshape(var(b, i), (o, m)), (o, m)
 
 
-def _layer_norm_vjp(b, i, g):
+def _layer_norm_vjp(b, i, g, need=None):
     bnp = _bnp()
     rs, y, s = _layer_norm_parts(b, i)
     g2 = bnp.reshape(g, s)
@@ -398,7 +429,7 @@ def _ce_parts(b, i):
     return softmax(logits) - onehot
 
 
-def _ce_vjp(b, i, g):
+def _ce_vjp(b, i, g, need=None):
     d = _ce_parts(b, i)
     return [(b.a0[i], _bnp().reshape(float(b.imm[i]) * g * d, b.shapes[b.a0[i]]))]
 
@@ -410,7 +441,7 @@ def _ce_jvp(b, i, tangent):
     return float(b.imm[i]) * bnp.sum(_ce_parts(b, i) * t)
 
 
-def _take_vjp(b, i, g):
+def _take_vjp(b, i, g, need=None):
     nrows, width = params(b, i)[:2]
     k = math.prod(b.shapes[b.a1[i]])
     gt = take_add(_bnp().reshape(g, (k, width)), var(b, b.a1[i]), nrows)
@@ -423,7 +454,7 @@ def _take_jvp(b, i, tangent):
     return _bnp().reshape(take(t, var(b, b.a1[i])), b.shapes[i])
 
 
-def _take_add_vjp(b, i, g):
+def _take_add_vjp(b, i, g, need=None):
     nrows, width = params(b, i)[:2]
     gg = take(_bnp().reshape(g, (nrows, width)), var(b, b.a1[i]))
     return [(b.a0[i], _bnp().reshape(gg, b.shapes[b.a0[i]]))]
@@ -436,7 +467,7 @@ def _take_add_jvp(b, i, tangent):
     return _bnp().reshape(take_add(t, var(b, b.a1[i]), nrows), b.shapes[i])
 
 
-def _gather_vjp(b, i, g):
+def _gather_vjp(b, i, g, need=None):
     """Each source node gets the cotangent elements of the positions it owns, scattered."""
     size = math.prod(b.shapes[i])
     positions = np.asarray(params(b, i)[:size])
@@ -469,7 +500,7 @@ def _gather_jvp(b, i, tangent):
     return b.gather(used, picked, b.shapes[i])
 
 
-def _scatter_vjp(b, i, g):
+def _scatter_vjp(b, i, g, need=None):
     n = math.prod(b.shapes[b.a0[i]])
     positions = np.asarray(params(b, i)[:n])
     return [(b.a0[i], b.gather([g], g.positions().reshape(-1)[positions], b.shapes[b.a0[i]]))]
@@ -480,11 +511,16 @@ def _scatter_jvp(b, i, tangent):
     return scatter(tangent(b.a0[i]), np.asarray(params(b, i)[:n]), b.shapes[i])
 
 
-def _where_vjp(b, i, g):
+def _where_vjp(b, i, g, need=None):
     bnp = _bnp()
     cond = var(b, params(b, i)[0])
-    return [(b.a0[i], unbroadcast(bnp.where(cond, g, 0.0), b.shapes[b.a0[i]])),
-            (b.a1[i], unbroadcast(bnp.where(cond, 0.0, g), b.shapes[b.a1[i]]))]
+    need = need or (lambda k: True)
+    out = []
+    if need(b.a0[i]):
+        out.append((b.a0[i], unbroadcast(bnp.where(cond, g, 0.0), b.shapes[b.a0[i]])))
+    if need(b.a1[i]):
+        out.append((b.a1[i], unbroadcast(bnp.where(cond, 0.0, g), b.shapes[b.a1[i]])))
+    return out
 
 
 def _where_jvp(b, i, tangent):
@@ -499,7 +535,7 @@ def _listed(b, i):
     return [int(k) for k in p[1:1 + p[0]]]
 
 
-def _sum_vjp(b, i, g):
+def _sum_vjp(b, i, g, need=None):
     c = float(b.imm[i])
     return [(k, broadcast_to(b.lift(c * g), b.shapes[k])) for k in _listed(b, i)]
 
@@ -510,7 +546,7 @@ def _sum_jvp(b, i, tangent):
     return float(b.imm[i]) * bnp.sum(terms)
 
 
-def _sumsq_vjp(b, i, g):
+def _sumsq_vjp(b, i, g, need=None):
     c = float(b.imm[i])
     return [(k, 2.0 * c * g * var(b, k)) for k in _listed(b, i)]
 
@@ -528,11 +564,12 @@ def _inner_parts(b, i):
     return [int(k) for k in p[1:1 + m]], [int(k) for k in p[1 + m:1 + 2 * m]]
 
 
-def _inner_vjp(b, i, g):
+def _inner_vjp(b, i, g, need=None):
     xs, ws = _inner_parts(b, i)
-    out = [(x, g * var(b, w)) for x, w in zip(xs, ws)]
-    out += [(w, g * var(b, x)) for x, w in zip(xs, ws)]
-    if b.a0[i] >= 0:
+    need = need or (lambda k: True)
+    out = [(x, g * var(b, w)) for x, w in zip(xs, ws) if need(x)]
+    out += [(w, g * var(b, x)) for x, w in zip(xs, ws) if need(w)]
+    if b.a0[i] >= 0 and need(b.a0[i]):
         out.append((b.a0[i], g))
     return out
 
@@ -559,18 +596,21 @@ def _matmul_views(b, i):
     return A, B, (nb, M, K, N, sa, sb)
 
 
-def _matmul_vjp(b, i, g):
+def _matmul_vjp(b, i, g, need=None):
     bnp = _bnp()
     A, B, (nb, M, K, N, sa, sb) = _matmul_views(b, i)
+    need = need or (lambda k: True)
     G = bnp.reshape(g, (nb, M, N))
-    dA = bnp.matmul(G, bnp.swapaxes(B, 1, 2))
-    dB = bnp.matmul(bnp.swapaxes(A, 1, 2), G)
-    if not sa:
-        dA = bnp.sum(dA, axis=0)
-    if not sb:
-        dB = bnp.sum(dB, axis=0)
-    return [(b.a0[i], bnp.reshape(dA, b.shapes[b.a0[i]])),
-            (b.a1[i], bnp.reshape(dB, b.shapes[b.a1[i]]))]
+    out = []
+    if need(b.a0[i]):
+        dA = bnp.matmul(G, bnp.swapaxes(B, 1, 2))
+        out.append((b.a0[i], bnp.reshape(dA if sa else bnp.sum(dA, axis=0),
+                                         b.shapes[b.a0[i]])))
+    if need(b.a1[i]):
+        dB = bnp.matmul(bnp.swapaxes(A, 1, 2), G)
+        out.append((b.a1[i], bnp.reshape(dB if sb else bnp.sum(dB, axis=0),
+                                         b.shapes[b.a1[i]])))
+    return out
 
 
 def _matmul_jvp(b, i, tangent):
@@ -635,12 +675,14 @@ def take_add(a, idx, nrows):
 
 
 # -- the sweeps ---------------------------------------------------------------------------------
-def node_vjp(b, i, g):
-    """[(operand node, cotangent)] of node i for the cotangent g of its output."""
+def node_vjp(b, i, g, need=None):
+    """[(operand node, cotangent)] of node i for the cotangent g of its output; with
+    ``need`` (a predicate on nodes), the rows with several operands skip the cotangents of
+    operands it rejects, so no dead nodes are traced for them."""
     row = ROWS[b.op[i]]
     if row.kind == "map":
-        return _map_vjp(b, i, g)
-    return BLOCK[row.name][0](b, i, g)
+        return _map_vjp(b, i, g, need)
+    return BLOCK[row.name][0](b, i, g, need)
 
 
 def node_jvp(b, i, tangent):
@@ -673,7 +715,7 @@ def backward(b, start, seeds, wrt):
         g = ct.get(i)
         if g is None or i in wrt or i not in dep or ROWS[b.op[i]].kind == "leaf":
             continue
-        for k, c in node_vjp(b, i, g):
+        for k, c in node_vjp(b, i, g, dep.__contains__):
             if k in dep and c is not None:
                 ct[k] = c if k not in ct else ct[k] + c
     return {k: ct.get(k) for k in wrt}

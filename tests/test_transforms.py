@@ -199,6 +199,29 @@ def test_third_order_and_mixed_nesting():
     np.testing.assert_allclose(g, 36 * x ** 2, rtol=1e-12)
 
 
+def test_nested_rules_broadcast_as_the_kernel_does():
+    """A map row whose operands are nodes of shapes (n,) and (n, 1) (a matrix-vector product
+    is an (n, 1) node seen as (n,)): the traced rules must read them elementwise, as the
+    kernel does, not broadcast them to (n, n). Every argument's second derivatives."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(4, 3))
+    w, y = rng.normal(size=3), rng.normal(size=4)
+
+    def f(w, y, np=np):
+        return np.sum(np.sin(y * (X @ w)) + (X @ w) * y ** 2)
+    fa = lambda w, y: f(w, y, anp)                                  # noqa: E731
+    for i in (0, 1):
+        for j in (0, 1):
+            J = bn.jacfwd(bn.grad(f, argnums=i), argnums=j)(w, y)
+            Ja = autograd.jacobian(autograd.grad(fa, i), j)(w, y)
+            np.testing.assert_allclose(J, Ja, rtol=1e-12, atol=1e-14, err_msg=(i, j))
+    # the gradient of a data argument is not traced when it is not asked for
+    H = bn.hessian(f)
+    H(w, y)
+    tape = next(iter(H.tapes.values()))
+    assert max(int(np.prod(s)) for s in tape.shapes) <= 12, tape
+
+
 def test_perturbation_confusion():
     """d/dx [x * d/dy (x * y)] = d/dx x^2 = 2x: the inner derivative holds x constant."""
     assert bn.grad(lambda x: x * bn.grad(lambda y: x * y)(x))(3.0) == 6.0
