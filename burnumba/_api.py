@@ -209,6 +209,7 @@ class _Transformed(TapeCache):
         transformed.tapes = self.tapes
         transformed.trace = self.trace
         transformed.plans = self.plans
+        transformed._transformed = self          # what bn.vmap runs per sample
         return transformed
 
     def dropped(self, old):

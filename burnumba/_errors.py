@@ -46,6 +46,11 @@ class OutputError(BurnumbaError, TypeError):
     """The traced function returned something grad cannot use."""
 
 
+class NjitArgumentError(InputError):
+    """An njit handle was called with an argument of the wrong size (raised inside numba,
+    so the message is fixed; the handle's ``describe()`` lists the expected arguments)."""
+
+
 class ShapeError(BurnumbaError, ValueError):
     """Operand shapes that do not fit the op."""
 

@@ -64,7 +64,8 @@ def _check_tangents(primals, tangents):
     if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
         raise InputError(at_user_site(
             f"jvp: tangents must be a tuple with one entry per primal ({len(primals)}), got "
-            f"{type(tangents).__name__} of length {len(tangents) if hasattr(tangents, '__len__') else '?'}"))
+            f"{type(tangents).__name__} of length "
+            f"{len(tangents) if hasattr(tangents, '__len__') else '?'}"))
     out = []
     for k, (p, t) in enumerate(zip(primals, tangents)):
         pl, pdef = flatten(p)

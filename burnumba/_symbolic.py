@@ -710,7 +710,9 @@ def backward(b, start, seeds, wrt):
     since, last to first. Only nodes that depend on ``wrt`` pass cotangents on."""
     end = b.n                                   # the rules append nodes: stop at these
     dep = _reaches(b, start, wrt)
-    ct = dict(seeds)
+    # a seed may come at the shape of a view of its node ((n, 1) for an (n,) node)
+    ct = {k: v if not isinstance(v, Var) or v.shape == b.shapes[k]
+          else _bnp().reshape(v, b.shapes[k]) for k, v in seeds.items()}
     for i in range(end - 1, start - 1, -1):
         g = ct.get(i)
         if g is None or i in wrt or i not in dep or ROWS[b.op[i]].kind == "leaf":
@@ -822,9 +824,11 @@ def jvp(b, f, primals, tangents):
     for node, t in zip(copies, flat):
         seeds[node] = b.lift(t)
     out = b.lift(f(*new))
+    out_node = out.node           # a pending view (x.T, a reshape) becomes a node first
     t = forward(b, start, seeds)
-    ty = t.get(out.node)
-    return out, (ty if ty is not None else _zeros_like(b, out.node))
+    ty = t.get(out_node)
+    ty = ty if ty is not None else _zeros_like(b, out_node)
+    return out, (ty if ty.shape == out.shape else _bnp().reshape(ty, out.shape))
 
 
 def jacobian(b, f, args, argnums, single, how):
@@ -834,6 +838,7 @@ def jacobian(b, f, args, argnums, single, how):
     start = b.n
     new, copies, layout = _substitute(b, args, argnums)
     out = b.lift(f(*new))
+    out_node = out.node           # a pending view becomes a node before the sweeps
     m = math.prod(out.shape)
     sizes = [math.prod(b.shapes[c]) for c in copies]
     n = sum(sizes)
@@ -848,7 +853,7 @@ def jacobian(b, f, args, argnums, single, how):
                 seed = b.const(e.reshape(b.shapes[c])) if b.shapes[c] else b.const(1.0)
                 others = {cc: _zeros_like(b, cc) for cc in copies if cc != c}
                 t = forward(b, start, {c: seed, **others})
-                ty = t.get(out.node)
+                ty = t.get(out_node)
                 cols.append(bnp.reshape(ty, (m,)) if ty is not None else b.const(np.zeros(m)))
         J = bnp.stack(cols, axis=1)            # (m, n)
     else:
@@ -857,7 +862,7 @@ def jacobian(b, f, args, argnums, single, how):
             e = np.zeros(m)
             e[r] = 1.0
             seed = b.const(e.reshape(out.shape)) if out.shape else b.const(1.0)
-            cts = backward(b, start, {out.node: seed}, set(copies))
+            cts = backward(b, start, {out_node: seed}, set(copies))
             parts = [bnp.reshape(cts[c] if cts[c] is not None else _zeros_like(b, c), (-1,))
                      for c in copies]
             rows.append(bnp.concatenate(parts) if len(parts) > 1 else parts[0])

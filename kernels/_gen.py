@@ -45,9 +45,10 @@ import numpy as np  # noqa: F401
 """
 
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
-    "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "MODE_FORWARD",
+    "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
+    "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "CSIZE", "MODE_FORWARD",
     "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD", "MODE_STEP_BACKWARD", "MODE_JVP",
-    "MODE_TANGENT", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
+    "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
 
 
 class _Flatten(ast.NodeTransformer):
@@ -283,29 +284,54 @@ def run(I, F, C, mode):
     """One call of the kernel: see layout.MODE_*. Returns the output's first value, or NaN
     with C[C_ERR] set when a node reported bad data."""
 {bases}    out = I[1]
-    lo = 0
-    hi = n
-    if mode == MODE_STEP_FORWARD or mode == MODE_STEP_BACKWARD:
-        lo = C[C_LO]
-        hi = C[C_HI]
-    if mode != MODE_STEP_BACKWARD and mode != MODE_TANGENT:
-        for i in range(lo, hi):
-            o = I[np.uintp(b_op + i)]
-{forward}        if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
-            return F[np.uintp(b_val + I[np.uintp(b_off + out)])]
-{tangent}    if mode != MODE_STEP_BACKWARD:
-        # zero the gradients of the nodes below the output (unsigned: LLVM makes a memset)
-        for k in range(I[np.uintp(b_off + out)]):
-            F[np.uintp(b_grad + k)] = 0.0
-        if mode == MODE_VALUE_AND_GRAD:
-            F[np.uintp(b_grad + I[np.uintp(b_off + out)])] = 1.0
+    oo = I[np.uintp(b_off + out)]
+    batch = mode == MODE_BATCH or mode == MODE_BATCH_GRAD
+    samples = C[C_BATCH] if batch else 1
+    for s in range(samples):
+        if batch:
+            # vmap: this sample's input values in, from its row of X, segment by segment
+            x = C[C_BATCH_X] + s * C[C_BATCH_IN]
+            for seg in range(C[C_BATCH_SEGS]):
+                start = C[CSIZE + 2 * seg]
+                for k in range(C[CSIZE + 2 * seg + 1]):
+                    F[np.uintp(b_val + start + k)] = F[np.uintp(x + k)]
+                x += C[CSIZE + 2 * seg + 1]
         lo = 0
-        hi = out + 1
-    for i in range(hi - 1, lo - 1, -1):
-        if I[np.uintp(b_need + i)] == 0:
-            continue
-        o = I[np.uintp(b_op + i)]
-{backward}    return F[np.uintp(b_val + I[np.uintp(b_off + out)])]
+        hi = n
+        if mode == MODE_STEP_FORWARD or mode == MODE_STEP_BACKWARD:
+            lo = C[C_LO]
+            hi = C[C_HI]
+        if mode != MODE_STEP_BACKWARD and mode != MODE_TANGENT:
+            for i in range(lo, hi):
+                o = I[np.uintp(b_op + i)]
+{forward}            if mode == MODE_BATCH:
+                # the output's values out, into this sample's row of Y
+                no = I[np.uintp(b_off + (out + 1))] - oo
+                for k in range(no):
+                    F[np.uintp(C[C_BATCH_Y] + s * no + k)] = F[np.uintp(b_val + oo + k)]
+                continue
+            if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
+                return F[np.uintp(b_val + oo)]
+{tangent}        if mode != MODE_STEP_BACKWARD:
+            # zero the gradients of the nodes below the output (unsigned: a memset)
+            for k in range(oo):
+                F[np.uintp(b_grad + k)] = 0.0
+            if mode == MODE_VALUE_AND_GRAD or mode == MODE_BATCH_GRAD:
+                F[np.uintp(b_grad + oo)] = 1.0
+            lo = 0
+            hi = out + 1
+        for i in range(hi - 1, lo - 1, -1):
+            if I[np.uintp(b_need + i)] == 0:
+                continue
+            o = I[np.uintp(b_op + i)]
+{backward}        if mode == MODE_BATCH_GRAD:
+            # the value and the first C[C_BATCH_G] gradients out, into this sample's row
+            ng = C[C_BATCH_G]
+            y = C[C_BATCH_Y] + s * (ng + 1)
+            F[np.uintp(y)] = F[np.uintp(b_val + oo)]
+            for k in range(ng):
+                F[np.uintp(y + 1 + k)] = F[np.uintp(b_grad + k)]
+    return F[np.uintp(b_val + oo)]
 '''
 
 
@@ -355,5 +381,5 @@ def dispatcher_module(rows, tensor_rows, jvp=False):
     else:
         tangent = NO_TANGENT
     return (HEADER + CONSTANTS + opcodes
-            + RUN.format(bases=_indent(layout.BASES, 1), forward=_indent(forward, 3),
-                         tangent=_indent(tangent, 1), backward=_indent(backward, 2)))
+            + RUN.format(bases=_indent(layout.BASES, 1), forward=_indent(forward, 4),
+                         tangent=_indent(tangent, 2), backward=_indent(backward, 3)))

@@ -222,6 +222,21 @@ def test_nested_rules_broadcast_as_the_kernel_does():
     assert max(int(np.prod(s)) for s in tape.shapes) <= 12, tape
 
 
+def test_traced_transformations_equal_their_direct_calls():
+    """A transformation traced inside another trace (bn.trace, vmap, an outer grad) gives
+    the numbers a direct call gives, also when the function's output is a pending view
+    (a reshape or a transpose, which becomes a node only when read)."""
+    x = np.array([-0.65, -0.17, 1.66])
+    f = lambda x: np.sum(np.sin(x) * x)                             # noqa: E731
+    for fn in (bn.hessian(f), bn.jacfwd(bn.grad(f)), bn.jacrev(bn.grad(f)),
+               bn.jacfwd(lambda x: np.reshape(x * x, (3, 1))),
+               bn.jacrev(lambda x: np.reshape(np.sin(x) * x, (1, 3)).T),
+               lambda x: bn.vjp(lambda y: np.reshape(np.sin(y), (3, 1)), x)[1](
+                   np.reshape(x, (3, 1)))[0],
+               lambda x: bn.jvp(lambda y: np.reshape(np.sin(y), (1, 3)).T, (x,), (x,))[1]):
+        np.testing.assert_allclose(bn.trace(fn, x)(x), fn(x), rtol=1e-14, atol=1e-15)
+
+
 def test_perturbation_confusion():
     """d/dx [x * d/dy (x * y)] = d/dx x^2 = 2x: the inner derivative holds x constant."""
     assert bn.grad(lambda x: x * bn.grad(lambda y: x * y)(x))(3.0) == 6.0
