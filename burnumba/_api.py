@@ -230,9 +230,13 @@ class _Transformed(TapeCache):
         try:
             tape, sig, argnums = self.tape_for(args, kwargs)
         except NestedTrace as nested:              # inside another trace: run in it
+            builder = nested.builder
+        else:
+            builder = None
+        if builder is not None:           # outside the except: its errors chain nothing
             from . import _symbolic
             argnums = _positive(self.argnums, len(args))
-            return _symbolic.value_and_grad(nested.builder, self.f, args, kwargs, argnums,
+            return _symbolic.value_and_grad(builder, self.f, args, kwargs, argnums,
                                             self.single, self.has_aux, self.with_value)
         if not kwargs:
             plan = self.plans.get(tape)
@@ -315,8 +319,12 @@ def vjp(f, *primals):
         sig = Signature(primals, {}, argnums)
         tape = _trace(f, primals, {}, argnums, False, sig, False, single=False)
     except NestedTrace as nested:                  # inside another trace: run in it
+        builder = nested.builder
+    else:
+        builder = None
+    if builder is not None:
         from . import _symbolic
-        return _symbolic.vjp(nested.builder, f, primals)
+        return _symbolic.vjp(builder, f, primals)
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
     out_shape = tape.out_shape

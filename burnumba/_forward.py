@@ -107,8 +107,12 @@ def jvp(f, primals, tangents):
     try:
         tape, sig, _ = cache.tape_for(primals, {})
     except NestedTrace as nested:                  # inside another trace: run in it
+        builder = nested.builder
+    else:
+        builder = None
+    if builder is not None:           # outside the except: its errors chain nothing
         from . import _symbolic
-        return _symbolic.jvp(nested.builder, f, primals, tangents)
+        return _symbolic.jvp(builder, f, primals, tangents)
     state = tape.state()
     state.write(sig.diff + sig.data)
     _write_tangents(tape, state, tangents)
@@ -200,19 +204,46 @@ def _by_cotangents(tape, state):
     return J
 
 
+# jacfwd pushes every input direction forward at once (one traced tape whose tangents carry
+# a batch axis, so matrix-vector products become matrix-matrix products) when there are at
+# most BATCH_DIRECTIONS of them and the batched tangents hold at most BATCH_VALUES values
+# (32 MB in float64); beyond, one tangent sweep per direction in constant memory.
+BATCH_DIRECTIONS = 512
+BATCH_VALUES = 1 << 22
+
+
+def _tangent_values(tape):
+    """The values of the nodes that carry a tangent (those an input reaches)."""
+    sizes = np.diff(np.asarray(tape.off, dtype=np.int64))
+    return int(sizes[np.asarray(tape.need, dtype=bool)].sum())
+
+
 def _jacobian(f, argnums, how):
     if how not in ("fwd", "rev", "auto"):
         raise InputError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {how!r}")
     cache = TapeCache(f, argnums, need_scalar=False, forward_mode=how != "rev")
+
+    def matrix(*args):
+        """J as one traced (m, n) matrix: every direction pushed forward at once."""
+        from . import _symbolic
+        from ._api import _positive
+        b = _symbolic.builder_of([x for a in args for x in flatten(a)[0]])
+        return _symbolic.jacobian_matrix(b, f, args, _positive(cache.argnums, len(args)),
+                                         "fwd")[0]
+    batched = TapeCache(matrix, argnums, need_scalar=False)
 
     @functools.wraps(f)
     def jacobian_fn(*args, **kwargs):
         try:
             tape, sig, resolved = cache.tape_for(args, kwargs)
         except NestedTrace as nested:              # inside another trace: run in it
+            builder = nested.builder
+        else:
+            builder = None
+        if builder is not None:
             from . import _symbolic
             from ._api import _positive
-            return _symbolic.jacobian(nested.builder, f, args,
+            return _symbolic.jacobian(builder, f, args,
                                       _positive(cache.argnums, len(args)), cache.single, how)
         if tape.aux is not None:
             raise OutputError("jacobian: has_aux is not supported")
@@ -220,10 +251,18 @@ def _jacobian(f, argnums, how):
         state.write(sig.diff + sig.data)
         m = int(np.prod(tape.out_shape, dtype=np.int64))
         forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
-        J = _by_tangents(tape, state) if forward else _by_cotangents(tape, state)
+        if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
+                tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
+            btape, bsig, _ = batched.tape_for(args, kwargs)
+            J = btape.run_forward(bsig.diff + bsig.data)
+        elif forward:
+            J = _by_tangents(tape, state)
+        else:
+            J = _by_cotangents(tape, state)
         return _jacobian_parts(tape, sig, resolved, cache.single, J)
 
     jacobian_fn.tapes = cache.tapes
+    jacobian_fn.batched_tapes = batched.tapes
     return jacobian_fn
 
 

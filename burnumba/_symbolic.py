@@ -64,7 +64,9 @@ def params(b, i):
 def copy(x):
     """A node of its own holding x's value (a gather of its positions): the stand-in for a
     differentiated argument."""
-    return x._b.gather([x], x.positions().reshape(-1), x.shape).node
+    b = x._b
+    view = b.gather([x], x.positions().reshape(-1), x.shape)._view
+    return b.materialize(view, x.shape, copy=True)
 
 
 def _offsets(b):
@@ -513,7 +515,8 @@ def _scatter_jvp(b, i, tangent):
 
 def _where_vjp(b, i, g, need=None):
     bnp = _bnp()
-    cond = var(b, params(b, i)[0])
+    c = params(b, i)[0]
+    cond = _as_operand(b, var(b, c), c, b.shapes[i])
     need = need or (lambda k: True)
     out = []
     if need(b.a0[i]):
@@ -524,10 +527,14 @@ def _where_vjp(b, i, g, need=None):
 
 
 def _where_jvp(b, i, tangent):
-    ta, tb = tangent(b.a0[i]), tangent(b.a1[i])
-    out = _bnp().where(var(b, params(b, i)[0]), 0.0 if ta is None else ta,
-                       0.0 if tb is None else tb)
-    return broadcast_to(b.lift(out), b.shapes[i])
+    # the operands are read as the kernel reads them (full, scalar or a trailing tile)
+    out_shape = b.shapes[i]
+    ta, tb = ((None if t is None else _as_operand(b, t, k, out_shape))
+              for t, k in ((tangent(b.a0[i]), b.a0[i]), (tangent(b.a1[i]), b.a1[i])))
+    cond = params(b, i)[0]
+    out = _bnp().where(_as_operand(b, var(b, cond), cond, out_shape),
+                       0.0 if ta is None else ta, 0.0 if tb is None else tb)
+    return broadcast_to(b.lift(out), out_shape)
 
 
 def _listed(b, i):
@@ -741,6 +748,149 @@ def forward(b, start, tangents):
     return t
 
 
+# -- many tangents at once: the forward sweep with a leading batch axis ------------------------
+# A batched tangent of node i has shape (B,) + shape(i): B directions pushed forward together,
+# so that a matrix product of tangents is one matrix-matrix product (the Hessian's columns
+# in one pass instead of d). Rows without a batched rule fall back to one rule per direction.
+
+def _batched_map(b, i, tangent, B):
+    row = ROWS[b.op[i]]
+    out_shape = b.shapes[i]
+    total = None
+    for k, rule in enumerate((row.da, row.db)[:row.arity]):
+        node = b.a0[i] if k == 0 else b.a1[i]
+        t = tangent(node)
+        if rule is None or t is None:
+            continue
+        shape = operand_shape(b, node, out_shape)
+        lead = (1,) * (len(out_shape) - len(shape))      # align with the output's axes
+        _, ev = _map_env(b, i, _bnp().reshape(t, (B,) + lead + shape))
+        term = ev(rule)
+        total = term if total is None else total + term
+    return total
+
+
+def _batched_sum(b, i, tangent, B, identity=()):
+    bnp = _bnp()
+    terms = [bnp.sum(bnp.reshape(tangent(k), (B, -1)), axis=1) for k in _listed(b, i)
+             if tangent(k) is not None]
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return float(b.imm[i]) * total
+
+
+def _batched_reduce(b, i, tangent, B, identity=()):
+    bnp = _bnp()
+    o, m, n = params(b, i)[:3]
+    t3 = bnp.reshape(tangent(b.a0[i]), (B * o, m, n))
+    return float(b.imm[i]) * bnp.sum(t3, axis=1)
+
+
+def _batched_gather(b, i, tangent, B, identity=()):
+    """One gather of the sources' batched tangents: direction k's element j is read from
+    row k of its source's tangent."""
+    size = math.prod(b.shapes[i])
+    positions = np.asarray(params(b, i)[:size])
+    owner = sources(b, positions)
+    off = _offsets(b)
+    picked = np.empty((B, size), dtype=np.int64)
+    used = []
+    for s in np.unique(owner):
+        t = tangent(int(s))
+        if t is None:
+            t = b.const(np.zeros((B,) + b.shapes[s]))
+        used.append(t)
+        js = np.flatnonzero(owner == s)
+        rows = t.positions().reshape(B, -1)
+        picked[:, js] = rows[:, positions[js] - off[s]]
+    return b.gather(used, picked.reshape(-1), (B,) + b.shapes[i])
+
+
+def _batched_matmul(b, i, tangent, B, identity=()):
+    """tY = tA @ B + A @ tB for B directions. With one left matrix, A @ tB is computed as
+    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product."""
+    bnp = _bnp()
+    A, Bm, (nb, M, K, N, sa, sb) = _matmul_views(b, i)
+    ta, tb = tangent(b.a0[i]), tangent(b.a1[i])
+    out = None
+    if ta is not None:
+        out = bnp.matmul(bnp.reshape(ta, (B,) + A.shape), Bm)
+    if tb is not None:
+        tb4 = bnp.reshape(tb, (B,) + Bm.shape)
+        if b.a1[i] in identity and A.shape[0] == 1 and Bm.shape == (1, K, 1) and B == K:
+            # the directions are the unit vectors: A @ e_k is A's column k, so the product
+            # is A transposed (the Jacobian of X @ w with respect to w, not a K-fold product)
+            term = bnp.transpose(bnp.reshape(A, (M, K)), (1, 0))
+        elif A.shape[0] == 1:
+            T = bnp.reshape(bnp.transpose(tb4, (2, 0, 1, 3)), (K, B * Bm.shape[0] * N))
+            Y = bnp.matmul(bnp.reshape(A, (M, K)), T)                # (M, B * nbB * N)
+            term = bnp.transpose(bnp.reshape(Y, (M, B, Bm.shape[0], N)), (1, 2, 0, 3))
+        else:
+            term = bnp.matmul(A, tb4)
+        out = term if out is None else out + term
+    return out
+
+
+BATCHED = {"sum": _batched_sum, "sum_axis": _batched_reduce, "gather": _batched_gather,
+           "matmul": _batched_matmul}
+
+
+def _whole_copy(b, i):
+    """The node that gather node i copies whole and in order, or None."""
+    size = math.prod(b.shapes[i])
+    src = b.a0[i]
+    start = b.off[src]
+    if b.off[src + 1] - start != size:
+        return None
+    p = np.asarray(params(b, i)[:size])
+    return src if size and p[0] == start and np.array_equal(p, start + np.arange(size)) \
+        else None
+
+
+def forward_batched(b, start, tangents, B, identity=()):
+    """As ``forward``, for tangents with a leading axis of B directions; ``identity``: the
+    nodes whose tangents are the B unit vectors (a rule may use that)."""
+    bnp = _bnp()
+    t = dict(tangents)
+    identity = set(identity)
+    for i in range(start, b.n):
+        row = ROWS[b.op[i]]
+        if i in t or row.kind == "leaf" or (row.kind == "map" and row.da is None
+                                            and row.db is None):
+            continue
+        if not any(t.get(k) is not None for k in operands(b, i)):
+            continue
+        if row.name == "gather" and _whole_copy(b, i) in t:
+            src = _whole_copy(b, i)               # a copy of a node: the same tangent
+            t[i] = t[src]
+            if src in identity:
+                identity.add(i)
+            continue
+        if row.kind == "map":
+            ty = _batched_map(b, i, t.get, B)
+        elif row.name in BATCHED:
+            ty = BATCHED[row.name](b, i, t.get, B, identity)
+        else:                                   # one direction at a time
+            cols = []
+            for k in range(B):
+                col = node_jvp(b, i, lambda n: None if t.get(n) is None else t[n][k])
+                col = b.lift(col)
+                cols.append(col if col.shape == b.shapes[i] else
+                            broadcast_to(col, b.shapes[i]))
+            ty = bnp.stack(cols)
+        if ty is None:
+            continue
+        ty = b.lift(ty)
+        shape = (B,) + b.shapes[i]
+        if ty.shape != shape:
+            ty = bnp.reshape(ty, shape) if ty.size == math.prod(shape) else \
+                broadcast_to(bnp.reshape(ty, (B,) + (1,) * len(b.shapes[i])), shape) \
+                if ty.size == B else broadcast_to(ty, shape)
+        t[i] = ty
+    return t
+
+
 # -- transformations on traced values ------------------------------------------------------------
 def _substitute(b, args, argnums):
     """The arguments with each leaf of the differentiated ones replaced by a copy node, and
@@ -831,9 +981,11 @@ def jvp(b, f, primals, tangents):
     return out, (ty if ty.shape == out.shape else _bnp().reshape(ty, out.shape))
 
 
-def jacobian(b, f, args, argnums, single, how):
-    """The Jacobian of f at traced arguments: one backward per output element (rev) or one
-    forward per input element (fwd), emitted into the trace."""
+def jacobian_matrix(b, f, args, argnums, how):
+    """The Jacobian of f at traced arguments as one (m, n) matrix (output elements by
+    differentiated input elements), emitted into the trace: every input direction pushed
+    forward at once (fwd), or one backward per output element (rev). Also returns the
+    output's shape, the differentiated leaves' shapes and their pytree layout."""
     from . import numpy as bnp
     start = b.n
     new, copies, layout = _substitute(b, args, argnums)
@@ -842,20 +994,18 @@ def jacobian(b, f, args, argnums, single, how):
     m = math.prod(out.shape)
     sizes = [math.prod(b.shapes[c]) for c in copies]
     n = sum(sizes)
-    forward_mode = how == "fwd" or (how == "auto" and n <= m)
-    columns = []                              # per copy: a list of (m,) or (m, size) parts
-    if forward_mode:
-        cols = []
+    if how == "fwd" or (how == "auto" and n <= m):
+        # copy c's seed is rows pos .. pos + size of the identity
+        seeds, pos = {}, 0
         for c, size in zip(copies, sizes):
-            for j in range(size):
-                e = np.zeros(size)
-                e[j] = 1.0
-                seed = b.const(e.reshape(b.shapes[c])) if b.shapes[c] else b.const(1.0)
-                others = {cc: _zeros_like(b, cc) for cc in copies if cc != c}
-                t = forward(b, start, {c: seed, **others})
-                ty = t.get(out_node)
-                cols.append(bnp.reshape(ty, (m,)) if ty is not None else b.const(np.zeros(m)))
-        J = bnp.stack(cols, axis=1)            # (m, n)
+            e = np.zeros((n, size))
+            e[pos:pos + size] = np.eye(size)
+            seeds[c] = b.const(e.reshape((n,) + b.shapes[c]))
+            pos += size
+        t = forward_batched(b, start, seeds, n, set(copies) if len(copies) == 1 else ())
+        ty = t.get(out_node)
+        cols = bnp.reshape(ty, (n, m)) if ty is not None else b.const(np.zeros((n, m)))
+        J = bnp.transpose(cols, (1, 0))
     else:
         rows = []
         for r in range(m):
@@ -866,11 +1016,18 @@ def jacobian(b, f, args, argnums, single, how):
             parts = [bnp.reshape(cts[c] if cts[c] is not None else _zeros_like(b, c), (-1,))
                      for c in copies]
             rows.append(bnp.concatenate(parts) if len(parts) > 1 else parts[0])
-        J = bnp.stack(rows)                     # (m, n)
+        J = bnp.stack(rows)
+    return J, out.shape, [b.shapes[c] for c in copies], layout
+
+
+def jacobian(b, f, args, argnums, single, how):
+    """The Jacobian of f at traced arguments, split per differentiated leaf (each shaped
+    output shape + leaf shape) into the arguments' pytrees."""
+    from . import numpy as bnp
+    J, out_shape, shapes, layout = jacobian_matrix(b, f, args, argnums, how)
     parts, pos = [], 0
-    for c, size in zip(copies, sizes):
-        block = J[:, pos:pos + size]
-        parts.append(bnp.reshape(block, out.shape + b.shapes[c]))
+    for shape in shapes:
+        size = math.prod(shape)
+        parts.append(bnp.reshape(J[:, pos:pos + size], out_shape + shape))
         pos += size
-    del columns
     return _regroup(parts, layout, single)

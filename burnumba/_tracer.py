@@ -4,6 +4,7 @@ Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, n
 Every node gets the next slice of the value arena, so tape order is execution order and the
 offsets of all nodes are known while tracing (the ``gather`` row relies on that).
 """
+import hashlib
 import math
 
 import numpy as np
@@ -31,6 +32,7 @@ class Builder:
         self.input_kinds = {}         # input node -> numpy dtype kind ("f", "i", "u", "b")
         self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
+        self._gathers = {}            # (source, digest of positions) -> (positions, node)
         self.live = True              # False once the trace is over (leaked tracer check)
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
@@ -160,9 +162,30 @@ class Builder:
         first = first._view[2] if first._view is not None else first._node
         return Var(self, None, shape, (positions, need, first))
 
-    def materialize(self, view, shape):
+    def materialize(self, view, shape, copy=False):
+        """The node of a pending view: its first source itself when the view is all of that
+        node in order (x[:], a reshape of a view), else a gather row; ``copy``: always a
+        new node (a stand-in that must be distinct from its source)."""
         positions, need, first = view
-        return self.add("gather", shape, a0=first, params=positions.reshape(-1), need=need)
+        flat = positions.reshape(-1)
+        start = self.off[first]
+        if (not copy and flat.size == self.off[first + 1] - start and flat.size
+                and flat[0] == start and flat[-1] == start + flat.size - 1
+                and (flat.size < 3 or bool(np.all(np.diff(flat) == 1)))):
+            return first
+        if copy:
+            return self.add("gather", shape, a0=first, params=flat, need=need)
+        # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
+        # node: its positions are fixed at trace time, and so are its sources' values' slots
+        key = (first, bool(need), flat.size,
+               hashlib.blake2b(np.ascontiguousarray(flat, np.int64).tobytes(),
+                               digest_size=16).digest())
+        hit = self._gathers.get(key)
+        if hit is not None and np.array_equal(hit[0], flat):
+            return hit[1]
+        node = self.add("gather", shape, a0=first, params=flat, need=need)
+        self._gathers[key] = (flat, node)
+        return node
 
     def axis(self, name, x, axis, shape, imm=0.0, operand=-1, params=()):
         """A row that works along one axis of x, seen as (outer, m, inner); ``shape`` is the

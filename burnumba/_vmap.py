@@ -97,9 +97,12 @@ class _Traced:
         self.batched = sorted((slots[s][0], slots[s][1], where)
                               for s, where in enumerate(slot_of) if where is not None)
         self.segments = [(start, size) for start, size, _ in self.batched]
-        self.shared = [(slots[s], leaf) for s, (where, leaf) in
-                       enumerate(zip(slot_of, sig.diff + sig.data)) if where is None]
+        self.shared = [s for s, where in enumerate(slot_of) if where is None]
         self.local = threading.local()
+
+    def shared_values(self, leaves):
+        """(slot, leaf) of this call's unbatched leaves (``leaves``: in slot order)."""
+        return [(self.tape.in_slots[s], leaves[s]) for s in self.shared]
 
     def batch_state(self, samples):
         state = getattr(self.local, "state", None)
@@ -164,15 +167,21 @@ class _VMapped:
         return batched, size, sample
 
     def _trace(self, sample, batched_args):
-        """The traced form of f on one sample, once per signature."""
+        """(the traced form of f on one sample, once per signature; this call's leaves in
+        the tape's input order)."""
         try:
-            sig_key = Signature(sample, {}, ()).key
+            sig = Signature(sample, {}, ())
         except NestedTrace:
             raise nested_unsupported("bn.vmap") from None
-        key = (batched_args, sig_key)
+        key = (batched_args, sig.key)
         found = self.traced.get(key)
-        if found is not None:
-            return found
+        if found is None:
+            found = self._new_trace(sample, batched_args, key)
+        if found.mode == layout.MODE_BATCH_GRAD:      # the gradient's tape orders them
+            sig = self.transformed.tape_for(sample, {})[1]
+        return found, sig.diff + sig.data
+
+    def _new_trace(self, sample, batched_args, key):
         try:
             traced = (self._trace_gradient(sample, batched_args)
                       if self.transformed is not None
@@ -239,11 +248,11 @@ class _VMapped:
         return _Traced(tape, sig, _slots(sig, batched_args), layout.MODE_BATCH,
                        sum(math.prod(s) for s in shapes), unpack)
 
-    def _run_chunk(self, traced, X, lo, hi):
+    def _run_chunk(self, traced, shared, X, lo, hi):
         n = hi - lo
         state = traced.batch_state(n)
         state.X[:n] = X[lo:hi]
-        for (start, size, shape, _), leaf in traced.shared:
+        for (start, size, shape, _), leaf in shared:
             state.val[start:start + size] = np.ravel(leaf)
         state.C[layout.C_BATCH] = n
         if traced.mode == layout.MODE_BATCH_GRAD:
@@ -256,7 +265,8 @@ class _VMapped:
 
     def __call__(self, *args):
         batched, size, sample = self._split(args)
-        traced = self._trace(sample, frozenset(k for k, _ in batched))
+        traced, leaves = self._trace(sample, frozenset(k for k, _ in batched))
+        shared = traced.shared_values(leaves)
         dtype = traced.tape.dtype
         for y in batched.values():
             check_integer_data(y, dtype)
@@ -265,14 +275,14 @@ class _VMapped:
         chunks = max(1, min(self.threads, size // MIN_PER_THREAD))
         bounds = np.linspace(0, size, chunks + 1).astype(int)
         if chunks == 1:
-            Y = self._run_chunk(traced, X, 0, size)
+            Y = self._run_chunk(traced, shared, X, 0, size)
         else:
             if self.pool is None:
                 with self.lock:
                     if self.pool is None:
                         self.pool = concurrent.futures.ThreadPoolExecutor(
                             self.threads, thread_name_prefix="burnumba-vmap")
-            parts = self.pool.map(lambda k: self._run_chunk(traced, X, bounds[k],
+            parts = self.pool.map(lambda k: self._run_chunk(traced, shared, X, bounds[k],
                                                             bounds[k + 1]), range(chunks))
             Y = np.concatenate(list(parts))
         out = traced.unpack(Y)

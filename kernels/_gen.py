@@ -182,8 +182,19 @@ def _map_loops(row, direction):
     if row.arity == 1:          # a unary map's operand is its output's size: never tiled
         return _prologue(row) + "".join(
             _guarded(g, "for j in range(ny):\n" + _indent(body(_dense), 1)) for g, body in bodies)
-    return _prologue(row) + _TILES + "".join(
-        _guarded(g, _TILE_LOOP + _indent(body(_tiled), 2)) for g, body in bodies)
+    # a scalar operand (a tile of one: x * 2, 1 - x) gets a loop of its own, with its
+    # element fixed: one flat loop over the output instead of ny tile loops of one
+    scalar_a = {"oa": "oa", "ob": "ob + j", "oy": "oy + j"}.get
+    scalar_b = {"oa": "oa + j", "ob": "ob", "oy": "oy + j"}.get
+    return _prologue(row) + _TILES + (
+        "if nt == 1 and na == 1 and ny > 1:\n" + _indent("".join(
+            _guarded(g, "for j in range(ny):\n" + _indent(body(scalar_a), 1))
+            for g, body in bodies), 1)
+        + "elif nt == 1 and nb == 1 and ny > 1:\n" + _indent("".join(
+            _guarded(g, "for j in range(ny):\n" + _indent(body(scalar_b), 1))
+            for g, body in bodies), 1)
+        + "else:\n" + _indent("".join(
+            _guarded(g, _TILE_LOOP + _indent(body(_tiled), 2)) for g, body in bodies), 1))
 
 
 def _map_scalar(row, direction):

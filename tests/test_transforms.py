@@ -145,6 +145,11 @@ def test_jacobians_forward_reverse_and_autograd(name):
     x = _point(3)
     Jf, Jr, J = bn.jacfwd(f)(x), bn.jacrev(f)(x), bn.jacobian(f)(x)
     np.testing.assert_allclose(Jf, Jr, rtol=1e-12, atol=1e-13, err_msg=name)
+    # traced (inside another trace: every direction at once, the batched tangent rules)
+    np.testing.assert_allclose(bn.trace(bn.jacfwd(f), x)(x), Jf, rtol=1e-12, atol=1e-13,
+                               err_msg=name)
+    np.testing.assert_allclose(bn.trace(bn.jacrev(f), x)(x), Jf, rtol=1e-12, atol=1e-13,
+                               err_msg=name)
     np.testing.assert_array_equal(J, Jf if np.size(J) and x.size <= np.size(J) // x.size
                                   else J)
     if name not in NO_REFERENCE:
@@ -166,6 +171,13 @@ def test_second_order_hessian_hvp_and_grad_of_grad(name):
     w = _out_weight(f, x, 5)
     s = _scalar(f, w)
     H = bn.hessian(s)(x)
+    np.testing.assert_allclose(bn.trace(bn.hessian(s), x)(x), H, rtol=1e-11, atol=1e-12,
+                               err_msg=name)
+    # order 2 in every pairing of the modes: forward over forward, reverse over reverse
+    np.testing.assert_allclose(bn.jacfwd(bn.jacfwd(s))(x), H, rtol=1e-10, atol=1e-11,
+                               err_msg=name)
+    np.testing.assert_allclose(bn.jacrev(bn.jacrev(s))(x), H, rtol=1e-10, atol=1e-11,
+                               err_msg=name)
     g = bn.grad(s)
     for k in range(x.size if name != "stop_gradient" else 0):
         e = np.zeros(x.size)
@@ -215,6 +227,13 @@ def test_nested_rules_broadcast_as_the_kernel_does():
             J = bn.jacfwd(bn.grad(f, argnums=i), argnums=j)(w, y)
             Ja = autograd.jacobian(autograd.grad(fa, i), j)(w, y)
             np.testing.assert_allclose(J, Ja, rtol=1e-12, atol=1e-14, err_msg=(i, j))
+    # a block row with broadcast operands (where, inside logsumexp's rules) likewise
+    W = rng.normal(size=(3, 2))
+    lse = lambda W: np.sum(bn.logsumexp(W, axis=-1))                # noqa: E731
+    from autograd.scipy.special import logsumexp as alse
+    np.testing.assert_allclose(bn.hessian(lse)(W),
+                               autograd.hessian(lambda W: anp.sum(alse(W, axis=-1)))(W),
+                               rtol=1e-12, atol=1e-14)
     # the gradient of a data argument is not traced when it is not asked for
     H = bn.hessian(f)
     H(w, y)
@@ -293,3 +312,9 @@ def test_errors_name_the_transformation_and_the_fix():
         bn.jacfwd(lambda x: (np.sin(x), 1.0))(x)
     with pytest.raises(bn.UnsupportedOpError, match="bn.linearize on traced values"):
         bn.grad(lambda x: bn.linearize(np.sin, x)[0])(1.0)
+    # an error inside a nested transformation is the user's error alone, not chained to the
+    # internal signal that switched the transformation to the trace in progress
+    for transform in (bn.hessian, bn.grad, lambda f: bn.grad(lambda x: bn.jvp(f, (x,), (x,))[1])):
+        with pytest.raises(bn.UnsupportedOpError, match="cumsum") as info:
+            transform(lambda x: np.sum(np.cumsum(x) * x))(x if transform is bn.hessian else 1.0)
+        assert info.value.__context__ is None and info.value.__cause__ is None

@@ -85,6 +85,21 @@ def test_threads_calling_one_vmapped_function_at_once():
             np.testing.assert_array_equal(got[k], serial[j % 3][k])
 
 
+def test_unbatched_arguments_are_read_at_every_call():
+    """A training loop calls one vmapped gradient with new parameters every step."""
+    loss = lambda w, x, y: (np.dot(x, w) - y) ** 2                 # noqa: E731
+    ps = bn.vmap(bn.grad(loss), in_axes=(None, 0, 0))
+    X, Y = np.ones((4, 2)), np.zeros(4)
+    np.testing.assert_array_equal(ps(np.array([1.0, 0.0]), X, Y)[0], [2.0, 2.0])
+    np.testing.assert_array_equal(ps(np.array([3.0, 0.0]), X, Y)[0], [6.0, 6.0])
+    f = bn.vmap(lambda w, x: np.dot(x, w), in_axes=(None, 0))
+    np.testing.assert_array_equal(f(np.array([1.0, 0.0]), X), [1.0] * 4)
+    np.testing.assert_array_equal(f(np.array([3.0, 0.0]), X), [3.0] * 4)
+    h = bn.vmap(bn.hessian(lambda x, c: np.sum(c * x ** 3)), in_axes=(0, None))
+    np.testing.assert_array_equal(h(X, 1.0)[0], np.diag([6.0, 6.0]))
+    np.testing.assert_array_equal(h(X, 2.0)[0], np.diag([12.0, 12.0]))
+
+
 def test_errors():
     x = np.ones((4, 3))
     f = lambda a, b: np.sum(a * b)                                  # noqa: E731
