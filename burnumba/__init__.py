@@ -8,21 +8,28 @@ from . import numpy
 from ._checkpoint import load_checkpoint, save_checkpoint
 from ._api import grad, trace, value_and_grad, vjp
 from ._debug import debug_nans
+from ._forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
+                       linearize)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
-                      DataError, InplaceError, InputError, LeakedTracerError, NonFiniteError,
+                      DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
+                      NonFiniteError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
                           logsumexp, masked_fill, softmax)
 from ._tape import Tape
+from ._vmap import vmap
+from ._njit import njit_value_and_grad
 from .kernels import KernelError, precompile
-from .numpy import inner, relu, rsqrt, sigmoid, sumsq
+from .numpy import inner, relu, rsqrt, sigmoid, stop_gradient, sumsq
 from . import data, nn, optim
 
 __version__ = "0.2.0"
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "trace", "debug_nans", "precompile", "Tape", "numpy",
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
+    "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
+    "NjitArgumentError", "trace", "debug_nans", "precompile", "Tape", "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",
     "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
     "save_checkpoint", "load_checkpoint",

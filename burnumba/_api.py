@@ -7,7 +7,8 @@ import threading
 import numpy as np
 
 from ._debug import SWITCH
-from ._errors import InputError, OutputError, ShapeError, at_user_site
+from ._errors import (InputError, NestedTrace, OutputError, ShapeError, at_user_site,
+                      nested_unsupported)
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ._pytree import flatten, unflatten
 from ._signature import Signature, is_data, structure, tape_dtype
@@ -42,7 +43,8 @@ def _positive(nums, nargs):
     return tuple(k + nargs if k < 0 else k for k in nums)
 
 
-def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, static=()):
+def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, static=(),
+           forward_mode=False):
     b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
     in_slots = []
 
@@ -85,7 +87,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
     out_node = out.node                    # a pending view becomes a node here
     b.live = False
     return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
-                argnums=argnums, single=single, static=static)
+                argnums=argnums, single=single, static=static, forward_mode=forward_mode)
 
 
 _MASKS = frozenset(r.name for r in ROWS if r.kind == "map" and r.da is None and r.db is None)
@@ -116,25 +118,69 @@ def _as_output(b, result, need_scalar):
     return out
 
 
-class _Transformed:
-    """The state behind what grad / value_and_grad return: a bounded cache of tapes, one per
-    input signature (least recently used ones are dropped beyond ``cache_size``), and the
-    call plan of each. Threads may call the function at once: tapes keep one run state per
-    thread, and the cache is updated under a lock."""
+class TapeCache:
+    """A bounded cache of a function's tapes, one per input signature (the least recently
+    used are dropped beyond ``cache_size``). Threads may use it at once: tapes keep one run
+    state per thread, and the cache is updated under a lock. ``need_scalar``: the output
+    must be a scalar (grad); ``forward_mode``: the tapes' kernels have the tangent sweep."""
 
-    def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE,
-                 static_argnums=()):
+    def __init__(self, f, argnums, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(),
+                 need_scalar=True, forward_mode=False):
         self.f = f
         self.argnums, self.single = _norm_argnums(argnums)
         self.static = _norm_static(static_argnums, self.argnums)
         self.has_aux = has_aux
-        self.with_value = with_value
         if not (isinstance(cache_size, int) and cache_size >= 1):
             raise InputError(f"cache_size must be a positive int, got {cache_size!r}")
         self.cache_size = cache_size
+        self.need_scalar = need_scalar
+        self.forward_mode = forward_mode
         self.tapes = collections.OrderedDict()
-        self.plans = {}            # tape -> its CallPlan
         self.lock = threading.Lock()
+
+    def tape_for(self, args, kwargs):
+        """(tape, signature, argnums) for these arguments, tracing on a cache miss."""
+        argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
+        sig = Signature(args, kwargs, argnums, static)
+        # under debug_nans, a tape with source lines is kept beside the plain one
+        key = sig.key + ("debug_nans",) if SWITCH.on else sig.key
+        tape = self.tapes.get(key)
+        if tape is not None:
+            if len(self.tapes) > 1:
+                with self.lock:
+                    if key in self.tapes:
+                        self.tapes.move_to_end(key)
+            return tape, sig, argnums
+        tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
+                      self.single, static, self.forward_mode)
+        with self.lock:
+            tape = self.tapes.setdefault(key, tape)       # another thread may have won
+            while len(self.tapes) > self.cache_size:
+                _, old = self.tapes.popitem(last=False)
+                self.dropped(old)
+            self.added(tape, args, kwargs, argnums)
+        return tape, sig, argnums
+
+    def dropped(self, tape):
+        """A tape left the cache (under the lock)."""
+
+    def added(self, tape, args, kwargs, argnums):
+        """A tape entered the cache (under the lock)."""
+
+    def trace(self, *args, **kwargs):
+        """The Tape this function runs for these arguments."""
+        return self.tape_for(args, kwargs)[0]
+
+
+class _Transformed(TapeCache):
+    """The state behind what grad / value_and_grad return: the tape cache, and the call plan
+    of each tape (the fast paths)."""
+
+    def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE,
+                 static_argnums=()):
+        super().__init__(f, argnums, has_aux, cache_size, static_argnums)
+        self.with_value = with_value
+        self.plans = {}            # tape -> its CallPlan
         self.fast = None           # (nargs, runner, tape) once every argument is a traced float
         self.plan = None           # the CallPlan of the tape used last
 
@@ -163,41 +209,35 @@ class _Transformed:
         transformed.tapes = self.tapes
         transformed.trace = self.trace
         transformed.plans = self.plans
+        transformed._transformed = self          # what bn.vmap runs per sample
         return transformed
 
-    def tape_for(self, args, kwargs):
-        """(tape, signature, argnums) for these arguments, tracing on a cache miss."""
-        argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
-        sig = Signature(args, kwargs, argnums, static)
-        # under debug_nans, a tape with source lines is kept beside the plain one
-        key = sig.key + ("debug_nans",) if SWITCH.on else sig.key
-        tape = self.tapes.get(key)
-        if tape is not None:
-            if len(self.tapes) > 1:
-                with self.lock:
-                    if key in self.tapes:
-                        self.tapes.move_to_end(key)
-            return tape, sig, argnums
-        tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, True, self.single,
-                      static)
-        with self.lock:
-            tape = self.tapes.setdefault(key, tape)       # another thread may have won
-            while len(self.tapes) > self.cache_size:
-                _, old = self.tapes.popitem(last=False)
-                self.plans.pop(old, None)
-                if self.plan is not None and self.plan.tape is old:
-                    self.plan = None
-                if self.fast is not None and self.fast[2] is old:
-                    self.fast = None
-            if (not kwargs and not self.has_aux and not SWITCH.on
-                    and sorted(argnums) == list(range(len(args)))
-                    and all(type(a) is float for a in args)):
-                self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
-                                                           self.single), tape)
-        return tape, sig, argnums
+    def dropped(self, old):
+        self.plans.pop(old, None)
+        if self.plan is not None and self.plan.tape is old:
+            self.plan = None
+        if self.fast is not None and self.fast[2] is old:
+            self.fast = None
+
+    def added(self, tape, args, kwargs, argnums):
+        if (not kwargs and not self.has_aux and not SWITCH.on
+                and sorted(argnums) == list(range(len(args)))
+                and all(type(a) is float for a in args)):
+            self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
+                                                       self.single), tape)
 
     def call(self, args, kwargs):
-        tape, sig, argnums = self.tape_for(args, kwargs)
+        try:
+            tape, sig, argnums = self.tape_for(args, kwargs)
+        except NestedTrace as nested:              # inside another trace: run in it
+            builder = nested.builder
+        else:
+            builder = None
+        if builder is not None:           # outside the except: its errors chain nothing
+            from . import _symbolic
+            argnums = _positive(self.argnums, len(args))
+            return _symbolic.value_and_grad(builder, self.f, args, kwargs, argnums,
+                                            self.single, self.has_aux, self.with_value)
         if not kwargs:
             plan = self.plans.get(tape)
             if plan is None:
@@ -216,9 +256,6 @@ class _Transformed:
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
-    def trace(self, *args, **kwargs):
-        """The Tape this function runs for these arguments."""
-        return self.tape_for(args, kwargs)[0]
 
 
 def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
@@ -257,7 +294,10 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     argnums_t, single = _norm_argnums(argnums)
     argnums_t = _positive(argnums_t, len(args))
     static = _positive(_norm_static(static_argnums, argnums_t), len(args))
-    sig = Signature(args, kwargs, argnums_t, static)
+    try:
+        sig = Signature(args, kwargs, argnums_t, static)
+    except NestedTrace:
+        raise nested_unsupported("bn.trace") from None
     tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single, static)
     tape.run_forward(sig.diff + sig.data)
     return tape
@@ -275,8 +315,16 @@ def vjp(f, *primals):
     1
     """
     argnums = tuple(range(len(primals)))
-    sig = Signature(primals, {}, argnums)
-    tape = _trace(f, primals, {}, argnums, False, sig, False, single=False)
+    try:
+        sig = Signature(primals, {}, argnums)
+        tape = _trace(f, primals, {}, argnums, False, sig, False, single=False)
+    except NestedTrace as nested:                  # inside another trace: run in it
+        builder = nested.builder
+    else:
+        builder = None
+    if builder is not None:
+        from . import _symbolic
+        return _symbolic.vjp(builder, f, primals)
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
     out_shape = tape.out_shape

@@ -107,6 +107,13 @@ def checked_run(state, mode):
     value = float(val[off[out]])
     if mode in (layout.MODE_FORWARD, layout.MODE_STEP_FORWARD):
         return value
+    if mode in (layout.MODE_JVP, layout.MODE_TANGENT):
+        call(layout.MODE_TANGENT)          # the values are checked; then the output tangent
+        bad = _first_bad(grad[off[out]:off[out + 1]])
+        if bad is not None:
+            raise NonFiniteError(f"debug_nans: the tangent of the output {_node(tape, out)} "
+                                 f"is {bad[1]} at flat index {bad[0]}" + _site(tape, out))
+        return value
     grad[:off[out]] = 0.0
     if mode == layout.MODE_VALUE_AND_GRAD:
         grad[off[out]] = 1.0

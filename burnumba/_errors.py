@@ -46,6 +46,11 @@ class OutputError(BurnumbaError, TypeError):
     """The traced function returned something grad cannot use."""
 
 
+class NjitArgumentError(InputError):
+    """An njit handle was called with an argument of the wrong size (raised inside numba,
+    so the message is fixed; the handle's ``describe()`` lists the expected arguments)."""
+
+
 class ShapeError(BurnumbaError, ValueError):
     """Operand shapes that do not fit the op."""
 
@@ -74,6 +79,23 @@ class ConcurrencyError(BurnumbaError, RuntimeError):
 
 class CheckpointError(BurnumbaError, ValueError):
     """A checkpoint file that is missing, corrupt, or does not fit the model."""
+
+
+class NestedTrace(Exception):
+    """Internal: a transformation met values of a trace in progress (it was called inside
+    another transformation, or its function closes over such values). The transformation
+    then runs in that trace (``_symbolic``); where that is not possible, it becomes an
+    UnsupportedOpError."""
+
+    def __init__(self, builder):
+        super().__init__("a transformation met the values of a trace in progress")
+        self.builder = builder
+
+
+def nested_unsupported(what):
+    return UnsupportedOpError(at_user_site(
+        f"{what} on traced values (inside another transformation's trace): call the function "
+        "itself, or use a transformation (bn.grad, bn.jvp, ...), which runs inside the trace"))
 
 
 def user_site():

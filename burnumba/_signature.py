@@ -2,19 +2,16 @@
 of a trace, and the errors that explain a mismatch. Shared by the API and the Tape."""
 import numpy as np
 
-from ._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
+from ._errors import InputError, NestedTrace, ShapeError
 from ._plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC
 from ._pytree import check_same, describe, flatten, unflatten
 from ._tracer import Var
 
 
 def _nested(x, where):
-    """A traced value passed to a transformed function inside another one's trace."""
-    raise UnsupportedOpError(at_user_site(
-        f"{where} is a traced value: a transformed function (bn.grad, bn.value_and_grad, "
-        "bn.vjp) was called inside another one's trace, e.g. bn.grad(bn.grad(f)). "
-        "Higher-order derivatives are not supported yet: differentiate once, or write the "
-        "inner derivative by hand"))
+    """A traced value passed to a transformed function inside another one's trace: the
+    transformation runs in that trace instead (see _symbolic)."""
+    raise NestedTrace(x._b)
 
 
 def diff_leaf(x, where):

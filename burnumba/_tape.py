@@ -14,7 +14,8 @@ import numpy as np
 
 from . import kernels
 from ._debug import SWITCH, checked_run
-from ._errors import DataError, InputError, OutputError, at_user_site
+from ._errors import (DataError, InputError, NestedTrace, OutputError, at_user_site,
+                      nested_unsupported)
 from ._pytree import unflatten
 from ._signature import Signature, explain_mismatch, structure
 from .kernels import ROWS, layout
@@ -110,7 +111,7 @@ class Tape:
     """
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
-                 single=True, static=()):
+                 single=True, static=(), forward_mode=False):
         b = builder
         self.key = key
         self.argnums = argnums
@@ -142,7 +143,8 @@ class Tape:
         self.blas_guard = kernels.engine.blas_threads() \
             if b.largest_product > kernels.engine.THREADED_PRODUCT else None
         self.ops, self.tensor_ops = kernels.engine.tape_rows(self.I)
-        self.kernel = kernels.kernel(self.ops, self.tensor_ops, self.dtype)
+        self.forward_mode = forward_mode     # its kernel has the tangent sweep
+        self.kernel = kernels.kernel(self.ops, self.tensor_ops, self.dtype, jvp=forward_mode)
         self._local = threading.local()
 
     # -- run states -----------------------------------------------------------------------
@@ -261,7 +263,10 @@ class Tape:
 
     # -- public calls, with the arguments checked against the traced signature --------------
     def _leaves(self, args, kwargs):
-        sig = Signature(args, kwargs, self.argnums, self.static)
+        try:
+            sig = Signature(args, kwargs, self.argnums, self.static)
+        except NestedTrace:
+            raise nested_unsupported("a Tape's call") from None
         if sig.key != self.key:
             explain_mismatch(self, sig)
         return sig, sig.diff + sig.data

@@ -4,13 +4,14 @@ Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, n
 Every node gets the next slice of the value arena, so tape order is execution order and the
 offsets of all nodes are known while tracing (the ``gather`` row relies on that).
 """
+import hashlib
 import math
 
 import numpy as np
 
-from ._errors import (InplaceError, LeakedTracerError, ShapeError, TracerBoolError,
-                      ConcretizationError, UnsupportedMethodError, UnsupportedOpError,
-                      at_user_site, user_site)
+from ._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
+                      TracerBoolError, ConcretizationError, UnsupportedMethodError,
+                      UnsupportedOpError, at_user_site, user_site)
 from .kernels import BY_NAME, OPCODE
 
 _INT_MAX = np.iinfo(np.int32).max
@@ -31,6 +32,7 @@ class Builder:
         self.input_kinds = {}         # input node -> numpy dtype kind ("f", "i", "u", "b")
         self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
+        self._gathers = {}            # (source, digest of positions) -> (positions, node)
         self.live = True              # False once the trace is over (leaked tracer check)
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
@@ -103,10 +105,9 @@ class Builder:
         """x as a Var of this trace: Vars pass through, numbers and arrays become constants."""
         if isinstance(x, Var):
             if x._b is not self and x._b.live:
-                raise UnsupportedOpError(at_user_site(
-                    "a value traced by an outer bn.grad / bn.value_and_grad is used inside "
-                    "an inner transformed function (nested transformations, e.g. a gradient "
-                    "of a gradient): higher-order derivatives are not supported yet"))
+                # an inner transformation's function closes over an outer trace's value:
+                # the inner one runs in the outer trace instead (see _symbolic)
+                raise NestedTrace(x._b)
             if x._b is not self:
                 raise LeakedTracerError(at_user_site(
                     "a traced value from another trace was used here (it leaked out of an "
@@ -161,9 +162,30 @@ class Builder:
         first = first._view[2] if first._view is not None else first._node
         return Var(self, None, shape, (positions, need, first))
 
-    def materialize(self, view, shape):
+    def materialize(self, view, shape, copy=False):
+        """The node of a pending view: its first source itself when the view is all of that
+        node in order (x[:], a reshape of a view), else a gather row; ``copy``: always a
+        new node (a stand-in that must be distinct from its source)."""
         positions, need, first = view
-        return self.add("gather", shape, a0=first, params=positions.reshape(-1), need=need)
+        flat = positions.reshape(-1)
+        start = self.off[first]
+        if (not copy and flat.size == self.off[first + 1] - start and flat.size
+                and flat[0] == start and flat[-1] == start + flat.size - 1
+                and (flat.size < 3 or bool(np.all(np.diff(flat) == 1)))):
+            return first
+        if copy:
+            return self.add("gather", shape, a0=first, params=flat, need=need)
+        # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
+        # node: its positions are fixed at trace time, and so are its sources' values' slots
+        key = (first, bool(need), flat.size,
+               hashlib.blake2b(np.ascontiguousarray(flat, np.int64).tobytes(),
+                               digest_size=16).digest())
+        hit = self._gathers.get(key)
+        if hit is not None and np.array_equal(hit[0], flat):
+            return hit[1]
+        node = self.add("gather", shape, a0=first, params=flat, need=need)
+        self._gathers[key] = (flat, node)
+        return node
 
     def axis(self, name, x, axis, shape, imm=0.0, operand=-1, params=()):
         """A row that works along one axis of x, seen as (outer, m, inner); ``shape`` is the

@@ -5,6 +5,7 @@ among its arguments it simply calls numpy. Plain ``np.exp(x)``, ``np.sum(x)`` ..
 ``x`` arrive here through ``__array_ufunc__`` and ``__array_function__``.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -62,6 +63,10 @@ abs = absolute = globals()["absolute"]
 # Not in numpy, but rows of their own: relu(x) = max(x, 0), sigmoid = scipy.special.expit,
 # rsqrt(x) = 1 / sqrt(x).
 relu = _elementwise("relu", lambda x: np.maximum(x, 0.0))
+# erf (scipy.special.erf) and stop_gradient (jax.lax.stop_gradient: the value, as a constant
+# for every transformation)
+erf = _elementwise("erf", np.vectorize(math.erf, otypes=[float]))
+stop_gradient = _elementwise("stop_gradient", lambda x: x)
 sigmoid = _elementwise("sigmoid", _expit)
 rsqrt = _elementwise("rsqrt", lambda x: 1.0 / np.sqrt(x))
 

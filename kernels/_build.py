@@ -64,10 +64,10 @@ def kernel_rows(row_names, tensor_names):
     return rows, linked
 
 
-def dispatcher_source(row_names, tensor_names, dtype):
-    key = cache.kernel_key(row_names, tensor_names, dtype)
+def dispatcher_source(row_names, tensor_names, dtype, jvp=False):
+    key = cache.kernel_key(row_names, tensor_names, dtype, jvp)
     return key, source_file("run_" + key.replace("-", "_"), dispatcher_module(
-        [BY_NAME[n] for n in row_names], set(tensor_names)))
+        [BY_NAME[n] for n in row_names], set(tensor_names), jvp))
 
 
 def symbol(row_name, function, dtype):
@@ -84,7 +84,7 @@ def bind(module, names):
     return module
 
 
-def python_kernel(row_names, tensor_names, dtype):
+def python_kernel(row_names, tensor_names, dtype, jvp=False):
     """``run`` as plain Python, with its rows' Python functions bound (BURNUMBA_ENGINE=python).
     Values are numpy scalars, and the math functions numpy's, so that 0, inf and NaN follow
     IEEE as in compiled code (Python's math raises there)."""
@@ -98,7 +98,7 @@ def python_kernel(row_names, tensor_names, dtype):
         module = bind(load_module(p, "row_" + key), {"gemm": _prims.gemm, **IEEE_MATH})
         for fn in row_functions(BY_NAME[name]):
             bound[fn] = getattr(module, fn)
-    key, p = dispatcher_source(row_names, linked, dtype)
+    key, p = dispatcher_source(row_names, linked, dtype, jvp)
     run = bind(load_module(p, "run_" + key), {**bound, **IEEE_MATH}).run
 
     def ieee_run(I, F, C, mode):
@@ -125,14 +125,15 @@ def _update_signature(name, dtype):
     return (kinds["d"] if ret == "d" else types.void)(*[kinds[k] for k in args])
 
 
-def _externals(linked, dtype):
+def _externals(linked, dtype, jvp=False):
     """The dispatcher's row functions as numba external functions (C symbols)."""
     from numba import types
     row_sig = _types(dtype)[1]
     bound = {}
     for name in linked:
-        for fn in row_functions(BY_NAME[name]):
-            bound[fn] = types.ExternalFunction(symbol(name, fn, dtype), row_sig)
+        for part in ("core", "jvp") if jvp else ("core",):
+            for fn in row_functions(BY_NAME[name], part):
+                bound[fn] = types.ExternalFunction(symbol(name, fn, dtype), row_sig)
     return bound
 
 
@@ -242,43 +243,44 @@ def link(objects, target):
 
 
 # -- the ahead-of-time builds (under the build lock) ---------------------------------------
-def build_row(name, dtype):
-    """The object file of one row (compiled unless it exists); returns its path."""
+def build_row(name, dtype, part="core"):
+    """The object file of one part of a row (compiled unless it exists); returns its path."""
     key, p = row_source(name, dtype)
-    target = cache.path("obj", key + ".o")
+    target = cache.path("obj", cache.object_key(name, dtype, part) + ".o")
     if os.path.exists(target):
         return target
     from . import _native
     module = bind(load_module(p, "row_" + key), _native.NATIVE)
     row_sig = _types(dtype)[1]
     exports = [(getattr(module, fn), symbol(name, fn, dtype), row_sig)
-               for fn in row_functions(BY_NAME[name])]
+               for fn in row_functions(BY_NAME[name], part)]
     cache.write_atomic(target, compile_object(exports))
     return target
 
 
-def build_kernel(row_names, tensor_names, dtype):
+def build_kernel(row_names, tensor_names, dtype, jvp=False):
     """The shared library of a set of rows and its manifest (built unless valid): the
     dispatcher of ``row_names`` linked with the functions of the block rows and of the map
-    rows in ``tensor_names``."""
+    rows in ``tensor_names``, with the tangent sweep when ``jvp``."""
     row_names, linked = kernel_rows(row_names, tensor_names)
-    key = cache.kernel_key(row_names, linked, dtype)
+    key = cache.kernel_key(row_names, linked, dtype, jvp)
     try:
         if cache.read_manifest(key) is not None:
             return key
     except cache.Damaged:
         cache.discard(key)
     t0 = time.perf_counter()
-    objects = [build_row(n, dtype) for n in linked]
-    _, p = dispatcher_source(row_names, linked, dtype)
-    module = bind(load_module(p, "run_" + key), _externals(linked, dtype))
+    objects = [build_row(n, dtype, part) for n in linked
+               for part in (("core", "jvp") if jvp else ("core",))]
+    _, p = dispatcher_source(row_names, linked, dtype, jvp)
+    module = bind(load_module(p, "run_" + key), _externals(linked, dtype, jvp))
     run_symbol = f"bn_run_{key.replace('-', '_')}"
     run_obj = cache.path("obj", key + ".o")
     cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])]))
     library = cache.path("lib", key + ".so")
     link([run_obj] + objects, library)
     cache.write_manifest(key, library, kind="kernel", dtype=str(dtype), rows=row_names,
-                         tensor_rows=linked,
+                         tensor_rows=linked, jvp=bool(jvp),
                          symbol=run_symbol, seconds=round(time.perf_counter() - t0, 3))
     return key
 
@@ -304,11 +306,12 @@ def build_update(dtype):
 
 
 def serve(request):
-    """Build what ``request`` asks for: {"kernels": [[rows, dtype], ...], "updates": [dtype]}."""
+    """Build what ``request`` asks for: {"kernels": [[rows, tensor rows, dtype, jvp], ...],
+    "updates": [dtype, ...]}."""
     t0 = time.perf_counter()
     with cache.build_lock():
-        keys = [build_kernel(rows, tensor, dtype)
-                for rows, tensor, dtype in request.get("kernels", [])]
+        keys = [build_kernel(rows, tensor, dtype, jvp)
+                for rows, tensor, dtype, jvp in request.get("kernels", [])]
         keys += [build_update(dtype) for dtype in request.get("updates", [])]
     return {"keys": keys, "seconds": round(time.perf_counter() - t0, 3)}
 
@@ -333,13 +336,13 @@ def _jit_row(name, dtype):
 
 
 @functools.lru_cache(maxsize=None)
-def jit_kernel(row_names, tensor_names, dtype):
+def jit_kernel(row_names, tensor_names, dtype, jvp=False):
     """(address of run, the cfuncs to keep alive) for a set of rows, compiled in-process."""
     from numba import cfunc
     row_names, linked = kernel_rows(row_names, tensor_names)
     keep = [_jit_row(n, dtype) for n in linked]
-    key, p = dispatcher_source(row_names, linked, dtype)
-    module = bind(load_module(p, "run_" + key), _externals(linked, dtype))
+    key, p = dispatcher_source(row_names, linked, dtype, jvp)
+    module = bind(load_module(p, "run_" + key), _externals(linked, dtype, jvp))
     run = cfunc(_types(dtype)[2], **COMPILE_OPTIONS)(module.run)
     return run.address, (run, keep)
 

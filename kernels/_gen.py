@@ -45,9 +45,10 @@ import numpy as np  # noqa: F401
 """
 
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
-    "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "MODE_FORWARD",
-    "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD", "MODE_STEP_BACKWARD",
-    "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
+    "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
+    "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "CSIZE", "MODE_FORWARD",
+    "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD", "MODE_STEP_BACKWARD", "MODE_JVP",
+    "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
 
 
 class _Flatten(ast.NodeTransformer):
@@ -140,11 +141,27 @@ for r in range(ny // nt):
 """
 
 
+def _map_jvp(row, index):
+    """A map row's tangent: ty = da(g = ta) + db(g = tb), each term only for an operand with
+    a gradient (the derivative of an elementwise op is diagonal, so its vector-Jacobian rule
+    with the upstream gradient replaced by the operand's tangent is the Jacobian-vector one).
+    Tangents live in ``grad`` during a tangent sweep."""
+    code = _loads(row, index, False) + f"y = val[{index('oy')}]\n"
+    code += (row.pre + "\n" if row.pre else "") + "t = 0.0\n"
+    for rule, operand, base in ((row.da, "ia", "oa"), (row.db, "ib", "ob")):
+        if rule is not None:
+            code += (f"if need[{operand}]:\n    g = grad[{index(base)}]\n"
+                     f"    t += {rule}\n")
+    return code + f"grad[{index('oy')}] = t\n"
+
+
 def _map_bodies(row, direction):
     """(guard, body(index)) pairs of a map row: a guard is checked once outside the loop."""
     if direction == "fwd":
         return [(None, lambda index: (_loads(row, index, False)
                                       + f"val[{index('oy')}] = {row.fwd}\n"))]
+    if direction == "jvp":
+        return [(None, lambda index: _map_jvp(row, index))]
     bodies = []
     for rule, operand, base in ((row.da, "ia", "oa"), (row.db, "ib", "ob")):
         if rule is not None:
@@ -165,8 +182,19 @@ def _map_loops(row, direction):
     if row.arity == 1:          # a unary map's operand is its output's size: never tiled
         return _prologue(row) + "".join(
             _guarded(g, "for j in range(ny):\n" + _indent(body(_dense), 1)) for g, body in bodies)
-    return _prologue(row) + _TILES + "".join(
-        _guarded(g, _TILE_LOOP + _indent(body(_tiled), 2)) for g, body in bodies)
+    # a scalar operand (a tile of one: x * 2, 1 - x) gets a loop of its own, with its
+    # element fixed: one flat loop over the output instead of ny tile loops of one
+    scalar_a = {"oa": "oa", "ob": "ob + j", "oy": "oy + j"}.get
+    scalar_b = {"oa": "oa + j", "ob": "ob", "oy": "oy + j"}.get
+    return _prologue(row) + _TILES + (
+        "if nt == 1 and na == 1 and ny > 1:\n" + _indent("".join(
+            _guarded(g, "for j in range(ny):\n" + _indent(body(scalar_a), 1))
+            for g, body in bodies), 1)
+        + "elif nt == 1 and nb == 1 and ny > 1:\n" + _indent("".join(
+            _guarded(g, "for j in range(ny):\n" + _indent(body(scalar_b), 1))
+            for g, body in bodies), 1)
+        + "else:\n" + _indent("".join(
+            _guarded(g, _TILE_LOOP + _indent(body(_tiled), 2)) for g, body in bodies), 1))
 
 
 def _map_scalar(row, direction):
@@ -181,16 +209,22 @@ def has_backward(row):
 _BLOCK_LOCALS = "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n"
 
 
-def row_functions(row):
-    """{name: statements} of the row module's functions (each a function of I, F, C, i)."""
+# The parts a row's code comes in: the forward and backward (every program), and the tangent
+# (only programs that run forward mode compile it).
+PARTS = {"core": ("fwd", "bwd"), "jvp": ("jvp",)}
+
+
+def row_functions(row, part=None):
+    """{name: statements} of the row module's functions (each a function of I, F, C, i), of
+    one part or of all."""
     parts = {}
-    for direction in ("fwd", "bwd"):
+    for direction in PARTS[part] if part else ("fwd", "bwd", "jvp"):
         if direction == "bwd" and not has_backward(row):
             continue
         if row.kind == "map":
             body = _map_loops(row, direction)
         else:
-            body = _BLOCK_LOCALS + textwrap.dedent(row.fwd if direction == "fwd" else row.bwd)
+            body = _BLOCK_LOCALS + textwrap.dedent(getattr(row, direction))
         parts[f"{row.name}_{direction}"] = body
     return parts
 
@@ -215,12 +249,13 @@ def with_functions(row, tensor_rows):
     return row.kind == "block" or (row.kind == "map" and row.name in tensor_rows)
 
 
-def externals(rows, tensor_rows):
+def externals(rows, tensor_rows, jvp=False):
     """The row functions a dispatcher of ``rows`` calls, in a stable order."""
     names = []
     for row in rows:
         if with_functions(row, tensor_rows):
-            names += list(row_functions(row))
+            for part in ("core", "jvp") if jvp else ("core",):
+                names += list(row_functions(row, part))
     return names
 
 
@@ -260,34 +295,82 @@ def run(I, F, C, mode):
     """One call of the kernel: see layout.MODE_*. Returns the output's first value, or NaN
     with C[C_ERR] set when a node reported bad data."""
 {bases}    out = I[1]
-    lo = 0
-    hi = n
-    if mode == MODE_STEP_FORWARD or mode == MODE_STEP_BACKWARD:
-        lo = C[C_LO]
-        hi = C[C_HI]
-    if mode != MODE_STEP_BACKWARD:
-        for i in range(lo, hi):
-            o = I[np.uintp(b_op + i)]
-{forward}        if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
-            return F[np.uintp(b_val + I[np.uintp(b_off + out)])]
-        # zero the gradients of the nodes below the output (unsigned: LLVM makes a memset)
-        for k in range(I[np.uintp(b_off + out)]):
-            F[np.uintp(b_grad + k)] = 0.0
-        if mode == MODE_VALUE_AND_GRAD:
-            F[np.uintp(b_grad + I[np.uintp(b_off + out)])] = 1.0
+    oo = I[np.uintp(b_off + out)]
+    batch = mode == MODE_BATCH or mode == MODE_BATCH_GRAD
+    samples = C[C_BATCH] if batch else 1
+    for s in range(samples):
+        if batch:
+            # vmap: this sample's input values in, from its row of X, segment by segment
+            x = C[C_BATCH_X] + s * C[C_BATCH_IN]
+            for seg in range(C[C_BATCH_SEGS]):
+                start = C[CSIZE + 2 * seg]
+                for k in range(C[CSIZE + 2 * seg + 1]):
+                    F[np.uintp(b_val + start + k)] = F[np.uintp(x + k)]
+                x += C[CSIZE + 2 * seg + 1]
         lo = 0
-        hi = out + 1
-    for i in range(hi - 1, lo - 1, -1):
-        if I[np.uintp(b_need + i)] == 0:
-            continue
-        o = I[np.uintp(b_op + i)]
-{backward}    return F[np.uintp(b_val + I[np.uintp(b_off + out)])]
+        hi = n
+        if mode == MODE_STEP_FORWARD or mode == MODE_STEP_BACKWARD:
+            lo = C[C_LO]
+            hi = C[C_HI]
+        if mode != MODE_STEP_BACKWARD and mode != MODE_TANGENT:
+            for i in range(lo, hi):
+                o = I[np.uintp(b_op + i)]
+{forward}            if mode == MODE_BATCH:
+                # the output's values out, into this sample's row of Y
+                no = I[np.uintp(b_off + (out + 1))] - oo
+                for k in range(no):
+                    F[np.uintp(C[C_BATCH_Y] + s * no + k)] = F[np.uintp(b_val + oo + k)]
+                continue
+            if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
+                return F[np.uintp(b_val + oo)]
+{tangent}        if mode != MODE_STEP_BACKWARD:
+            # zero the gradients of the nodes below the output (unsigned: a memset)
+            for k in range(oo):
+                F[np.uintp(b_grad + k)] = 0.0
+            if mode == MODE_VALUE_AND_GRAD or mode == MODE_BATCH_GRAD:
+                F[np.uintp(b_grad + oo)] = 1.0
+            lo = 0
+            hi = out + 1
+        for i in range(hi - 1, lo - 1, -1):
+            if I[np.uintp(b_need + i)] == 0:
+                continue
+            o = I[np.uintp(b_op + i)]
+{backward}        if mode == MODE_BATCH_GRAD:
+            # the value and the first C[C_BATCH_G] gradients out, into this sample's row
+            ng = C[C_BATCH_G]
+            y = C[C_BATCH_Y] + s * (ng + 1)
+            F[np.uintp(y)] = F[np.uintp(b_val + oo)]
+            for k in range(ng):
+                F[np.uintp(y + 1 + k)] = F[np.uintp(b_grad + k)]
+    return F[np.uintp(b_val + oo)]
 '''
 
 
-def dispatcher_module(rows, tensor_rows):
+# The tangent sweep (forward mode), in kernels built with it. Tangents live in the grad
+# region: the caller writes the differentiated inputs'; a node no input reaches (need 0:
+# constants, data, what depends on them only) has tangent 0; every other node's tangent is
+# assigned by its row from its operands' values and tangents.
+TANGENT = """\
+if mode == MODE_JVP or mode == MODE_TANGENT:
+    for i in range(n):
+        if I[np.uintp(b_need + i)] == 0:
+            for k in range(I[np.uintp(b_off + i)], I[np.uintp(b_off + (i + 1))]):
+                F[np.uintp(b_grad + k)] = 0.0
+            continue
+        o = I[np.uintp(b_op + i)]
+{chain}    return F[np.uintp(b_val + I[np.uintp(b_off + out)])]
+"""
+NO_TANGENT = """\
+if mode == MODE_JVP or mode == MODE_TANGENT:
+    C[C_ERR] = ERR_OPCODE
+    C[C_NODE] = -1
+    return np.nan
+"""
+
+
+def dispatcher_module(rows, tensor_rows, jvp=False):
     """Source of ``run`` for exactly ``rows`` (row objects of the table), with the tensor
-    loops of the map rows named in ``tensor_rows``."""
+    loops of the map rows named in ``tensor_rows``, and the tangent sweep when ``jvp``."""
     leaves = [row for row in ROWS if row.kind == "leaf"]
     names = {row.name for row in rows} | {row.name for row in leaves}
     rows = [row for row in ROWS if row.name in names]
@@ -300,6 +383,14 @@ def dispatcher_module(rows, tensor_rows):
     skip = "if " + " or ".join(f"o == {r.name.upper()}" for r in leaves) + ":\n    continue\n"
     forward = skip + _chain(fwd)
     backward = skip + _chain(bwd)
+    if jvp:
+        # inputs keep the tangents the caller wrote (a differentiated input has need 1)
+        inputs = "if o == INPUT:\n    continue\n"
+        tangents = [(row, _branch(row, "jvp", row.name in tensor_rows)) for row in rows
+                    if row.kind != "leaf"]
+        tangent = TANGENT.format(chain=_indent(inputs + _chain(tangents), 2))
+    else:
+        tangent = NO_TANGENT
     return (HEADER + CONSTANTS + opcodes
-            + RUN.format(bases=_indent(layout.BASES, 1), forward=_indent(forward, 3),
-                         backward=_indent(backward, 2)))
+            + RUN.format(bases=_indent(layout.BASES, 1), forward=_indent(forward, 4),
+                         tangent=_indent(tangent, 2), backward=_indent(backward, 3)))

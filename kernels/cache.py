@@ -107,13 +107,19 @@ def dtype_tag(dtype):
 
 # -- keys of the artifacts ---------------------------------------------------------------
 def row_key(row_name, dtype):
+    """A row's generated module (all its functions)."""
     return f"{row_name}-{dtype_tag(dtype)}-{digest('row', row_name, str(dtype))[:16]}"
 
 
-def kernel_key(row_names, tensor_names, dtype):
+def object_key(row_name, dtype, part):
+    """The object file of one part of a row's code ("core": forward and backward, "jvp")."""
+    return f"{row_name}-{part}-{dtype_tag(dtype)}-{digest('obj', row_name, str(dtype), part)[:16]}"
+
+
+def kernel_key(row_names, tensor_names, dtype, jvp=False):
     names, tensor = sorted(row_names), sorted(tensor_names)
-    return (f"k{len(names)}-{dtype_tag(dtype)}-"
-            f"{digest('kernel', names, tensor, str(dtype))[:16]}")
+    return (f"k{len(names)}{'j' if jvp else ''}-{dtype_tag(dtype)}-"
+            f"{digest('kernel', names, tensor, str(dtype), bool(jvp))[:16]}")
 
 
 def update_key(dtype):
@@ -217,7 +223,7 @@ def build_lock():
 
 
 def built_kernels(dtype):
-    """(row names, tensor row names, key) of every kernel library of ``dtype`` built here
+    """(row names, tensor row names, jvp, key) of every kernel library of ``dtype`` built here
     from this process's kernel sources (the manifest says; ``read_manifest`` checks the rest
     before a load)."""
     tag = f"-{dtype_tag(dtype)}-"
@@ -233,7 +239,7 @@ def built_kernels(dtype):
                     manifest = json.load(fh)
                 if manifest["source"] == source_digest():
                     out.append((frozenset(manifest["rows"]), frozenset(manifest["tensor_rows"]),
-                                name[:-5]))
+                                bool(manifest.get("jvp")), name[:-5]))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out

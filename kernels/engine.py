@@ -183,9 +183,10 @@ class Kernel:
     whose tensor loops it has)."""
 
     def __init__(self, rows, tensor, dtype, engine, address=None, python=None, origin=None,
-                 keep=None):
+                 keep=None, jvp=False):
         self.rows = frozenset(rows)
         self.tensor = frozenset(tensor)
+        self.jvp = bool(jvp)                 # whether it has the tangent sweep
         self.dtype = np.dtype(dtype)
         self.engine = engine
         self.address = address               # of run(I, F, C, mode), compiled
@@ -195,8 +196,8 @@ class Kernel:
         if address is not None and _Caller is None:
             self._ctypes = ctypes.CFUNCTYPE(ctypes.c_double, *_RUN_ARGS)(address)
 
-    def covers(self, rows, tensor):
-        return self.rows >= rows and self.tensor >= tensor
+    def covers(self, rows, tensor, jvp=False):
+        return self.rows >= rows and self.tensor >= tensor and (self.jvp or not jvp)
 
     def caller(self, I, F, C, nogil=False):
         """``call(mode)``: run this kernel on (I, F, C). The arrays must be C-contiguous,
@@ -242,13 +243,13 @@ class _Registry:
         self.kernels = {}
         self.updates = {}
 
-    def find(self, rows, tensor, dtype):
-        exact = self.kernels.get((rows, tensor, dtype))
+    def find(self, rows, tensor, dtype, jvp):
+        exact = self.kernels.get((rows, tensor, dtype, jvp))
         if exact is not None:
             return exact
-        supersets = [k for (_, _, d), k in self.kernels.items()
-                     if d == dtype and k.covers(rows, tensor)]
-        return min(supersets, key=lambda k: len(k.rows)) if supersets else None
+        supersets = [k for (_, _, d, _), k in self.kernels.items()
+                     if d == dtype and k.covers(rows, tensor, jvp)]
+        return min(supersets, key=lambda k: (len(k.rows), k.jvp)) if supersets else None
 
 
 _REGISTRY = _Registry()
@@ -313,26 +314,28 @@ def tape_rows(I):
     return frozenset(rows) | LEAVES, frozenset(tensor)
 
 
-def _missing_rows(tensor, dtype):
-    return sum(1 for n in tensor
-               if not os.path.exists(cache.path("obj", cache.row_key(n, dtype) + ".o")))
+def _missing_parts(tensor, dtype, jvp):
+    return sum(1 for n in tensor for part in (("core", "jvp") if jvp else ("core",))
+               if not os.path.exists(cache.path("obj", cache.object_key(n, dtype, part) + ".o")))
 
 
-def _aot_kernel(rows, tensor, dtype):
+def _aot_kernel(rows, tensor, dtype, jvp):
     names, tensor_names = sorted(rows), sorted(tensor)
-    key = cache.kernel_key(names, tensor_names, dtype)
+    key = cache.kernel_key(names, tensor_names, dtype, jvp)
     found = _load_library(key, "kernel")
     if found is None:
-        for other_rows, other_tensor, other_key in sorted(cache.built_kernels(dtype),
-                                                          key=lambda t: len(t[0])):
-            if other_rows >= rows and other_tensor >= tensor and other_key != key:
+        for other_rows, other_tensor, other_jvp, other_key in sorted(
+                cache.built_kernels(dtype), key=lambda t: (len(t[0]), t[2])):
+            if (other_rows >= rows and other_tensor >= tensor and (other_jvp or not jvp)
+                    and other_key != key):
                 found = _load_library(other_key, "kernel")
                 if found is not None:
                     break
     if found is None:
-        what = f"the kernel of {len(rows - LEAVES)} ops ({', '.join(sorted(rows - LEAVES))})"
-        _run_builder({"kernels": [[names, tensor_names, str(dtype)]]}, what, dtype,
-                     _missing_rows(tensor, dtype))
+        what = (f"the kernel of {len(rows - LEAVES)} ops ({', '.join(sorted(rows - LEAVES))})"
+                + (" with forward mode" if jvp else ""))
+        _run_builder({"kernels": [[names, tensor_names, str(dtype), bool(jvp)]]}, what, dtype,
+                     _missing_parts(tensor, dtype, jvp))
         found = _load_library(key, "kernel")
         if found is None:
             raise KernelError(f"the kernel {cache.path('lib', key + '.so')} was built but "
@@ -340,37 +343,40 @@ def _aot_kernel(rows, tensor, dtype):
     lib, manifest = found
     address = ctypes.cast(getattr(lib, manifest["symbol"]), ctypes.c_void_p).value
     return Kernel(manifest["rows"], manifest["tensor_rows"], dtype, "aot", address=address,
-                  origin=cache.path("lib", manifest["library"]), keep=lib)
+                  origin=cache.path("lib", manifest["library"]), keep=lib,
+                  jvp=manifest.get("jvp", False))
 
 
-def kernel(rows, tensor, dtype):
+def kernel(rows, tensor, dtype, jvp=False):
     """The kernel that runs tapes using ``rows`` (row names), ``tensor`` being those whose
-    functions it must link (block rows, map rows applied to tensors), in ``dtype``."""
+    functions it must link (block rows, map rows applied to tensors), in ``dtype``; with the
+    tangent sweep (forward mode) when ``jvp``."""
     dtype = np.dtype(dtype)
     rows = frozenset(rows) | LEAVES
     tensor = frozenset(n for n in rows if BY_NAME[n].kind == "block" or (
         BY_NAME[n].kind == "map" and n in tensor))          # as _build.kernel_rows links
-    k = _REGISTRY.find(rows, tensor, dtype)
+    jvp = bool(jvp)
+    k = _REGISTRY.find(rows, tensor, dtype, jvp)
     if k is not None:
         return k
     with _REGISTRY.lock:
-        k = _REGISTRY.find(rows, tensor, dtype)      # another thread may have loaded it
+        k = _REGISTRY.find(rows, tensor, dtype, jvp)    # another thread may have loaded it
         if k is not None:
             return k
         engine = engine_name()
         if engine == "aot":
-            k = _aot_kernel(rows, tensor, dtype)
+            k = _aot_kernel(rows, tensor, dtype, jvp)
         elif engine == "jit":
             from . import _build
             _announce(f"the kernel of {len(rows - LEAVES)} ops", dtype, len(tensor))
             address, keep = _build.jit_kernel(tuple(sorted(rows)), tuple(sorted(tensor)),
-                                              str(dtype))
-            k = Kernel(rows, tensor, dtype, "jit", address=address, keep=keep)
+                                              str(dtype), jvp)
+            k = Kernel(rows, tensor, dtype, "jit", address=address, keep=keep, jvp=jvp)
         else:
             from . import _build
             k = Kernel(rows, tensor, dtype, "python", python=_build.python_kernel(
-                tuple(sorted(rows)), tuple(sorted(tensor)), str(dtype)))
-        _REGISTRY.kernels[(k.rows, k.tensor, dtype)] = k
+                tuple(sorted(rows)), tuple(sorted(tensor)), str(dtype), jvp), jvp=jvp)
+        _REGISTRY.kernels[(k.rows, k.tensor, dtype, k.jvp)] = k
         return k
 
 
@@ -428,10 +434,10 @@ def _ctypes_update(name, entry, dtype, keep):
     return call
 
 
-def precompile(ops=None, dtypes=("float64", "float32"), optimizers=True):
+def precompile(ops=None, dtypes=("float64", "float32"), optimizers=True, forward_mode=True):
     """Build (or load) the kernel of ``ops`` (op names; default: every op) for each dtype,
-    and the optimiser kernels: pay the compile up front, e.g. when building a container
-    image. Later tapes whose ops it covers compile nothing.
+    with forward mode, and the optimiser kernels: pay the compile up front, e.g. when
+    building a container image. Later tapes whose ops it covers compile nothing.
 
     >>> import burnumba as bn
     >>> bn.precompile(["add", "multiply", "tanh"], dtypes=["float64"])   # doctest: +SKIP
@@ -443,7 +449,7 @@ def precompile(ops=None, dtypes=("float64", "float32"), optimizers=True):
                           f"{sorted(BY_NAME)}")
     out = []
     for dtype in dtypes:
-        out.append(kernel(names, names, dtype))
+        out.append(kernel(names, names, dtype, jvp=forward_mode))
         if optimizers:
             update_kernels(dtype)
     return out

@@ -31,7 +31,13 @@ C_LO = 2             # MODE_STEP_FORWARD / MODE_STEP_BACKWARD: the nodes lo .. h
 C_HI = 3
 C_GEMM = 4           # address of cblas_dgemm (float64 tapes) or cblas_sgemm (float32), or 0
 C_ILP64 = 5          # 1 when that BLAS takes 64-bit integers
-CSIZE = 8
+C_BATCH = 6          # MODE_BATCH / MODE_BATCH_GRAD: the number of samples,
+C_BATCH_IN = 7       # the input values per sample,
+C_BATCH_X = 8        # where their rows start in F (samples x inputs),
+C_BATCH_Y = 9        # where the output rows start in F (samples x outputs),
+C_BATCH_G = 10       # MODE_BATCH_GRAD: the gradients per sample (of the first values),
+C_BATCH_SEGS = 11    # and the segments of val a sample's inputs go to: (start, count)
+CSIZE = 12           # pairs at C[CSIZE:], in the order of a row of X
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
 MODE_FORWARD = 0           # evaluate every node
@@ -40,6 +46,13 @@ MODE_VJP = 2               # forward; zero the gradients below the output's (the
                            # the cotangent into the output's gradient); reverse sweep
 MODE_STEP_FORWARD = 3      # evaluate nodes C[C_LO] .. C[C_HI] - 1 (the NaN locator's steps)
 MODE_STEP_BACKWARD = 4     # reverse-sweep nodes C[C_HI] - 1 down to C[C_LO], nothing zeroed
+MODE_JVP = 5               # forward, then the tangent sweep: tangents live in the grad region;
+                           # the caller wrote the differentiated inputs' tangents there
+MODE_TANGENT = 6           # the tangent sweep alone, on the values of an earlier forward
+MODE_BATCH = 7             # for each of C[C_BATCH] samples: copy its inputs from F's X rows
+                           # into val, evaluate every node, copy the output into F's Y rows
+MODE_BATCH_GRAD = 8        # the same with MODE_VALUE_AND_GRAD: a Y row is the value and the
+                           # first C[C_BATCH_G] gradients
 
 # Error codes a kernel writes to C[C_ERR] (it then returns NaN at once).
 ERR_OPCODE = 1       # an opcode this kernel was not built for

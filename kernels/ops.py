@@ -61,6 +61,7 @@ class Op(NamedTuple):
     da: Optional[str] = None         # map rows: d/da contribution; block rows: unused
     db: Optional[str] = None
     bwd: str = ""                    # block rows: the backward statements
+    jvp: str = ""                    # block rows: the tangent statements (tangents in grad)
     pre: str = ""                    # map rows: a statement run before da / db, per element
     domain: Tuple[Tuple[float, float], ...] = ((-3.0, 3.0), (-3.0, 3.0))
     avoid: str = ""                  # where central differences are invalid (kinks, poles)
@@ -426,6 +427,29 @@ ROWS = (
            ((-0.0,), 0.0, 1.0, (0.0,)),
        )),
 
+    # erf, which the traced derivatives of gelu_erf need (erfc z = 1 - erf z there)
+    Op("erf", 1, "map", "erf(a)", da="g * 1.1283791670955126 * exp(-a * a)",
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, 1.0, (0.0,)),
+           ((-inf,), 0.0, -1.0, (0.0,)),
+           ((0.0,), 0.0, 0.0, (1.1283791670955126,)),
+           ((-0.0,), 0.0, -0.0, (1.1283791670955126,)),
+           ((1.5,), 0.0, 0.9661051464753108, (0.11893028922362936,)),
+           ((-2.0,), 0.0, -0.9953222650189527, (0.020666985354092057,)),
+       )),
+    # stop_gradient(a) = a with no derivative: a constant for every transformation, as
+    # jax.lax.stop_gradient
+    Op("stop_gradient", 1, "map", "a",
+       doc="the value of a, seen as a constant by grad, jvp and the rest",
+       special=(
+           ((nan,), 0.0, nan, None),
+           ((inf,), 0.0, inf, None),
+           ((-inf,), 0.0, -inf, None),
+           ((0.0,), 0.0, 0.0, None),
+           ((-0.0,), 0.0, -0.0, None),
+       )),
+
     # -- piecewise. Conventions at kinks: relu'(0) = 0 (torch, JAX); abs'(0) = 0 (torch,
     # autograd; JAX gives 1); maximum / minimum split the gradient evenly at a tie (JAX). At
     # NaN: relu and maximum / minimum give NaN values (numpy) and gradient 0 (JAX);
@@ -617,6 +641,16 @@ for j in range(ny):
     ka = ka + 1 if ka + 1 < na else 0
     kb = kb + 1 if kb + 1 < nb else 0
 """,
+       jvp=_WHERE + """
+for j in range(ny):
+    if val[oc + kc] != 0.0:
+        grad[oy + j] = grad[oa + ka] if need[ia] else 0.0
+    else:
+        grad[oy + j] = grad[ob + kb] if need[ib] else 0.0
+    kc = kc + 1 if kc + 1 < nc else 0
+    ka = ka + 1 if ka + 1 < na else 0
+    kb = kb + 1 if kb + 1 < nb else 0
+""",
        special=(
            ('bnp.where(a, b, c)', [[True, False, True], [1.5, nan, -inf], [inf, -2.0, nan]], [1.5, -2.0, -inf], [1.0, -2.0, 0.5], [None, [1.0, 0.0, 0.5], [0.0, -2.0, 0.0]]),  # bnp.where(cond, a, b): NaN / inf in the unchosen branch get no gradient
            ('bnp.where(a, b, c)', [[nan, -0.0, 0.0], [1.5, -0.0, inf], [-inf, 2.0, -0.0]], [1.5, 2.0, -0.0], [1.0, -2.0, 0.5], [None, [1.0, 0.0, 0.0], [0.0, -2.0, 0.5]]),  # bnp.where(cond, a, b) with a float mask cond: NaN counts as true, -0.0 as false
@@ -635,6 +669,10 @@ for j in range(ny):
 """, bwd="""
 for j in range(ny):
     grad[P[p + j]] += grad[oy + j]
+""",
+       jvp="""
+for j in range(ny):
+    grad[oy + j] = grad[P[p + j]]
 """,
        special=(
            ('a[[2, 0, 2]]', [[nan, -0.0, inf]], [inf, nan, inf], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # x[[2, 0, 2]] (repeated index accumulates)
@@ -659,6 +697,15 @@ for k in range(P[p]):
     if need[ik]:
         for e in range(off[ik], off[ik + 1]):
             grad[e] += gc
+""",
+       jvp="""
+acc = 0.0
+for k in range(P[p]):
+    ik = P[p + 1 + k]
+    if need[ik]:
+        for e in range(off[ik], off[ik + 1]):
+            acc += grad[e]
+grad[oy] = c * acc
 """,
        special=(
            ('np.sum(a)', [[1.5, nan, -2.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
@@ -686,6 +733,15 @@ for k in range(P[p]):
     if need[ik]:
         for e in range(off[ik], off[ik + 1]):
             grad[e] += gc * val[e]
+""",
+       jvp="""
+acc = 0.0
+for k in range(P[p]):
+    ik = P[p + 1 + k]
+    if need[ik]:
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e] * grad[e]
+grad[oy] = 2.0 * c * acc
 """,
        special=(
            ('bn.sumsq(a)', [[nan, 1.0, 2.0]], nan, 1.0, [[nan, 2.0, 4.0]]),  # bn.sumsq(x) = sum(x * x)
@@ -724,6 +780,21 @@ for k in range(m):
         if need[iw]:
             grad[ow + e] += gy * xe
 """,
+       jvp="""
+m = P[p]
+acc = grad[off[a0[i]]] if a0[i] >= 0 and need[a0[i]] else 0.0
+for k in range(m):
+    ix = P[p + 1 + k]
+    iw = P[p + 1 + m + k]
+    ox = off[ix]
+    ow = off[iw]
+    for e in range(off[ix + 1] - ox):
+        if need[ix]:
+            acc += grad[ox + e] * val[ow + e]
+        if need[iw]:
+            acc += val[ox + e] * grad[ow + e]
+grad[oy] = acc
+""",
        special=(
            ('bn.inner(a, b)', [[inf, 1.5, -2.0], [0.0, 1.0, 2.0]], nan, 1.0, [[0.0, 1.0, 2.0], [inf, 1.5, -2.0]]),  # bn.inner(x, w)
            ('bn.inner(a, b)', [[nan, 1.5, -2.0], [1.0, 0.0, 2.0]], nan, 1.0, [[1.0, 0.0, 2.0], [nan, 1.5, -2.0]]),  # bn.inner(x, w)
@@ -749,6 +820,14 @@ if need[ia]:
             gk = c * grad[oy + o * inner + k]
             for j in range(m):
                 grad[oa + (o * m + j) * inner + k] += gk
+""",
+       jvp=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        acc = 0.0
+        for j in range(m):
+            acc += grad[oa + (o * m + j) * inner + k]
+        grad[oy + o * inner + k] = c * acc
 """,
        special=(
            ('np.sum(a, axis=1)', [[[1.0, nan, 2.0], [inf, 1.5, -inf]]], [nan, nan], [1.0, -2.0], [[[1.0, 1.0, 1.0], [-2.0, -2.0, -2.0]]]),  # bnp.sum(x, axis=1)
@@ -785,6 +864,20 @@ if need[ia]:
             for j in range(m):
                 q = oa + (o * m + j) * inner + k
                 grad[q] += share * (1.0 if val[q] == y else 0.0)
+""",
+       jvp=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        y = val[oy + o * inner + k]
+        ties = 0
+        acc = 0.0
+        for j in range(m):
+            q = oa + (o * m + j) * inner + k
+            if val[q] == y:
+                ties += 1
+                acc += grad[q]
+        # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
+        grad[oy + o * inner + k] = acc / ties
 """,
        special=(
            ('np.max(a, axis=1)', [[[1.0, 3.0, 3.0]]], [3.0], [1.0], [[[0.0, 0.5, 0.5]]]),  # bnp.max(x, axis=1), row: tie
@@ -826,6 +919,17 @@ if need[ia]:
             for j in range(m):
                 q = (o * m + j) * inner + k
                 grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
+""",
+       jvp=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        dot = 0.0
+        for j in range(m):
+            q = (o * m + j) * inner + k
+            dot += val[oy + q] * grad[oa + q]
+        for j in range(m):
+            q = (o * m + j) * inner + k
+            grad[oy + q] = val[oy + q] * (grad[oa + q] - dot)
 """,
        special=(
            ('bn.softmax(a)', [[1.0, -2.0, 0.5]], [0.6037488961486258, 0.030058887569574023, 0.3661922162818002], [1.0, -2.0, 0.5], [[0.1649881337479357, -0.08196238721392732, -0.08302574653400847]]),  # bn.softmax(x), x: ordinary
@@ -871,6 +975,19 @@ if need[ia]:
         for j in range(t + 1):
             grad[b0 + j] += c * val[y0 + j] * (grad[y0 + j] - dot)
 """,
+       jvp=_AXIS + """
+for o in range(outer):
+    t = o % m
+    b0 = oa + o * m
+    y0 = oy + o * m
+    dot = 0.0
+    for j in range(t + 1):
+        dot += val[y0 + j] * grad[b0 + j]
+    for j in range(t + 1):
+        grad[y0 + j] = c * val[y0 + j] * (grad[b0 + j] - dot)
+    for j in range(t + 1, m):
+        grad[y0 + j] = 0.0
+""",
        special=(
            ('bn.causal_softmax(a, 0.5)', [[[1.0, nan, inf], [0.5, -1.0, nan], [2.0, 1.0, -1.0]]], [[1.0, 0.0, 0.0], [0.679178699175393, 0.32082130082460697, 0.0], [0.5465493872661796, 0.3314989604240915, 0.12195165230972885]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [-0.05447374844045347, 0.05447374844045352, 0.0], [0.2598019925469437, -0.25679582659595995, -0.0030061659509837083]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: NaN and +inf in the masked (future) half
            ('bn.causal_softmax(a, 0.5)', [[[1.0, 0.0, 0.0], [nan, -1.0, 0.0], [-inf, 1.0, 2.0]]], [[1.0, 0.0, 0.0], [nan, nan, 0.0], [0.0, 0.37754066879814546, 0.6224593312018546]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [nan, nan, 0.0], [0.0, -0.17625278415119586, 0.17625278415119588]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: NaN at (1, 0), -inf at (2, 0)
@@ -895,6 +1012,17 @@ if need[ia]:
             for j in range(m):
                 q = (o * m + j) * inner + k
                 grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
+""",
+       jvp=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        dot = 0.0
+        for j in range(m):
+            q = (o * m + j) * inner + k
+            dot += exp(val[oy + q]) * grad[oa + q]
+        for j in range(m):
+            q = (o * m + j) * inner + k
+            grad[oy + q] = grad[oa + q] - dot
 """,
        special=(
            ('bn.log_softmax(a)', [[1.0, -2.0, 0.5]], [-0.5045969023422835, -3.5045969023422834, -1.0045969023422834], [1.0, -2.0, 0.5], [[1.301874448074313, -1.984970556215213, 0.6830961081409002]]),  # bn.log_softmax(x), x: ordinary
@@ -928,6 +1056,17 @@ if need[ia]:
                 q = (o * m + j) * inner + k
                 grad[oa + q] += gk * exp(val[oa + q] - y)
 """,
+       jvp=_AXIS + """
+for o in range(outer):
+    for k in range(inner):
+        y = val[oy + o * inner + k]
+        acc = 0.0
+        if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                acc += exp(val[oa + q] - y) * grad[oa + q]
+        grad[oy + o * inner + k] = acc
+""",
        special=(
            ('bn.logsumexp(a)', [[1.0, -2.0, 0.5]], 1.5045969023422834, 1.0, [[0.6037488961486258, 0.030058887569574023, 0.3661922162818002]]),  # bn.logsumexp(x), x: ordinary
            ('bn.logsumexp(a)', [[1.0, nan, 2.0]], nan, 1.0, [[nan, nan, nan]]),  # bn.logsumexp(x), x: NaN
@@ -957,6 +1096,18 @@ gy /= m
 for j in range(m):
     q = o * m + j
     grad[b0 + j] += rs * (grad[oy + q] - gm - val[oy + q] * gy)
+"""),
+       jvp=_AXIS + _per("for o in range(outer):", _LN_STATS + """
+gm = 0.0
+gy = 0.0
+for j in range(m):
+    gm += grad[b0 + j]
+    gy += grad[b0 + j] * val[oy + o * m + j]
+gm /= m
+gy /= m
+for j in range(m):
+    q = o * m + j
+    grad[oy + q] = rs * (grad[b0 + j] - gm - val[oy + q] * gy)
 """),
        special=(
            ('bn.layer_norm(a, eps=1e-05)', [[[1.0, 2.0, 4.0]]], [[-1.0690415314502977, -0.26726038286257453, 1.3363019143128718]], [[1.0, -2.0, 0.5]], [[[0.9735911492720328, -1.4603871534309034, 0.4867960041588706]]]),  # bn.layer_norm(x, weight=None, bias=None, eps=1e-05), x: ordinary
@@ -993,6 +1144,19 @@ for j in range(ncls):
     grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
 grad[b0 + t] -= gc
 """),
+       jvp="""
+rows = P[p]
+ncls = P[p + 1]
+oa = off[a0[i]]
+ot = off[a1[i]]
+acc = 0.0
+""" + _per("for r in range(rows):", _CE_ROW + """
+for j in range(ncls):
+    acc += exp(val[b0 + j] - mx) / s * grad[b0 + j]
+acc -= grad[b0 + t]
+""") + """
+grad[oy] = c * acc
+""",
        special=(
            ('bn.cross_entropy(a, b)', [[[1.0, -inf, 2.0], [0.5, 1.0, 3.0]], [0, 2]], 0.75499789221892, 1.0, [[[-0.36552928931500245, 0.0, 0.36552928931500245], [0.03371267911622646, 0.05558281115121057, -0.08929549026743705]], None]),  # bn.cross_entropy(logits, targets) with targets = [0, 2] (int data), mean over the 2 rows; logits: -inf on a non-target class
            ('bn.cross_entropy(a, b)', [[[-inf, 1.0, 2.0], [0.5, 1.0, 3.0]], [0, 2]], inf, 1.0, [[[-0.5, 0.13447071068499755, 0.36552928931500245], [0.03371267911622646, 0.05558281115121057, -0.08929549026743705]], None]),  # bn.cross_entropy(logits, targets) with targets = [0, 2] (int data), mean over the 2 rows; logits: -inf on the target class
@@ -1033,10 +1197,104 @@ if need[ia]:
         for e in range(width):
             grad[oa + t * width + e] += grad[oy + k * width + e]
 """,
+       jvp="""
+nrows = P[p]
+width = P[p + 1]
+oa = off[a0[i]]
+ot = off[a1[i]]
+for k in range(ny // width if width > 0 else 0):
+    t = int(val[ot + k])
+    if t < 0:
+        t += nrows
+    if t < 0 or t >= nrows:
+        return ERR_INDEX
+    for e in range(width):
+        grad[oy + k * width + e] = grad[oa + t * width + e]
+""",
        special=(
            ('a[b]', [[[nan, 1.0], [-0.0, inf], [-inf, 2.0]], [2, -1, 0, 1]], [[-inf, 2.0], [-inf, 2.0], [nan, 1.0], [-0.0, inf]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0], [3.0, 0.25]], [[[-1.0, 2.0], [3.0, 0.25], [1.5, -1.0]], None]),  # table[idx] with idx an int array argument (the take row); idx = [2, -1, 0, 1]
            ('a[b]', [[[0.0, 1.0], [-0.0, inf], [nan, 2.0]], [2, -1, 0]], [[nan, 2.0], [nan, 2.0], [0.0, 1.0]], [[1.0, -2.0], [0.5, 1.0], [3.0, -1.0]], [[[3.0, -1.0], [0.0, 0.0], [1.5, -1.0]], None]),  # rows holding +0.0, -0.0, inf, nan; -1 is the last row
        )),
+    # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
+    # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
+    Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
+       fwd="""
+ia = a0[i]
+oa = off[ia]
+for k in range(ny):
+    val[oy + k] = 0.0
+for j in range(off[ia + 1] - oa):
+    val[oy + P[p + j]] += val[oa + j]
+""", bwd="""
+ia = a0[i]
+oa = off[ia]
+if need[ia]:
+    for j in range(off[ia + 1] - oa):
+        grad[oa + j] += grad[oy + P[p + j]]
+""", jvp="""
+ia = a0[i]
+oa = off[ia]
+for k in range(ny):
+    grad[oy + k] = 0.0
+for j in range(off[ia + 1] - oa):
+    grad[oy + P[p + j]] += grad[oa + j]
+""",
+       special=(
+           ('_sym.scatter(a, [2, 0, 2], (3,))', [[nan, -0.0, inf]], [0.0, 0.0, nan], [1.0, -2.0, 0.5], [[0.5, 1.0, 0.5]]),  # repeated positions add
+           ('_sym.scatter(a, [1, 0, 1], (3,))', [[0.0, -inf, -0.0]], [-inf, 0.0, 0.0], [1.0, -2.0, 0.5], [[-2.0, 1.0, -2.0]]),  # a position no element reaches is 0
+       )),
+    # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
+    # take); idx is the integer node a1, negative indices count from the end
+    Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
+       fwd="""
+nrows = P[p]
+width = P[p + 1]
+oa = off[a0[i]]
+ot = off[a1[i]]
+for k in range(ny):
+    val[oy + k] = 0.0
+for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+    t = int(val[ot + k])
+    if t < 0:
+        t += nrows
+    if t < 0 or t >= nrows:
+        return ERR_INDEX
+    for e in range(width):
+        val[oy + t * width + e] += val[oa + k * width + e]
+""", bwd="""
+nrows = P[p]
+width = P[p + 1]
+ia = a0[i]
+oa = off[ia]
+ot = off[a1[i]]
+if need[ia]:
+    for k in range((off[ia + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        for e in range(width):
+            grad[oa + k * width + e] += grad[oy + t * width + e]
+""", jvp="""
+nrows = P[p]
+width = P[p + 1]
+oa = off[a0[i]]
+ot = off[a1[i]]
+for k in range(ny):
+    grad[oy + k] = 0.0
+for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+    t = int(val[ot + k])
+    if t < 0:
+        t += nrows
+    if t < 0 or t >= nrows:
+        return ERR_INDEX
+    for e in range(width):
+        grad[oy + t * width + e] += grad[oa + k * width + e]
+""",
+       special=(
+           ('_sym.take_add(a, b, 3)', [[[0.0, 1.0], [-0.0, inf], [nan, 2.0]], [2, -1, 0]], [[nan, 2.0], [0.0, 0.0], [0.0, inf]], [[1.0, -2.0], [0.5, 1.0], [3.0, -1.0]], [[[3.0, -1.0], [3.0, -1.0], [1.0, -2.0]], None]),  # rows 2 and -1 add up; row 1 is 0
+           ('_sym.take_add(a, b, 2)', [[[-inf, 0.0], [0.5, 1.0]], [1, 1]], [[0.0, 0.0], [-inf, 1.0]], [[1.0, 2.0], [-1.0, 0.5]], [[[-1.0, 0.5], [-1.0, 0.5]], None]),  # -inf
+       )),
+
     # batched matmul: nb products Y_b = A_b @ B_b of (M, K) @ (K, N), P[p:p+6] = nb, M, K,
     # N, sa, sb; sa / sb = 0 reuse one operand for every b. Products of up to 512
     # multiply-adds (attention's per-head products) run as loops, which beat a BLAS call at
@@ -1075,6 +1333,24 @@ if need[ia]:
                     grad[xb + k * N + n] += av * grad[xy + r * N + n]
     elif need_b:
         gemm(1, 0, K, N, M, val, xa, K, grad, xy, N, 1.0, grad, xb, N)
+""")),
+       jvp=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
+    # tY = tA @ B + A @ tB; an operand without a gradient has no tangent
+    if M * K * N <= 512 or not blas:
+        for r in range(M):
+            for n in range(N):
+                acc = 0.0
+                for k in range(K):
+                    if need_a:
+                        acc += grad[xa + r * K + k] * val[xb + k * N + n]
+                    if need_b:
+                        acc += val[xa + r * K + k] * grad[xb + k * N + n]
+                grad[xy + r * N + n] = acc
+    else:
+        if need_a:
+            gemm(0, 0, M, N, K, grad, xa, K, val, xb, N, 0.0, grad, xy, N)
+        if need_b:
+            gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
 """)),
        special=(
            ('a @ b', [[[inf, 1.0, 2.0], [0.5, -1.0, 0.0]], [[0.0, 1.0], [2.0, -1.0], [1.0, 0.5]]], [[nan, inf], [-2.0, 1.5]], [[1.0, -2.0], [0.5, 1.0]], [[[-2.0, 4.0, 0.0], [1.0, 0.0, 1.0]], [[inf, -inf], [0.5, -3.0], [2.0, -4.0]]]),  # A @ B, inf * 0 in the product

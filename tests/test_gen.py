@@ -28,11 +28,12 @@ def _defined(source):
 @pytest.mark.parametrize("row", NON_LEAVES, ids=lambda r: r.name)
 def test_each_row_module_is_self_contained_python(row):
     """A row module imports only math and numpy (the rest, gemm, is bound by the loader),
-    and defines its forward and (when it has one) backward function, returning a status."""
+    and defines its forward, tangent and (when it has one) backward function."""
     source = _gen.row_module(row)
     compile(source, f"<{row.name}>", "exec")
     assert _imports(source) <= {"math", "numpy"}
-    expected = {f"{row.name}_fwd"} | ({f"{row.name}_bwd"} if _gen.has_backward(row) else set())
+    expected = {f"{row.name}_fwd", f"{row.name}_jvp"} | (
+        {f"{row.name}_bwd"} if _gen.has_backward(row) else set())
     assert _defined(source) == expected
     assert "raise " not in source, "kernels report errors through the control block"
 
@@ -69,7 +70,9 @@ def test_map_rows_used_on_scalars_only_link_no_loops():
 def test_unknown_opcodes_are_an_error_not_a_skip():
     """A tape with an op the kernel was not built for must not be skipped silently."""
     source = _gen.dispatcher_module([BY_NAME["add"]], {"add"})
-    assert source.count("C[C_ERR] = ERR_OPCODE") == 2          # forward and backward chains
+    assert source.count("C[C_ERR] = ERR_OPCODE") == 3     # forward, backward, no tangent sweep
+    source = _gen.dispatcher_module([BY_NAME["add"]], {"add"}, jvp=True)
+    assert source.count("C[C_ERR] = ERR_OPCODE") == 3     # forward, tangent, backward chains
 
 
 def test_generated_code_indexes_columns_with_unsigned_offsets():

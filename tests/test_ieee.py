@@ -7,6 +7,7 @@ import pytest
 
 import burnumba as bn
 import burnumba.numpy as bnp
+from burnumba import _symbolic
 from burnumba.kernels import ROWS
 
 SPECIALS = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0)
@@ -31,6 +32,7 @@ CALLS = {
     "greater": lambda a, b, c: np.greater(a, b), "greater_equal": lambda a, b, c: a >= b,
     "less": lambda a, b, c: a < b, "less_equal": lambda a, b, c: a <= b,
     "equal": lambda a, b, c: np.equal(a, b), "not_equal": lambda a, b, c: np.not_equal(a, b),
+    "erf": lambda a, c: bnp.erf(a), "stop_gradient": lambda a, c: bn.stop_gradient(a),
 }
 
 
@@ -136,7 +138,8 @@ def _block_case(expr, inputs):
             args.append(a.astype(np.float64) if a.ndim else float(a))
             argnums.append(k)
     names = "abc"[:len(inputs)]
-    f = eval(f"lambda {', '.join(names)}: {expr}", {"bn": bn, "bnp": bnp, "np": np})
+    f = eval(f"lambda {', '.join(names)}: {expr}", {"bn": bn, "bnp": bnp, "np": np,
+                                                    "_sym": _symbolic})
     return f, tuple(argnums), args
 
 
@@ -217,7 +220,7 @@ def _deviation(row, operands, grads):
 def test_every_measured_special_point(row):
     """The wider set of measured points (tests/ieee_points.py), through the scalar path."""
     from ieee_points import SPECIAL
-    for operands, c, value, grads in SPECIAL[row.name]:
+    for operands, c, value, grads in SPECIAL.get(row.name, row.special):
         got, got_grads = _run_map(row, operands, c, np.float64, 0)
         where = f"{row.name}{operands} c={c}"
         assert same(got[0], value), f"{where}: value {got}, want {value}"

@@ -1,0 +1,345 @@
+"""Forward mode and Jacobians: jvp, linearize, jacfwd, jacrev, jacobian, elementwise_grad.
+
+Forward mode runs the kernel's tangent sweep (``MODE_JVP``): every row has a JVP rule in the
+op table, and tangents live in the gradient region of a run's state while it runs. A
+Jacobian takes one tangent sweep per input element (``jacfwd``, after one forward) or one
+backward sweep per output element (``jacrev``, after one forward), on the same tape.
+
+Each function here keeps its traced tapes per input signature, as ``grad`` does: the
+one-shot ``jvp`` and ``linearize`` keep them per function (held weakly), so calling them in
+a loop with the same function traces once.
+"""
+import functools
+import threading
+import weakref
+
+import numpy as np
+
+from ._api import TapeCache
+from ._errors import (InputError, NestedTrace, OutputError, PytreeError, ShapeError,
+                      at_user_site)
+from ._pytree import flatten, unflatten
+from .kernels import layout
+
+
+class _Caches:
+    """Tape caches of one-shot transformations, per function (weakly held: they go when the
+    function goes) and per kind of transformation."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.by_function = weakref.WeakKeyDictionary()
+
+    def get(self, f, kind, make):
+        try:
+            with self.lock:
+                per = self.by_function.setdefault(f, {})
+                cache = per.get(kind)
+                if cache is None:
+                    cache = per[kind] = make()
+                return cache
+        except TypeError:                       # f cannot be weakly referenced: no reuse
+            return make()
+
+
+_CACHES = _Caches()
+
+
+def _forward_cache(f, argnums):
+    return TapeCache(f, argnums, need_scalar=False, forward_mode=True)
+
+
+def _out(tape, state, region):
+    """The output node's value (region "val") or tangent / gradient ("grad"), in the shape it
+    was traced with: a float for a scalar output, else an array."""
+    o = int(tape.off[tape.out])
+    data = getattr(state, region)[o:int(tape.off[tape.out + 1])]
+    if tape.out_shape == ():
+        return float(data[0])
+    return data.reshape(tape.out_shape).copy()
+
+
+def _check_tangents(primals, tangents):
+    """The flat tangent leaves, after checking that they match the primals."""
+    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
+        raise InputError(at_user_site(
+            f"jvp: tangents must be a tuple with one entry per primal ({len(primals)}), got "
+            f"{type(tangents).__name__} of length "
+            f"{len(tangents) if hasattr(tangents, '__len__') else '?'}"))
+    out = []
+    for k, (p, t) in enumerate(zip(primals, tangents)):
+        pl, pdef = flatten(p)
+        tl, tdef = flatten(t)
+        if pdef != tdef:
+            raise PytreeError(at_user_site(
+                f"jvp: tangent {k} has another structure than primal {k}"))
+        for j, (x, dx) in enumerate(zip(pl, tl)):
+            if np.shape(x) != np.shape(dx):
+                raise ShapeError(at_user_site(
+                    f"jvp: tangent {k} (leaf {j}) has shape {np.shape(dx)}, its primal "
+                    f"{np.shape(x)}: a tangent has its primal's shape"))
+            out.append(dx)
+    return out
+
+
+def _write_tangents(tape, state, tangents):
+    """Tangents of the differentiated inputs, into their slots of the gradient region."""
+    for (start, size, _, _), t in zip(tape.in_slots[:tape.n_diff], tangents):
+        state.grad[start:start + size] = np.ravel(t)
+
+
+def jvp(f, primals, tangents):
+    """``(f(*primals), J tangents)``, as ``jax.jvp``: the output and its directional
+    derivative along ``tangents`` (one per primal, same structure and shapes), by the tangent
+    sweep. The output is one array or scalar.
+
+    >>> import burnumba as bn, numpy as np
+    >>> y, dy = bn.jvp(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), (np.ones(2),))
+    """
+    if not isinstance(primals, (tuple, list)):
+        raise InputError(at_user_site(
+            f"jvp: primals must be a tuple of the function's arguments, got "
+            f"{type(primals).__name__}: write bn.jvp(f, (x,), (v,))"))
+    primals = tuple(primals)
+    tangents = _check_tangents(primals, tangents)
+    cache = _CACHES.get(f, ("jvp", len(primals)),
+                        lambda: _forward_cache(f, tuple(range(len(primals)))))
+    try:
+        tape, sig, _ = cache.tape_for(primals, {})
+    except NestedTrace as nested:                  # inside another trace: run in it
+        builder = nested.builder
+    else:
+        builder = None
+    if builder is not None:           # outside the except: its errors chain nothing
+        from . import _symbolic
+        return _symbolic.jvp(builder, f, primals, tangents)
+    state = tape.state()
+    state.write(sig.diff + sig.data)
+    _write_tangents(tape, state, tangents)
+    state.run(layout.MODE_JVP)
+    return _out(tape, state, "val"), _out(tape, state, "grad")
+
+
+def linearize(f, *primals):
+    """``(f(*primals), f_jvp)``, as ``jax.linearize``: ``f_jvp(*tangents)`` is the Jacobian-
+    vector product at ``primals``, which reuses the forward values: each call is one tangent
+    sweep. ``f_jvp`` may be called from several threads (each computes the forward once).
+
+    >>> import burnumba as bn, numpy as np
+    >>> y, f_jvp = bn.linearize(lambda x: np.exp(x) * x, np.array([0.0, 1.0]))
+    >>> f_jvp(np.array([1.0, 0.0]))
+    array([1., 0.])
+    """
+    cache = _CACHES.get(f, ("jvp", len(primals)),
+                        lambda: _forward_cache(f, tuple(range(len(primals)))))
+    try:
+        tape, sig, _ = cache.tape_for(primals, {})
+    except NestedTrace:
+        from ._errors import nested_unsupported
+        raise nested_unsupported("bn.linearize") from None
+    leaves = sig.diff + sig.data
+    local = threading.local()
+
+    def forward_state():
+        state = getattr(local, "state", None)
+        if state is None:
+            state = local.state = tape.new_state()
+            state.write(leaves)
+            state.run(layout.MODE_FORWARD)
+        return state
+
+    value = _out(tape, forward_state(), "val")
+
+    def f_jvp(*tangents):
+        flat = _check_tangents(primals, tangents)
+        state = forward_state()
+        _write_tangents(tape, state, flat)
+        state.run(layout.MODE_TANGENT)
+        return _out(tape, state, "grad")
+
+    return value, f_jvp
+
+
+def _jacobian_parts(tape, sig, argnums, single, J):
+    """Split J (output elements x differentiated input elements) into one Jacobian per
+    argnum, each shaped output shape + argument leaf shape, in the argument's pytree."""
+    leaves, pos = [], 0
+    for start, size, shape, _ in tape.in_slots[:tape.n_diff]:
+        block = J[:, start:start + size].reshape(tape.out_shape + tuple(shape))
+        leaves.append(float(block) if block.shape == () else block)
+    by_position = {}
+    for k in sorted(set(argnums)):
+        n = len(sig.kinds[k])
+        by_position[k] = unflatten(sig.treedefs[k], leaves[pos:pos + n])
+        pos += n
+    out = tuple(by_position[k] for k in argnums)
+    return out[0] if single else out
+
+
+def _by_tangents(tape, state):
+    """J by one tangent sweep per input element (the forward runs once)."""
+    n_in = tape.n_diff_elems
+    o, e = int(tape.off[tape.out]), int(tape.off[tape.out + 1])
+    J = np.empty((e - o, n_in), dtype=tape.dtype)
+    for k in range(n_in):
+        state.grad[:n_in] = 0.0
+        state.grad[k] = 1.0
+        state.run(layout.MODE_JVP if k == 0 else layout.MODE_TANGENT)
+        J[:, k] = state.grad[o:e]
+    return J
+
+
+def _by_cotangents(tape, state):
+    """J by one backward sweep per output element (the forward runs once)."""
+    n_in = tape.n_diff_elems
+    o, e = int(tape.off[tape.out]), int(tape.off[tape.out + 1])
+    J = np.empty((e - o, n_in), dtype=tape.dtype)
+    state.run(layout.MODE_FORWARD)
+    state.C[layout.C_LO], state.C[layout.C_HI] = 0, tape.out + 1
+    for r in range(e - o):
+        state.grad[:e] = 0.0
+        state.grad[o + r] = 1.0
+        state.run(layout.MODE_STEP_BACKWARD)
+        J[r] = state.grad[:n_in]
+    return J
+
+
+# jacfwd pushes every input direction forward at once (one traced tape whose tangents carry
+# a batch axis, so matrix-vector products become matrix-matrix products) when there are at
+# most BATCH_DIRECTIONS of them and the batched tangents hold at most BATCH_VALUES values
+# (32 MB in float64); beyond, one tangent sweep per direction in constant memory.
+BATCH_DIRECTIONS = 512
+BATCH_VALUES = 1 << 22
+
+
+def _tangent_values(tape):
+    """The values of the nodes that carry a tangent (those an input reaches)."""
+    sizes = np.diff(np.asarray(tape.off, dtype=np.int64))
+    return int(sizes[np.asarray(tape.need, dtype=bool)].sum())
+
+
+def _jacobian(f, argnums, how):
+    if how not in ("fwd", "rev", "auto"):
+        raise InputError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {how!r}")
+    cache = TapeCache(f, argnums, need_scalar=False, forward_mode=how != "rev")
+
+    def matrix(*args):
+        """J as one traced (m, n) matrix: every direction pushed forward at once."""
+        from . import _symbolic
+        from ._api import _positive
+        b = _symbolic.builder_of([x for a in args for x in flatten(a)[0]])
+        return _symbolic.jacobian_matrix(b, f, args, _positive(cache.argnums, len(args)),
+                                         "fwd")[0]
+    batched = TapeCache(matrix, argnums, need_scalar=False)
+
+    @functools.wraps(f)
+    def jacobian_fn(*args, **kwargs):
+        try:
+            tape, sig, resolved = cache.tape_for(args, kwargs)
+        except NestedTrace as nested:              # inside another trace: run in it
+            builder = nested.builder
+        else:
+            builder = None
+        if builder is not None:
+            from . import _symbolic
+            from ._api import _positive
+            return _symbolic.jacobian(builder, f, args,
+                                      _positive(cache.argnums, len(args)), cache.single, how)
+        if tape.aux is not None:
+            raise OutputError("jacobian: has_aux is not supported")
+        state = tape.state()
+        state.write(sig.diff + sig.data)
+        m = int(np.prod(tape.out_shape, dtype=np.int64))
+        forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
+        if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
+                tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
+            btape, bsig, _ = batched.tape_for(args, kwargs)
+            J = btape.run_forward(bsig.diff + bsig.data)
+        elif forward:
+            J = _by_tangents(tape, state)
+        else:
+            J = _by_cotangents(tape, state)
+        return _jacobian_parts(tape, sig, resolved, cache.single, J)
+
+    jacobian_fn.tapes = cache.tapes
+    jacobian_fn.batched_tapes = batched.tapes
+    return jacobian_fn
+
+
+def jacfwd(f, argnums=0):
+    """The Jacobian of ``f`` with respect to the arguments ``argnums``, column by column in
+    forward mode (one tangent sweep per input element), as ``jax.jacfwd``. Its shape is the
+    output's shape followed by the argument's.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    return _jacobian(f, argnums, "fwd")
+
+
+def jacrev(f, argnums=0):
+    """The Jacobian of ``f``, row by row in reverse mode (one backward sweep per output
+    element), as ``jax.jacrev``."""
+    return _jacobian(f, argnums, "rev")
+
+
+def jacobian(f, argnums=0):
+    """The Jacobian of ``f``, in forward mode when the differentiated inputs have at most as
+    many elements as the output (fewer sweeps), else in reverse mode: the choice JAX's users
+    are taught to make between jacfwd and jacrev."""
+    return _jacobian(f, argnums, "auto")
+
+
+def elementwise_grad(f, argnums=0):
+    """The gradient of ``sum(f(x))``, as ``autograd.elementwise_grad``: for an ``f`` that
+    acts elementwise, the derivative of each output element with respect to its input.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.elementwise_grad(np.tanh)(np.array([0.0, 1.0]))     # 1 - tanh(x) ** 2
+    array([1.        , 0.41997434])
+    """
+    from ._api import grad
+    from .numpy import sum as _sum
+
+    @functools.wraps(f)
+    def summed(*args, **kwargs):
+        return _sum(f(*args, **kwargs))
+    return grad(summed, argnums=argnums)
+
+
+def hessian(f, argnums=0):
+    """The Hessian of scalar ``f``: ``jacfwd(jacrev(f))``, as ``jax.hessian``. The gradient
+    is traced once, as traced ops (its backward sweep becomes part of the tape); each column
+    of the Hessian is then one tangent sweep over that tape. Its shape is the argument's
+    shape twice.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    """
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+def hvp(f, x, v):
+    """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian: the
+    tangent sweep, along ``v``, of the traced gradient (forward over reverse, as the JAX
+    cookbook's ``jvp(grad(f), (x,), (v,))``). ``x`` and ``v`` have the same structure and
+    shapes. The gradient's tape is traced once per function and signature.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    array([6., 0.])
+    """
+    from ._api import grad
+    gradient = _CACHES.get(f, "hvp", lambda: _Holder(grad(f))).value
+    return jvp(gradient, (x,), (v,))[1]
+
+
+class _Holder:
+    """A weakly referenceable box (a cache entry that is a function)."""
+
+    def __init__(self, value):
+        self.value = value

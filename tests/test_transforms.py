@@ -1,0 +1,320 @@
+"""The functional transformations: jvp, linearize, jacfwd / jacrev / jacobian, hessian, hvp,
+elementwise_grad, stop_gradient, and derivatives of derivatives, for every row of the table.
+
+Each row is reached by a function of one array x, checked JAX-style (``check_grads``):
+forward mode against central differences and against reverse mode (the inner-product
+identity <u, J v> = <J^T u, v>), at orders 1 and 2, at random points of the row's domain,
+and against HIPS autograd's jacobian, make_jvp and hessian.
+"""
+import autograd
+import autograd.numpy as anp
+import autograd.scipy.special as asp
+import numpy as np
+import pytest
+
+import burnumba as bn
+import burnumba.numpy as bnp
+from burnumba import _symbolic
+from burnumba.kernels import ROWS
+
+SHAPE = (2, 3)
+
+
+def positive(x, xp):
+    return x * x + 0.5
+
+
+# row -> (burnumba f(x), autograd f(x)) for x of SHAPE; each must put the row on the tape.
+# Binary rows pair x with x reversed (a partner that varies with x) or a constant.
+def _rev(x):
+    return x[::-1, ::-1]
+
+
+CASES = {
+    "add": (lambda x: x + _rev(x) * 0.5, lambda x: x + _rev(x) * 0.5),
+    "subtract": (lambda x: x - _rev(x) ** 2, lambda x: x - _rev(x) ** 2),
+    "multiply": (lambda x: x * _rev(x), lambda x: x * _rev(x)),
+    "divide": (lambda x: x / positive(_rev(x), np), lambda x: x / positive(_rev(x), anp)),
+    "negative": (lambda x: -x * x, lambda x: -x * x),
+    "square": (lambda x: x ** 2, lambda x: x ** 2),
+    "cube": (lambda x: x ** 3, lambda x: x ** 3),
+    "powi": (lambda x: x ** 4, lambda x: x ** 4),
+    "pow_c": (lambda x: positive(x, np) ** 2.5, lambda x: positive(x, anp) ** 2.5),
+    "power": (lambda x: positive(x, np) ** _rev(x), lambda x: positive(x, anp) ** _rev(x)),
+    "exp": (np.exp, anp.exp),
+    "log": (lambda x: np.log(positive(x, np)), lambda x: anp.log(positive(x, anp))),
+    "sqrt": (lambda x: np.sqrt(positive(x, np)), lambda x: anp.sqrt(positive(x, anp))),
+    "reciprocal": (lambda x: 1.0 / positive(x, np), lambda x: 1.0 / positive(x, anp)),
+    "rsqrt": (lambda x: bn.rsqrt(positive(x, np)),
+              lambda x: 1.0 / anp.sqrt(positive(x, anp))),
+    "tanh": (np.tanh, anp.tanh),
+    "sigmoid": (bn.sigmoid, lambda x: 1.0 / (1.0 + anp.exp(-x))),
+    "gelu_tanh": (bn.gelu, lambda x: 0.5 * x * (1.0 + anp.tanh(
+        np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))),
+    "gelu_erf": (lambda x: bn.gelu(x, approximate=False),
+                 lambda x: 0.5 * x * (1.0 + asp.erf(x / np.sqrt(2.0)))),
+    "erf": (bnp.erf, asp.erf),
+    "sin": (np.sin, anp.sin),
+    "cos": (np.cos, anp.cos),
+    # the kinks are avoided by the points (see _point); their conventions are in test_ieee
+    "relu": (bn.relu, lambda x: anp.where(x > 0, x, 0.0)),
+    "absolute": (abs, anp.abs),
+    "maximum": (lambda x: np.maximum(x, _rev(x) + 0.3), lambda x: anp.maximum(x, _rev(x) + 0.3)),
+    "minimum": (lambda x: np.minimum(x, _rev(x) + 0.3), lambda x: anp.minimum(x, _rev(x) + 0.3)),
+    "where": (lambda x: bnp.where(x > 0.1, x ** 2, np.sin(x)),
+              lambda x: anp.where(x > 0.1, x ** 2, anp.sin(x))),
+    "gather": (lambda x: x.T[::-1] * x.T, lambda x: x.T[::-1] * x.T),
+    "sum": (lambda x: bnp.sum([x[0, 0] * x[1, 1], x[0, 1] ** 2]),
+            lambda x: x[0, 0] * x[1, 1] + x[0, 1] ** 2),
+    "sumsq": (lambda x: bn.sumsq(x * _rev(x)), lambda x: anp.sum((x * _rev(x)) ** 2)),
+    "inner": (lambda x: bn.inner(x[0], np.sin(x[1]), bias=x[1, 0]),
+              lambda x: anp.dot(x[0], anp.sin(x[1])) + x[1, 0]),
+    "sum_axis": (lambda x: np.sum(x * x, axis=0) * np.mean(x, axis=1, keepdims=True),
+                 lambda x: anp.sum(x * x, axis=0) * anp.mean(x, axis=1, keepdims=True)),
+    "max_axis": (lambda x: np.max(x, axis=1) + np.min(x * _rev(x), axis=0).sum(),
+                 lambda x: anp.max(x, axis=1) + anp.sum(anp.min(x * _rev(x), axis=0))),
+    "softmax": (lambda x: bn.softmax(x * 2.0, axis=0),
+                lambda x: anp.exp(2 * x) / anp.sum(anp.exp(2 * x), axis=0, keepdims=True)),
+    "causal_softmax": (lambda x: bn.causal_softmax(x[:, :2].reshape(1, 2, 2) * x[0, 2], 0.7),
+                       None),
+    "log_softmax": (lambda x: bn.log_softmax(x * _rev(x)),
+                    lambda x: x * _rev(x) - anp.log(anp.sum(anp.exp(x * _rev(x)), axis=-1,
+                                                            keepdims=True))),
+    "logsumexp": (lambda x: bn.logsumexp(x * x, axis=0),
+                  lambda x: anp.log(anp.sum(anp.exp(x * x), axis=0))),
+    "layer_norm": (lambda x: bn.layer_norm(x * _rev(x)), None),
+    "cross_entropy": (lambda x: bn.cross_entropy(x * _rev(x), np.array([2, 0])), None),
+    "take": (lambda x: x[np.array([1, 0, 1])] * 1.5, lambda x: x[np.array([1, 0, 1])] * 1.5),
+    "scatter": (lambda x: _symbolic.scatter(np.sin(x).reshape(-1), [3, 0, 3, 5, 1, 0], (6,)),
+                None),
+    "take_add": (lambda x: _symbolic.take_add(np.tanh(x), np.array([2, 0]), 3), None),
+    "matmul": (lambda x: x @ np.sin(x).T @ x, lambda x: x @ anp.sin(x).T @ x),
+    "stop_gradient": (lambda x: x * bn.stop_gradient(x), lambda x: x * x.copy()),
+}
+# the autograd side of stop_gradient: x * c with c = x, not differentiated
+NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
+
+
+def test_every_row_is_covered():
+    assert set(CASES) == {r.name for r in ROWS if r.kind != "leaf"} - {
+        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
+
+
+def _point(seed):
+    """A random point away from the kinks of relu / abs / maximum (|x| > 0.05, ties apart)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.5, 1.5, size=SHAPE)
+    x = np.where(np.abs(x) < 0.05, 0.3, x)
+    return x
+
+
+def _scalar(f, w):
+    return lambda x: np.sum(f(x) * w)
+
+
+def _central(f, x, v, h=1e-6):
+    return (np.asarray(f(x + h * v)) - np.asarray(f(x - h * v))) / (2 * h)
+
+
+def _out_weight(f, x, seed):
+    y = np.asarray(bn.jvp(f, (x,), (np.zeros_like(x),))[0])
+    return np.random.default_rng(seed + 1).normal(size=y.shape)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jvp_against_central_differences_and_vjp(name):
+    f = CASES[name][0]
+    for seed in range(3):
+        x = _point(seed)
+        v = np.random.default_rng(seed + 7).normal(size=SHAPE)
+        y, jv = bn.jvp(f, (x,), (v,))
+        # central differences see x * x where stop_gradient makes the derivative x * v
+        fd = x * v if name == "stop_gradient" else _central(
+            lambda z: bn.jvp(f, (z,), (v,))[0], x, v)
+        np.testing.assert_allclose(jv, fd, rtol=1e-5, atol=1e-7, err_msg=name)
+        u = np.random.default_rng(seed + 9).normal(size=np.shape(y))
+        _, pull = bn.vjp(f, x)
+        (jtu,) = pull(u)
+        np.testing.assert_allclose(np.sum(u * jv), np.sum(jtu * v), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jacobians_forward_reverse_and_autograd(name):
+    f, ref = CASES[name]
+    x = _point(3)
+    Jf, Jr, J = bn.jacfwd(f)(x), bn.jacrev(f)(x), bn.jacobian(f)(x)
+    np.testing.assert_allclose(Jf, Jr, rtol=1e-12, atol=1e-13, err_msg=name)
+    # traced (inside another trace: every direction at once, the batched tangent rules)
+    np.testing.assert_allclose(bn.trace(bn.jacfwd(f), x)(x), Jf, rtol=1e-12, atol=1e-13,
+                               err_msg=name)
+    np.testing.assert_allclose(bn.trace(bn.jacrev(f), x)(x), Jf, rtol=1e-12, atol=1e-13,
+                               err_msg=name)
+    np.testing.assert_array_equal(J, Jf if np.size(J) and x.size <= np.size(J) // x.size
+                                  else J)
+    if name not in NO_REFERENCE:
+        np.testing.assert_allclose(Jf, autograd.jacobian(ref)(x), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+    if name not in NO_REFERENCE | {"erf", "gelu_erf"}:     # autograd has no JVP of erf
+        v = np.random.default_rng(4).normal(size=SHAPE)
+        _, jv_ref = autograd.make_jvp(ref)(x)(v)
+        np.testing.assert_allclose(bn.jvp(f, (x,), (v,))[1], jv_ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:Output seems independent of input")   # autograd, H = 0
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_second_order_hessian_hvp_and_grad_of_grad(name):
+    """Order 2: the Hessian of sum(f(x) * w) by jacfwd(jacrev), checked against central
+    differences of the gradient, autograd.hessian, hvp and a nested grad."""
+    f = CASES[name][0]
+    x = _point(5)
+    w = _out_weight(f, x, 5)
+    s = _scalar(f, w)
+    H = bn.hessian(s)(x)
+    np.testing.assert_allclose(bn.trace(bn.hessian(s), x)(x), H, rtol=1e-11, atol=1e-12,
+                               err_msg=name)
+    # order 2 in every pairing of the modes: forward over forward, reverse over reverse
+    np.testing.assert_allclose(bn.jacfwd(bn.jacfwd(s))(x), H, rtol=1e-10, atol=1e-11,
+                               err_msg=name)
+    np.testing.assert_allclose(bn.jacrev(bn.jacrev(s))(x), H, rtol=1e-10, atol=1e-11,
+                               err_msg=name)
+    g = bn.grad(s)
+    for k in range(x.size if name != "stop_gradient" else 0):
+        e = np.zeros(x.size)
+        e[k] = 1.0
+        e = e.reshape(SHAPE)
+        np.testing.assert_allclose(H[..., k // SHAPE[1], k % SHAPE[1]] if H.ndim == 4 else 0,
+                                   _central(g, x, e), rtol=2e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(bn.hvp(s, x, e), H[..., k // SHAPE[1], k % SHAPE[1]],
+                                   rtol=1e-10, atol=1e-12, err_msg=name)
+    if name not in NO_REFERENCE:
+        ref = CASES[name][1]
+        Ha = autograd.hessian(lambda x: anp.sum(ref(x) * w))(x)
+        np.testing.assert_allclose(H, Ha, rtol=1e-9, atol=1e-11, err_msg=name)
+    # the same second derivative through nested grads (symbolic inside, compiled outside)
+    v = np.random.default_rng(6).normal(size=SHAPE)
+    directional = bn.grad(lambda x: np.sum(bn.grad(s)(x) * v))(x)
+    np.testing.assert_allclose(directional, np.tensordot(H, v, axes=2), rtol=1e-10,
+                               atol=1e-11, err_msg=name)
+
+
+def test_third_order_and_mixed_nesting():
+    f = lambda x: x ** 3 + np.sin(x) * x                           # noqa: E731
+    d3 = bn.grad(bn.grad(bn.grad(f)))(0.7)
+    assert abs(d3 - (6 - 3 * np.sin(0.7) - 0.7 * np.cos(0.7))) < 1e-12
+    x = np.array([0.3, -0.4])
+    J = bn.jacfwd(bn.jacrev(lambda x: np.sin(x) * x[::-1]))(x)      # a third-order tensor
+    Ja = autograd.jacobian(autograd.jacobian(lambda x: anp.sin(x) * x[::-1]))(x)
+    np.testing.assert_allclose(J, Ja, rtol=1e-12)
+    # jvp of a gradient inside a gradient
+    g = bn.grad(lambda x: bn.jvp(bn.grad(lambda y: np.sum(y ** 4)), (x,), (x,))[1].sum())(x)
+    np.testing.assert_allclose(g, 36 * x ** 2, rtol=1e-12)
+
+
+def test_nested_rules_broadcast_as_the_kernel_does():
+    """A map row whose operands are nodes of shapes (n,) and (n, 1) (a matrix-vector product
+    is an (n, 1) node seen as (n,)): the traced rules must read them elementwise, as the
+    kernel does, not broadcast them to (n, n). Every argument's second derivatives."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(4, 3))
+    w, y = rng.normal(size=3), rng.normal(size=4)
+
+    def f(w, y, np=np):
+        return np.sum(np.sin(y * (X @ w)) + (X @ w) * y ** 2)
+    fa = lambda w, y: f(w, y, anp)                                  # noqa: E731
+    for i in (0, 1):
+        for j in (0, 1):
+            J = bn.jacfwd(bn.grad(f, argnums=i), argnums=j)(w, y)
+            Ja = autograd.jacobian(autograd.grad(fa, i), j)(w, y)
+            np.testing.assert_allclose(J, Ja, rtol=1e-12, atol=1e-14, err_msg=(i, j))
+    # a block row with broadcast operands (where, inside logsumexp's rules) likewise
+    W = rng.normal(size=(3, 2))
+    lse = lambda W: np.sum(bn.logsumexp(W, axis=-1))                # noqa: E731
+    from autograd.scipy.special import logsumexp as alse
+    np.testing.assert_allclose(bn.hessian(lse)(W),
+                               autograd.hessian(lambda W: anp.sum(alse(W, axis=-1)))(W),
+                               rtol=1e-12, atol=1e-14)
+    # the gradient of a data argument is not traced when it is not asked for
+    H = bn.hessian(f)
+    H(w, y)
+    tape = next(iter(H.tapes.values()))
+    assert max(int(np.prod(s)) for s in tape.shapes) <= 12, tape
+
+
+def test_traced_transformations_equal_their_direct_calls():
+    """A transformation traced inside another trace (bn.trace, vmap, an outer grad) gives
+    the numbers a direct call gives, also when the function's output is a pending view
+    (a reshape or a transpose, which becomes a node only when read)."""
+    x = np.array([-0.65, -0.17, 1.66])
+    f = lambda x: np.sum(np.sin(x) * x)                             # noqa: E731
+    for fn in (bn.hessian(f), bn.jacfwd(bn.grad(f)), bn.jacrev(bn.grad(f)),
+               bn.jacfwd(lambda x: np.reshape(x * x, (3, 1))),
+               bn.jacrev(lambda x: np.reshape(np.sin(x) * x, (1, 3)).T),
+               lambda x: bn.vjp(lambda y: np.reshape(np.sin(y), (3, 1)), x)[1](
+                   np.reshape(x, (3, 1)))[0],
+               lambda x: bn.jvp(lambda y: np.reshape(np.sin(y), (1, 3)).T, (x,), (x,))[1]):
+        np.testing.assert_allclose(bn.trace(fn, x)(x), fn(x), rtol=1e-14, atol=1e-15)
+
+
+def test_perturbation_confusion():
+    """d/dx [x * d/dy (x * y)] = d/dx x^2 = 2x: the inner derivative holds x constant."""
+    assert bn.grad(lambda x: x * bn.grad(lambda y: x * y)(x))(3.0) == 6.0
+    assert bn.grad(lambda x: bn.grad(lambda y: x * y)(x))(2.0) == 1.0
+
+
+def test_linearize_reuses_the_forward_and_serves_threads():
+    import concurrent.futures as cf
+    f = lambda x: np.tanh(x @ x.T)                               # noqa: E731
+    x = _point(8)
+    y, f_jvp = bn.linearize(f, x)
+    np.testing.assert_allclose(y, np.tanh(x @ x.T), rtol=1e-14)
+    vs = [np.random.default_rng(k).normal(size=SHAPE) for k in range(20)]
+    serial = [f_jvp(v) for v in vs]
+    for v, got in zip(vs, serial):
+        np.testing.assert_allclose(got, bn.jvp(f, (x,), (v,))[1], rtol=1e-13)
+    with cf.ThreadPoolExecutor(4) as ex:
+        again = list(ex.map(f_jvp, vs * 5))
+    for k, got in enumerate(again):
+        np.testing.assert_array_equal(got, serial[k % 20])
+
+
+def test_elementwise_grad_and_stop_gradient():
+    x = np.linspace(-1, 1, 5)
+    np.testing.assert_allclose(bn.elementwise_grad(np.tanh)(x), 1 - np.tanh(x) ** 2, rtol=1e-13)
+    assert bn.grad(lambda x: bn.stop_gradient(x) * x)(3.0) == 3.0
+    np.testing.assert_array_equal(bn.grad(lambda x: np.sum(bn.stop_gradient(x ** 2)))(x), 0.0)
+    assert bn.jvp(lambda x: bn.stop_gradient(x) * x, (2.0,), (1.0,)) == (4.0, 2.0)
+
+
+def test_pytrees_and_several_arguments():
+    def f(p, x):
+        return np.tanh(x @ p["w"]) * p["b"]
+    p = {"w": np.array([[0.5, -1.0], [0.2, 0.3]]), "b": np.array([1.0, 2.0])}
+    x = np.array([[1.0, -0.5], [0.3, 0.8]])
+    Jp, Jx = bn.jacrev(f, argnums=(0, 1))(p, x)
+    ref = lambda w, b, x: anp.tanh(anp.dot(x, w)) * b              # noqa: E731
+    Jw, Jb, Jx_ref = (autograd.jacobian(ref, argnum=k)(p["w"], p["b"], x) for k in range(3))
+    np.testing.assert_allclose(Jp["w"], Jw, rtol=1e-12)
+    np.testing.assert_allclose(Jp["b"], Jb, rtol=1e-12)
+    np.testing.assert_allclose(Jx, Jx_ref, rtol=1e-12)
+    Hf = bn.jacfwd(bn.jacrev(f, argnums=1), argnums=1)(p, x)
+    np.testing.assert_allclose(Hf, autograd.jacobian(autograd.jacobian(
+        lambda x: anp.tanh(anp.dot(x, p["w"])) * p["b"]))(x), rtol=1e-11)
+
+
+def test_errors_name_the_transformation_and_the_fix():
+    x = np.ones(3)
+    with pytest.raises(bn.ShapeError, match="tangent 0 .* has shape"):
+        bn.jvp(np.sin, (x,), (np.ones(2),))
+    with pytest.raises(bn.InputError, match="tuple"):
+        bn.jvp(np.sin, x, (x,))
+    with pytest.raises(bn.OutputError, match="has_aux"):
+        bn.jacfwd(lambda x: (np.sin(x), 1.0))(x)
+    with pytest.raises(bn.UnsupportedOpError, match="bn.linearize on traced values"):
+        bn.grad(lambda x: bn.linearize(np.sin, x)[0])(1.0)
+    # an error inside a nested transformation is the user's error alone, not chained to the
+    # internal signal that switched the transformation to the trace in progress
+    for transform in (bn.hessian, bn.grad, lambda f: bn.grad(lambda x: bn.jvp(f, (x,), (x,))[1])):
+        with pytest.raises(bn.UnsupportedOpError, match="cumsum") as info:
+            transform(lambda x: np.sum(np.cumsum(x) * x))(x if transform is bn.hessian else 1.0)
+        assert info.value.__context__ is None and info.value.__cause__ is None

@@ -1,0 +1,126 @@
+"""bn.vmap: one traced tape run for every sample, exactly as a Python loop, on every core."""
+import concurrent.futures as cf
+
+import numpy as np
+import pytest
+
+import burnumba as bn
+
+
+def _mlp_loss(p, x, y):
+    h = np.tanh(x @ p["W1"] + p["b1"])
+    h = np.tanh(h @ p["W2"] + p["b2"])
+    return np.sum((h @ p["W3"] + p["b3"] - y) ** 2)
+
+
+def _params(seed=0):
+    rng = np.random.default_rng(seed)
+    return {"W1": rng.normal(size=(2, 16)), "b1": rng.normal(size=16) * 0.1,
+            "W2": rng.normal(size=(16, 16)) / 4, "b2": np.zeros(16),
+            "W3": rng.normal(size=(16, 1)), "b3": np.zeros(1)}
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_per_sample_gradients_equal_a_loop_bit_for_bit(threads):
+    rng = np.random.default_rng(1)
+    p, X, Y = _params(), rng.normal(size=(300, 2)), rng.normal(size=(300, 1))
+    got = bn.vmap(bn.grad(_mlp_loss), in_axes=(None, 0, 0), threads=threads)(p, X, Y)
+    g = bn.grad(_mlp_loss)
+    for i in range(len(X)):
+        want = g(p, X[i], Y[i])
+        for k in p:
+            np.testing.assert_array_equal(got[k][i], want[k], err_msg=(k, i))
+    assert got["W2"].shape == (300, 16, 16)
+
+
+def test_float32_and_value_and_grad_pytrees_of_outputs():
+    rng = np.random.default_rng(2)
+    p = {k: v.astype(np.float32) for k, v in _params().items()}
+    X, Y = rng.normal(size=(70, 2)).astype(np.float32), rng.normal(size=(70, 1)).astype(np.float32)
+    vg = bn.vmap(bn.value_and_grad(_mlp_loss), in_axes=(None, 0, 0))
+    values, grads = vg(p, X, Y)
+    assert values.shape == (70,) and values.dtype == np.float32
+    one = bn.value_and_grad(_mlp_loss)
+    for i in (0, 33, 69):
+        v, g = one(p, X[i], Y[i])
+        assert values[i] == v
+        np.testing.assert_array_equal(grads["b1"][i], g["b1"])
+
+
+def test_in_axes_and_out_axes():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(3, 5, 4))           # batch along axis 1
+    w = rng.normal(size=4)
+    f = lambda a, w: np.tanh(a @ w)                                 # noqa: E731
+    out = bn.vmap(f, in_axes=(1, None))(A, w)
+    assert out.shape == (5, 3)
+    np.testing.assert_array_equal(out, np.stack([bn.trace(f, A[:, i], w)(A[:, i], w)
+                                                 for i in range(5)]))
+    out_t = bn.vmap(f, in_axes=(1, None), out_axes=1)(A, w)
+    np.testing.assert_array_equal(out_t, out.T)
+    # a plain function of one batched argument: in_axes=0 by default
+    np.testing.assert_allclose(bn.vmap(lambda x: np.sum(x ** 2))(A[0]), np.sum(A[0] ** 2, 1))
+
+
+def test_nested_transformations_inside_vmap():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    f = lambda x: np.sum(np.sin(x) * x)                             # noqa: E731
+    H = bn.vmap(bn.hessian(f))(X)
+    for i in (0, 39):
+        np.testing.assert_array_equal(H[i], bn.hessian(f)(X[i]))
+    hv = bn.vmap(lambda x, v: bn.hvp(f, x, v))(X, X[::-1].copy())
+    np.testing.assert_allclose(hv[0], bn.hessian(f)(X[0]) @ X[-1], rtol=1e-13)
+
+
+def test_threads_calling_one_vmapped_function_at_once():
+    rng = np.random.default_rng(5)
+    p, X, Y = _params(), rng.normal(size=(256, 2)), rng.normal(size=(256, 1))
+    ps = bn.vmap(bn.grad(_mlp_loss), in_axes=(None, 0, 0), threads=2)
+    serial = [ps(p, X[k:k + 128], Y[k:k + 128]) for k in (0, 64, 128)]
+    with cf.ThreadPoolExecutor(6) as ex:
+        results = list(ex.map(lambda k: ps(p, X[k:k + 128], Y[k:k + 128]), [0, 64, 128] * 8))
+    for j, got in enumerate(results):
+        for k in p:
+            np.testing.assert_array_equal(got[k], serial[j % 3][k])
+
+
+def test_unbatched_arguments_are_read_at_every_call():
+    """A training loop calls one vmapped gradient with new parameters every step."""
+    loss = lambda w, x, y: (np.dot(x, w) - y) ** 2                 # noqa: E731
+    ps = bn.vmap(bn.grad(loss), in_axes=(None, 0, 0))
+    X, Y = np.ones((4, 2)), np.zeros(4)
+    np.testing.assert_array_equal(ps(np.array([1.0, 0.0]), X, Y)[0], [2.0, 2.0])
+    np.testing.assert_array_equal(ps(np.array([3.0, 0.0]), X, Y)[0], [6.0, 6.0])
+    f = bn.vmap(lambda w, x: np.dot(x, w), in_axes=(None, 0))
+    np.testing.assert_array_equal(f(np.array([1.0, 0.0]), X), [1.0] * 4)
+    np.testing.assert_array_equal(f(np.array([3.0, 0.0]), X), [3.0] * 4)
+    h = bn.vmap(bn.hessian(lambda x, c: np.sum(c * x ** 3)), in_axes=(0, None))
+    np.testing.assert_array_equal(h(X, 1.0)[0], np.diag([6.0, 6.0]))
+    np.testing.assert_array_equal(h(X, 2.0)[0], np.diag([12.0, 12.0]))
+
+
+def test_errors():
+    x = np.ones((4, 3))
+    f = lambda a, b: np.sum(a * b)                                  # noqa: E731
+    with pytest.raises(bn.InputError, match="in_axes has 1 entries but the function got 2"):
+        bn.vmap(f, in_axes=(0,))(x, x)
+    with pytest.raises(bn.ShapeError, match="has 3 samples along axis 0, an earlier one 4"):
+        bn.vmap(f)(x, np.ones((3, 3)))
+    with pytest.raises(bn.ShapeError, match="in_axes 2 is out of range"):
+        bn.vmap(f, in_axes=(2, None))(x, x)
+    with pytest.raises(bn.InputError, match="no argument is batched"):
+        bn.vmap(f, in_axes=None)(x, x)
+    with pytest.raises(bn.InputError, match="holds a float"):
+        bn.vmap(f)(1.0, x)
+    with pytest.raises(bn.InputError, match="in_axes entries must be ints or None"):
+        bn.vmap(f, in_axes=("0", None))(x, x)
+    with pytest.raises(bn.InputError, match="out_axes must be an int"):
+        bn.vmap(f, out_axes=(0,))
+    with pytest.raises(bn.ShapeError, match="the batch is empty"):
+        bn.vmap(f)(np.ones((0, 3)), np.ones((0, 3)))
+    with pytest.raises(bn.UnsupportedOpError, match="bn.vmap"):        # inside a trace
+        bn.grad(lambda w: np.sum(bn.vmap(lambda x: x * w)(x)))(1.0)
+    with pytest.raises(bn.DataError, match="take"):                   # bad data, its message
+        bn.vmap(lambda t, i: np.sum(t[i]), in_axes=(None, 0))(np.ones((3, 2)),
+                                                              np.array([[0], [7]]))
