@@ -448,7 +448,8 @@ def main(argv=None):
     p.add_argument("--no-curve", action="store_true", help="skip the learning curves")
     p.add_argument("--quick", action="store_true", help="a smoke test: short timing runs")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    p.add_argument("--svg", default=SVG_PATH, help=f"learning-curve plot (default {SVG_PATH})")
+    p.add_argument("--svg", default=SVG_PATH,
+                   help="learning-curve plot (default bench/results/learning_curves.svg)")
     p.add_argument("--skip-first", action="store_true",
                    help="do not measure the time to first result (no cold-start processes)")
     p.add_argument("--cold", choices=("each", "once"), default=None,
