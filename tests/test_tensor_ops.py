@@ -140,6 +140,9 @@ MATMUL_SHAPES = [
     ((2, 3, 4), (1, 4, 5)),         # size-1 batch on the right
     ((2, 1, 3, 4), (1, 2, 4, 5)),   # both sides broadcast
     ((1, 4), (4, 1)),               # size-1 M and N
+    ((1, 300), (300, 40)),          # a vector times a matrix beyond BLAS's threshold: loops
+    ((3, 70), (70, 9)),             # ... with up to 4 rows (N not a multiple of 4)
+    ((2, 5, 64), (64, 33)),         # 10 rows folded: BLAS
 ]
 MM_IDS = [f"{a}@{b}".replace(" ", "") for a, b in MATMUL_SHAPES]
 
