@@ -12,7 +12,7 @@ from ._forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev,
                        linearize)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
-                      NonFiniteError,
+                      NonFiniteError, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
@@ -35,6 +35,6 @@ __all__ = [
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
-    "OutputError", "PytreeError", "ShapeError", "TracerBoolError", "UnsupportedMethodError",
-    "UnsupportedOpError",
+    "OutputError", "PytreeError", "ShapeError", "TapeFormatError", "TracerBoolError",
+    "UnsupportedMethodError", "UnsupportedOpError",
 ]

@@ -81,6 +81,12 @@ class CheckpointError(BurnumbaError, ValueError):
     """A checkpoint file that is missing, corrupt, or does not fit the model."""
 
 
+class TapeFormatError(BurnumbaError, ValueError):
+    """A saved or pickled Tape that cannot run here: damaged, hostile, or written by a
+    burnumba whose op table or tape layout differs (the message names the file and the first
+    bad field or node; the fix is to retrace)."""
+
+
 class NestedTrace(Exception):
     """Internal: a transformation met values of a trace in progress (it was called inside
     another transformation, or its function closes over such values). The transformation

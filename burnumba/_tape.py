@@ -102,6 +102,11 @@ class State:
             else np.float64(self.val[o])
 
 
+def _tapefile_meta():
+    from ._tapefile import META
+    return META
+
+
 class Tape:
     """A traced function. ``op, a0, a1, pp, need, off, P`` are read-only numpy views into the
     packed int32 array ``I``; ``imm`` and the constants are in ``F0``. Node ``i`` owns
@@ -113,25 +118,42 @@ class Tape:
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
                  single=True, static=(), forward_mode=False):
         b = builder
+        ints, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
+                                out, scratch=b.scratch, dtype=b.dtype)
+        val = kernels.views(ints, F0)["val"]
+        for node, values in b.consts.items():
+            val[b.off[node]:b.off[node + 1]] = values
+        ints.flags.writeable = False
+        F0.flags.writeable = False
+        self._setup(ints, F0, key=key, argnums=argnums, static=static, single=single,
+                    shapes=b.shapes, sites=b.sites, n_diff=n_diff, in_slots=in_slots, out=out,
+                    out_shape=out_shape, aux=aux, forward_mode=forward_mode,
+                    largest_product=b.largest_product)
+
+    @classmethod
+    def from_arrays(cls, ints, F0, meta):
+        """A Tape from its read-only arrays ``I`` (here ``ints``) and ``F0`` and its metadata,
+        without tracing. Only for arrays that ``_tapefile.validate`` checked (``bn.load_tape``
+        and unpickling do): the kernels trust every index in them."""
+        tape = cls.__new__(cls)
+        tape._setup(ints, F0, **{k: meta[k] for k in _tapefile_meta()})
+        return tape
+
+    def _setup(self, ints, F0, key, argnums, static, single, shapes, sites, n_diff, in_slots,
+               out, out_shape, aux, forward_mode, largest_product):
         self.key = key
         self.argnums = argnums
         self.static = static                 # the argument positions traced as static
         self.single = single
-        self.n = b.n
-        self.dtype = np.dtype(b.dtype)
-        self.I, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
-                                  out, scratch=b.scratch, dtype=b.dtype)
-        cols = kernels.views(self.I, F0)
-        for node, values in b.consts.items():
-            cols["val"][b.off[node]:b.off[node + 1]] = values
-        self.I.flags.writeable = False
-        F0.flags.writeable = False
-        self.F0 = F0
+        self.n = int(ints[0])
+        self.dtype = F0.dtype
+        self.I, self.F0 = ints, F0                  # I: the packed tape (layout.py)
+        cols = kernels.views(ints, F0)
         for name in layout.COLUMNS + ("off", "P"):
             setattr(self, name, cols[name])
         self.imm = cols["imm"]
-        self.shapes = b.shapes
-        self.sites = b.sites                 # per node, the user's source line (or None)
+        self.shapes = shapes
+        self.sites = sites                   # per node, the user's source line (or None)
         self.n_diff = n_diff                 # how many input leaves are differentiated
         self.in_slots = in_slots             # per input leaf: (start, size, shape, is_py_float)
         self.n_diff_elems = sum(s[1] for s in in_slots[:n_diff])
@@ -140,12 +162,20 @@ class Tape:
         self.aux = aux                       # (treedef, [(node, shape) or ("const", value)])
         self.nogil = int(self.off[-1]) >= NOGIL_VALUES
         # large products run with the BLAS pinned to one thread (engine.BlasThreads)
+        self.largest_product = largest_product       # M * K * N of the largest matmul
         self.blas_guard = kernels.engine.blas_threads() \
-            if b.largest_product > kernels.engine.THREADED_PRODUCT else None
+            if largest_product > kernels.engine.THREADED_PRODUCT else None
         self.ops, self.tensor_ops = kernels.engine.tape_rows(self.I)
         self.forward_mode = forward_mode     # its kernel has the tangent sweep
         self.kernel = kernels.kernel(self.ops, self.tensor_ops, self.dtype, jvp=forward_mode)
         self._local = threading.local()
+
+    # -- tapes as data: pickle, files (see _tapefile) ----------------------------------------
+    def __reduce__(self):
+        """Pickled as its arrays and metadata (never the traced function, the kernel or the
+        per-thread states); unpickling validates them and finds the kernel in the cache."""
+        from . import _tapefile
+        return _tapefile.from_pickle, _tapefile.tape_state(self)
 
     # -- run states -----------------------------------------------------------------------
     def state(self):

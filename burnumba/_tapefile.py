@@ -1,0 +1,448 @@
+"""Tapes as data: a Tape's state (two arrays and a metadata dict), its validation, pickling,
+and the ``.npz`` tape file.
+
+A tape is ``I`` (int32: columns, offsets, parameters) and ``F0`` (the immediates and the
+constants' values), plus metadata: the traced signature, the input slots, the output node,
+the shapes. The user's function is never part of it, so a tape runs anywhere without
+retracing. The kernels do no bounds checks, so a tape that did not come from this process's
+tracer is validated first (``validate``): every operand, offset and parameter a row reads
+must lie inside the arrays. The row-specific part is a table (``RULES``) with an entry per
+row of ``kernels.ROWS``; a tape holding a row without a rule is refused.
+
+The file (``Tape.save`` / ``load_tape``) is a plain ``np.savez`` archive: ``format``, ``I``,
+``F0`` and ``meta``, the UTF-8 bytes of a JSON object. Python values the JSON cannot hold
+directly (tuples, types, dtypes, numpy arrays in an aux output) are tagged one-key objects,
+so a loaded signature compares equal to the traced one. Loading uses ``allow_pickle=False``.
+"""
+import hashlib
+import json
+import math
+
+import numpy as np
+
+from ._errors import TapeFormatError
+from ._tape import Tape
+from .kernels import ROWS, layout
+
+FORMAT = "burnumba-tape-1"
+FIX = "retrace the function with this burnumba (bn.trace, or bn.grad's .trace) and save it again"
+
+
+def _digest():
+    """sha256 of what a tape's arrays mean: the op table (name, arity, kind per opcode) and
+    the layout of I and F. A tape made under another table cannot run here."""
+    table = [[r.name, r.arity, r.kind] for r in ROWS]
+    lay = [layout.H, list(layout.COLUMNS), np.dtype(layout.INT).str]
+    return hashlib.sha256(json.dumps([table, lay]).encode()).hexdigest()[:16]
+
+
+DIGEST = _digest()
+META = ("key", "argnums", "static", "single", "shapes", "sites", "n_diff", "in_slots", "out",
+        "out_shape", "aux", "forward_mode", "largest_product")
+
+
+def _version():
+    from . import __version__
+    return __version__
+
+
+def tape_state(tape):
+    """``(arrays, meta)``: the tape's arrays ``I`` and ``F0`` and its metadata (Python values:
+    the signature key holds types and dtypes; see ``encode`` for the JSON form)."""
+    meta = {name: getattr(tape, name) for name in META}
+    meta.update(format=FORMAT, burnumba=_version(), digest=DIGEST, dtype=str(tape.dtype))
+    return {"I": tape.I, "F0": tape.F0}, meta
+
+
+def tape_from_state(arrays, meta, source="a pickled tape"):
+    """The Tape of ``tape_state``'s output, checked first (compatibility, then ``validate``);
+    raises TapeFormatError naming ``source`` and the first bad field or node."""
+    check_compatible(meta, source)
+    ints, F0, meta = validate(arrays, meta, source)
+    return Tape.from_arrays(ints, F0, meta)
+
+
+def from_pickle(arrays, meta):
+    """What ``pickle.loads`` calls for a Tape (Tape.__reduce__)."""
+    return tape_from_state(arrays, meta)
+
+
+def check_compatible(meta, source):
+    if not isinstance(meta, dict):
+        raise TapeFormatError(f"{source}: its metadata is not a dict; {FIX}")
+    have = {"format": FORMAT, "digest": DIGEST}
+    got = {k: meta.get(k) for k in have}
+    if got != have:
+        diff = ", ".join(f"{k} {got[k]!r} (here {have[k]!r})" for k in have if got[k] != have[k])
+        raise TapeFormatError(
+            f"{source}: written by burnumba {meta.get('burnumba', '?')}, whose tapes differ from "
+            f"this burnumba {_version()}'s: {diff}. A tape's op table and layout must match the "
+            f"kernels that run it; {FIX}")
+
+
+# -- validation ------------------------------------------------------------------------------
+class _Bad(Exception):
+    """Internal: the first problem found; ``validate`` turns it into a TapeFormatError."""
+
+
+def _int(x, what, lo=None, hi=None):
+    if type(x) is not int and not isinstance(x, np.integer) or isinstance(x, bool):
+        raise _Bad(f"{what} is {x!r}, not an int")
+    x = int(x)
+    if (lo is not None and x < lo) or (hi is not None and x >= hi):
+        raise _Bad(f"{what} is {x}, outside {lo} .. {hi - 1 if hi is not None else ''}")
+    return x
+
+
+def _shape(x, what):
+    if not isinstance(x, (tuple, list)):
+        raise _Bad(f"{what} is {x!r}, not a shape")
+    return tuple(_int(d, what, 0) for d in x)
+
+
+class _Tape:
+    """The columns as Python lists, for the per-node rules (list indexing is cheaper than
+    numpy scalars), and the helpers the rules share. ``size[i]`` is node i's element count."""
+
+    def __init__(self, cols, n):
+        self.n = n
+        self.op, self.a0, self.a1, self.pp = (cols[k].tolist() for k in ("op", "a0", "a1", "pp"))
+        self.off = cols["off"].tolist()
+        self.P = cols["P"]
+        self.size = np.diff(cols["off"]).tolist()
+
+    def node(self, i, field, k):
+        """An operand id: a node before i."""
+        if not 0 <= k < i:
+            raise _Bad(f"node %{i}: {field} is {k}, not a node before it")
+        return k
+
+    def none(self, i, field, k):
+        if k != -1:
+            raise _Bad(f"node %{i}: {field} is {k}, but this row has no such operand (-1)")
+
+    def params(self, i, count):
+        """P[p:p+count] of node i as Python ints (count may come from P itself)."""
+        p = self.pp[i]
+        if count == 0:
+            return []
+        if p < 0 or count < 0 or p + count > len(self.P):
+            raise _Bad(f"node %{i}: its parameters P[{p}:{p + count}] lie outside P "
+                       f"(length {len(self.P)})")
+        return self.P[p:p + count].tolist()
+
+    def ids(self, i, field, ids):
+        for k in ids:
+            self.node(i, field, k)
+        return ids
+
+    def want(self, i, cond, what):
+        if not cond:
+            raise _Bad(f"node %{i}: {what}")
+
+
+def _leaf(t, i):
+    t.none(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    t.none(i, "pp", t.pp[i])
+
+
+def _unary_map(t, i):
+    a = t.node(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    t.want(i, t.size[a] == t.size[i], f"operand %{a} has {t.size[a]} elements, the node "
+           f"{t.size[i]} (a unary map keeps the size)")
+
+
+def _tiles(t, i, k):
+    """Operand k repeats whole over node i: at least one element, and its size divides i's
+    (the kernels wrap an operand's index at its size)."""
+    ny, nk = t.size[i], t.size[k]
+    t.want(i, nk >= 1 and (ny == 0 or ny % nk == 0),
+           f"operand %{k} has {nk} elements, which do not tile the node's {ny}")
+
+
+def _binary_map(t, i):
+    a, b = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+    _tiles(t, i, a)
+    _tiles(t, i, b)
+    ny = t.size[i]
+    t.want(i, ny == 0 or ny in (t.size[a], t.size[b]),
+           f"neither operand (%{a}: {t.size[a]}, %{b}: {t.size[b]} elements) has the node's "
+           f"size {ny}")
+
+
+def _where(t, i):
+    (c,) = t.params(i, 1)
+    for k in (t.node(i, "P[pp] (the condition)", c), t.node(i, "a0", t.a0[i]),
+              t.node(i, "a1", t.a1[i])):
+        _tiles(t, i, k)
+
+
+def _gather(t, i):
+    """P[p:p+ny] are positions in val, all before this node's own slice."""
+    if t.a0[i] != -1:
+        t.node(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    ny = t.size[i]
+    if ny:
+        p = t.pp[i]
+        t.params(i, 1)
+        t.want(i, p + ny <= len(t.P), f"its {ny} positions run past the end of P")
+        pos = t.P[p:p + ny]
+        t.want(i, pos.min() >= 0 and pos.max() < t.off[i],
+               f"a gathered position lies outside 0 .. {t.off[i] - 1} (the values before it)")
+
+
+def _reduce(t, i):
+    """sum, sumsq: a scalar of every element of the nodes listed in P."""
+    t.none(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; a reduction has one")
+    (m,) = t.params(i, 1)
+    t.ids(i, "a listed operand", t.params(i, 1 + m)[1:])
+
+
+def _inner(t, i):
+    """sum_k x_k . w_k (+ the bias a0): P = m, x_1..x_m, w_1..w_m, pairs of equal size."""
+    if t.a0[i] != -1:
+        bias = t.node(i, "a0 (the bias)", t.a0[i])
+        t.want(i, t.size[bias] >= 1, f"its bias %{bias} is empty")
+    t.none(i, "a1", t.a1[i])
+    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; inner has one")
+    (m,) = t.params(i, 1)
+    ids = t.ids(i, "a listed operand", t.params(i, 1 + 2 * m)[1:])
+    for x, w in zip(ids[:m], ids[m:]):
+        t.want(i, t.size[x] == t.size[w], f"operands %{x} and %{w} differ in size")
+
+
+def _axis(out):
+    """Rows over an axis, the operand seen as (outer, m, inner) = P[p:p+3]; ``out``: the
+    node's size from those ("reduce": outer * inner, "same": the operand's, "rows": the
+    operand's, with inner = 1 as the rows along the last axis have)."""
+    def rule(t, i):
+        a = t.node(i, "a0", t.a0[i])
+        t.none(i, "a1", t.a1[i])
+        outer, m, inner = t.params(i, 3)
+        t.want(i, min(outer, inner) >= 0 and m >= 1,
+               f"its axis view (outer, m, inner) = {(outer, m, inner)} is not valid")
+        t.want(i, t.size[a] == outer * m * inner,
+               f"operand %{a} has {t.size[a]} elements, its axis view {outer * m * inner}")
+        t.want(i, out != "rows" or inner == 1, "inner must be 1 (a row along the last axis)")
+        ny = outer * inner if out == "reduce" else t.size[a]
+        t.want(i, t.size[i] == ny, f"has {t.size[i]} elements, its axis view gives {ny}")
+    return rule
+
+
+def _cross_entropy(t, i):
+    logits, targets = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+    rows, ncls = t.params(i, 2)
+    t.want(i, rows >= 0 and ncls >= 1, f"rows, classes = {rows}, {ncls}")
+    t.want(i, t.size[logits] == rows * ncls and t.size[targets] == rows and t.size[i] == 1,
+           f"sizes (logits {t.size[logits]}, targets {t.size[targets]}, node {t.size[i]}) do "
+           f"not fit rows {rows} x classes {ncls}")
+
+
+def _take(adjoint):
+    """take: y[k] = table[idx[k]] (rows of ``width``); take_add (its adjoint) adds rows of a0
+    into an (nrows, width) node. The index values are checked by the kernel itself."""
+    def rule(t, i):
+        a, idx = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+        nrows, width = t.params(i, 2)
+        t.want(i, nrows >= 0 and width >= 0, f"nrows, width = {nrows}, {width}")
+        table, rows = (i, a) if adjoint else (a, i)
+        t.want(i, t.size[table] == nrows * width and t.size[rows] == t.size[idx] * width,
+               f"sizes (%{a}: {t.size[a]}, indices %{idx}: {t.size[idx]}, node {t.size[i]}) "
+               f"do not fit {nrows} rows of {width}")
+    return rule
+
+
+def _scatter(t, i):
+    """y = zeros, y[P[p + j]] += a[j]: every position inside the node."""
+    a = t.node(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    na = t.size[a]
+    if na:
+        t.params(i, 1)
+        p = t.pp[i]
+        t.want(i, p + na <= len(t.P), f"its {na} positions run past the end of P")
+        pos = t.P[p:p + na]
+        t.want(i, pos.min() >= 0 and pos.max() < t.size[i],
+               f"a scattered position lies outside the node's {t.size[i]} elements")
+
+
+def _matmul(t, i):
+    """P = nb, M, K, N, sa, sb: nb products (M, K) @ (K, N); an operand with stride flag 0
+    is one matrix reused by every product."""
+    a, b = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+    nb, M, K, N, sa, sb = t.params(i, 6)
+    t.want(i, min(nb, M, K, N) >= 0 and sa in (0, 1) and sb in (0, 1),
+           f"its parameters (nb, M, K, N, sa, sb) = {(nb, M, K, N, sa, sb)} are not valid")
+    need = ((a, (nb if sa else 1) * M * K), (b, (nb if sb else 1) * K * N), (i, nb * M * N))
+    for k, size in need:
+        t.want(i, t.size[k] == size, f"%{k} has {t.size[k]} elements; {nb} products "
+               f"({M}, {K}) @ ({K}, {N}) need {size}")
+
+
+# Per row name, the rule that checks what its kernel code reads: operands, P, sizes. Map rows
+# share generated code, so their kind decides; every block row is listed by name.
+_BLOCK_RULES = {
+    "where": _where, "gather": _gather, "sum": _reduce, "sumsq": _reduce, "inner": _inner,
+    "sum_axis": _axis("reduce"), "max_axis": _axis("reduce"), "logsumexp": _axis("reduce"),
+    "softmax": _axis("same"), "log_softmax": _axis("same"), "causal_softmax": _axis("rows"),
+    "layer_norm": _axis("rows"), "cross_entropy": _cross_entropy, "take": _take(False),
+    "take_add": _take(True), "scatter": _scatter, "matmul": _matmul,
+}
+RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
+         **{r.name: (_unary_map if r.arity == 1 else _binary_map)
+            for r in ROWS if r.kind == "map" and r.arity in (1, 2)},
+         **_BLOCK_RULES}
+
+
+def validate(arrays, meta, source):
+    """Check a tape's arrays and metadata against each other and the op table, so that no
+    kernel or Python path reads outside them. Returns ``(I, F0, meta)``, the arrays read-only
+    and the metadata normalised (tuples, ints); raises TapeFormatError naming ``source`` and
+    the first bad field or node."""
+    try:
+        return _validate(arrays, meta)
+    except _Bad as e:
+        raise TapeFormatError(f"{source}: {e}; the tape is damaged or was not written by "
+                              f"burnumba: {FIX}") from None
+
+
+def _array(arrays, name, dtypes):
+    x = arrays.get(name) if isinstance(arrays, dict) else None
+    if not isinstance(x, np.ndarray) or x.ndim != 1 or x.dtype not in dtypes:
+        raise _Bad(f"array {name} is missing or not a 1-D {' / '.join(map(str, dtypes))} array")
+    x = np.ascontiguousarray(x)
+    if x.flags.writeable:
+        x.flags.writeable = False
+    return x
+
+
+def _validate(arrays, meta):
+    dtype = meta.get("dtype")
+    if dtype not in ("float64", "float32"):
+        raise _Bad(f"meta dtype is {dtype!r}, not 'float64' or 'float32'")
+    ints = _array(arrays, "I", (np.dtype(layout.INT),))
+    F0 = _array(arrays, "F0", (np.dtype(dtype),))
+    missing = [k for k in META if k not in meta]
+    if missing:
+        raise _Bad(f"meta lacks {', '.join(missing)}")
+    if len(ints) < layout.H:
+        raise _Bad(f"array I has {len(ints)} entries, less than its header")
+    n = int(ints[0])
+    if n < 1 or len(ints) < layout.H + 6 * n + 1:
+        raise _Bad(f"I[0] (the node count) is {n}, but I has {len(ints)} entries")
+    cols = layout.views(ints, F0[:0])
+    off = cols["off"]
+    if off[0] != 0 or np.any(np.diff(off) < 0):
+        k = 0 if off[0] != 0 else int(np.argmax(np.diff(off) < 0)) + 1
+        raise _Bad(f"off[{k}] is {off[k]}: offsets must start at 0 and never decrease")
+    V = int(off[n])
+    if len(F0) < n + 2 * V:
+        raise _Bad(f"array F0 has {len(F0)} entries; {n} nodes with {V} values need "
+                   f"{n + 2 * V} (imm, val, grad)")
+    op = cols["op"]
+    bad = np.flatnonzero((op < 0) | (op >= len(ROWS)))
+    if len(bad):
+        raise _Bad(f"node %{bad[0]}: opcode {op[bad[0]]} is outside 0 .. {len(ROWS) - 1}")
+    bad = np.flatnonzero((cols["need"] != 0) & (cols["need"] != 1))
+    if len(bad):
+        raise _Bad(f"node %{bad[0]}: need is {cols['need'][bad[0]]}, not 0 or 1")
+    shapes = meta["shapes"]
+    if not isinstance(shapes, (list, tuple)) or len(shapes) != n:
+        raise _Bad(f"meta shapes is not a list of {n} shapes")
+    shapes = [_shape(s, f"shape of node %{i}") for i, s in enumerate(shapes)]
+    t = _Tape(cols, n)
+    for i in range(n):
+        if math.prod(shapes[i]) != t.size[i]:
+            raise _Bad(f"node %{i}: shape {shapes[i]} but {t.size[i]} values (off)")
+        row = ROWS[t.op[i]]
+        rule = RULES.get(row.name)
+        if rule is None:
+            raise _Bad(f"node %{i}: row {row.name} has no validation rule")
+        try:
+            rule(t, i)
+        except _Bad as e:
+            raise _Bad(f"{row.name} {e}") from None
+    out = _int(meta["out"], "meta out", 0, n)
+    if out != int(ints[1]):
+        raise _Bad(f"meta out ({out}) differs from I[1] ({int(ints[1])})")
+    if t.size[out] < 1:
+        raise _Bad(f"the output node %{out} has no values")
+    out_shape = _shape(meta["out_shape"], "meta out_shape")
+    if math.prod(out_shape) != t.size[out]:
+        raise _Bad(f"out_shape {out_shape} does not fit output node %{out} "
+                   f"({t.size[out]} values)")
+    norm = dict(meta, shapes=shapes, out=out, out_shape=out_shape)
+    norm["in_slots"], norm["n_diff"] = _in_slots(meta, t, shapes, cols["need"])
+    norm["aux"] = _aux(meta["aux"], t)
+    norm.update(_plain(meta))
+    return ints, F0, norm
+
+
+def _in_slots(meta, t, shapes, need):
+    """Input k is node k (the tracer makes the inputs first, differentiated ones first):
+    its slot must be that node's slice of val."""
+    slots = meta["in_slots"]
+    if not isinstance(slots, (list, tuple)) or len(slots) > t.n:
+        raise _Bad("meta in_slots is not a list of at most one slot per node")
+    norm = []
+    for k, s in enumerate(slots):
+        what = f"in_slots[{k}]"
+        if not isinstance(s, (list, tuple)) or len(s) != 4 or type(s[3]) is not bool:
+            raise _Bad(f"{what} is not (start, size, shape, is_float)")
+        start, size = _int(s[0], what), _int(s[1], what)
+        shape = _shape(s[2], what)
+        if ROWS[t.op[k]].name != "input" or (start, size) != (t.off[k], t.size[k]) \
+                or shape != shapes[k]:
+            raise _Bad(f"{what} = {tuple(s)} does not match input node %{k}")
+        norm.append((start, size, shape, s[3]))
+    n_diff = _int(meta["n_diff"], "meta n_diff", 0, len(norm) + 1)
+    if n_diff and not np.all(need[:n_diff] == 1):
+        raise _Bad("a differentiated input has need 0")
+    return norm, n_diff
+
+
+def _aux(aux, t):
+    if aux is None:
+        return None
+    if not isinstance(aux, (list, tuple)) or len(aux) != 2 or not isinstance(aux[1], (
+            list, tuple)):
+        raise _Bad("meta aux is not (treedef, items)")
+    items = []
+    for j, it in enumerate(aux[1]):
+        if not isinstance(it, (list, tuple)) or len(it) != 2:
+            raise _Bad(f"aux item {j} is not a pair")
+        if isinstance(it[0], str) and it[0] == "const":
+            items.append(("const", it[1]))
+            continue
+        node = _int(it[0], f"aux item {j}'s node", 0, t.n)
+        shape = _shape(it[1], f"aux item {j}'s shape")
+        if math.prod(shape) != t.size[node]:
+            raise _Bad(f"aux item {j}: shape {shape} does not fit node %{node}")
+        items.append((node, shape))
+    return (aux[0], items)
+
+
+def _plain(meta):
+    """The remaining fields, type-checked."""
+    argnums, static = meta["argnums"], meta["static"]
+    for name, x in (("argnums", argnums), ("static", static)):
+        if not isinstance(x, (list, tuple)):
+            raise _Bad(f"meta {name} is not a tuple of ints")
+        [_int(k, f"meta {name}") for k in x]
+    for name in ("single", "forward_mode"):
+        if type(meta[name]) is not bool:
+            raise _Bad(f"meta {name} is {meta[name]!r}, not a bool")
+    sites = meta["sites"]
+    if sites is not None and not (isinstance(sites, (list, tuple)) and all(
+            s is None or isinstance(s, str) for s in sites)):
+        raise _Bad("meta sites is not a list of source lines")
+    if not isinstance(meta["key"], tuple):
+        raise _Bad("meta key (the traced signature) is not a tuple")
+    return {"argnums": tuple(int(k) for k in argnums), "static": tuple(int(k) for k in static),
+            "largest_product": _int(meta["largest_product"], "meta largest_product", 0),
+            "sites": list(sites) if sites is not None else None}
