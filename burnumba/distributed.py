@@ -89,26 +89,10 @@ def _describe(shard):
     return tuple((a.shape, a.dtype.str) for a in arrays)
 
 
-class _Retrace:
-    """TEMPORARY: traces on the worker until Tape is picklable."""
-
-    def __init__(self, loss, params, meta):
-        self.args = (loss, params, meta)
-
-    def __getstate__(self):
-        return self.args
-
-    def __setstate__(self, args):
-        self.args = args
-        loss, params, meta = args
-        self.tape = TapeCache(loss, 0).trace(params, *[np.zeros(s, d) for s, d in meta])
-
-
 def _partial(tape, flat_params, shard, weight):
     """(weight * loss, weight * gradient) of one shard, by the shipped tape (no retracing).
     The parameters are the tape's first (differentiated) inputs, in pytree order, so the
     flat vector splits into them as the gradient does."""
-    tape = getattr(tape, "tape", tape)   # TEMPORARY
     arrays = (shard,) if isinstance(shard, np.ndarray) else tuple(shard)
     value, grad = tape.run_value_and_grad(tape.split_grads(flat_params) + list(arrays))
     if weight != 1:
@@ -126,10 +110,11 @@ class _Dataset:
     arrays) and its signature ((shape, dtype str) per array), in the order of the reduction
     tree: grouped by the worker holding them, so that the first additions are local."""
 
-    def __init__(self, key, futures, metas):
+    def __init__(self, key, futures, metas, holders):
         self.key = key
         self.futures = futures
         self.metas = metas
+        self.holders = holders          # per shard, the workers that held it when first seen
         self.rows = [meta[0][0][0] for meta in metas]
 
 
@@ -215,7 +200,8 @@ def _ordered(client, key, futures, metas):
     distributed.wait(futures)
     who = client.who_has(futures)
     order = sorted(range(len(futures)), key=lambda i: (sorted(who[futures[i].key]), i))
-    return _Dataset(key, [futures[i] for i in order], [metas[i] for i in order])
+    return _Dataset(key, [futures[i] for i in order], [metas[i] for i in order],
+                    [sorted(who[futures[i].key]) for i in order])
 
 
 def _param_key(leaves, treedef):
@@ -256,8 +242,8 @@ class _DataParallel:
         if hit is None:
             zeros = [np.zeros(shape, dtype) for shape, dtype in meta]
             tape, sig, _ = self.tapes.tape_for((params, *zeros), {})
-            future = self.client.scatter(_Retrace(self.loss, params, meta), broadcast=True,
-                                         hash=False)  # TEMPORARY until Tape pickles
+            # the Tape itself travels (I, F0 and metadata; never the loss function)
+            future = self.client.scatter(tape, broadcast=True, hash=False)
             while len(self.shipped) >= CACHE_SIZE:
                 self.shipped.pop(next(iter(self.shipped)))
             hit = self.shipped[key] = (tape, sig, future)
@@ -276,9 +262,12 @@ class _DataParallel:
         # the parameters go to every worker once per step (hash=False: a new key per step)
         where = client.scatter(flat, broadcast=True, hash=False)
         mean = self.reduce == "mean"
+        # each shard's task goes where the shard is; elsewhere only if those workers are gone
         parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, pure=False,
-                               key=f"burnumba-partial-{id(where):x}-{i}")
-                 for i, (plan, shard, n) in enumerate(zip(plans, ds.futures, ds.rows))]
+                               workers=held, allow_other_workers=True,
+                               key=f"burnumba-partial-{where.key}-{i}")
+                 for i, (plan, shard, n, held) in enumerate(zip(plans, ds.futures, ds.rows,
+                                                                ds.holders))]
         # a pairwise tree on the workers: ceil(log2 shards) levels of additions
         while len(parts) > 1:
             pairs = [parts[j:j + 2] for j in range(0, len(parts), 2)]
