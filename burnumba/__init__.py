@@ -18,6 +18,7 @@ from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, Concu
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
                           logsumexp, masked_fill, softmax)
 from ._tape import Tape
+from ._tapefile import load_tape
 from ._vmap import vmap
 from ._njit import njit_value_and_grad
 from .kernels import KernelError, precompile
@@ -29,7 +30,7 @@ __version__ = "0.2.0"
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
-    "NjitArgumentError", "trace", "debug_nans", "precompile", "Tape", "numpy",
+    "NjitArgumentError", "trace", "debug_nans", "precompile", "Tape", "load_tape", "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",
     "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
     "save_checkpoint", "load_checkpoint",

@@ -177,6 +177,18 @@ class Tape:
         from . import _tapefile
         return _tapefile.from_pickle, _tapefile.tape_state(self)
 
+    def save(self, file):
+        """Write this tape to ``file`` (a path or a binary file object) as a ``.npz`` archive
+        without pickle: its arrays and its metadata as JSON. ``bn.load_tape`` reads it back,
+        in any process, without the function.
+
+        >>> tape = bn.trace(lambda a: a * a, 3.0)                     # doctest: +SKIP
+        >>> tape.save("square.npz"); bn.load_tape("square.npz")(4.0)  # doctest: +SKIP
+        16.0
+        """
+        from . import _tapefile
+        _tapefile.save_tape(self, file)
+
     # -- run states -----------------------------------------------------------------------
     def state(self):
         """This thread's State (made on its first run)."""
@@ -317,6 +329,20 @@ class Tape:
         return value, structure(self, flat, sig, self.argnums, self.single)
 
     # -- inspection -----------------------------------------------------------------------
+    def to_dot(self, values=False, grads=False, max_nodes=200):
+        """The tape as Graphviz DOT text: a box per node with its op and shape (inputs,
+        constants and the output marked), an edge per operand; with the calling thread's
+        last values and gradients when asked. Above ``max_nodes``, the first and last nodes
+        are drawn and the rest summarised in one box.
+
+        >>> tape = bn.trace(lambda a, b: a * b + a, 2.0, 3.0, argnums=(0, 1))
+        >>> tape.value_and_grad(2.0, 3.0)
+        (8.0, (4.0, 2.0))
+        >>> dot = tape.to_dot(values=True, grads=True)  # render: dot -Tsvg tape.dot
+        """
+        from . import _tapefile
+        return _tapefile.to_dot(self, values, grads, max_nodes)
+
     def __len__(self):
         return self.n
 

@@ -17,6 +17,9 @@ so a loaded signature compares equal to the traced one. Loading uses ``allow_pic
 import hashlib
 import json
 import math
+import os
+import re
+import zipfile
 
 import numpy as np
 
@@ -78,6 +81,173 @@ def check_compatible(meta, source):
             f"{source}: written by burnumba {meta.get('burnumba', '?')}, whose tapes differ from "
             f"this burnumba {_version()}'s: {diff}. A tape's op table and layout must match the "
             f"kernels that run it; {FIX}")
+
+
+# -- the file: JSON metadata ------------------------------------------------------------------
+# Builtin and numpy types a signature or an aux structure may name, by name.
+_TYPES = {t.__name__: t for t in (float, int, bool, str, bytes, complex, tuple, list, dict,
+                                  type(None))}
+
+
+def encode(x, what):
+    """``x`` as JSON data: tuples, lists, dicts, types, dtypes and numeric numpy values as
+    one-key tagged objects (a JSON object is always a tag). Raises TapeFormatError naming
+    ``what`` for anything else."""
+    t = type(x)
+    if x is None or t in (bool, int, float, str):
+        return x
+    if t is tuple or t is list:
+        return {t.__name__: [encode(v, what) for v in x]}
+    if t is dict:
+        return {"dict": [[encode(k, what), encode(v, what)] for k, v in x.items()]}
+    if isinstance(x, type) and _TYPES.get(x.__name__) is x:
+        return {"type": x.__name__}
+    if isinstance(x, type) and issubclass(x, np.generic) and np.dtype(x).kind in "biuf":
+        return {"nptype": np.dtype(x).str}
+    if isinstance(x, np.dtype) and x.kind in "biuf":
+        return {"dtype": x.str}
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "biuf":
+        if isinstance(x, np.generic):
+            return {"scalar": x.dtype.str, "value": x.item()}
+        return {"array": x.dtype.str, "shape": list(x.shape), "data": x.ravel().tolist()}
+    held = f"the type {x.__qualname__}" if isinstance(x, type) else \
+        f"a {t.__qualname__} ({x!r:.60})"
+    raise TapeFormatError(
+        f"{what} holds {held}, which a tape file cannot store (it keeps JSON "
+        "values, tuples, lists, dicts, types and numeric numpy values): pickle the tape "
+        "instead, or make that value one of those (e.g. return it without has_aux, or pass it "
+        "as data rather than static)")
+
+
+def _numeric(code):
+    """A numeric dtype from its ``dtype.str`` (checked first: np.dtype parses much more)."""
+    if not (isinstance(code, str) and re.fullmatch(r"[<>|=]?[biuf][1248]", code)):
+        raise _Bad(f"{str(code)[:20]!r} is not a numeric dtype")
+    return np.dtype(code)
+
+
+def decode(x):
+    """The inverse of ``encode``; raises _Bad on anything ``encode`` does not write."""
+    if not isinstance(x, (dict, list)):
+        return x
+    if not isinstance(x, dict) or not 1 <= len(x) <= 3:
+        raise _Bad(f"unexpected JSON value {str(x)[:60]}")
+    tag = next(iter(x))
+    v = x[tag]
+    try:
+        if tag in ("tuple", "list") and isinstance(v, list):
+            return (tuple if tag == "tuple" else list)(decode(e) for e in v)
+        if tag == "dict" and isinstance(v, list):
+            return {decode(k): decode(e) for k, e in v}
+        if tag == "type" and v in _TYPES:
+            return _TYPES[v]
+        if tag == "nptype":
+            return _numeric(v).type
+        if tag == "dtype":
+            return _numeric(v)
+        if tag == "scalar":
+            return _numeric(v).type(x["value"])
+        if tag == "array":
+            return np.array(x["data"], dtype=_numeric(v)).reshape(x["shape"])
+    except (TypeError, ValueError, KeyError, OverflowError) as e:
+        raise _Bad(f"a {tag} value in meta cannot be read ({e})") from None
+    raise _Bad(f"unexpected JSON value {str(x)[:60]}")
+
+
+def meta_json(meta):
+    """The file form of ``tape_state``'s meta: a JSON text (see ``encode``)."""
+    plain = dict(meta, key=encode(meta["key"], "the traced signature (static arguments)"))
+    aux = meta["aux"]
+    if aux is not None:
+        plain["aux"] = [encode(aux[0], "the aux structure"),
+                        [[it[0], encode(it[1], "an aux output") if it[0] == "const"
+                          else list(it[1])] for it in aux[1]]]
+    return json.dumps(plain)
+
+
+def meta_from_json(text):
+    meta = json.loads(text)
+    if not isinstance(meta, dict):
+        raise _Bad("meta is not a JSON object")
+    meta["key"] = decode(meta.get("key"))
+    aux = meta.get("aux")
+    if aux is not None:
+        if not (isinstance(aux, list) and len(aux) == 2 and isinstance(aux[1], list)):
+            raise _Bad("meta aux is not [treedef, items]")
+        meta["aux"] = (decode(aux[0]),
+                       [("const", decode(it[1])) if isinstance(it, list) and it[:1] == ["const"]
+                        and len(it) == 2 else it for it in aux[1]])
+    return meta
+
+
+def _name(file):
+    if isinstance(file, (str, bytes, os.PathLike)):
+        return os.fsdecode(file)
+    return str(getattr(file, "name", f"<{type(file).__name__}>"))
+
+
+def save_tape(tape, file):
+    """Write ``tape`` to ``file`` (a path, or a binary file object) as a ``.npz`` archive; a
+    path is written whole, then renamed into place."""
+    arrays, meta = tape_state(tape)
+    blob = np.frombuffer(meta_json(meta).encode(), np.uint8)
+    entries = dict(format=np.array(FORMAT), I=arrays["I"], F0=arrays["F0"], meta=blob)
+    if not isinstance(file, (str, bytes, os.PathLike)):
+        np.savez(file, **entries)
+        return
+    path = os.fsdecode(file)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **entries)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise TapeFormatError(f"{path}: cannot write the tape ({e.strerror or e}); check that "
+                              "its folder exists and is writable") from None
+
+
+def load_tape(file):
+    """The Tape saved in ``file`` (a path or a binary file object) by ``Tape.save``, checked
+    before it can run (no pickle is read). Raises TapeFormatError naming the file and what is
+    wrong with it.
+
+    >>> tape = bn.trace(lambda a, b: a * b + a, 2.0, 3.0, argnums=(0, 1))  # doctest: +SKIP
+    >>> tape.save("f.npz"); bn.load_tape("f.npz").value_and_grad(2.0, 3.0)  # doctest: +SKIP
+    (8.0, (4.0, 2.0))
+    """
+    source = _name(file)
+    fix = "pass a file written by Tape.save"
+    if isinstance(file, (str, bytes, os.PathLike)) and not os.path.isfile(file):
+        raise TapeFormatError(f"{source}: no such tape file; {fix}")
+    try:
+        if not zipfile.is_zipfile(file):          # else numpy would suggest unpickling it
+            raise TapeFormatError(f"{source}: not a .npz archive; {fix}")
+        if hasattr(file, "seek"):
+            file.seek(0)
+        with np.load(file, allow_pickle=False) as z:
+            if "format" not in z.files or z["format"].dtype.kind != "U" \
+                    or str(z["format"]) != FORMAT:
+                got = str(z["format"]) if "format" in z.files else "no format entry"
+                raise TapeFormatError(
+                    f"{source}: not a {FORMAT} file ({got[:60]}); {fix}, or retrace the "
+                    f"function with this burnumba and save it again")
+            arrays = {k: z[k] for k in ("I", "F0") if k in z.files}
+            text = z["meta"].tobytes().decode() if "meta" in z.files else "{}"
+    except TapeFormatError:
+        raise
+    except Exception as e:
+        # zipfile and numpy's header parser raise many kinds on damaged bytes (BadZipFile,
+        # zlib.error, SyntaxError, tokenize.TokenError, ...): each means an unreadable file
+        raise TapeFormatError(f"{source}: not a readable tape file ({type(e).__name__}: "
+                              f"{str(e)[:200]}); {fix}") from None
+    try:
+        meta = meta_from_json(text)
+    except (ValueError, RecursionError, _Bad) as e:
+        raise TapeFormatError(f"{source}: its meta record is damaged ({str(e)[:200]}); "
+                              f"{fix}") from None
+    return tape_from_state(arrays, meta, source)
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -150,6 +320,7 @@ def _leaf(t, i):
 def _unary_map(t, i):
     a = t.node(i, "a0", t.a0[i])
     t.none(i, "a1", t.a1[i])
+    t.none(i, "pp", t.pp[i])
     t.want(i, t.size[a] == t.size[i], f"operand %{a} has {t.size[a]} elements, the node "
            f"{t.size[i]} (a unary map keeps the size)")
 
@@ -164,6 +335,7 @@ def _tiles(t, i, k):
 
 def _binary_map(t, i):
     a, b = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+    t.none(i, "pp", t.pp[i])
     _tiles(t, i, a)
     _tiles(t, i, b)
     ny = t.size[i]
@@ -446,3 +618,68 @@ def _plain(meta):
     return {"argnums": tuple(int(k) for k in argnums), "static": tuple(int(k) for k in static),
             "largest_product": _int(meta["largest_product"], "meta largest_product", 0),
             "sites": list(sites) if sites is not None else None}
+
+
+# -- pictures ----------------------------------------------------------------------------------
+def operands(tape, i):
+    """The nodes node i reads, for drawing: a0 / a1, and those its parameters name (where's
+    condition, the listed operands of sum / sumsq / inner, the nodes a gather reads)."""
+    name = ROWS[tape.op[i]].name
+    ids = [int(k) for k in (tape.a0[i], tape.a1[i]) if k >= 0]
+    p, P = int(tape.pp[i]), tape.P
+    if p < 0:
+        return ids
+    if name == "where":
+        ids.insert(0, int(P[p]))
+    elif name in ("sum", "sumsq", "inner"):
+        m = int(P[p]) * (2 if name == "inner" else 1)
+        ids += [int(k) for k in P[p + 1:p + 1 + m]]
+    elif name == "gather":
+        ny = int(tape.off[i + 1] - tape.off[i])
+        ids = np.unique(np.searchsorted(tape.off, P[p:p + ny], side="right") - 1).tolist()
+    return list(dict.fromkeys(ids))
+
+
+def _numbers(x):
+    shown = ", ".join(f"{v:.4g}" for v in x[:4])
+    return f"[{shown}{', ...' if len(x) > 4 else ''}]" if len(x) != 1 else shown
+
+
+def to_dot(tape, values=False, grads=False, max_nodes=200):
+    """The tape as Graphviz DOT text (see Tape.to_dot)."""
+    n = tape.n
+    keep = range(n) if n <= max_nodes else \
+        list(range(max_nodes // 2)) + list(range(n - (max_nodes - max_nodes // 2), n))
+    shown = set(keep)
+    state = tape.state() if values or grads else None
+    inputs = {k for k in range(len(tape.in_slots))}
+    lines = ["digraph tape {", "  rankdir=LR;",
+             '  node [shape=box, fontname="monospace", fontsize=10];']
+    edges = []
+    for i in keep:
+        name = ROWS[tape.op[i]].name
+        label = [f"%{i} {name}", str(list(tape.shapes[i]))]
+        o, e = int(tape.off[i]), int(tape.off[i + 1])
+        if values:
+            label.append("val " + _numbers(state.val[o:e]))
+        if grads and tape.need[i]:
+            label.append("grad " + _numbers(state.grad[o:e]))
+        style = ""
+        if i in inputs:
+            kind = "diff input" if i < tape.n_diff else "data input"
+            label[0] += f" ({kind} {i})"
+            style = ', style=filled, fillcolor="#cfe8ff"'
+        elif name == "const":
+            style = ', style=filled, fillcolor="#eeeeee"'
+        if i == tape.out:
+            label[0] += " (output)"
+            style = ', style="filled,bold", fillcolor="#ffe3b3", peripheries=2'
+        text = "\\n".join(label).replace('"', '\\"')
+        lines.append(f'  n{i} [label="{text}"{style}];')
+        for k in operands(tape, i):
+            edges.append(f"  n{k} -> n{i};" if k in shown else f"  hidden -> n{i};")
+    if len(shown) < n:
+        lines.append(f'  hidden [label="... {n - len(shown)} nodes not shown", shape=plaintext];')
+    lines += list(dict.fromkeys(edges))
+    lines.append("}")
+    return "\n".join(lines) + "\n"

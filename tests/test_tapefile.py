@@ -5,6 +5,9 @@ a fresh interpreter whose tracer raises if called, and compare results bit for b
 and hostile tapes must raise TapeFormatError; the fuzz tests run in a subprocess, so that a
 crash fails the test instead of killing pytest.
 """
+import copy
+import io
+import json
 import os
 import pickle
 import subprocess
@@ -15,7 +18,7 @@ import numpy as np
 import pytest
 
 import burnumba as bn
-from burnumba import _forward, _tapefile, nn
+from burnumba import _forward, _tapefile, kernels, nn
 from burnumba.kernels import layout
 
 
@@ -193,3 +196,305 @@ def test_unpickling_validates():
     I[layout.H + n + 5] = 7                                # node 5's a0 after node 5
     with pytest.raises(bn.TapeFormatError, match="node %5"):
         pickle.loads(pickle.dumps(_Reduced({"I": I, "F0": arrays["F0"]}, meta)))
+
+
+# -- files -------------------------------------------------------------------------------------
+def test_file_roundtrip_path_and_file_object(tmp_path):
+    for name, (tape, args) in cases().items():
+        path = tmp_path / f"{name}.npz"
+        tape.save(path)
+        buf = io.BytesIO()
+        tape.save(buf)
+        buf.seek(0)
+        for back in (bn.load_tape(path), bn.load_tape(str(path)), bn.load_tape(buf)):
+            assert back.key == tape.key and back.aux == tape.aux if tape.aux is None else True
+            assert same(results(back, args), results(tape, args)), name
+        with np.load(path, allow_pickle=False) as z:      # a plain npz, no pickle inside
+            assert sorted(z.files) == ["F0", "I", "format", "meta"]
+            assert json.loads(z["meta"].tobytes())["format"] == _tapefile.FORMAT
+
+
+def test_file_runs_in_another_process_without_tracing(tmp_path):
+    blob = cases()
+    expected = {name: results(tape, args) for name, (tape, args) in blob.items()}
+    for name, (tape, args) in blob.items():
+        tape.save(tmp_path / f"{name}.npz")
+    files = {name: (str(tmp_path / f"{name}.npz"), args) for name, (_, args) in blob.items()}
+    got = run_child(tmp_path, files)
+    for name in expected:
+        assert same(got[name], expected[name]), name
+
+
+class Opaque:
+    """A static argument or aux value that JSON cannot hold (pickle can)."""
+
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        return type(other) is Opaque
+
+
+def test_save_refuses_values_json_cannot_hold(tmp_path):
+    tape = bn.trace(lambda x, s: x * 2.0, 1.0, Opaque(), static_argnums=1)
+    with pytest.raises(bn.TapeFormatError, match="signature.*Opaque"):
+        tape.save(tmp_path / "t.npz")
+    assert not (tmp_path / "t.npz").exists()
+    f = bn.value_and_grad(lambda x: (x * x, {"obj": Opaque()}), has_aux=True)
+    with pytest.raises(bn.TapeFormatError, match="aux.*Opaque"):
+        f.trace(1.0).save(io.BytesIO())
+    pickle.loads(pickle.dumps(tape))                       # pickle keeps any picklable value
+
+
+def test_signature_with_static_values_and_structures_survives(tmp_path):
+    def f(params, x, n, *, scale):
+        return np.sum(params["w"] * x[0]) * n + scale
+
+    args = ({"w": np.ones(3), "b": (np.zeros(2), [1.5])}, (np.arange(3.0),), 3)
+    tape = bn.value_and_grad(f).trace(*args, scale=np.float32(2.0))
+    tape.save(tmp_path / "t.npz")
+    back = bn.load_tape(tmp_path / "t.npz")
+    assert back.key == tape.key
+    assert same(back.value_and_grad(*args, scale=np.float32(2.0)),
+                tape.value_and_grad(*args, scale=np.float32(2.0)))
+    with pytest.raises(bn.ShapeError):
+        back.value_and_grad(args[0], args[1], 4, scale=np.float32(2.0))
+
+
+# -- damaged and hostile files -----------------------------------------------------------------
+def write(path, I, F0, meta, fmt=_tapefile.FORMAT):
+    """A tape file with these arrays and meta (a dict, as tape_state gives it, or text)."""
+    text = meta if isinstance(meta, str) else _tapefile.meta_json(meta)
+    np.savez(path, format=np.array(fmt), I=I, F0=F0,
+             meta=np.frombuffer(text.encode(), np.uint8))
+    return path
+
+
+def parts(tape):
+    arrays, meta = _tapefile.tape_state(tape)
+    return arrays["I"].copy(), arrays["F0"].copy(), copy.deepcopy(meta)
+
+
+def col(I, name, n):
+    """The writable column ``name`` of a copy of I."""
+    k = layout.COLUMNS.index(name) if name in layout.COLUMNS else 5
+    return I[layout.H + k * n:layout.H + (k + 1) * n + (name == "off")]
+
+
+def first(tape, name):
+    return next(i for i in range(tape.n) if kernels.ROWS[tape.op[i]].name == name)
+
+
+def refused(path, *words):
+    with pytest.raises(bn.TapeFormatError) as e:
+        bn.load_tape(path)
+    msg = str(e.value)
+    assert str(path) in msg, msg
+    for w in words:
+        assert w in msg, msg
+    return msg
+
+
+def test_hostile_columns(tmp_path):
+    tape = bn.trace(small, -4.0, 2.0, argnums=(0, 1))
+    n = tape.n
+    mul = first(tape, "multiply")
+
+    def case(name, edit, *words):
+        I, F0, meta = parts(tape)
+        edit(I, F0, meta)
+        refused(write(tmp_path / f"{name}.npz", I, F0, meta), *words)
+
+    case("operand_after", lambda I, F, m: col(I, "a0", n).__setitem__(mul, mul), f"%{mul}", "a0")
+    case("operand_far", lambda I, F, m: col(I, "a1", n).__setitem__(mul, 10 ** 6), "a1")
+    case("opcode_big", lambda I, F, m: col(I, "op", n).__setitem__(3, 999), "%3", "opcode")
+    case("opcode_neg", lambda I, F, m: col(I, "op", n).__setitem__(3, -1), "%3", "opcode")
+    case("offsets_past_end", lambda I, F, m: col(I, "off", n).__setitem__(n, 10 ** 6), "F0")
+    case("offsets_decrease", lambda I, F, m: col(I, "off", n).__setitem__(4, 0), "off[")
+    case("need", lambda I, F, m: col(I, "need", n).__setitem__(2, 7), "need")
+    case("node_count", lambda I, F, m: I.__setitem__(0, 10 ** 6), "node count")
+    case("pp_on_map", lambda I, F, m: col(I, "pp", n).__setitem__(mul, 0), "pp")
+    case("out", lambda I, F, m: m.__setitem__("out", n + 3), "out")
+    case("out_shape", lambda I, F, m: m.__setitem__("out_shape", (2,)), "out_shape")
+    case("shape", lambda I, F, m: m["shapes"].__setitem__(2, (3,)), "%2", "shape")
+    case("in_slots", lambda I, F, m: m.__setitem__(
+        "in_slots", [(5, 1, (), True)] + list(m["in_slots"][1:])), "in_slots[0]")
+    case("short_F0", lambda I, F, m: m.__setitem__("dtype", "float32"), "F0")
+    I, F0, meta = parts(tape)
+    refused(write(tmp_path / "digest.npz", I, F0, dict(meta, digest="0" * 16)), "digest",
+            "retrace")
+    refused(write(tmp_path / "format.npz", I, F0, meta, fmt="burnumba-tape-0"),
+            "burnumba-tape-0", "retrace")
+    refused(write(tmp_path / "I_dtype.npz", I.astype(np.int64), F0, meta), "array I")
+    refused(write(tmp_path / "no_F0.npz", I, F0[:0], meta), "F0")
+
+
+def test_hostile_parameters(tmp_path):
+    loss, gargs = gpt_case()
+    tape = bn.value_and_grad(loss).trace(*gargs)
+    P0 = len(tape.I) - len(tape.P)
+
+    def case(row, k, value, *words):
+        i = first(tape, row)
+        I, F0, meta = parts(tape)
+        I[P0 + int(tape.pp[i]) + k] = value(int(tape.P[tape.pp[i] + k]), i)
+        refused(write(tmp_path / f"{row}{k}.npz", I, F0, meta), f"%{i}", row, *words)
+
+    case("matmul", 1, lambda v, i: v * 2, "products")          # M larger than the node
+    case("matmul", 3, lambda v, i: v + 1, "products")          # N
+    case("matmul", 4, lambda v, i: 2, "(nb, M, K, N, sa, sb)")
+    case("gather", 0, lambda v, i: int(tape.off[i]), "position")   # reads its own slice
+    case("gather", 3, lambda v, i: -1, "position")
+    case("cross_entropy", 1, lambda v, i: v + 1, "classes")
+    case("take", 1, lambda v, i: v * 3, "rows of")
+    case("layer_norm", 2, lambda v, i: 2, "axis view")
+    case("causal_softmax", 1, lambda v, i: v + 1, "axis view")
+    case("sum_axis", 0, lambda v, i: v + 5, "axis view") if "sum_axis" in tape.ops else None
+
+    for row, edit in (("where", 10 ** 5), ("sum", 10 ** 5), ("inner", 10 ** 5)):
+        f = {"where": lambda x: np.sum(bn.numpy.where(x > 0, x, 2.0 * x)),
+             "sum": lambda x: bn.numpy.sum(x * x),
+             "inner": lambda x: bn.inner([x[0], x[1]], [x[1], x[2]])}[row]
+        t = bn.trace(f, np.arange(3.0) - 1.0)
+        i = first(t, row)
+        I, F0, meta = parts(t)
+        I[len(I) - len(t.P) + int(t.pp[i]) + (0 if row == "where" else 1)] = edit
+        refused(write(tmp_path / f"{row}.npz", I, F0, meta), f"%{i}", row)
+        I[len(I) - len(t.P) + int(t.pp[i])] = 10 ** 6                # a count past P
+        refused(write(tmp_path / f"{row}_count.npz", I, F0, meta), f"%{i}")
+
+
+def test_not_a_tape_file(tmp_path):
+    text = tmp_path / "notes.npz"
+    text.write_text("hello")
+    refused(text, "not a .npz")
+    refused(tmp_path / "missing.npz", "no such")
+    checkpoint = tmp_path / "ckpt.npz"
+    bn.save_checkpoint(checkpoint, {"w": np.ones(2)})
+    refused(checkpoint, "not a burnumba-tape-1")
+    # a pickle inside the npz: an object array is refused, never unpickled
+    tape = bn.trace(small, -4.0, 2.0, argnums=(0, 1))
+    I, F0, meta = parts(tape)
+    evil = tmp_path / "pickle.npz"
+    np.savez(evil, format=np.array(_tapefile.FORMAT), I=I, F0=F0,
+             meta=np.array([{"__reduce__": "os.system"}], dtype=object))
+    refused(evil, "not a readable tape file")
+    np.savez(evil, format=np.array(_tapefile.FORMAT), I=np.array([print], dtype=object), F0=F0,
+             meta=np.frombuffer(_tapefile.meta_json(meta).encode(), np.uint8))
+    refused(evil, "not a readable tape file")
+    bad_json = write(tmp_path / "json.npz", I, F0, '{"key": {"tuple": [{"type": "os"}]}')
+    refused(bad_json, "meta")
+
+
+def test_truncated_files(tmp_path):
+    loss, gargs = gpt_case()
+    for tape in (bn.trace(small, -4.0, 2.0, argnums=(0, 1)),
+                 bn.value_and_grad(loss).trace(*gargs)):
+        buf = io.BytesIO()
+        tape.save(buf)
+        data = buf.getvalue()
+        for cut in sorted({0, 1, 30, len(data) // 3, len(data) // 2, len(data) - 30,
+                           len(data) - 1}):
+            path = tmp_path / "cut.npz"
+            path.write_bytes(data[:cut])
+            refused(path)
+
+
+def test_every_row_has_a_validation_rule():
+    missing = [r.name for r in kernels.ROWS if r.name not in _tapefile.RULES]
+    assert not missing, f"rows without a tape-file validation rule: {missing}"
+    assert set(_tapefile.RULES) == {r.name for r in kernels.ROWS}
+
+
+# Random damage, in a subprocess: every load must either raise TapeFormatError or give a tape
+# whose runs raise only burnumba errors (a flipped opcode or immediate may still be valid).
+FUZZ = textwrap.dedent("""
+    import io, sys, zipfile
+    import numpy as np
+    sys.path.insert(0, sys.argv[1])
+    import burnumba as bn
+    import test_tapefile as T
+    from burnumba import _tapefile
+    rng = np.random.default_rng(int(sys.argv[2]))
+    flips = int(sys.argv[3])
+    counts = {"refused": 0, "ran": 0, "run_error": 0}
+    def attempt(load):
+        try:
+            tape = load()
+        except bn.TapeFormatError:
+            counts["refused"] += 1
+            return
+        try:
+            T.results(tape, args)
+            counts["ran"] += 1
+        except bn.BurnumbaError:
+            counts["run_error"] += 1
+    for name in ("small", "aux", "gpt32"):
+        tape, args = T.cases()[name]
+        arrays, meta = _tapefile.tape_state(tape)
+        text = _tapefile.meta_json(meta).encode()
+        buf = io.BytesIO(); tape.save(buf); data = buf.getvalue()
+        for _ in range(flips):
+            for what in ("I", "F0", "meta", "file", "ints"):
+                I, F0, m = arrays["I"].copy(), arrays["F0"].copy(), bytearray(text)
+                raw = bytearray(data)
+                if what == "ints":              # small plausible values: harder to refuse
+                    for _ in range(int(rng.integers(1, 3))):
+                        I[int(rng.integers(len(I)))] = int(rng.integers(-1, 2 * tape.n))
+                target = {"I": I.view(np.uint8), "F0": F0.view(np.uint8), "meta": m,
+                          "file": raw, "ints": bytearray(1)}[what]
+                for _ in range(int(rng.integers(1, 4))):
+                    k = int(rng.integers(len(target)))
+                    target[k] ^= 1 << int(rng.integers(8))
+                if what == "file":
+                    attempt(lambda: bn.load_tape(io.BytesIO(bytes(raw))))
+                    continue
+                out = io.BytesIO()
+                np.savez(out, format=np.array(_tapefile.FORMAT), I=I, F0=F0,
+                         meta=np.frombuffer(bytes(m), np.uint8))
+                out.seek(0)
+                attempt(lambda: bn.load_tape(out))
+    print(counts)
+""")
+
+
+def test_random_bit_flips_never_crash(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", FUZZ, os.path.dirname(__file__), "12",
+                           os.environ.get("BURNUMBA_TAPE_FLIPS", "150")],
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
+    counts = eval(proc.stdout.strip().splitlines()[-1])
+    assert counts["refused"] > 0 and counts["ran"] > 0, counts
+
+
+# -- pictures ----------------------------------------------------------------------------------
+def dot_graph(text):
+    """(declared node ids, edges) of DOT text, checking that every edge's ends are declared."""
+    import re
+    assert text.startswith("digraph tape {") and text.rstrip().endswith("}")
+    declared = re.findall(r"^  (\w+) \[label=", text, re.M)
+    edges = re.findall(r"^  (\w+) -> (\w+);", text, re.M)
+    assert len(set(declared)) == len(declared)
+    for a, b in edges:
+        assert a in declared and b in declared, (a, b)
+    assert text.count("{") == text.count("}")
+    return declared, edges
+
+
+def test_to_dot():
+    tape = bn.trace(small, -4.0, 2.0, argnums=(0, 1))
+    value, _ = tape.value_and_grad(-4.0, 2.0)
+    text = tape.to_dot()
+    declared, edges = dot_graph(text)
+    assert len(declared) == tape.n and len(edges) >= tape.n - 3
+    for name in ("input", "multiply", "relu", "divide", "(output)", "diff input 0"):
+        assert name in text
+    assert "val" not in text and "grad" not in text
+    shown = tape.to_dot(values=True, grads=True)
+    assert f"val {value:.4g}" in shown and "grad 138.8" in shown and "grad 645.6" in shown
+    big = bn.value_and_grad(gpt_case()[0]).trace(*gpt_case()[1])
+    declared, _ = dot_graph(big.to_dot(max_nodes=12))
+    assert len(declared) == 13 and "hidden" in declared
+    declared, edges = dot_graph(big.to_dot())
+    assert len(declared) == big.n
+    assert ("n0", f"n{big.n - 1}") not in edges
