@@ -15,7 +15,7 @@ alike along axis 0. A step is
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))   # doctest: +SKIP
     >>> X = da.from_array(np.random.rand(1000, 8), chunks=250)
     >>> y = da.from_array(np.random.rand(1000), chunks=250)
-    >>> vg = bnd.value_and_grad(lambda p, X, y: np.sum((X @ p - y) ** 2), client)
+    >>> vg = bnd.value_and_grad(lambda p, X, y: np.sum((X @ p - y) ** 2), client)  # doctest: +SKIP
     >>> value, grad = vg(np.zeros(8), (X, y))                           # doctest: +SKIP
 
 Conventions:
@@ -28,6 +28,10 @@ Conventions:
   regulariser) would be counted once per shard: add it on the driver instead.
 * Empty shards (0 rows) are skipped: they add 0 to a sum and weigh 0 in a mean. A dataset with
   no rows at all is an error.
+* Cost: a step is one scatter, one task per shard and ceil(log2 shards) levels of additions,
+  each level a scheduler round trip (1 to 10 ms): chunk the data into about one shard per
+  worker thread. Shard tasks are pinned (loosely) to the workers holding their shards; Dask's
+  work stealing may still copy a shard to an idle worker to balance the load.
 * Resilience: if a worker dies during a step, Dask recomputes what it held on the survivors
   and the step returns the same result (the reduction tree is fixed when the dataset is first
   seen, so even the order of the additions is unchanged). This needs shards Dask can rebuild:
