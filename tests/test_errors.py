@@ -186,7 +186,7 @@ HIERARCHY = {
     "PytreeError": ValueError, "CheckpointError": ValueError, "DataError": IndexError,
     "NonFiniteError": FloatingPointError, "LeakedTracerError": RuntimeError,
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
-    "NjitArgumentError": TypeError,
+    "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
 }
 
 
