@@ -175,7 +175,8 @@ class Tape:
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
         from . import _tapefile
-        return _tapefile.from_pickle, _tapefile.tape_state(self)
+        arrays, meta = _tapefile.tape_state(self)
+        return _tapefile.from_pickle, (_tapefile.compact(arrays), meta)
 
     def save(self, file):
         """Write this tape to ``file`` (a path or a binary file object) as a ``.npz`` archive

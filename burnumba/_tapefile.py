@@ -10,9 +10,10 @@ must lie inside the arrays. The row-specific part is a table (``RULES``) with an
 row of ``kernels.ROWS``; a tape holding a row without a rule is refused.
 
 The file (``Tape.save`` / ``load_tape``) is a plain ``np.savez`` archive: ``format``, ``I``,
-``F0`` and ``meta``, the UTF-8 bytes of a JSON object. Python values the JSON cannot hold
-directly (tuples, types, dtypes, numpy arrays in an aux output) are tagged one-key objects,
-so a loaded signature compares equal to the traced one. Loading uses ``allow_pickle=False``.
+``F0`` as its non-zero runs (``compact``; a pickle holds the same) and ``meta``, the UTF-8
+bytes of a JSON object. Python values the JSON cannot hold directly (tuples, types, dtypes,
+numpy arrays in an aux output) are tagged one-key objects, so a loaded signature compares
+equal to the traced one. Loading uses ``allow_pickle=False``.
 """
 import hashlib
 import json
@@ -58,9 +59,15 @@ def tape_state(tape):
 
 
 def tape_from_state(arrays, meta, source="a pickled tape"):
-    """The Tape of ``tape_state``'s output, checked first (compatibility, then ``validate``);
-    raises TapeFormatError naming ``source`` and the first bad field or node."""
+    """The Tape of ``tape_state``'s output (``F0`` dense, or as ``compact`` stores it),
+    checked first (compatibility, then ``validate``); raises TapeFormatError naming
+    ``source`` and the first bad field or node."""
     check_compatible(meta, source)
+    try:
+        arrays = expand(arrays)
+    except _Bad as e:
+        raise TapeFormatError(f"{source}: {e}; the tape is damaged or was not written by "
+                              f"burnumba: {FIX}") from None
     ints, F0, meta = validate(arrays, meta, source)
     return Tape.from_arrays(ints, F0, meta)
 
@@ -68,6 +75,70 @@ def tape_from_state(arrays, meta, source="a pickled tape"):
 def from_pickle(arrays, meta):
     """What ``pickle.loads`` calls for a Tape (Tape.__reduce__)."""
     return tape_from_state(arrays, meta)
+
+
+# -- F0 on the wire ----------------------------------------------------------------------------
+# F0 is imm | val | grad | scratch, and only the immediates and the constants' values are
+# not zero: a tape traced on a large shard is mostly zeros (val and grad of every node). A
+# pickle or a file holds its non-zero runs: F0_runs (start, stop) pairs, F0_values their
+# entries in order, F0_size the length. "Non-zero" is by bits, so -0.0 and NaN survive.
+def compact(arrays):
+    """``arrays`` with F0 replaced by its runs of non-zero entries."""
+    F0 = arrays["F0"]
+    bits = F0.view(np.uint64 if F0.dtype.itemsize == 8 else np.uint32) != 0
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], bits, [False])).astype(np.int8)))
+    out = {k: v for k, v in arrays.items() if k != "F0"}
+    out.update(F0_runs=edges.astype(np.int64), F0_values=F0[bits],
+               F0_size=np.array(len(F0), np.int64))
+    return out
+
+
+def _f0_length(ints):
+    """n + 2 V, F0's length for the node count and offsets in ``ints`` (-1 if ``ints`` is not
+    even shaped like I); checked before F0 is made, so that a small file cannot claim a
+    huge one. ``validate`` checks the rest."""
+    if not (isinstance(ints, np.ndarray) and ints.ndim == 1 and ints.dtype == layout.INT
+            and len(ints) >= layout.H):
+        return -1
+    n = int(ints[0])
+    if n < 1 or len(ints) < layout.H + 6 * n + 1:
+        return -1
+    return n + 2 * int(layout.views(ints, np.zeros(0))["off"][n])
+
+
+def expand(arrays):
+    """The inverse of ``compact``: ``arrays`` with a dense F0 (returned as they are when F0
+    is already dense). Raises _Bad on runs that do not fit."""
+    if not isinstance(arrays, dict) or "F0" in arrays or "F0_runs" not in arrays:
+        return arrays
+    runs, values, size = (arrays.get(k) for k in ("F0_runs", "F0_values", "F0_size"))
+    if not (isinstance(runs, np.ndarray) and runs.ndim == 1 and runs.dtype == np.int64
+            and len(runs) % 2 == 0 and isinstance(values, np.ndarray) and values.ndim == 1
+            and values.dtype in (np.float64, np.float32) and isinstance(size, np.ndarray)
+            and size.shape == () and size.dtype == np.int64):
+        raise _Bad("arrays F0_runs (int64 pairs), F0_values (float) and F0_size (an int64) "
+                   "are missing or malformed")
+    size = int(size)
+    if size != _f0_length(arrays.get("I")):
+        raise _Bad(f"F0_size is {size}, but the columns in I need "
+                   f"{_f0_length(arrays.get('I'))} entries (imm, val, grad)")
+    start, stop = runs[0::2], runs[1::2]
+    if size < 0 or len(runs) and (start[0] < 0 or stop[-1] > size or np.any(stop <= start)
+                                  or np.any(start[1:] <= stop[:-1])):
+        raise _Bad(f"F0_runs are not increasing, disjoint runs inside 0 .. {size}")
+    lengths = stop - start
+    if int(lengths.sum()) != len(values):
+        raise _Bad(f"F0_runs cover {int(lengths.sum())} entries, F0_values has {len(values)}")
+    try:
+        F0 = np.zeros(size, values.dtype)
+    except (MemoryError, ValueError):
+        raise _Bad(f"F0_size {size} is too large") from None
+    # the index of every stored entry: each run's start, shifted by the entries before it
+    F0[np.repeat(start - (np.cumsum(lengths) - lengths), lengths) + np.arange(len(values))] = \
+        values
+    out = {k: v for k, v in arrays.items() if not k.startswith("F0_")}
+    out["F0"] = F0
+    return out
 
 
 def check_compatible(meta, source):
@@ -191,7 +262,7 @@ def save_tape(tape, file):
     path is written whole, then renamed into place."""
     arrays, meta = tape_state(tape)
     blob = np.frombuffer(meta_json(meta).encode(), np.uint8)
-    entries = dict(format=np.array(FORMAT), I=arrays["I"], F0=arrays["F0"], meta=blob)
+    entries = dict(format=np.array(FORMAT), meta=blob, **compact(arrays))
     if not isinstance(file, (str, bytes, os.PathLike)):
         np.savez(file, **entries)
         return
@@ -233,7 +304,8 @@ def load_tape(file):
                 raise TapeFormatError(
                     f"{source}: not a {FORMAT} file ({got[:60]}); {fix}, or retrace the "
                     f"function with this burnumba and save it again")
-            arrays = {k: z[k] for k in ("I", "F0") if k in z.files}
+            arrays = {k: z[k] for k in ("I", "F0", "F0_runs", "F0_values", "F0_size")
+                      if k in z.files}
             text = z["meta"].tobytes().decode() if "meta" in z.files else "{}"
     except TapeFormatError:
         raise
@@ -513,7 +585,7 @@ def _validate(arrays, meta):
         k = 0 if off[0] != 0 else int(np.argmax(np.diff(off) < 0)) + 1
         raise _Bad(f"off[{k}] is {off[k]}: offsets must start at 0 and never decrease")
     V = int(off[n])
-    if len(F0) < n + 2 * V:
+    if len(F0) != n + 2 * V:
         raise _Bad(f"array F0 has {len(F0)} entries; {n} nodes with {V} values need "
                    f"{n + 2 * V} (imm, val, grad)")
     op = cols["op"]

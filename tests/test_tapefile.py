@@ -210,7 +210,8 @@ def test_file_roundtrip_path_and_file_object(tmp_path):
             assert back.key == tape.key and back.aux == tape.aux if tape.aux is None else True
             assert same(results(back, args), results(tape, args)), name
         with np.load(path, allow_pickle=False) as z:      # a plain npz, no pickle inside
-            assert sorted(z.files) == ["F0", "I", "format", "meta"]
+            assert sorted(z.files) == ["F0_runs", "F0_size", "F0_values", "I", "format",
+                                       "meta"]
             assert json.loads(z["meta"].tobytes())["format"] == _tapefile.FORMAT
 
 
@@ -498,3 +499,56 @@ def test_to_dot():
     declared, edges = dot_graph(big.to_dot())
     assert len(declared) == big.n
     assert ("n0", f"n{big.n - 1}") not in edges
+
+
+# -- F0 as non-zero runs -----------------------------------------------------------------------
+def test_compact_f0_keeps_every_bit_and_only_the_nonzero_entries():
+    for dtype in (np.float64, np.float32):
+        tape = bn.trace(lambda x: np.sum(np.tanh(x) * 3.0), np.zeros(12, dtype))
+        arrays, _ = _tapefile.tape_state(tape)
+        F0 = arrays["F0"].copy()
+        n = len(F0)
+        F0[[n - 1, n - 2, n - 5, n - 9]] = [-0.0, np.nan, np.inf, -2.5]
+        packed = _tapefile.compact(dict(arrays, F0=F0))
+        assert len(packed["F0_values"]) == np.count_nonzero(F0) + 1      # -0.0 is stored
+        assert int(packed["F0_size"]) == n
+        back = _tapefile.expand(packed)["F0"]
+        assert back.dtype == dtype and back.tobytes() == F0.tobytes()     # -0.0, NaN too
+
+
+def test_a_tape_of_a_large_shard_pickles_without_its_zero_values():
+    w = np.arange(8.0) / 8
+    X = np.ones((20_000, 8))
+    tape = bn.value_and_grad(lambda w, X: np.sum(np.tanh(X @ w) ** 2)).trace(w, X)
+    blob = pickle.dumps(tape)
+    assert tape.F0.nbytes > 600_000 and len(blob) < 20_000, (tape.F0.nbytes, len(blob))
+    back = pickle.loads(blob)
+    assert back.F0.tobytes() == tape.F0.tobytes()
+    assert same(back.value_and_grad(w, X), tape.value_and_grad(w, X))
+
+
+def test_hostile_f0_runs(tmp_path):
+    tape = bn.trace(small, -4.0, 2.0, argnums=(0, 1))
+    arrays, meta = _tapefile.tape_state(tape)
+    good = _tapefile.compact(arrays)
+    runs, values = good["F0_runs"], good["F0_values"]
+    cases = {
+        "overlapping": dict(F0_runs=np.array([0, 4, 2, 6], np.int64)),
+        "past_the_end": dict(F0_runs=np.concatenate([runs[:-1], [10 ** 6]])),
+        "empty_run": dict(F0_runs=np.array([3, 3], np.int64)),
+        "negative": dict(F0_runs=np.concatenate([[-5], runs[1:]])),
+        "odd": dict(F0_runs=runs[:-1]),
+        "int32_runs": dict(F0_runs=runs.astype(np.int32)),
+        "count": dict(F0_values=values[:-1]),
+        "huge_size": dict(F0_size=np.array(2 ** 62, np.int64)),
+        "size_not_scalar": dict(F0_size=np.array([5, 6], np.int64)),
+        "int_values": dict(F0_values=values.astype(np.int64)),
+    }
+    for name, change in cases.items():
+        entries = dict(good, **change)
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, format=np.array(_tapefile.FORMAT), meta=np.frombuffer(
+            _tapefile.meta_json(meta).encode(), np.uint8), **entries)
+        refused(path, "F0")
+        with pytest.raises(bn.TapeFormatError, match="F0"):
+            pickle.loads(pickle.dumps(_Reduced(entries, meta)))
