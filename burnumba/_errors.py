@@ -81,6 +81,11 @@ class CheckpointError(BurnumbaError, ValueError):
     """A checkpoint file that is missing, corrupt, or does not fit the model."""
 
 
+class MissingExtraError(BurnumbaError, ImportError):
+    """An optional dependency (an extra of the burnumba package, such as ``distributed``) is
+    not installed; the message names the pip command."""
+
+
 class TapeFormatError(BurnumbaError, ValueError):
     """A saved or pickled Tape that cannot run here: damaged, hostile, or written by a
     burnumba whose op table or tape layout differs (the message names the file and the first

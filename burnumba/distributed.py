@@ -48,7 +48,8 @@ import numpy as np
 
 from ._api import CACHE_SIZE, TapeCache
 from ._checkpoint import load_checkpoint, save_checkpoint
-from ._errors import BurnumbaError, CheckpointError, InputError, NonFiniteError, ShapeError
+from ._errors import (CheckpointError, InputError, MissingExtraError, NonFiniteError,
+                      ShapeError)
 from ._pytree import flatten
 from ._signature import structure
 from .optim import _exclusive, clip_grad_norm
@@ -56,10 +57,6 @@ from .optim import _exclusive, clip_grad_norm
 __all__ = ["value_and_grad", "Trainer", "MissingExtraError"]
 
 REDUCTIONS = ("sum", "mean")
-
-
-class MissingExtraError(BurnumbaError, ImportError):
-    """An optional dependency (an extra of the burnumba package) is not installed."""
 
 
 def _dask():

@@ -187,6 +187,7 @@ HIERARCHY = {
     "NonFiniteError": FloatingPointError, "LeakedTracerError": RuntimeError,
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
     "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
+    "MissingExtraError": ImportError,
 }
 
 
