@@ -100,22 +100,37 @@ def dataset(rows, d, seed=0):
     return X, y, p
 
 
+def makemore_workload(rows):
+    """The paper's makemore MLP (context 16, 64-d embeddings, 1,024 tanh units; 1.08 M
+    float32 parameters) on ``rows`` windows of the embedded name list: its mean
+    cross-entropy, so the distributed run uses reduce="mean"."""
+    net = bn.nn.MakemoreMLP(vocab_size=27, context=16, n_embd=64, n_hidden=1024)
+    X, Y = bn.data.name_windows(bn.data.default_names(), context=16)
+    reps = math.ceil(rows / len(Y))
+    X, Y = np.tile(X, (reps, 1))[:rows], np.tile(Y, reps)[:rows]
+    return net.loss, net.init(seed=0, dtype=np.float32), (X, Y), "mean"
+
+
 def throughput(args):
     import dask.array as da
-    X, y, p = dataset(args.rows, args.d)
-    single = bn.value_and_grad(loss)
-    t_single = timed(lambda: single(p, X, y), args.repeats)
-    value0 = single(p, X, y)[0]
+    if args.model == "makemore":
+        loss_fn, p, arrays, reduce = makemore_workload(args.rows)
+    else:
+        X, y, p = dataset(args.rows, args.d)
+        loss_fn, arrays, reduce = loss, (X, y), "sum"
+    single = bn.value_and_grad(loss_fn)
+    t_single = timed(lambda: single(p, *arrays), args.repeats)
+    value0 = single(p, *arrays)[0]
     single = None                                # its tape holds the whole dataset's values
-    out = {"rows": args.rows, "d": args.d, "shards": args.shards,
+    out = {"model": args.model, "rows": args.rows, "d": args.d, "shards": args.shards,
            "single": {"s_per_step": t_single, "rows_per_s": args.rows / t_single}}
     chunk = math.ceil(args.rows / args.shards)
     for workers in (1, 2):
         c, client = cluster(workers)
         try:
             threads = client.run(lambda: os.environ.get("OMP_NUM_THREADS"))
-            shards = (da.from_array(X, chunks=(chunk, args.d)), da.from_array(y, chunks=chunk))
-            vg = bnd.value_and_grad(loss, client)
+            shards = tuple(da.from_array(a, chunks=(chunk,) + a.shape[1:]) for a in arrays)
+            vg = bnd.value_and_grad(loss_fn, client, reduce=reduce)
             t0 = time.perf_counter()
             value = vg(p, shards)[0]                  # computes the shards, traces, ships
             setup = time.perf_counter() - t0
@@ -224,21 +239,27 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="200k rows, fewer repeats and sizes")
     ap.add_argument("--rows", type=int)
-    ap.add_argument("--d", type=int, default=32)
+    ap.add_argument("--d", type=int, default=32, help="features of the logistic regression")
+    ap.add_argument("--model", choices=("logistic", "makemore"), default="logistic",
+                    help="the throughput workload (a): logistic regression on ROWS x D, or the "
+                    "makemore MLP on ROWS windows (default 16,384)")
     ap.add_argument("--shards", type=int, default=2,
                     help="row blocks; one per worker has the least per-task overhead")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args(argv)
-    args.rows = args.rows or (200_000 if args.quick else 1_000_000)
+    args.rows = args.rows or ((2_048 if args.quick else 16_384) if args.model == "makemore"
+                              else (200_000 if args.quick else 1_000_000))
     args.repeats = 3 if args.quick else 7
     sizes = [1_000, 100_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
     report = {"machine": machine_info()}
     for k, v in report["machine"].items():
         print(f"{k}: {v}")
     report["throughput"] = a = throughput(args)
-    print(f"\n(a) logistic regression gradient, {a['rows']} rows x {a['d']} float64, "
-          f"{a['shards']} shards")
+    what = (f"makemore MLP gradient (1.08 M float32 parameters), {a['rows']} windows"
+            if args.model == "makemore" else
+            f"logistic regression gradient, {a['rows']} rows x {a['d']} float64")
+    print(f"\n(a) {what}, {a['shards']} shards")
     for k in ("single", "1w", "2w"):
         r = a[k]
         extra = "" if k == "single" else (

@@ -82,11 +82,15 @@ def from_pickle(arrays, meta):
 # not zero: a tape traced on a large shard is mostly zeros (val and grad of every node). A
 # pickle or a file holds its non-zero runs: F0_runs (start, stop) pairs, F0_values their
 # entries in order, F0_size the length. "Non-zero" is by bits, so -0.0 and NaN survive.
-def compact(arrays):
-    """``arrays`` with F0 replaced by its runs of non-zero entries."""
+def compact(arrays, always=False):
+    """``arrays`` with F0 replaced by its runs of non-zero entries, when that is at least half
+    as small (or ``always``); else ``arrays`` as they are (a small tape: two entries fewer in
+    a file, about 100 us less to write and to read)."""
     F0 = arrays["F0"]
     bits = F0.view(np.uint64 if F0.dtype.itemsize == 8 else np.uint32) != 0
     edges = np.flatnonzero(np.diff(np.concatenate(([False], bits, [False])).astype(np.int8)))
+    if not always and (F0.itemsize * np.count_nonzero(bits) + 8 * len(edges)) * 2 > F0.nbytes:
+        return arrays
     out = {k: v for k, v in arrays.items() if k != "F0"}
     out.update(F0_runs=edges.astype(np.int64), F0_values=F0[bits],
                F0_size=np.array(len(F0), np.int64))
@@ -298,9 +302,9 @@ def load_tape(file):
         if hasattr(file, "seek"):
             file.seek(0)
         with np.load(file, allow_pickle=False) as z:
-            if "format" not in z.files or z["format"].dtype.kind != "U" \
-                    or str(z["format"]) != FORMAT:
-                got = str(z["format"]) if "format" in z.files else "no format entry"
+            fmt = z["format"] if "format" in z.files else None
+            if fmt is None or fmt.dtype.kind != "U" or str(fmt) != FORMAT:
+                got = str(fmt) if fmt is not None else "no format entry"
                 raise TapeFormatError(
                     f"{source}: not a {FORMAT} file ({got[:60]}); {fix}, or retrace the "
                     f"function with this burnumba and save it again")
