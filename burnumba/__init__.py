@@ -21,6 +21,7 @@ from ._tape import Tape
 from ._tapefile import load_tape
 from ._vmap import vmap
 from ._njit import njit_value_and_grad
+from ._profile import profile
 from .kernels import KernelError, precompile
 from .numpy import inner, relu, rsqrt, sigmoid, stop_gradient, sumsq
 from . import data, nn, optim
@@ -30,7 +31,8 @@ __version__ = "0.2.0"
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
-    "NjitArgumentError", "trace", "debug_nans", "precompile", "Tape", "load_tape", "numpy",
+    "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
+    "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",
     "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
     "save_checkpoint", "load_checkpoint",

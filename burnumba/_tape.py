@@ -329,6 +329,16 @@ class Tape:
         value, flat = self.run_value_and_grad(leaves)
         return value, structure(self, flat, sig, self.argnums, self.single)
 
+    def profile(self, *args, mode="value_and_grad", repeats=10):
+        """Time this tape node by node on these arguments: see ``bn.profile`` (which also
+        traces with source lines).
+
+        >>> tape = bn.trace(lambda a, b: a * b + a, 2.0, 3.0, argnums=(0, 1))
+        >>> print(tape.profile(2.0, 3.0))                            # doctest: +SKIP
+        """
+        from ._profile import profile_tape
+        return profile_tape(self, args, mode=mode, repeats=repeats)
+
     # -- inspection -----------------------------------------------------------------------
     def to_dot(self, values=False, grads=False, max_nodes=200):
         """The tape as Graphviz DOT text: a box per node with its op and shape (inputs,
