@@ -8,11 +8,14 @@ rows up by name.
 
 Two kinds of row carry rules:
 
-``map`` rows are elementwise. ``fwd`` is a scalar expression in ``a`` (and ``b``) and the
-immediate ``c``; ``da`` / ``db`` are the contributions to the operands' gradients, in terms
-of ``a``, ``b``, the output ``y``, the upstream gradient ``g`` and ``c``; ``pre`` may bind a
-value both rules share (numba has no assignment expressions). A ``None``
-rule means the op has no gradient with respect to that operand (comparisons).
+``map`` rows are elementwise. Their rules are small Python functions (a lambda in the row,
+or a ``def`` next to it) whose argument names are the contract (``kernels/rules.py``):
+``fwd`` is a scalar function of ``a`` (and ``b``) and the immediate ``c``; ``da`` / ``db``
+are the contributions to the operands' gradients, functions of ``a``, ``b``, ``c``, the
+output ``y`` and the upstream gradient ``g``. A rule takes only the names it uses
+(``da=lambda b, g: g * b``); the generator reads its source and inlines it, and the tangent
+is ``da`` / ``db`` with ``g`` bound to the operand's tangent. A ``None`` rule means the op
+has no gradient with respect to that operand (comparisons).
 
 A binary map broadcasts an operand that is a scalar or a tile of the output (its index
 wraps at its size); the tracer expands other broadcasts with a gather.
@@ -23,8 +26,9 @@ wraps at its size); the tracer expands other broadcasts with a gather.
 ``a0``, ``a1``, ``off``, ``need`` and the buffers ``val`` and ``grad``.
 A block's ``bwd`` must only add into operands whose ``need`` flag is set.
 
-Formulas may call ``exp log sqrt tanh sin cos fabs erf`` (from ``math``), which exist with the
-same meaning in numba and in plain Python. Blocks may also call
+Rules may call the math functions listed in ``rules.MATH`` (``exp log sqrt tanh sin cos
+fabs erf`` ...), which exist with the same meaning in numba and in plain Python. Blocks may
+also call
 ``gemm(ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy)``, BLAS's product
 ``Y = op(A) @ op(B) + beta * Y`` on row-major slices of ``val`` / ``grad`` starting at
 ``oa`` / ``ob`` / ``oy`` (``op`` transposes when its flag is 1), when ``blas`` is true (a BLAS
@@ -47,7 +51,8 @@ numbers were measured with numpy 2.4 and JAX 0.10 (x64). Gradients are compared 
 of a zero: a slot starts at +0.0 and +0.0 + -0.0 is +0.0.
 """
 import textwrap
-from typing import NamedTuple, Optional, Tuple
+from math import copysign, cos, erf, erfc, exp, fabs, log, sin, sqrt  # noqa: F401  (the rules')
+from typing import Callable, NamedTuple, Optional, Tuple, Union
 
 nan = float("nan")
 inf = float("inf")
@@ -57,12 +62,11 @@ class Op(NamedTuple):
     name: str
     arity: int                       # 0 leaf, 1 unary, 2 binary; -1: operands listed in P
     kind: str                        # "leaf" | "map" | "block"
-    fwd: str = ""
-    da: Optional[str] = None         # map rows: d/da contribution; block rows: unused
-    db: Optional[str] = None
+    fwd: Union[Callable, str] = ""   # map rows: a rule (kernels/rules.py); blocks: statements
+    da: Optional[Callable] = None    # map rows: d/da contribution; block rows: unused
+    db: Optional[Callable] = None
     bwd: str = ""                    # block rows: the backward statements
     jvp: str = ""                    # block rows: the tangent statements (tangents in grad)
-    pre: str = ""                    # map rows: a statement run before da / db, per element
     domain: Tuple[Tuple[float, float], ...] = ((-3.0, 3.0), (-3.0, 3.0))
     avoid: str = ""                  # where central differences are invalid (kinks, poles)
     kinks: Tuple[Tuple[float, ...], ...] = ()   # exact (a, [b,] da, [db]) at kinks
@@ -72,8 +76,17 @@ class Op(NamedTuple):
 
 _POS = ((0.2, 4.0),)          # strictly positive domain for log, sqrt, ...
 
-# sqrt(2 / pi) and 3 * 0.044715, for the tanh form of gelu; 1 / sqrt(2) and 1 / sqrt(2 pi)
-_GELU_U = "0.7978845608028654 * (a + 0.044715 * a * a * a)"
+
+# gelu's tanh form: a * sigmoid(2u), u = sqrt(2 / pi) (a + 0.044715 a^3); its derivative
+# sg + 2 a sg (1 - sg) u', u' = sqrt(2 / pi) (1 + 3 * 0.044715 a^2)
+def _gelu_tanh(a):
+    return a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+
+
+def _gelu_tanh_da(a, g):
+    sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+    return g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
+
 
 def _per(loop, body):
     """``loop`` (a for-line) around the statements ``body``."""
@@ -164,7 +177,7 @@ ROWS = (
     Op("const", 0, "leaf", doc="a value captured at trace time, stored once in the tape"),
 
     # -- arithmetic
-    Op("add", 2, "map", "a + b", da="g", db="g",
+    Op("add", 2, "map", lambda a, b: a + b, da=lambda g: g, db=lambda g: g,
        special=(
            ((nan, 1.5), 0.0, nan, (1.0, 1.0)),
            ((inf, 1.5), 0.0, inf, (1.0, 1.0)),
@@ -181,7 +194,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 0.0, (1.0, 1.0)),
            ((1.5, 1.5), 0.0, 3.0, (1.0, 1.0)),
        )),
-    Op("subtract", 2, "map", "a - b", da="g", db="-g",
+    Op("subtract", 2, "map", lambda a, b: a - b, da=lambda g: g, db=lambda g: -g,
        special=(
            ((nan, 1.5), 0.0, nan, (1.0, -1.0)),
            ((inf, 1.5), 0.0, inf, (1.0, -1.0)),
@@ -198,7 +211,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, -0.0, (1.0, -1.0)),
            ((1.5, 1.5), 0.0, 0.0, (1.0, -1.0)),
        )),
-    Op("multiply", 2, "map", "a * b", da="g * b", db="g * a",
+    Op("multiply", 2, "map", lambda a, b: a * b, da=lambda b, g: g * b, db=lambda a, g: g * a,
        special=(
            ((nan, 1.5), 0.0, nan, (1.5, nan)),
            ((inf, 1.5), 0.0, inf, (1.5, inf)),
@@ -215,7 +228,8 @@ ROWS = (
            ((-0.0, 0.0), 0.0, -0.0, (0.0, -0.0)),
            ((1.5, 1.5), 0.0, 2.25, (1.5, 1.5)),
        )),
-    Op("divide", 2, "map", "a / b", da="g / b", db="-g * y / b",
+    Op("divide", 2, "map", lambda a, b: a / b,
+       da=lambda b, g: g / b, db=lambda b, y, g: -g * y / b,
        avoid="abs(b) < 0.3",
        special=(
            ((nan, 1.5), 0.0, nan, (0.6666666666666666, nan)),
@@ -233,7 +247,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, nan, (inf, nan)),
            ((1.5, 1.5), 0.0, 1.0, (0.6666666666666666, -0.6666666666666666)),
        )),
-    Op("negative", 1, "map", "-a", da="-g",
+    Op("negative", 1, "map", lambda a: -a, da=lambda g: -g,
        special=(
            ((nan,), 0.0, nan, (-1.0,)),
            ((inf,), 0.0, -inf, (-1.0,)),
@@ -244,7 +258,7 @@ ROWS = (
 
     # -- powers. The tracer picks the row: x**2 -> square, x**3 -> cube, other integer
     # exponents -> powi (pow with an integral exponent: negative bases too), real exponents -> pow_c, x**y -> power.
-    Op("square", 1, "map", "a * a", da="2.0 * a * g",
+    Op("square", 1, "map", lambda a: a * a, da=lambda a, g: 2.0 * a * g,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (inf,)),
@@ -252,7 +266,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, 0.0, (-0.0,)),
        )),
-    Op("cube", 1, "map", "a * a * a", da="3.0 * a * a * g",
+    Op("cube", 1, "map", lambda a: a * a * a, da=lambda a, g: 3.0 * a * a * g,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (inf,)),
@@ -260,7 +274,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, -0.0, (0.0,)),
        )),
-    Op("powi", 1, "map", "a ** c", da="c * a ** (c - 1.0) * g",
+    Op("powi", 1, "map", lambda a, c: a ** c, da=lambda a, c, g: c * a ** (c - 1.0) * g,
        domain=((0.3, 3.0),), doc="a ** c for an integer c != 0 stored as the immediate",
        special=(
            ((nan,), 4.0, nan, (nan,)),
@@ -278,7 +292,8 @@ ROWS = (
            ((0.0,), -3.0, inf, (-inf,)),
            ((-0.0,), -3.0, -inf, (-inf,)),
        )),
-    Op("pow_c", 1, "map", "a ** c", da="c * a ** (c - 1.0) * g", domain=_POS,
+    Op("pow_c", 1, "map", lambda a, c: a ** c,
+       da=lambda a, c, g: c * a ** (c - 1.0) * g, domain=_POS,
        doc="a ** c for a real constant c; a > 0",
        special=(
            ((nan,), 2.5, nan, (nan,)),
@@ -295,8 +310,8 @@ ROWS = (
        )),
     # d/db a ** b = y log a; at a = 0 the log factor is taken as 0 (JAX's _replace_zero), so
     # the true derivative 0 comes out instead of 0 * -inf = NaN
-    Op("power", 2, "map", "a ** b", da="b * a ** (b - 1.0) * g",
-       db="g * ((log(a) if a != 0.0 else 0.0) * y)",
+    Op("power", 2, "map", lambda a, b: a ** b, da=lambda a, b, g: b * a ** (b - 1.0) * g,
+       db=lambda a, y, g: g * ((log(a) if a != 0.0 else 0.0) * y),
        domain=((0.2, 3.0), (-2.0, 2.0)), doc="a ** b with both traced; a > 0",
        special=(
            ((nan, 1.5), 0.0, nan, (nan, nan)),
@@ -319,7 +334,7 @@ ROWS = (
        )),
 
     # -- transcendental
-    Op("exp", 1, "map", "exp(a)", da="g * y",
+    Op("exp", 1, "map", lambda a: exp(a), da=lambda y, g: g * y,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (inf,)),
@@ -327,7 +342,7 @@ ROWS = (
            ((0.0,), 0.0, 1.0, (1.0,)),
            ((-0.0,), 0.0, 1.0, (1.0,)),
        )),
-    Op("log", 1, "map", "log(a)", da="g / a", domain=_POS,
+    Op("log", 1, "map", lambda a: log(a), da=lambda a, g: g / a, domain=_POS,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (0.0,)),
@@ -335,7 +350,7 @@ ROWS = (
            ((0.0,), 0.0, -inf, (inf,)),
            ((-0.0,), 0.0, -inf, (-inf,)),
        )),
-    Op("sqrt", 1, "map", "sqrt(a)", da="0.5 * g / y", domain=_POS,
+    Op("sqrt", 1, "map", lambda a: sqrt(a), da=lambda y, g: 0.5 * g / y, domain=_POS,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (0.0,)),
@@ -343,7 +358,8 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (inf,)),
            ((-0.0,), 0.0, -0.0, (-inf,)),
        )),
-    Op("reciprocal", 1, "map", "1.0 / a", da="-g * y * y", avoid="abs(a) < 0.3",
+    Op("reciprocal", 1, "map", lambda a: 1.0 / a, da=lambda y, g: -g * y * y,
+       avoid="abs(a) < 0.3",
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 0.0, (-0.0,)),
@@ -352,7 +368,8 @@ ROWS = (
            ((-0.0,), 0.0, -inf, (-inf,)),
        )),
     # -0.5 y / a rather than -0.5 y^3: at a = -0.0, y = -inf and the derivative is -inf (JAX)
-    Op("rsqrt", 1, "map", "1.0 / sqrt(a)", da="g * (-0.5 * (y / a))", domain=_POS,
+    Op("rsqrt", 1, "map", lambda a: 1.0 / sqrt(a),
+       da=lambda a, y, g: g * (-0.5 * (y / a)), domain=_POS,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 0.0, (-0.0,)),
@@ -365,10 +382,10 @@ ROWS = (
     # 5e-15 relative for |a| >= 0.05; below that, the odd Taylor series to a^9 (truncation
     # < 1e-15 relative).
     Op("tanh", 1, "map",
-       "copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else "
-       "a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0"
-       " + a * a * (62.0 / 2835.0)))))",
-       da="g * (1.0 - y * y)",
+       lambda a: (copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05
+                  else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (
+                      -17.0 / 315.0 + a * a * (62.0 / 2835.0)))))),
+       da=lambda y, g: g * (1.0 - y * y),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 1.0, (0.0,)),
@@ -377,8 +394,9 @@ ROWS = (
            ((-0.0,), 0.0, -0.0, (1.0,)),
        )),
     # sigmoid written so that exp never overflows
-    Op("sigmoid", 1, "map", "1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))",
-       da="g * y * (1.0 - y)",
+    Op("sigmoid", 1, "map",
+       lambda a: 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a)),
+       da=lambda y, g: g * y * (1.0 - y),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 1.0, (0.0,)),
@@ -389,9 +407,7 @@ ROWS = (
     # gelu: the tanh form (GPT-2's, jax.nn.gelu's default), through 0.5 (1 + tanh(u)) =
     # sigmoid(2u), which needs one exp instead of a tanh (2.5x faster in numba), and the
     # exact erf form
-    Op("gelu_tanh", 1, "map", f"a / (1.0 + exp(-2.0 * {_GELU_U}))",
-       pre=f"sg = 1.0 / (1.0 + exp(-2.0 * {_GELU_U}))",
-       da="g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))",
+    Op("gelu_tanh", 1, "map", _gelu_tanh, da=_gelu_tanh_da,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (nan,)),
@@ -400,9 +416,9 @@ ROWS = (
            ((-0.0,), 0.0, -0.0, (0.5,)),
        )),
     # 1 + erf(a / sqrt 2) written erfc(-a / sqrt 2): no cancellation for a < -6 (JAX's form)
-    Op("gelu_erf", 1, "map", "0.5 * a * erfc(a * -0.7071067811865476)",
-       da="g * (0.5 * erfc(a * -0.7071067811865476)"
-          " + a * 0.3989422804014327 * exp(-0.5 * a * a))",
+    Op("gelu_erf", 1, "map", lambda a: 0.5 * a * erfc(a * -0.7071067811865476),
+       da=lambda a, g: g * (0.5 * erfc(a * -0.7071067811865476)
+                            + a * 0.3989422804014327 * exp(-0.5 * a * a)),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (nan,)),
@@ -410,7 +426,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.5,)),
            ((-0.0,), 0.0, -0.0, (0.5,)),
        )),
-    Op("sin", 1, "map", "sin(a)", da="g * cos(a)",
+    Op("sin", 1, "map", lambda a: sin(a), da=lambda a, g: g * cos(a),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, nan, (nan,)),
@@ -418,7 +434,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (1.0,)),
            ((-0.0,), 0.0, -0.0, (1.0,)),
        )),
-    Op("cos", 1, "map", "cos(a)", da="-g * sin(a)",
+    Op("cos", 1, "map", lambda a: cos(a), da=lambda a, g: -g * sin(a),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, nan, (nan,)),
@@ -428,7 +444,7 @@ ROWS = (
        )),
 
     # erf, which the traced derivatives of gelu_erf need (erfc z = 1 - erf z there)
-    Op("erf", 1, "map", "erf(a)", da="g * 1.1283791670955126 * exp(-a * a)",
+    Op("erf", 1, "map", lambda a: erf(a), da=lambda a, g: g * 1.1283791670955126 * exp(-a * a),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 1.0, (0.0,)),
@@ -440,7 +456,7 @@ ROWS = (
        )),
     # stop_gradient(a) = a with no derivative: a constant for every transformation, as
     # jax.lax.stop_gradient
-    Op("stop_gradient", 1, "map", "a",
+    Op("stop_gradient", 1, "map", lambda a: a,
        doc="the value of a, seen as a constant by grad, jvp and the rest",
        special=(
            ((nan,), 0.0, nan, None),
@@ -454,7 +470,8 @@ ROWS = (
     # autograd; JAX gives 1); maximum / minimum split the gradient evenly at a tie (JAX). At
     # NaN: relu and maximum / minimum give NaN values (numpy) and gradient 0 (JAX);
     # abs'(NaN) is NaN, as autograd (JAX gives -1, torch 0): a NaN is shown, not hidden.
-    Op("relu", 1, "map", "a if a > 0.0 or a != a else 0.0", da="g if a > 0.0 else 0.0",
+    Op("relu", 1, "map", lambda a: a if a > 0.0 or a != a else 0.0,
+       da=lambda a, g: g if a > 0.0 else 0.0,
        avoid="abs(a) < 1e-3", kinks=((0.0, 0.0),),
        special=(
            ((nan,), 0.0, nan, (0.0,)),
@@ -463,8 +480,8 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, 0.0, (0.0,)),
        )),
-    Op("absolute", 1, "map", "fabs(a)",
-       da="g if a > 0.0 else (-g if a < 0.0 else (0.0 if a == 0.0 else a))",
+    Op("absolute", 1, "map", lambda a: fabs(a),
+       da=lambda a, g: g if a > 0.0 else (-g if a < 0.0 else (0.0 if a == 0.0 else a)),
        avoid="abs(a) < 1e-3", kinks=((0.0, 0.0),),
        special=(
            ((nan,), 0.0, nan, (nan,)),
@@ -473,9 +490,9 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, 0.0, (0.0,)),
        )),
-    Op("maximum", 2, "map", "a if a > b or a != a else b",
-       da="g if a > b else (0.5 * g if a == b else 0.0)",
-       db="g if b > a else (0.5 * g if a == b else 0.0)",
+    Op("maximum", 2, "map", lambda a, b: a if a > b or a != a else b,
+       da=lambda a, b, g: g if a > b else (0.5 * g if a == b else 0.0),
+       db=lambda a, b, g: g if b > a else (0.5 * g if a == b else 0.0),
        avoid="abs(a - b) < 1e-3", kinks=((1.5, 1.5, 0.5, 0.5), (-0.7, -0.7, 0.5, 0.5)),
        special=(
            ((nan, 1.5), 0.0, nan, (0.0, 0.0)),
@@ -494,9 +511,9 @@ ROWS = (
            ((1.5, 1.5), 0.0, 1.5, (0.5, 0.5)),
            ((-0.7, -0.7), 0.0, -0.7, (0.5, 0.5)),
        )),
-    Op("minimum", 2, "map", "a if a < b or a != a else b",
-       da="g if a < b else (0.5 * g if a == b else 0.0)",
-       db="g if b < a else (0.5 * g if a == b else 0.0)",
+    Op("minimum", 2, "map", lambda a, b: a if a < b or a != a else b,
+       da=lambda a, b, g: g if a < b else (0.5 * g if a == b else 0.0),
+       db=lambda a, b, g: g if b < a else (0.5 * g if a == b else 0.0),
        avoid="abs(a - b) < 1e-3", kinks=((1.5, 1.5, 0.5, 0.5), (-0.7, -0.7, 0.5, 0.5)),
        special=(
            ((nan, 1.5), 0.0, nan, (0.0, 0.0)),
@@ -517,7 +534,7 @@ ROWS = (
        )),
 
     # -- comparisons give 0.0 / 1.0 masks and carry no gradient
-    Op("greater", 2, "map", "1.0 if a > b else 0.0",
+    Op("greater", 2, "map", lambda a, b: 1.0 if a > b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 1.0, (None, None)),
@@ -534,7 +551,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 0.0, (None, None)),
            ((1.5, 1.5), 0.0, 0.0, (None, None)),
        )),
-    Op("greater_equal", 2, "map", "1.0 if a >= b else 0.0",
+    Op("greater_equal", 2, "map", lambda a, b: 1.0 if a >= b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 1.0, (None, None)),
@@ -551,7 +568,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 1.0, (None, None)),
            ((1.5, 1.5), 0.0, 1.0, (None, None)),
        )),
-    Op("less", 2, "map", "1.0 if a < b else 0.0",
+    Op("less", 2, "map", lambda a, b: 1.0 if a < b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 0.0, (None, None)),
@@ -568,7 +585,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 0.0, (None, None)),
            ((1.5, 1.5), 0.0, 0.0, (None, None)),
        )),
-    Op("less_equal", 2, "map", "1.0 if a <= b else 0.0",
+    Op("less_equal", 2, "map", lambda a, b: 1.0 if a <= b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 0.0, (None, None)),
@@ -585,7 +602,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 1.0, (None, None)),
            ((1.5, 1.5), 0.0, 1.0, (None, None)),
        )),
-    Op("equal", 2, "map", "1.0 if a == b else 0.0",
+    Op("equal", 2, "map", lambda a, b: 1.0 if a == b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 0.0, (None, None)),
@@ -602,7 +619,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 1.0, (None, None)),
            ((1.5, 1.5), 0.0, 1.0, (None, None)),
        )),
-    Op("not_equal", 2, "map", "1.0 if a != b else 0.0",
+    Op("not_equal", 2, "map", lambda a, b: 1.0 if a != b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 1.0, (None, None)),
            ((inf, 1.5), 0.0, 1.0, (None, None)),

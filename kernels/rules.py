@@ -1,0 +1,173 @@
+"""A map row's rules are small Python functions; this module reads them back as code.
+
+``fwd=lambda a, b: a + b`` or ``da=lambda b, g: g * b`` (or a ``def`` next to the row) is
+real Python: a linter sees it, a test can call it on floats, and a typo fails at import
+rather than as a numba typing error in generated code. The generator does not call the
+function: it reads its source (``inspect`` finds the file and line, ``ast`` the function),
+and inlines the body where the sweep has the same names as locals, so the compiled code is
+what a hand-written string rule gave (no call, no closure).
+
+**The contract is the argument names.** A rule takes any of the names its slot allows, in
+any order; the generator takes them from the signature:
+
+* ``fwd``: ``a`` (and ``b`` for a binary row), the inputs; ``c``, the node's immediate;
+* ``da`` / ``db``: those and ``y``, the output, and ``g``, the upstream gradient. The
+  tangent (forward mode) is derived from them, with ``g`` bound to the operand's tangent
+  (an elementwise derivative is diagonal).
+
+The body is a ``return`` of one expression, after any number of ``name = expression``
+statements (numba has no assignment expressions; the statements are inlined before the
+expression). It may call the math functions in ``MATH`` (which exist with one meaning in
+math, numba and numpy), and nothing else: no globals, no closures, no defaults.
+"""
+import ast
+import functools
+import inspect
+import textwrap
+from typing import NamedTuple, Tuple
+
+# The math functions a rule may call: math's names, which numba compiles to libm calls.
+MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "erfc",
+        "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "hypot", "expm1", "log1p",
+        "log2", "log10", "floor", "ceil", "fmod")
+
+# The argument names each slot allows, for a unary and a binary row.
+CONTRACT = {
+    ("fwd", 1): ("a", "c"), ("fwd", 2): ("a", "b", "c"),
+    ("da", 1): ("a", "c", "y", "g"), ("da", 2): ("a", "b", "c", "y", "g"),
+    ("db", 2): ("a", "b", "c", "y", "g"),
+}
+
+
+class RuleError(ValueError):
+    """A map row's rule that the generator cannot inline (the message names the op, the rule
+    and the fix)."""
+
+
+class Rule(NamedTuple):
+    params: Tuple[str, ...]            # the contract names the rule takes
+    statements: Tuple[str, ...]        # ``name = expression`` lines run before ``expr``
+    expr: str                          # the value, as source
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(filename):
+    with open(filename) as fh:
+        return ast.parse(fh.read(), filename)
+
+
+def _inside(node, positions):
+    """Whether every source position of a code object lies inside ``node``."""
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    return all(start <= (ln, col) and (end_ln, end_col) <= end
+               for ln, end_ln, col, end_col in positions)
+
+
+def _node(fn, where):
+    """The ast node (Lambda or FunctionDef) that defined ``fn``: the one on its first line
+    whose span holds all of its code's positions (several lambdas can share a line)."""
+    code = fn.__code__
+    try:
+        tree = _tree(inspect.getsourcefile(fn))
+    except (OSError, TypeError):
+        raise RuleError(f"{where}: the rule's source cannot be read; define it in a .py "
+                        "file (a lambda or a def next to the row)") from None
+    # the instructions' source spans (RESUME and the like have an empty one)
+    positions = [p for p in code.co_positions()
+                 if None not in p and (p[0], p[2]) != (p[1], p[3])]
+    found = [n for n in ast.walk(tree)
+             if isinstance(n, (ast.Lambda, ast.FunctionDef))
+             and (n.lineno == code.co_firstlineno
+                  or (isinstance(n, ast.FunctionDef) and n.name == code.co_name
+                      and n.decorator_list and n.decorator_list[0].lineno
+                      == code.co_firstlineno))
+             and (isinstance(n, ast.FunctionDef) or _inside(n, positions))]
+    if isinstance(fn, type(lambda: 0)) and fn.__name__ != "<lambda>":
+        found = [n for n in found if isinstance(n, ast.FunctionDef) and n.name == fn.__name__]
+    else:
+        found = [n for n in found if isinstance(n, ast.Lambda)]
+    # the innermost match: a lambda inside another lambda's span is the tighter one
+    found.sort(key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset))
+    if not found:
+        raise RuleError(f"{where}: cannot find the rule's source")
+    return found[0]
+
+
+def _names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+
+
+def read(fn, op, slot, arity):
+    """The Rule of ``fn``, the ``slot`` rule (fwd, da, db) of the map row ``op``; raises
+    RuleError when it steps outside the contract."""
+    where = f"op {op!r}, rule {slot}"
+    allowed = CONTRACT.get((slot, arity))
+    if allowed is None:
+        raise RuleError(f"{where}: a row of arity {arity} has no {slot} rule")
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise RuleError(f"{where}: a rule is a Python function (lambda {', '.join(allowed)}: "
+                        f"...), not {type(fn).__name__}")
+    return _read(fn, op, slot, allowed)
+
+
+@functools.lru_cache(maxsize=None)
+def _read(fn, op, slot, allowed):
+    where = f"op {op!r}, rule {slot}"
+    node = _node(fn, where)
+    args = node.args
+    if (args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
+            or fn.__closure__):
+        raise RuleError(f"{where}: a rule takes plain arguments named from "
+                        f"{', '.join(allowed)} (no defaults, *args, keywords or closures)")
+    params = tuple(a.arg for a in args.args)
+    bad = [p for p in params if p not in allowed]
+    if bad:
+        raise RuleError(f"{where}: argument {bad[0]!r} is not one of the rule arguments "
+                        f"{', '.join(allowed)}; rename it (the names are the contract)")
+    if isinstance(node, ast.Lambda):
+        body, value = [], node.body
+    else:
+        stmts = list(node.body)
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant):
+            stmts = stmts[1:]                           # a docstring
+        if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
+            raise RuleError(f"{where}: a def rule ends with `return <expression>`")
+        body, value = stmts[:-1], stmts[-1].value
+    known = set(params) | set(MATH)
+    statements = []
+    for st in body:
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)):
+            raise RuleError(f"{where}: `{ast.unparse(st)}` is not `name = expression`; a "
+                            "rule's statements only bind names")
+        _check_names(st.value, known, where)
+        if st.targets[0].id in allowed:
+            raise RuleError(f"{where}: `{ast.unparse(st)}` rebinds the rule argument "
+                            f"{st.targets[0].id!r}; use another name")
+        known.add(st.targets[0].id)
+        statements.append(ast.unparse(st))
+    _check_names(value, known, where)
+    return Rule(params, tuple(statements), ast.unparse(value))
+
+
+def _check_names(node, known, where):
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Lambda, ast.NamedExpr, ast.ListComp, ast.GeneratorExp,
+                          ast.DictComp, ast.SetComp, ast.Await, ast.Yield)):
+            raise RuleError(f"{where}: `{ast.unparse(n)}` cannot be inlined into a kernel; "
+                            "write plain arithmetic, comparisons and `x if c else y`")
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in MATH):
+            raise RuleError(f"{where}: `{ast.unparse(n)}` calls something other than the "
+                            f"math functions {', '.join(MATH)}")
+    unknown = sorted(_names(node) - known)
+    if unknown:
+        raise RuleError(f"{where}: {unknown[0]!r} is neither a rule argument nor one of the "
+                        f"math functions; rules may not read globals (write the number, "
+                        f"or compute it in a `name = ...` statement)")
+
+
+def source(rule):
+    """The statements and the expression of a Rule, for messages and digests."""
+    return textwrap.dedent("\n".join(rule.statements + (f"return {rule.expr}",)))
