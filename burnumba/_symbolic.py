@@ -107,7 +107,11 @@ def _math():
     from . import numpy as bnp
     return {"exp": bnp.exp, "log": bnp.log, "sqrt": bnp.sqrt, "tanh": bnp.tanh,
             "sin": bnp.sin, "cos": bnp.cos, "fabs": bnp.absolute, "erf": bnp.erf,
-            "erfc": _erfc}
+            "erfc": _erfc, "sinh": bnp.sinh, "cosh": bnp.cosh, "exp2": bnp.exp2,
+            "floor": bnp.floor, "ceil": bnp.ceil}
+
+
+_CONSTANTS = {"inf": math.inf, "nan": math.nan}
 
 
 @functools.lru_cache(maxsize=None)
@@ -144,7 +148,7 @@ class _Evaluator:
         if isinstance(n, ast.Constant):
             return float(n.value)
         if isinstance(n, ast.Name):
-            return self.env[n.id]
+            return self.env[n.id] if n.id in self.env else _CONSTANTS[n.id]
         if isinstance(n, ast.BinOp):
             a, b = self.eval(n.left), self.eval(n.right)
             ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,

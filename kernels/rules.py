@@ -18,7 +18,8 @@ any order; the generator takes them from the signature:
 The body is a ``return`` of one expression, after any number of ``name = expression``
 statements (numba has no assignment expressions; the statements are inlined before the
 expression). It may call the math functions in ``MATH`` (which exist with one meaning in
-math, numba and numpy), and nothing else: no globals, no closures, no defaults.
+math, numba and numpy) and read ``inf`` and ``nan``, and nothing else: no globals, no
+closures, no defaults.
 """
 import ast
 import functools
@@ -27,9 +28,12 @@ import textwrap
 from typing import NamedTuple, Tuple
 
 # The math functions a rule may call: math's names, which numba compiles to libm calls.
+# floor, ceil, fmod and exp2 are numpy's (float results, which numba compiles too).
 MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "erfc",
-        "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "hypot", "expm1", "log1p",
-        "log2", "log10", "floor", "ceil", "fmod")
+        "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "hypot", "exp2", "expm1",
+        "log1p", "log2", "log10", "floor", "ceil", "fmod")
+# Names of constants a rule may read (IEEE's infinity and NaN have no literal).
+CONSTANTS = ("inf", "nan")
 
 # The argument names each slot allows, for a unary and a binary row.
 CONTRACT = {
@@ -134,7 +138,8 @@ def _read(fn, op, slot, allowed):
         if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
             raise RuleError(f"{where}: a def rule ends with `return <expression>`")
         body, value = stmts[:-1], stmts[-1].value
-    known = set(params) | set(MATH)
+    known = set(params) | set(MATH) | set(CONSTANTS)
+    local = {}
     statements = []
     for st in body:
         if not (isinstance(st, ast.Assign) and len(st.targets) == 1
@@ -142,13 +147,28 @@ def _read(fn, op, slot, allowed):
             raise RuleError(f"{where}: `{ast.unparse(st)}` is not `name = expression`; a "
                             "rule's statements only bind names")
         _check_names(st.value, known, where)
-        if st.targets[0].id in allowed:
-            raise RuleError(f"{where}: `{ast.unparse(st)}` rebinds the rule argument "
-                            f"{st.targets[0].id!r}; use another name")
-        known.add(st.targets[0].id)
-        statements.append(ast.unparse(st))
+        name = st.targets[0].id
+        if name in allowed or name in local:
+            raise RuleError(f"{where}: `{ast.unparse(st)}` rebinds {name!r}; use another "
+                            "name")
+        if name.startswith("_"):
+            raise RuleError(f"{where}: local names starting with _ are the generator's; "
+                            f"rename {name!r}")
+        known.add(name)
+        # the rule's locals become _name in the sweep, where q, t, j ... are loop indices
+        # and accumulators of the generated code
+        local[name] = "_" + name
+        statements.append(ast.unparse(_Rename(local).visit(st)))
     _check_names(value, known, where)
-    return Rule(params, tuple(statements), ast.unparse(value))
+    return Rule(params, tuple(statements), ast.unparse(_Rename(local).visit(value)))
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        return ast.Name(self.names.get(node.id, node.id), node.ctx)
 
 
 def _check_names(node, known, where):
@@ -157,6 +177,9 @@ def _check_names(node, known, where):
                           ast.DictComp, ast.SetComp, ast.Await, ast.Yield)):
             raise RuleError(f"{where}: `{ast.unparse(n)}` cannot be inlined into a kernel; "
                             "write plain arithmetic, comparisons and `x if c else y`")
+        if isinstance(n, ast.Compare) and len(n.ops) > 1:
+            raise RuleError(f"{where}: `{ast.unparse(n)}` chains comparisons, which traced "
+                            "derivatives cannot evaluate; write `x < y and y < z`")
     for n in ast.walk(node):
         if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in MATH):
             raise RuleError(f"{where}: `{ast.unparse(n)}` calls something other than the "

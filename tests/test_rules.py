@@ -108,7 +108,7 @@ BAD = [
     (lambda a, g: g * expp(a), "da", 1, "calls something other than the math functions"),  # noqa: F821
     (lambda a, g: g * nme, "da", 1, "'nme' is neither a rule argument"),  # noqa: F821
     (_reads_a_global, "da", 1, "'_SCALE' is neither"),
-    (_rebinds, "da", 1, "rebinds the rule argument 'g'"),
+    (_rebinds, "da", 1, "rebinds 'g'"),
     (_loops, "da", 1, "is not `name = expression`"),
     (lambda a, g=1.0: g * a, "da", 1, "no defaults"),
     ((lambda k: lambda a: a * k)(2.0), "fwd", 1, "closures"),
@@ -126,10 +126,11 @@ def test_a_rule_outside_the_contract_is_an_error_naming_the_op(fn, slot, arity, 
 
 
 def test_statements_and_several_lambdas_on_one_line():
-    """A def's ``name = value`` statements come before its expression; of several lambdas
-    on one line, each rule is its own."""
+    """A def's ``name = value`` statements come before its expression, their names
+    prefixed with _ (the sweep's loop index is q, its tangent accumulator t); of several
+    lambdas on one line, each rule is its own."""
     r = rules.read(_two_statements, "sq", "da", 1)
-    assert r == rules.Rule(("a", "g"), ("s = a * a",), "g * s")
+    assert r == rules.Rule(("a", "g"), ("_s = a * a",), "g * _s")
     da, db = (lambda b, g: g * b), (lambda a, g: -g * a)
     assert rules.read(da, "m", "da", 2).expr == "g * b"
     assert rules.read(db, "m", "db", 2).expr == "-g * a"
