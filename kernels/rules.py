@@ -55,9 +55,19 @@ class Rule(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _tree(filename):
+def _functions(filename):
+    """{first line: [Lambda and FunctionDef nodes starting there]} of a source file, parsed
+    once (a rule is then found without walking the file again)."""
     with open(filename) as fh:
-        return ast.parse(fh.read(), filename)
+        tree = ast.parse(fh.read(), filename)
+    index = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Lambda):
+            index.setdefault(n.lineno, []).append(n)
+        elif isinstance(n, ast.FunctionDef):
+            first = n.decorator_list[0].lineno if n.decorator_list else n.lineno
+            index.setdefault(first, []).append(n)
+    return index
 
 
 def _inside(node, positions):
@@ -72,20 +82,15 @@ def _node(fn, where):
     whose span holds all of its code's positions (several lambdas can share a line)."""
     code = fn.__code__
     try:
-        tree = _tree(inspect.getsourcefile(fn))
+        index = _functions(inspect.getsourcefile(fn))
     except (OSError, TypeError):
         raise RuleError(f"{where}: the rule's source cannot be read; define it in a .py "
                         "file (a lambda or a def next to the row)") from None
     # the instructions' source spans (RESUME and the like have an empty one)
     positions = [p for p in code.co_positions()
                  if None not in p and (p[0], p[2]) != (p[1], p[3])]
-    found = [n for n in ast.walk(tree)
-             if isinstance(n, (ast.Lambda, ast.FunctionDef))
-             and (n.lineno == code.co_firstlineno
-                  or (isinstance(n, ast.FunctionDef) and n.name == code.co_name
-                      and n.decorator_list and n.decorator_list[0].lineno
-                      == code.co_firstlineno))
-             and (isinstance(n, ast.FunctionDef) or _inside(n, positions))]
+    found = [n for n in index.get(code.co_firstlineno, ())
+             if isinstance(n, ast.FunctionDef) or _inside(n, positions)]
     if isinstance(fn, type(lambda: 0)) and fn.__name__ != "<lambda>":
         found = [n for n in found if isinstance(n, ast.FunctionDef) and n.name == fn.__name__]
     else:

@@ -234,3 +234,30 @@ def test_jumps_give_what_autograd_gives(name, xs):
         ref = [autograd.grad(theirs, k)(*xs) for k in argnums]
     assert value == theirs(*xs)
     assert tuple(grads) == tuple(float(r) for r in ref), (name, xs, grads, ref)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_float32_gradients_with_broadcasting(name, rng):
+    """Every row in float32 (numpy's broadcasting, a tile operand for binary rows): float32
+    gradients, close to float64's at the same numbers."""
+    row = BY_NAME[name]
+    ours = CASES[name][0]
+    shapes = [(3, 4)] if row.arity == 1 else [(3, 4), (4,)]
+    for _ in range(50):
+        xs = [rng.uniform(lo, hi, size=s) for s, (lo, hi) in zip(shapes, row.domain)]
+        bx = np.broadcast_arrays(*xs)
+        if all(_valid(row, tuple(float(b.reshape(-1)[j]) for b in bx)) for j in range(12)):
+            break
+    xs32 = [x.astype(np.float32) for x in xs]
+    xs64 = [x.astype(np.float64) for x in xs32]         # the same numbers
+    argnums = tuple(range(row.arity))
+    w = rng.normal(size=(3, 4))
+
+    def loss(*a):
+        return np.sum(ours(*a) * w)
+    v32, g32 = bn.value_and_grad(loss, argnums=argnums)(*xs32)
+    v64, g64 = bn.value_and_grad(loss, argnums=argnums)(*xs64)
+    np.testing.assert_allclose(v32, v64, rtol=1e-4, atol=1e-4)
+    for a, b in zip(g32, g64):
+        assert a.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
