@@ -27,6 +27,8 @@ import inspect
 import textwrap
 from typing import NamedTuple, Tuple
 
+from .engine import KernelError
+
 # The math functions a rule may call: math's names, which numba compiles to libm calls.
 # floor, ceil, fmod and exp2 are numpy's (float results, which numba compiles too).
 MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "erfc",
@@ -43,9 +45,9 @@ CONTRACT = {
 }
 
 
-class RuleError(ValueError):
+class RuleError(KernelError, ValueError):
     """A map row's rule that the generator cannot inline (the message names the op, the rule
-    and the fix)."""
+    and the fix). A KernelError (``bn.KernelError``): no kernel can be made from it."""
 
 
 class Rule(NamedTuple):

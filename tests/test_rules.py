@@ -120,6 +120,8 @@ BAD = [
 
 @pytest.mark.parametrize("fn,slot,arity,words", BAD, ids=[w for *_, w in BAD])
 def test_a_rule_outside_the_contract_is_an_error_naming_the_op(fn, slot, arity, words):
+    import burnumba as bn
+    assert issubclass(RuleError, bn.KernelError)
     with pytest.raises(RuleError) as e:
         rules.read(fn, "myop", slot, arity)
     assert "op 'myop'" in str(e.value) and words in str(e.value)
