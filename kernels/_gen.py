@@ -247,7 +247,8 @@ def row_functions(row, part=None):
         if row.kind == "map":
             body = _map_loops(row, direction)
         else:
-            body = _BLOCK_LOCALS + textwrap.dedent(getattr(row, direction))
+            body = _BLOCK_LOCALS + rules.block_source(getattr(row, direction), row.name,
+                                                      direction)
         parts[f"{row.name}_{direction}"] = body
     return parts
 

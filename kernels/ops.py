@@ -20,10 +20,13 @@ has no gradient with respect to that operand (comparisons).
 A binary map broadcasts an operand that is a scalar or a tile of the output (its index
 wraps at its size); the tracer expands other broadcasts with a gather.
 
-``block`` rows are statements with the locals of a sweep branch in scope:
-``i`` (this node), ``oy`` / ``ny`` (offset and size of its slice of the value buffer),
-``c`` (its immediate), ``p`` (start of its integer parameters in ``P``), the tape columns
-``a0``, ``a1``, ``off``, ``need`` and the buffers ``val`` and ``grad``.
+``block`` rows' rules (``fwd``, ``bwd``, ``jvp``) are defs of statements over the locals
+of a sweep branch, which they take as arguments by name (``rules.BLOCK_ARGS``): ``i``
+(this node), ``oy`` / ``ny`` (offset and size of its slice of the value buffer), ``c`` (its
+immediate), ``p`` (start of its integer parameters in ``P``), the tape columns ``a0``,
+``a1``, ``off``, ``need`` and the buffers ``val``, ``grad`` and ``scratch``; the generator
+pastes the body into the row's function. Statements several rules share are templates
+(``@template`` defs, called as ``names = _template(args)``; the generator pastes them too).
 A block's ``bwd`` must only add into operands whose ``need`` flag is set.
 
 Rules may call the math functions listed in ``rules.MATH`` (``exp log sqrt tanh sin cos
@@ -32,7 +35,7 @@ also call
 ``gemm(ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy)``, BLAS's product
 ``Y = op(A) @ op(B) + beta * Y`` on row-major slices of ``val`` / ``grad`` starting at
 ``oa`` / ``ob`` / ``oy`` (``op`` transposes when its flag is 1), when ``blas`` is true (a BLAS
-was found; otherwise a block must loop). A block reports bad data by returning an error code
+was found; otherwise a block must loop); both are arguments of the rule. A block reports bad data by returning an error code
 (``ERR_INDEX``, ``ERR_TARGET``): the kernels never raise, and the caller turns the code into
 a burnumba error that names the node.
 
@@ -50,14 +53,16 @@ written with ``bn`` / ``bnp`` / ``np`` over the inputs ``a, b, c`` (None: intege
 numbers were measured with numpy 2.4 and JAX 0.10 (x64). Gradients are compared up to the sign
 of a zero: a slot starts at +0.0 and +0.0 + -0.0 is +0.0.
 """
-import textwrap
 # the functions the rules call (kernels/rules.py: MATH); floor, ceil, fmod and exp2 are
 # numpy's, whose results are floats (math.floor is an int) and which numba compiles
 from math import (acos, asin, atan, atan2, copysign, cos, cosh, erf, erfc, exp,  # noqa: F401
                   expm1, fabs, hypot, log, log1p, log2, log10, sin, sinh, sqrt, tan)
 
 from numpy import ceil, exp2, floor, fmod  # noqa: F401
-from typing import Callable, NamedTuple, Optional, Tuple, Union
+from typing import Callable, NamedTuple, Optional, Tuple
+
+from .layout import ERR_INDEX, ERR_TARGET  # noqa: F401  (the block rules' error codes)
+from .rules import template
 
 nan = float("nan")
 inf = float("inf")
@@ -67,11 +72,11 @@ class Op(NamedTuple):
     name: str
     arity: int                       # 0 leaf, 1 unary, 2 binary; -1: operands listed in P
     kind: str                        # "leaf" | "map" | "block"
-    fwd: Union[Callable, str] = ""   # map rows: a rule (kernels/rules.py); blocks: statements
+    fwd: Optional[Callable] = None   # the forward rule (kernels/rules.py)
     da: Optional[Callable] = None    # map rows: d/da contribution; block rows: unused
     db: Optional[Callable] = None
-    bwd: str = ""                    # block rows: the backward statements
-    jvp: str = ""                    # block rows: the tangent statements (tangents in grad)
+    bwd: Optional[Callable] = None   # block rows: the backward statements
+    jvp: Optional[Callable] = None   # block rows: the tangent statements (tangents in grad)
     domain: Tuple[Tuple[float, float], ...] = ((-3.0, 3.0), (-3.0, 3.0))
     avoid: str = ""                  # where central differences are invalid (kinks, poles)
     kinks: Tuple[Tuple[float, ...], ...] = ()   # exact (a, [b,] da, [db]) at kinks
@@ -93,88 +98,803 @@ def _gelu_tanh_da(a, g):
     return g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
 
 
-def _per(loop, body):
-    """``loop`` (a for-line) around the statements ``body``."""
-    return f"{loop}\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+# -- templates: statements that several block rules share. A rule calls one as
+# ``names = _template(args)`` with the template's own argument and result names; the
+# generator pastes the template's body in place of the call (kernels/rules.py), so compiled
+# code has no call, and Python can still call it as a function.
+@template
+def _axis(i, p, P, a0, off):
+    """The (outer, m, inner) view of an axis row's operand: the reduced (or normalised)
+    axis has length m; element (o, j, k) sits at oa + (o * m + j) * inner + k."""
+    outer = P[p]
+    m = P[p + 1]
+    inner = P[p + 2]
+    ia = a0[i]
+    oa = off[ia]
+    return outer, m, inner, ia, oa
 
 
-# Row statistics that a backward recomputes rather than stores: layer norm's mean and
-# 1 / std of row o (the last axis, m long), and cross-entropy's row max and sum of exp.
-_LN_STATS = """
-b0 = oa + o * m
-mu = 0.0
-for j in range(m):
-    mu += val[b0 + j]
-mu /= m
-var = 0.0
-for j in range(m):
-    d = val[b0 + j] - mu
-    var += d * d
-rs = 1.0 / sqrt(var / m + c)
-"""
-_CE_ROW = """
-b0 = oa + r * ncls
-t = int(val[ot + r])
-if t < 0 or t >= ncls:
-    return ERR_TARGET
-mx = val[b0]
-for j in range(1, ncls):
-    mx = max(mx, val[b0 + j])
-s = 0.0
-for j in range(ncls):
-    s += exp(val[b0 + j] - mx)
-"""
+@template
+def _max_along(o, k, m, inner, oa, val):
+    """The largest element of lane (o, k) along the axis, for the stable softmax family."""
+    mx = val[oa + o * m * inner + k]
+    for j in range(1, m):
+        mx = max(mx, val[oa + (o * m + j) * inner + k])
+    return mx
 
-# where's three operands (cond is the node P[p]) with their sizes, and a wrapping counter
-# each: an operand is as large as the output, a scalar, or a tile repeated over it.
-_WHERE = """
-ic = P[p]
-oc = off[ic]
-nc = off[ic + 1] - oc
-ia = a0[i]
-oa = off[ia]
-na = off[ia + 1] - oa
-ib = a1[i]
-ob = off[ib]
-nb = off[ib + 1] - ob
-kc = 0
-ka = 0
-kb = 0
-"""
 
-# The largest element of lane (o, k) along the axis, for the stable softmax family.
-_MAX_ALONG = """
-mx = val[oa + o * m * inner + k]
-for j in range(1, m):
-    mx = max(mx, val[oa + (o * m + j) * inner + k])
-"""
+@template
+def _ln_stats(o, m, oa, c, val):
+    """Layer norm's row o (the last axis, m long), which a backward recomputes rather than
+    stores: its start, mean and 1 / sqrt(var + eps)."""
+    b0 = oa + o * m
+    mu = 0.0
+    for j in range(m):
+        mu += val[b0 + j]
+    mu /= m
+    var = 0.0
+    for j in range(m):
+        d = val[b0 + j] - mu
+        var += d * d
+    rs = 1.0 / sqrt(var / m + c)
+    return b0, mu, rs
 
-# matmul's sizes and operands, and the start of batch bt's A_b, B_b and Y_b; the rules loop
-# ``for bt in range(nb):`` after it.
-_MATMUL = """
-nb = P[p]
-M = P[p + 1]
-K = P[p + 2]
-N = P[p + 3]
-ia = a0[i]
-ib = a1[i]
-oa = off[ia]
-ob = off[ib]
-"""
-_BATCH = """
-xa = oa + bt * P[p + 4] * M * K
-xb = ob + bt * P[p + 5] * K * N
-xy = oy + bt * M * N
-"""
 
-# The loops over the (outer, m, inner) view of an axis row's operand.
-_AXIS = """
-outer = P[p]
-m = P[p + 1]
-inner = P[p + 2]
-ia = a0[i]
-oa = off[ia]
-"""
+@template
+def _ce_row(r, oa, ot, ncls, val):
+    """Cross-entropy's row r: its start, target class, max and sum of exp(l - max). The
+    caller checks the target (0 <= t < ncls) before using it."""
+    b0 = oa + r * ncls
+    t = int(val[ot + r])
+    mx = val[b0]
+    for j in range(1, ncls):
+        mx = max(mx, val[b0 + j])
+    s = 0.0
+    for j in range(ncls):
+        s += exp(val[b0 + j] - mx)
+    return b0, t, mx, s
+
+
+@template
+def _where(i, p, P, a0, a1, off):
+    """where's three operands (cond is the node P[p]) with their sizes, and a wrapping
+    counter each: an operand is as large as the output, a scalar, or a tile repeated."""
+    ic = P[p]
+    oc = off[ic]
+    nc = off[ic + 1] - oc
+    ia = a0[i]
+    oa = off[ia]
+    na = off[ia + 1] - oa
+    ib = a1[i]
+    ob = off[ib]
+    nb = off[ib + 1] - ob
+    kc = 0
+    ka = 0
+    kb = 0
+    return ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb
+
+
+@template
+def _matmul(i, p, P, a0, a1, off):
+    """matmul's sizes and operands; the rules then loop ``for bt in range(nb):``."""
+    nb = P[p]
+    M = P[p + 1]
+    K = P[p + 2]
+    N = P[p + 3]
+    ia = a0[i]
+    ib = a1[i]
+    oa = off[ia]
+    ob = off[ib]
+    return nb, M, K, N, ia, ib, oa, ob
+
+
+@template
+def _batch(bt, p, P, oa, ob, oy, M, K, N):
+    """The start of batch bt's A_b, B_b and Y_b (sa / sb = 0 reuse one operand)."""
+    xa = oa + bt * P[p + 4] * M * K
+    xb = ob + bt * P[p + 5] * K * N
+    xy = oy + bt * M * N
+    return xa, xb, xy
+
+
+# -- the block rows' rules (statements over the sweep's locals: kernels/rules.py), in the
+# order of the table
+
+
+def _where_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _where_bwd(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        if val[oc + kc] != 0.0:
+            if need[ia]:
+                grad[oa + ka] += grad[oy + j]
+        elif need[ib]:
+            grad[ob + kb] += grad[oy + j]
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _where_jvp(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        if val[oc + kc] != 0.0:
+            grad[oy + j] = grad[oa + ka] if need[ia] else 0.0
+        else:
+            grad[oy + j] = grad[ob + kb] if need[ib] else 0.0
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _gather_fwd(oy, ny, p, P, val):
+    for j in range(ny):
+        val[oy + j] = val[P[p + j]]
+
+
+def _gather_bwd(oy, ny, p, P, grad):
+    for j in range(ny):
+        grad[P[p + j]] += grad[oy + j]
+
+
+def _gather_jvp(oy, ny, p, P, grad):
+    for j in range(ny):
+        grad[oy + j] = grad[P[p + j]]
+
+
+def _sum_fwd(oy, c, p, P, off, val):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e]
+    val[oy] = c * acc
+
+
+def _sum_bwd(oy, c, p, P, off, need, grad):
+    gc = c * grad[oy]
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                grad[e] += gc
+
+
+def _sum_jvp(oy, c, p, P, off, need, grad):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                acc += grad[e]
+    grad[oy] = c * acc
+
+
+def _sumsq_fwd(oy, c, p, P, off, val):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e] * val[e]
+    val[oy] = c * acc
+
+
+def _sumsq_bwd(oy, c, p, P, off, need, val, grad):
+    gc = 2.0 * c * grad[oy]
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                grad[e] += gc * val[e]
+
+
+def _sumsq_jvp(oy, c, p, P, off, need, val, grad):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                acc += val[e] * grad[e]
+    grad[oy] = 2.0 * c * acc
+
+
+def _inner_fwd(i, oy, p, P, off, a0, val):
+    m = P[p]
+    acc = val[off[a0[i]]] if a0[i] >= 0 else 0.0
+    for k in range(m):
+        ox = off[P[p + 1 + k]]
+        ow = off[P[p + 1 + m + k]]
+        for e in range(off[P[p + 1 + k] + 1] - ox):
+            acc += val[ox + e] * val[ow + e]
+    val[oy] = acc
+
+
+def _inner_bwd(i, oy, p, P, off, a0, need, val, grad):
+    m = P[p]
+    gy = grad[oy]
+    if a0[i] >= 0 and need[a0[i]]:
+        grad[off[a0[i]]] += gy
+    for k in range(m):
+        ix = P[p + 1 + k]
+        iw = P[p + 1 + m + k]
+        ox = off[ix]
+        ow = off[iw]
+        for e in range(off[ix + 1] - ox):
+            xe = val[ox + e]
+            we = val[ow + e]
+            if need[ix]:
+                grad[ox + e] += gy * we
+            if need[iw]:
+                grad[ow + e] += gy * xe
+
+
+def _inner_jvp(i, oy, p, P, off, a0, need, val, grad):
+    m = P[p]
+    acc = grad[off[a0[i]]] if a0[i] >= 0 and need[a0[i]] else 0.0
+    for k in range(m):
+        ix = P[p + 1 + k]
+        iw = P[p + 1 + m + k]
+        ox = off[ix]
+        ow = off[iw]
+        for e in range(off[ix + 1] - ox):
+            if need[ix]:
+                acc += grad[ox + e] * val[ow + e]
+            if need[iw]:
+                acc += val[ox + e] * grad[ow + e]
+    grad[oy] = acc
+
+
+def _sum_axis_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += val[oa + (o * m + j) * inner + k]
+            val[oy + o * inner + k] = c * acc
+
+
+def _sum_axis_bwd(i, oy, c, p, P, off, a0, need, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                gk = c * grad[oy + o * inner + k]
+                for j in range(m):
+                    grad[oa + (o * m + j) * inner + k] += gk
+
+
+def _sum_axis_jvp(i, oy, c, p, P, off, a0, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += grad[oa + (o * m + j) * inner + k]
+            grad[oy + o * inner + k] = c * acc
+
+
+def _max_axis_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            best = c * val[oa + o * m * inner + k]
+            for j in range(1, m):
+                v = c * val[oa + (o * m + j) * inner + k]
+                if v > best or v != v:
+                    best = v
+                    if v != v:
+                        break
+            val[oy + o * inner + k] = c * best
+
+
+def _max_axis_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                y = val[oy + o * inner + k]
+                ties = 0
+                for j in range(m):
+                    if val[oa + (o * m + j) * inner + k] == y:
+                        ties += 1
+                # g / ties to each maximum; a NaN lane has no element equal to its NaN maximum,
+                # so g / 0 * 0 gives every element NaN, as JAX and torch
+                share = grad[oy + o * inner + k] / ties
+                for j in range(m):
+                    q = oa + (o * m + j) * inner + k
+                    grad[q] += share * (1.0 if val[q] == y else 0.0)
+
+
+def _max_axis_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            ties = 0
+            acc = 0.0
+            for j in range(m):
+                q = oa + (o * m + j) * inner + k
+                if val[q] == y:
+                    ties += 1
+                    acc += grad[q]
+            # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
+            grad[oy + o * inner + k] = acc / ties
+
+
+def _softmax_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            mx = _max_along(o, k, m, inner, oa, val)
+            s = 0.0
+            for j in range(m):
+                e = exp(val[oa + (o * m + j) * inner + k] - mx)
+                val[oy + (o * m + j) * inner + k] = e
+                s += e
+            for j in range(m):
+                val[oy + (o * m + j) * inner + k] /= s
+
+
+def _softmax_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                dot = 0.0
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    dot += grad[oy + q] * val[oy + q]
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
+
+
+def _softmax_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            dot = 0.0
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                dot += val[oy + q] * grad[oa + q]
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oy + q] = val[oy + q] * (grad[oa + q] - dot)
+
+
+def _causal_softmax_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        t = o % m
+        b0 = oa + o * m
+        y0 = oy + o * m
+        mx = val[b0]
+        for j in range(1, t + 1):
+            mx = max(mx, val[b0 + j])
+        s = 0.0
+        for j in range(t + 1):
+            e = exp(c * (val[b0 + j] - mx))
+            val[y0 + j] = e
+            s += e
+        r = 1.0 / s
+        for j in range(t + 1):
+            val[y0 + j] *= r
+        for j in range(t + 1, m):
+            val[y0 + j] = 0.0
+
+
+def _causal_softmax_bwd(i, oy, c, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            t = o % m
+            b0 = oa + o * m
+            y0 = oy + o * m
+            dot = 0.0
+            for j in range(t + 1):
+                dot += grad[y0 + j] * val[y0 + j]
+            for j in range(t + 1):
+                grad[b0 + j] += c * val[y0 + j] * (grad[y0 + j] - dot)
+
+
+def _causal_softmax_jvp(i, oy, c, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        t = o % m
+        b0 = oa + o * m
+        y0 = oy + o * m
+        dot = 0.0
+        for j in range(t + 1):
+            dot += val[y0 + j] * grad[b0 + j]
+        for j in range(t + 1):
+            grad[y0 + j] = c * val[y0 + j] * (grad[b0 + j] - dot)
+        for j in range(t + 1, m):
+            grad[y0 + j] = 0.0
+
+
+def _log_softmax_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            mx = _max_along(o, k, m, inner, oa, val)
+            s = 0.0
+            for j in range(m):
+                s += exp(val[oa + (o * m + j) * inner + k] - mx)
+            lse = mx + log(s)
+            for j in range(m):
+                val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
+
+
+def _log_softmax_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                gs = 0.0
+                for j in range(m):
+                    gs += grad[oy + (o * m + j) * inner + k]
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
+
+
+def _log_softmax_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            dot = 0.0
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                dot += exp(val[oy + q]) * grad[oa + q]
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oy + q] = grad[oa + q] - dot
+
+
+def _logsumexp_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            mx = _max_along(o, k, m, inner, oa, val)
+            sh = mx if -1.7976931348623157e308 <= mx <= 1.7976931348623157e308 else 0.0
+            s = 0.0
+            for j in range(m):
+                s += exp(val[oa + (o * m + j) * inner + k] - sh)
+            val[oy + o * inner + k] = sh + log(s)
+
+
+def _logsumexp_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                y = val[oy + o * inner + k]
+                gk = grad[oy + o * inner + k]
+                if y < -1.7976931348623157e308:
+                    continue
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    grad[oa + q] += gk * exp(val[oa + q] - y)
+
+
+def _logsumexp_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            acc = 0.0
+            if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    acc += exp(val[oa + q] - y) * grad[oa + q]
+            grad[oy + o * inner + k] = acc
+
+
+def _layer_norm_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0, mu, rs = _ln_stats(o, m, oa, c, val)
+        for j in range(m):
+            val[oy + o * m + j] = (val[b0 + j] - mu) * rs
+
+
+def _layer_norm_bwd(i, oy, c, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer if need[ia] else 0):
+        b0, mu, rs = _ln_stats(o, m, oa, c, val)
+        gm = 0.0
+        gy = 0.0
+        for j in range(m):
+            gm += grad[oy + o * m + j]
+            gy += grad[oy + o * m + j] * val[oy + o * m + j]
+        gm /= m
+        gy /= m
+        for j in range(m):
+            q = o * m + j
+            grad[b0 + j] += rs * (grad[oy + q] - gm - val[oy + q] * gy)
+
+
+def _layer_norm_jvp(i, oy, c, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0, mu, rs = _ln_stats(o, m, oa, c, val)
+        gm = 0.0
+        gy = 0.0
+        for j in range(m):
+            gm += grad[b0 + j]
+            gy += grad[b0 + j] * val[oy + o * m + j]
+        gm /= m
+        gy /= m
+        for j in range(m):
+            q = o * m + j
+            grad[oy + q] = rs * (grad[b0 + j] - gm - val[oy + q] * gy)
+
+
+def _cross_entropy_fwd(i, oy, c, p, P, off, a0, a1, val):
+    rows = P[p]
+    ncls = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    loss = 0.0
+    for r in range(rows):
+        b0, t, mx, s = _ce_row(r, oa, ot, ncls, val)
+        if t < 0 or t >= ncls:
+            return ERR_TARGET
+        loss += mx + log(s) - val[b0 + t]
+    val[oy] = c * loss
+
+
+def _cross_entropy_bwd(i, oy, c, p, P, off, a0, a1, need, val, grad):
+    rows = P[p]
+    ncls = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    gc = c * grad[oy]
+    for r in range(rows if need[ia] else 0):
+        b0, t, mx, s = _ce_row(r, oa, ot, ncls, val)
+        if t < 0 or t >= ncls:
+            return ERR_TARGET
+        for j in range(ncls):
+            grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
+        grad[b0 + t] -= gc
+
+
+def _cross_entropy_jvp(i, oy, c, p, P, off, a0, a1, val, grad):
+    rows = P[p]
+    ncls = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    acc = 0.0
+    for r in range(rows):
+        b0, t, mx, s = _ce_row(r, oa, ot, ncls, val)
+        if t < 0 or t >= ncls:
+            return ERR_TARGET
+        for j in range(ncls):
+            acc += exp(val[b0 + j] - mx) / s * grad[b0 + j]
+        acc -= grad[b0 + t]
+    grad[oy] = c * acc
+
+
+def _take_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            val[oy + k * width + e] = val[oa + t * width + e]
+
+
+def _take_bwd(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    if need[ia]:
+        for k in range(ny // width if width > 0 else 0):
+            t = int(val[ot + k])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                grad[oa + t * width + e] += grad[oy + k * width + e]
+
+
+def _take_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            grad[oy + k * width + e] = grad[oa + t * width + e]
+
+
+def _scatter_fwd(i, oy, ny, p, P, off, a0, val):
+    ia = a0[i]
+    oa = off[ia]
+    for k in range(ny):
+        val[oy + k] = 0.0
+    for j in range(off[ia + 1] - oa):
+        val[oy + P[p + j]] += val[oa + j]
+
+
+def _scatter_bwd(i, oy, p, P, off, a0, need, grad):
+    ia = a0[i]
+    oa = off[ia]
+    if need[ia]:
+        for j in range(off[ia + 1] - oa):
+            grad[oa + j] += grad[oy + P[p + j]]
+
+
+def _scatter_jvp(i, oy, ny, p, P, off, a0, grad):
+    ia = a0[i]
+    oa = off[ia]
+    for k in range(ny):
+        grad[oy + k] = 0.0
+    for j in range(off[ia + 1] - oa):
+        grad[oy + P[p + j]] += grad[oa + j]
+
+
+def _take_add_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny):
+        val[oy + k] = 0.0
+    for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            val[oy + t * width + e] += val[oa + k * width + e]
+
+
+def _take_add_bwd(i, oy, p, P, off, a0, a1, need, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    if need[ia]:
+        for k in range((off[ia + 1] - oa) // width if width > 0 else 0):
+            t = int(val[ot + k])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                grad[oa + k * width + e] += grad[oy + t * width + e]
+
+
+def _take_add_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny):
+        grad[oy + k] = 0.0
+    for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            grad[oy + t * width + e] += grad[oa + k * width + e]
+
+
+def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    for bt in range(nb):
+        xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
+        # up to 4 rows (a vector times a matrix): B is read once, row by row, in unit strides;
+        # one-thread sgemm with M = 1 took 474 us for 1 x 1024 x 1024 against 89 us for this
+        if M * K * N <= 512 or not blas or M <= 4:
+            for r in range(M):
+                for n in range(N):
+                    val[xy + r * N + n] = 0.0
+                for k in range(K):
+                    av = val[xa + r * K + k]
+                    for n in range(N):
+                        val[xy + r * N + n] += av * val[xb + k * N + n]
+        else:
+            gemm(0, 0, M, N, K, val, xa, K, val, xb, N, 0.0, val, xy, N)
+
+
+def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    need_a = need[ia]
+    need_b = need[ib]
+    for bt in range(nb):
+        xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
+        loops = M * K * N <= 512 or not blas
+        if need_a and loops:
+            for r in range(M):
+                for k in range(K):
+                    acc = 0.0
+                    for n in range(N):
+                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
+                    grad[xa + r * K + k] += acc
+        elif need_a and M <= 4:
+            # a vector times B^T: K dot products along B's rows, in four partial sums so that
+            # the adds pipeline (a one-thread sgemm with M = 1 packs B first, several times
+            # slower at 1 x 1024 x 1024)
+            n4 = N - N % 4
+            for r in range(M):
+                for k in range(K):
+                    s0 = 0.0
+                    s1 = 0.0
+                    s2 = 0.0
+                    s3 = 0.0
+                    for n in range(0, n4, 4):
+                        s0 += grad[xy + r * N + n] * val[xb + k * N + n]
+                        s1 += grad[xy + r * N + n + 1] * val[xb + k * N + n + 1]
+                        s2 += grad[xy + r * N + n + 2] * val[xb + k * N + n + 2]
+                        s3 += grad[xy + r * N + n + 3] * val[xb + k * N + n + 3]
+                    acc = (s0 + s1) + (s2 + s3)
+                    for n in range(n4, N):
+                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
+                    grad[xa + r * K + k] += acc
+        elif need_a:
+            gemm(0, 1, M, K, N, grad, xy, N, val, xb, N, 1.0, grad, xa, K)
+        # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,
+        # where it beats BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
+        if need_b and (loops or M <= 4):
+            for r in range(M):
+                for k in range(K):
+                    av = val[xa + r * K + k]
+                    for n in range(N):
+                        grad[xb + k * N + n] += av * grad[xy + r * N + n]
+        elif need_b:
+            gemm(1, 0, K, N, M, val, xa, K, grad, xy, N, 1.0, grad, xb, N)
+
+
+def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    need_a = need[ia]
+    need_b = need[ib]
+    for bt in range(nb):
+        xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
+        # tY = tA @ B + A @ tB; an operand without a gradient has no tangent
+        if M * K * N <= 512 or not blas:
+            for r in range(M):
+                for n in range(N):
+                    acc = 0.0
+                    for k in range(K):
+                        if need_a:
+                            acc += grad[xa + r * K + k] * val[xb + k * N + n]
+                        if need_b:
+                            acc += val[xa + r * K + k] * grad[xb + k * N + n]
+                    grad[xy + r * N + n] = acc
+        else:
+            if need_a:
+                gemm(0, 0, M, N, K, grad, xa, K, val, xb, N, 0.0, grad, xy, N)
+            if need_b:
+                gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
+
+
 
 # logaddexp and logaddexp2 (numpy's npy_logaddexp / npy_logaddexp2, step for step)
 def _logaddexp(a, b):
@@ -697,33 +1417,8 @@ ROWS = (
     # scalar, or a tile repeated over it (a causal mask over a batch of heads): its index
     # wraps at its size.
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
-       fwd=_WHERE + """
-for j in range(ny):
-    val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
-    kc = kc + 1 if kc + 1 < nc else 0
-    ka = ka + 1 if ka + 1 < na else 0
-    kb = kb + 1 if kb + 1 < nb else 0
-""", bwd=_WHERE + """
-for j in range(ny):
-    if val[oc + kc] != 0.0:
-        if need[ia]:
-            grad[oa + ka] += grad[oy + j]
-    elif need[ib]:
-        grad[ob + kb] += grad[oy + j]
-    kc = kc + 1 if kc + 1 < nc else 0
-    ka = ka + 1 if ka + 1 < na else 0
-    kb = kb + 1 if kb + 1 < nb else 0
-""",
-       jvp=_WHERE + """
-for j in range(ny):
-    if val[oc + kc] != 0.0:
-        grad[oy + j] = grad[oa + ka] if need[ia] else 0.0
-    else:
-        grad[oy + j] = grad[ob + kb] if need[ib] else 0.0
-    kc = kc + 1 if kc + 1 < nc else 0
-    ka = ka + 1 if ka + 1 < na else 0
-    kb = kb + 1 if kb + 1 < nb else 0
-""",
+       fwd=_where_fwd, bwd=_where_bwd,
+       jvp=_where_jvp,
        special=(
            ('bnp.where(a, b, c)', [[True, False, True], [1.5, nan, -inf], [inf, -2.0, nan]], [1.5, -2.0, -inf], [1.0, -2.0, 0.5], [None, [1.0, 0.0, 0.5], [0.0, -2.0, 0.0]]),  # bnp.where(cond, a, b): NaN / inf in the unchosen branch get no gradient
            ('bnp.where(a, b, c)', [[nan, -0.0, 0.0], [1.5, -0.0, inf], [-inf, 2.0, -0.0]], [1.5, 2.0, -0.0], [1.0, -2.0, 0.5], [None, [1.0, 0.0, 0.0], [0.0, -2.0, 0.5]]),  # bnp.where(cond, a, b) with a float mask cond: NaN counts as true, -0.0 as false
@@ -736,17 +1431,8 @@ for j in range(ny):
     # so repeated positions accumulate. Sources with need == 0 live in slices whose
     # gradient is never read, so adding into them is harmless.
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
-       fwd="""
-for j in range(ny):
-    val[oy + j] = val[P[p + j]]
-""", bwd="""
-for j in range(ny):
-    grad[P[p + j]] += grad[oy + j]
-""",
-       jvp="""
-for j in range(ny):
-    grad[oy + j] = grad[P[p + j]]
-""",
+       fwd=_gather_fwd, bwd=_gather_bwd,
+       jvp=_gather_jvp,
        special=(
            ('a[[2, 0, 2]]', [[nan, -0.0, inf]], [inf, nan, inf], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # x[[2, 0, 2]] (repeated index accumulates)
            ('a[[2, 0, 2]]', [[0.0, -inf, -0.0]], [-0.0, 0.0, -0.0], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # +0.0 and -0.0 copied bit for bit
@@ -756,30 +1442,8 @@ for j in range(ny):
     # -- fused n-ary reductions over a list of nodes P[p+1 : p+1+m], m = P[p]; each node may
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
-       fwd="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    for e in range(off[ik], off[ik + 1]):
-        acc += val[e]
-val[oy] = c * acc
-""", bwd="""
-gc = c * grad[oy]
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            grad[e] += gc
-""",
-       jvp="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            acc += grad[e]
-grad[oy] = c * acc
-""",
+       fwd=_sum_fwd, bwd=_sum_bwd,
+       jvp=_sum_jvp,
        special=(
            ('np.sum(a)', [[1.5, nan, -2.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
            ('np.sum(a)', [[inf, -inf, 1.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
@@ -792,30 +1456,8 @@ grad[oy] = c * acc
            ('bnp.sum([a, b, c])', [nan, -0.0, inf], nan, 1.0, [1.0, 1.0, 1.0]),  # bnp.sum([a, b, c]) of three scalars (n-ary)
        )),
     Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
-       fwd="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    for e in range(off[ik], off[ik + 1]):
-        acc += val[e] * val[e]
-val[oy] = c * acc
-""", bwd="""
-gc = 2.0 * c * grad[oy]
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            grad[e] += gc * val[e]
-""",
-       jvp="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            acc += val[e] * grad[e]
-grad[oy] = 2.0 * c * acc
-""",
+       fwd=_sumsq_fwd, bwd=_sumsq_bwd,
+       jvp=_sumsq_jvp,
        special=(
            ('bn.sumsq(a)', [[nan, 1.0, 2.0]], nan, 1.0, [[nan, 2.0, 4.0]]),  # bn.sumsq(x) = sum(x * x)
            ('bn.sumsq(a)', [[inf, 1.0, -2.0]], inf, 1.0, [[inf, 2.0, -4.0]]),  # bn.sumsq(x) = sum(x * x)
@@ -826,48 +1468,8 @@ grad[oy] = 2.0 * c * acc
     # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
     # fused neuron. The same node may appear in both lists (x . x).
     Op("inner", -1, "block", doc="sum_k x_k . w_k (+ bias)",
-       fwd="""
-m = P[p]
-acc = val[off[a0[i]]] if a0[i] >= 0 else 0.0
-for k in range(m):
-    ox = off[P[p + 1 + k]]
-    ow = off[P[p + 1 + m + k]]
-    for e in range(off[P[p + 1 + k] + 1] - ox):
-        acc += val[ox + e] * val[ow + e]
-val[oy] = acc
-""", bwd="""
-m = P[p]
-gy = grad[oy]
-if a0[i] >= 0 and need[a0[i]]:
-    grad[off[a0[i]]] += gy
-for k in range(m):
-    ix = P[p + 1 + k]
-    iw = P[p + 1 + m + k]
-    ox = off[ix]
-    ow = off[iw]
-    for e in range(off[ix + 1] - ox):
-        xe = val[ox + e]
-        we = val[ow + e]
-        if need[ix]:
-            grad[ox + e] += gy * we
-        if need[iw]:
-            grad[ow + e] += gy * xe
-""",
-       jvp="""
-m = P[p]
-acc = grad[off[a0[i]]] if a0[i] >= 0 and need[a0[i]] else 0.0
-for k in range(m):
-    ix = P[p + 1 + k]
-    iw = P[p + 1 + m + k]
-    ox = off[ix]
-    ow = off[iw]
-    for e in range(off[ix + 1] - ox):
-        if need[ix]:
-            acc += grad[ox + e] * val[ow + e]
-        if need[iw]:
-            acc += val[ox + e] * grad[ow + e]
-grad[oy] = acc
-""",
+       fwd=_inner_fwd, bwd=_inner_bwd,
+       jvp=_inner_jvp,
        special=(
            ('bn.inner(a, b)', [[inf, 1.5, -2.0], [0.0, 1.0, 2.0]], nan, 1.0, [[0.0, 1.0, 2.0], [inf, 1.5, -2.0]]),  # bn.inner(x, w)
            ('bn.inner(a, b)', [[nan, 1.5, -2.0], [1.0, 0.0, 2.0]], nan, 1.0, [[1.0, 0.0, 2.0], [nan, 1.5, -2.0]]),  # bn.inner(x, w)
@@ -879,29 +1481,8 @@ grad[oy] = acc
 
     # -- tensor rows ---------------------------------------------------------------------
     # sum over one axis, scaled by c (c = 1 / m for mean)
-    Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        acc = 0.0
-        for j in range(m):
-            acc += val[oa + (o * m + j) * inner + k]
-        val[oy + o * inner + k] = c * acc
-""", bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            gk = c * grad[oy + o * inner + k]
-            for j in range(m):
-                grad[oa + (o * m + j) * inner + k] += gk
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        acc = 0.0
-        for j in range(m):
-            acc += grad[oa + (o * m + j) * inner + k]
-        grad[oy + o * inner + k] = c * acc
-""",
+    Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_sum_axis_fwd, bwd=_sum_axis_bwd,
+       jvp=_sum_axis_jvp,
        special=(
            ('np.sum(a, axis=1)', [[[1.0, nan, 2.0], [inf, 1.5, -inf]]], [nan, nan], [1.0, -2.0], [[[1.0, 1.0, 1.0], [-2.0, -2.0, -2.0]]]),  # bnp.sum(x, axis=1)
            ('np.sum(a, axis=1)', [[[0.0, -0.0, 1.5], [0.0, 0.0, -inf]]], [1.5, -inf], [1.0, -2.0], [[[1.0, 1.0, 1.0], [-2.0, -2.0, -2.0]]]),  # +0.0 and -0.0 terms, a -inf row
@@ -911,47 +1492,8 @@ for o in range(outer):
        )),
     # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
     # The gradient is split evenly among tied maxima, as jax and autograd do.
-    Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        best = c * val[oa + o * m * inner + k]
-        for j in range(1, m):
-            v = c * val[oa + (o * m + j) * inner + k]
-            if v > best or v != v:
-                best = v
-                if v != v:
-                    break
-        val[oy + o * inner + k] = c * best
-""", bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            y = val[oy + o * inner + k]
-            ties = 0
-            for j in range(m):
-                if val[oa + (o * m + j) * inner + k] == y:
-                    ties += 1
-            # g / ties to each maximum; a NaN lane has no element equal to its NaN maximum,
-            # so g / 0 * 0 gives every element NaN, as JAX and torch
-            share = grad[oy + o * inner + k] / ties
-            for j in range(m):
-                q = oa + (o * m + j) * inner + k
-                grad[q] += share * (1.0 if val[q] == y else 0.0)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        y = val[oy + o * inner + k]
-        ties = 0
-        acc = 0.0
-        for j in range(m):
-            q = oa + (o * m + j) * inner + k
-            if val[q] == y:
-                ties += 1
-                acc += grad[q]
-        # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
-        grad[oy + o * inner + k] = acc / ties
-""",
+    Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd, bwd=_max_axis_bwd,
+       jvp=_max_axis_jvp,
        special=(
            ('np.max(a, axis=1)', [[[1.0, 3.0, 3.0]]], [3.0], [1.0], [[[0.0, 0.5, 0.5]]]),  # bnp.max(x, axis=1), row: tie
            ('np.max(a, axis=1)', [[[2.0, nan, 5.0]]], [nan], [1.0], [[[nan, nan, nan]]]),  # bnp.max(x, axis=1), row: NaN
@@ -973,37 +1515,8 @@ for o in range(outer):
        )),
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
-       fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
-s = 0.0
-for j in range(m):
-    e = exp(val[oa + (o * m + j) * inner + k] - mx)
-    val[oy + (o * m + j) * inner + k] = e
-    s += e
-for j in range(m):
-    val[oy + (o * m + j) * inner + k] /= s
-""")), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            dot = 0.0
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                dot += grad[oy + q] * val[oy + q]
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        dot = 0.0
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            dot += val[oy + q] * grad[oa + q]
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            grad[oy + q] = val[oy + q] * (grad[oa + q] - dot)
-""",
+       fwd=_softmax_fwd, bwd=_softmax_bwd,
+       jvp=_softmax_jvp,
        special=(
            ('bn.softmax(a)', [[1.0, -2.0, 0.5]], [0.6037488961486258, 0.030058887569574023, 0.3661922162818002], [1.0, -2.0, 0.5], [[0.1649881337479357, -0.08196238721392732, -0.08302574653400847]]),  # bn.softmax(x), x: ordinary
            ('bn.softmax(a)', [[1.0, nan, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5], [[nan, nan, nan]]),  # bn.softmax(x), x: NaN
@@ -1019,48 +1532,8 @@ for o in range(outer):
     # (T, T) block keeps columns j <= t, y = softmax(c * x) over those and 0 beyond, c > 0.
     # The masked half is never exponentiated. dx_j = c * y_j * (g_j - sum_k g_k y_k), j <= t.
     Op("causal_softmax", 1, "block", doc="softmax(c * a) over j <= t in each (T, T) block",
-       fwd=_AXIS + _per("for o in range(outer):", """
-t = o % m
-b0 = oa + o * m
-y0 = oy + o * m
-mx = val[b0]
-for j in range(1, t + 1):
-    mx = max(mx, val[b0 + j])
-s = 0.0
-for j in range(t + 1):
-    e = exp(c * (val[b0 + j] - mx))
-    val[y0 + j] = e
-    s += e
-r = 1.0 / s
-for j in range(t + 1):
-    val[y0 + j] *= r
-for j in range(t + 1, m):
-    val[y0 + j] = 0.0
-"""), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        t = o % m
-        b0 = oa + o * m
-        y0 = oy + o * m
-        dot = 0.0
-        for j in range(t + 1):
-            dot += grad[y0 + j] * val[y0 + j]
-        for j in range(t + 1):
-            grad[b0 + j] += c * val[y0 + j] * (grad[y0 + j] - dot)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    t = o % m
-    b0 = oa + o * m
-    y0 = oy + o * m
-    dot = 0.0
-    for j in range(t + 1):
-        dot += val[y0 + j] * grad[b0 + j]
-    for j in range(t + 1):
-        grad[y0 + j] = c * val[y0 + j] * (grad[b0 + j] - dot)
-    for j in range(t + 1, m):
-        grad[y0 + j] = 0.0
-""",
+       fwd=_causal_softmax_fwd, bwd=_causal_softmax_bwd,
+       jvp=_causal_softmax_jvp,
        special=(
            ('bn.causal_softmax(a, 0.5)', [[[1.0, nan, inf], [0.5, -1.0, nan], [2.0, 1.0, -1.0]]], [[1.0, 0.0, 0.0], [0.679178699175393, 0.32082130082460697, 0.0], [0.5465493872661796, 0.3314989604240915, 0.12195165230972885]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [-0.05447374844045347, 0.05447374844045352, 0.0], [0.2598019925469437, -0.25679582659595995, -0.0030061659509837083]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: NaN and +inf in the masked (future) half
            ('bn.causal_softmax(a, 0.5)', [[[1.0, 0.0, 0.0], [nan, -1.0, 0.0], [-inf, 1.0, 2.0]]], [[1.0, 0.0, 0.0], [nan, nan, 0.0], [0.0, 0.37754066879814546, 0.6224593312018546]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [nan, nan, 0.0], [0.0, -0.17625278415119586, 0.17625278415119588]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: NaN at (1, 0), -inf at (2, 0)
@@ -1068,35 +1541,8 @@ for o in range(outer):
            ('bn.causal_softmax(a, 0.5)', [[[-inf, 0.0, 0.0], [0.5, -inf, 0.0], [-inf, -inf, 2.0]]], [[nan, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[nan, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, -0.0, 0.0]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: -inf at (0, 0): row 0 has no finite entry
            ('bn.causal_softmax(a, 0.5)', [[[-0.0, 1.0, 1.0], [-0.0, 0.0, 1.0], [-0.0, -0.0, -0.0]]], [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [-0.0625, 0.0625, 0.0], [0.19444444444444442, -0.2222222222222222, 0.027777777777777762]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: -0.0 entries
        )),
-    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
-s = 0.0
-for j in range(m):
-    s += exp(val[oa + (o * m + j) * inner + k] - mx)
-lse = mx + log(s)
-for j in range(m):
-    val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
-""")), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            gs = 0.0
-            for j in range(m):
-                gs += grad[oy + (o * m + j) * inner + k]
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        dot = 0.0
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            dot += exp(val[oy + q]) * grad[oa + q]
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            grad[oy + q] = grad[oa + q] - dot
-""",
+    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
+       jvp=_log_softmax_jvp,
        special=(
            ('bn.log_softmax(a)', [[1.0, -2.0, 0.5]], [-0.5045969023422835, -3.5045969023422834, -1.0045969023422834], [1.0, -2.0, 0.5], [[1.301874448074313, -1.984970556215213, 0.6830961081409002]]),  # bn.log_softmax(x), x: ordinary
            ('bn.log_softmax(a)', [[1.0, nan, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5], [[nan, nan, nan]]),  # bn.log_softmax(x), x: NaN
@@ -1111,35 +1557,8 @@ for o in range(outer):
     # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a lane of -inf gives
     # -inf (log 0), NaN propagates. The gradient is exp(a - y); a lane of -inf (fully masked)
     # passes none (JAX and torch give NaN there).
-    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
-sh = mx if -1.7976931348623157e308 <= mx <= 1.7976931348623157e308 else 0.0
-s = 0.0
-for j in range(m):
-    s += exp(val[oa + (o * m + j) * inner + k] - sh)
-val[oy + o * inner + k] = sh + log(s)
-""")), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            y = val[oy + o * inner + k]
-            gk = grad[oy + o * inner + k]
-            if y < -1.7976931348623157e308:
-                continue
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                grad[oa + q] += gk * exp(val[oa + q] - y)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        y = val[oy + o * inner + k]
-        acc = 0.0
-        if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                acc += exp(val[oa + q] - y) * grad[oa + q]
-        grad[oy + o * inner + k] = acc
-""",
+    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,
+       jvp=_logsumexp_jvp,
        special=(
            ('bn.logsumexp(a)', [[1.0, -2.0, 0.5]], 1.5045969023422834, 1.0, [[0.6037488961486258, 0.030058887569574023, 0.3661922162818002]]),  # bn.logsumexp(x), x: ordinary
            ('bn.logsumexp(a)', [[1.0, nan, 2.0]], nan, 1.0, [[nan, nan, nan]]),  # bn.logsumexp(x), x: NaN
@@ -1155,33 +1574,8 @@ for o in range(outer):
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
     # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
-       fwd=_AXIS + _per("for o in range(outer):", _LN_STATS + """
-for j in range(m):
-    val[oy + o * m + j] = (val[b0 + j] - mu) * rs
-"""), bwd=_AXIS + _per("for o in range(outer if need[ia] else 0):", _LN_STATS + """
-gm = 0.0
-gy = 0.0
-for j in range(m):
-    gm += grad[oy + o * m + j]
-    gy += grad[oy + o * m + j] * val[oy + o * m + j]
-gm /= m
-gy /= m
-for j in range(m):
-    q = o * m + j
-    grad[b0 + j] += rs * (grad[oy + q] - gm - val[oy + q] * gy)
-"""),
-       jvp=_AXIS + _per("for o in range(outer):", _LN_STATS + """
-gm = 0.0
-gy = 0.0
-for j in range(m):
-    gm += grad[b0 + j]
-    gy += grad[b0 + j] * val[oy + o * m + j]
-gm /= m
-gy /= m
-for j in range(m):
-    q = o * m + j
-    grad[oy + q] = rs * (grad[b0 + j] - gm - val[oy + q] * gy)
-"""),
+       fwd=_layer_norm_fwd, bwd=_layer_norm_bwd,
+       jvp=_layer_norm_jvp,
        special=(
            ('bn.layer_norm(a, eps=1e-05)', [[[1.0, 2.0, 4.0]]], [[-1.0690415314502977, -0.26726038286257453, 1.3363019143128718]], [[1.0, -2.0, 0.5]], [[[0.9735911492720328, -1.4603871534309034, 0.4867960041588706]]]),  # bn.layer_norm(x, weight=None, bias=None, eps=1e-05), x: ordinary
            ('bn.layer_norm(a, eps=1e-05)', [[[2.0, 2.0, 2.0]]], [[0.0, 0.0, 0.0]], [[1.0, -2.0, 0.5]], [[[368.9323936863109, -579.7509043642028, 210.81851067789194]]]),  # bn.layer_norm(x, weight=None, bias=None, eps=1e-05), x: constant row
@@ -1195,41 +1589,8 @@ for j in range(m):
     # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
     # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
-    Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]", fwd="""
-rows = P[p]
-ncls = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-loss = 0.0
-""" + _per("for r in range(rows):", _CE_ROW + """
-loss += mx + log(s) - val[b0 + t]
-""") + """
-val[oy] = c * loss
-""", bwd="""
-rows = P[p]
-ncls = P[p + 1]
-ia = a0[i]
-oa = off[ia]
-ot = off[a1[i]]
-gc = c * grad[oy]
-""" + _per("for r in range(rows if need[ia] else 0):", _CE_ROW + """
-for j in range(ncls):
-    grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
-grad[b0 + t] -= gc
-"""),
-       jvp="""
-rows = P[p]
-ncls = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-acc = 0.0
-""" + _per("for r in range(rows):", _CE_ROW + """
-for j in range(ncls):
-    acc += exp(val[b0 + j] - mx) / s * grad[b0 + j]
-acc -= grad[b0 + t]
-""") + """
-grad[oy] = c * acc
-""",
+    Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]", fwd=_cross_entropy_fwd, bwd=_cross_entropy_bwd,
+       jvp=_cross_entropy_jvp,
        special=(
            ('bn.cross_entropy(a, b)', [[[1.0, -inf, 2.0], [0.5, 1.0, 3.0]], [0, 2]], 0.75499789221892, 1.0, [[[-0.36552928931500245, 0.0, 0.36552928931500245], [0.03371267911622646, 0.05558281115121057, -0.08929549026743705]], None]),  # bn.cross_entropy(logits, targets) with targets = [0, 2] (int data), mean over the 2 rows; logits: -inf on a non-target class
            ('bn.cross_entropy(a, b)', [[[-inf, 1.0, 2.0], [0.5, 1.0, 3.0]], [0, 2]], inf, 1.0, [[[-0.5, 0.13447071068499755, 0.36552928931500245], [0.03371267911622646, 0.05558281115121057, -0.08929549026743705]], None]),  # bn.cross_entropy(logits, targets) with targets = [0, 2] (int data), mean over the 2 rows; logits: -inf on the target class
@@ -1243,47 +1604,8 @@ grad[oy] = c * acc
     # indices read at run time from the node a1 (data: new indices do not retrace).
     # Negative indices count from the end, as numpy; anything else outside raises.
     Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
-       fwd="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        val[oy + k * width + e] = val[oa + t * width + e]
-""", bwd="""
-nrows = P[p]
-width = P[p + 1]
-ia = a0[i]
-oa = off[ia]
-ot = off[a1[i]]
-if need[ia]:
-    for k in range(ny // width if width > 0 else 0):
-        t = int(val[ot + k])
-        if t < 0:
-            t += nrows
-        for e in range(width):
-            grad[oa + t * width + e] += grad[oy + k * width + e]
-""",
-       jvp="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        grad[oy + k * width + e] = grad[oa + t * width + e]
-""",
+       fwd=_take_fwd, bwd=_take_bwd,
+       jvp=_take_jvp,
        special=(
            ('a[b]', [[[nan, 1.0], [-0.0, inf], [-inf, 2.0]], [2, -1, 0, 1]], [[-inf, 2.0], [-inf, 2.0], [nan, 1.0], [-0.0, inf]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0], [3.0, 0.25]], [[[-1.0, 2.0], [3.0, 0.25], [1.5, -1.0]], None]),  # table[idx] with idx an int array argument (the take row); idx = [2, -1, 0, 1]
            ('a[b]', [[[0.0, 1.0], [-0.0, inf], [nan, 2.0]], [2, -1, 0]], [[nan, 2.0], [nan, 2.0], [0.0, 1.0]], [[1.0, -2.0], [0.5, 1.0], [3.0, -1.0]], [[[3.0, -1.0], [0.0, 0.0], [1.5, -1.0]], None]),  # rows holding +0.0, -0.0, inf, nan; -1 is the last row
@@ -1291,27 +1613,7 @@ for k in range(ny // width if width > 0 else 0):
     # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
     # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
     Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
-       fwd="""
-ia = a0[i]
-oa = off[ia]
-for k in range(ny):
-    val[oy + k] = 0.0
-for j in range(off[ia + 1] - oa):
-    val[oy + P[p + j]] += val[oa + j]
-""", bwd="""
-ia = a0[i]
-oa = off[ia]
-if need[ia]:
-    for j in range(off[ia + 1] - oa):
-        grad[oa + j] += grad[oy + P[p + j]]
-""", jvp="""
-ia = a0[i]
-oa = off[ia]
-for k in range(ny):
-    grad[oy + k] = 0.0
-for j in range(off[ia + 1] - oa):
-    grad[oy + P[p + j]] += grad[oa + j]
-""",
+       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp,
        special=(
            ('_sym.scatter(a, [2, 0, 2], (3,))', [[nan, -0.0, inf]], [0.0, 0.0, nan], [1.0, -2.0, 0.5], [[0.5, 1.0, 0.5]]),  # repeated positions add
            ('_sym.scatter(a, [1, 0, 1], (3,))', [[0.0, -inf, -0.0]], [-inf, 0.0, 0.0], [1.0, -2.0, 0.5], [[-2.0, 1.0, -2.0]]),  # a position no element reaches is 0
@@ -1319,50 +1621,7 @@ for j in range(off[ia + 1] - oa):
     # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
     # take); idx is the integer node a1, negative indices count from the end
     Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
-       fwd="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny):
-    val[oy + k] = 0.0
-for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        val[oy + t * width + e] += val[oa + k * width + e]
-""", bwd="""
-nrows = P[p]
-width = P[p + 1]
-ia = a0[i]
-oa = off[ia]
-ot = off[a1[i]]
-if need[ia]:
-    for k in range((off[ia + 1] - oa) // width if width > 0 else 0):
-        t = int(val[ot + k])
-        if t < 0:
-            t += nrows
-        for e in range(width):
-            grad[oa + k * width + e] += grad[oy + t * width + e]
-""", jvp="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny):
-    grad[oy + k] = 0.0
-for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        grad[oy + t * width + e] += grad[oa + k * width + e]
-""",
+       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp,
        special=(
            ('_sym.take_add(a, b, 3)', [[[0.0, 1.0], [-0.0, inf], [nan, 2.0]], [2, -1, 0]], [[nan, 2.0], [0.0, 0.0], [0.0, inf]], [[1.0, -2.0], [0.5, 1.0], [3.0, -1.0]], [[[3.0, -1.0], [3.0, -1.0], [1.0, -2.0]], None]),  # rows 2 and -1 add up; row 1 is 0
            ('_sym.take_add(a, b, 2)', [[[-inf, 0.0], [0.5, 1.0]], [1, 1]], [[0.0, 0.0], [-inf, 1.0]], [[1.0, 2.0], [-1.0, 0.5]], [[[-1.0, 0.5], [-1.0, 0.5]], None]),  # -inf
@@ -1374,79 +1633,8 @@ for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
     # that size (8x4x8 x 384 heads: 49 us against 132 us); larger ones call BLAS's gemm.
     # Backward: dA_b += G_b @ B_b^T and dB_b += A_b^T @ G_b, which gemm adds in place
     # (beta = 1), reading the transposes where they lie.
-    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_MATMUL + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    # up to 4 rows (a vector times a matrix): B is read once, row by row, in unit strides;
-    # one-thread sgemm with M = 1 took 474 us for 1 x 1024 x 1024 against 89 us for this
-    if M * K * N <= 512 or not blas or M <= 4:
-        for r in range(M):
-            for n in range(N):
-                val[xy + r * N + n] = 0.0
-            for k in range(K):
-                av = val[xa + r * K + k]
-                for n in range(N):
-                    val[xy + r * N + n] += av * val[xb + k * N + n]
-    else:
-        gemm(0, 0, M, N, K, val, xa, K, val, xb, N, 0.0, val, xy, N)
-""")), bwd=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    loops = M * K * N <= 512 or not blas
-    if need_a and loops:
-        for r in range(M):
-            for k in range(K):
-                acc = 0.0
-                for n in range(N):
-                    acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                grad[xa + r * K + k] += acc
-    elif need_a and M <= 4:
-        # a vector times B^T: K dot products along B's rows, in four partial sums so that
-        # the adds pipeline (a one-thread sgemm with M = 1 packs B first, several times
-        # slower at 1 x 1024 x 1024)
-        n4 = N - N % 4
-        for r in range(M):
-            for k in range(K):
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                for n in range(0, n4, 4):
-                    s0 += grad[xy + r * N + n] * val[xb + k * N + n]
-                    s1 += grad[xy + r * N + n + 1] * val[xb + k * N + n + 1]
-                    s2 += grad[xy + r * N + n + 2] * val[xb + k * N + n + 2]
-                    s3 += grad[xy + r * N + n + 3] * val[xb + k * N + n + 3]
-                acc = (s0 + s1) + (s2 + s3)
-                for n in range(n4, N):
-                    acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                grad[xa + r * K + k] += acc
-    elif need_a:
-        gemm(0, 1, M, K, N, grad, xy, N, val, xb, N, 1.0, grad, xa, K)
-    # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,
-    # where it beats BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
-    if need_b and (loops or M <= 4):
-        for r in range(M):
-            for k in range(K):
-                av = val[xa + r * K + k]
-                for n in range(N):
-                    grad[xb + k * N + n] += av * grad[xy + r * N + n]
-    elif need_b:
-        gemm(1, 0, K, N, M, val, xa, K, grad, xy, N, 1.0, grad, xb, N)
-""")),
-       jvp=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    # tY = tA @ B + A @ tB; an operand without a gradient has no tangent
-    if M * K * N <= 512 or not blas:
-        for r in range(M):
-            for n in range(N):
-                acc = 0.0
-                for k in range(K):
-                    if need_a:
-                        acc += grad[xa + r * K + k] * val[xb + k * N + n]
-                    if need_b:
-                        acc += val[xa + r * K + k] * grad[xb + k * N + n]
-                grad[xy + r * N + n] = acc
-    else:
-        if need_a:
-            gemm(0, 0, M, N, K, grad, xa, K, val, xb, N, 0.0, grad, xy, N)
-        if need_b:
-            gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
-""")),
+    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
+       jvp=_matmul_jvp,
        special=(
            ('a @ b', [[[inf, 1.0, 2.0], [0.5, -1.0, 0.0]], [[0.0, 1.0], [2.0, -1.0], [1.0, 0.5]]], [[nan, inf], [-2.0, 1.5]], [[1.0, -2.0], [0.5, 1.0]], [[[-2.0, 4.0, 0.0], [1.0, 0.0, 1.0]], [[inf, -inf], [0.5, -3.0], [2.0, -4.0]]]),  # A @ B, inf * 0 in the product
            ('a @ b', [[[1.0, -inf], [0.5, 2.0]], [[2.0, 0.0], [1.0, 3.0]]], [[-inf, -inf], [3.0, 6.0]], [[1.0, -1.0], [0.5, 2.0]], [[[2.0, -2.0], [1.0, 6.5]], [[1.25, 0.0], [-inf, inf]]]),  # -inf in A

@@ -51,8 +51,10 @@ def _block(code, name):
     return namespace["block"]
 
 
-_BLOCK_FWD = {k: _block(r.fwd, f"{r.name} fwd") for k, r in enumerate(ROWS) if r.kind == "block"}
-_BLOCK_BWD = {k: _block(r.bwd, f"{r.name} bwd") for k, r in enumerate(ROWS) if r.kind == "block"}
+_BLOCK_FWD = {k: _block(rules.block_source(r.fwd, r.name, "fwd"), f"{r.name} fwd")
+              for k, r in enumerate(ROWS) if r.kind == "block"}
+_BLOCK_BWD = {k: _block(rules.block_source(r.bwd, r.name, "bwd"), f"{r.name} bwd")
+              for k, r in enumerate(ROWS) if r.kind == "block"}
 
 
 def _run_block(table, k, cols, i):

@@ -1,4 +1,4 @@
-"""A map row's rules are small Python functions; this module reads them back as code.
+"""The op table's rules are small Python functions; this module reads them back as code.
 
 ``fwd=lambda a, b: a + b`` or ``da=lambda b, g: g * b`` (or a ``def`` next to the row) is
 real Python: a linter sees it, a test can call it on floats, and a typo fails at import
@@ -27,7 +27,7 @@ import inspect
 import textwrap
 from typing import NamedTuple, Tuple
 
-from .engine import KernelError
+from .errors import KernelError
 
 # The math functions a rule may call: math's names, which numba compiles to libm calls.
 # floor, ceil, fmod and exp2 are numpy's (float results, which numba compiles too).
@@ -46,7 +46,7 @@ CONTRACT = {
 
 
 class RuleError(KernelError, ValueError):
-    """A map row's rule that the generator cannot inline (the message names the op, the rule
+    """A rule that the generator cannot inline (the message names the op, the rule
     and the fix). A KernelError (``bn.KernelError``): no kernel can be made from it."""
 
 
@@ -201,3 +201,112 @@ def _check_names(node, known, where):
 def source(rule):
     """The statements and the expression of a Rule, for messages and digests."""
     return textwrap.dedent("\n".join(rule.statements + (f"return {rule.expr}",)))
+
+
+# -- block rows ----------------------------------------------------------------------------
+# A block row's rules (fwd, bwd, jvp) are defs whose body is statements over the sweep's
+# locals: they take any of these names (ops.py describes them), and read nothing else but
+# their own locals, MATH, CONSTANTS and BLOCK_GLOBALS. Statements several rules share are
+# templates (below), called as ``names = _template(args)``.
+BLOCK_ARGS = ("i", "oy", "ny", "c", "p", "P", "off", "a0", "a1", "need", "val", "grad",
+              "scratch", "blas", "gemm")
+BLOCK_GLOBALS = ("range", "max", "min", "int", "abs", "ERR_INDEX", "ERR_TARGET")
+
+
+def template(fn):
+    """Mark ``fn`` as a template of block statements. A block rule calls it as
+    ``r1, r2 = fn(x, y)`` with the template's own argument names (x, y) and its returned
+    names (``return r1, r2``); the generator pastes the template's statements in place of
+    the call, so compiled code has no call. Called from Python, it is a function."""
+    fn.__bn_template__ = True
+    return fn
+
+
+def block_source(fn, op, slot):
+    """The statements of block rule ``fn`` (the ``slot`` rule of row ``op``), templates
+    pasted in, as source; raises RuleError when it steps outside the contract."""
+    return _block_source(fn, op, slot)
+
+
+def _templated(fn, call):
+    """The template a ``names = f(args)`` call names, or None."""
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+        t = fn.__globals__.get(call.func.id)
+        if getattr(t, "__bn_template__", False):
+            return t
+    return None
+
+
+def _plain_body(node, where):
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        raise RuleError(f"{where}: a rule takes plain arguments (no defaults, *args or "
+                        "keywords)")
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]                                 # a docstring
+    return tuple(a.arg for a in args.args), body
+
+
+def _name_list(node):
+    """[names] of a Name or a tuple of Names, else None."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Tuple) and all(isinstance(e, ast.Name) for e in node.elts):
+        return [e.id for e in node.elts]
+    return None
+
+
+class _Paste(ast.NodeTransformer):
+    """``names = template(args)`` -> the template's statements."""
+
+    def __init__(self, fn, where):
+        self.fn, self.where = fn, where
+
+    def visit_Assign(self, node):
+        t = _templated(self.fn, node.value)
+        if t is None:
+            return self.generic_visit(node)
+        where = f"{self.where}, template {t.__name__}"
+        params, body = _plain_body(_node(t, where), where)
+        given = [a.id if isinstance(a, ast.Name) else None for a in node.value.args]
+        if tuple(given) != params or node.value.keywords:
+            raise RuleError(f"{where}: call it with its own argument names "
+                            f"{t.__name__}({', '.join(params)})")
+        if not body or not isinstance(body[-1], ast.Return):
+            raise RuleError(f"{where}: a template ends with `return <names>`")
+        returned = _name_list(body[-1].value)
+        if len(node.targets) != 1 or _name_list(node.targets[0]) != returned:
+            raise RuleError(f"{where}: assign its results to its own names: "
+                            f"{', '.join(returned or ['...'])} = {t.__name__}(...)")
+        inner = [s for s in ast.walk(ast.Module(body[:-1], [])) if isinstance(s, ast.Return)]
+        if inner:
+            raise RuleError(f"{where}: only the last statement of a template returns (an "
+                            "error code is the calling rule's to return)")
+        return body[:-1]
+
+
+@functools.lru_cache(maxsize=None)
+def _block_source(fn, op, slot):
+    where = f"op {op!r}, block rule {slot}"
+    if not callable(fn) or not hasattr(fn, "__code__"):
+        raise RuleError(f"{where}: a block rule is a def of the sweep's names "
+                        f"({', '.join(BLOCK_ARGS)}), not {type(fn).__name__}")
+    node = _node(fn, where)
+    if not isinstance(node, ast.FunctionDef) or fn.__closure__:
+        raise RuleError(f"{where}: a block rule is a module-level def (statements)")
+    params, body = _plain_body(node, where)
+    bad = [p for p in params if p not in BLOCK_ARGS]
+    if bad:
+        raise RuleError(f"{where}: argument {bad[0]!r} is not one of the block arguments "
+                        f"{', '.join(BLOCK_ARGS)}; rename it (the names are the contract)")
+    module = ast.fix_missing_locations(_Paste(fn, where).visit(ast.Module(body, [])))
+    stored = {n.id for n in ast.walk(module) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, (ast.Store, ast.Del))}
+    known = set(params) | stored | set(MATH) | set(CONSTANTS) | set(BLOCK_GLOBALS)
+    unknown = sorted(_names(module) - known)
+    if unknown:
+        raise RuleError(f"{where}: {unknown[0]!r} is neither a block argument, a local, nor "
+                        "a math function; a template is called as `names = template(args)`")
+    return ast.unparse(module) + "\n"
+

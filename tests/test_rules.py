@@ -165,3 +165,66 @@ def test_compiled_rows_agree_with_their_rules_called_directly(row, shape):
     v_ref = reference.value_and_grad(tape.I, F2)
     np.testing.assert_allclose(v_kernel, v_ref, rtol=1e-13)
     np.testing.assert_allclose(F1, F2, rtol=1e-12, atol=1e-300, equal_nan=True)
+
+
+BLOCK_SLOTS = [(r, slot) for r in ROWS if r.kind == "block" for slot in ("fwd", "bwd", "jvp")]
+
+
+@pytest.mark.parametrize("row,slot", BLOCK_SLOTS, ids=[f"{r.name}-{s}" for r, s in BLOCK_SLOTS])
+def test_every_block_rule_is_a_def_of_the_sweeps_names(row, slot):
+    """A block row's rules are defs whose arguments are the sweep's names; the generator
+    pastes their templates in, and the row module holds the statements."""
+    fn = getattr(row, slot)
+    assert callable(fn) and fn.__name__ == f"_{row.name}_{slot}"
+    assert set(inspect.signature(fn).parameters) <= set(rules.BLOCK_ARGS)
+    source = rules.block_source(fn, row.name, slot)
+    assert "_axis(" not in source and "_batch(" not in source      # templates pasted
+
+
+def _block_bad_argument(i, x, val):
+    val[i] = x
+
+
+def _block_bad_call(i, p, P, a0, off):
+    outer, m, inner, oa, ia = _axis_(i, p, P, a0, off)
+
+
+def _block_other_names(i, q, P, a0, off):
+    outer, m, inner, ia, oa = _axis_(i, q, P, a0, off)
+
+
+def _block_global(i, val):
+    val[i] = _SCALE
+
+
+@rules.template
+def _early(i, val):
+    if val[i] != val[i]:
+        return i
+    return i
+
+
+def _block_early(i, val):
+    i = _early(i, val)
+
+
+def _axis_(i, p, P, a0, off):
+    return 0, 0, 0, 0, 0
+
+
+_axis_ = rules.template(_axis_)
+BLOCK_BAD = [
+    (_block_bad_argument, "'x' is not one of the block arguments"),
+    (_block_bad_call, "assign its results to its own names"),
+    (_block_other_names, "'q' is not one of the block arguments"),
+    (_block_global, "'_SCALE' is neither a block argument"),
+    (_block_early, "only the last statement of a template returns"),
+    ("val[i] = 0.0", "a block rule is a def"),
+]
+
+
+@pytest.mark.parametrize("fn,words", BLOCK_BAD, ids=[w for _, w in BLOCK_BAD])
+def test_a_block_rule_outside_the_contract_is_an_error_naming_the_op(fn, words):
+    with pytest.raises(RuleError) as e:
+        rules.block_source(fn, "myblock", "fwd")
+    assert "op 'myblock'" in str(e.value) and words in str(e.value)
