@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -103,15 +102,14 @@ def doubled_package(where):
     with open(ops) as fh:
         text = fh.read()
     n = text.count('    Op("')
-    extra = textwrap.dedent(f"""
-        # benchmark-only placeholders: the table twice as long, to check that programs pay
-        # only for the rows they use
-        ROWS = ROWS + tuple(
-            Op(f"placeholder_{{k}}", 2 if k % 2 else 1, "map",
-               f"a * {{1.0 + k / 1000.0}} + c" if k % 2 == 0 else f"a * b + {{k}}.0",
-               da="g", db="g" if k % 2 else None)
-            for k in range({n}))
-    """)
+    # one literal row per line: a rule is a Python function the generator reads back
+    extra = ("\n# benchmark-only placeholders: the table twice as long, to check that programs "
+             "pay\n# only for the rows they use\nROWS = ROWS + (\n" + "".join(
+                 f'    Op("placeholder_{k}", 1, "map", lambda a, c: a * {1.0 + k / 1000.0} + c, '
+                 f'da=lambda g: g),\n' if k % 2 == 0 else
+                 f'    Op("placeholder_{k}", 2, "map", lambda a, b: a * b + {k}.0, '
+                 f'da=lambda g: g, db=lambda g: g),\n'
+                 for k in range(n)) + ")\n")
     text = text.replace("\nOPCODE = {row.name", extra + "\nOPCODE = {row.name")
     with open(ops, "w") as fh:
         fh.write(text)

@@ -9,10 +9,11 @@ they nest to any depth and every result is exact.
 
 Each row's derivative here is written with traced ops:
 
-* map rows: the row's own derivative expressions (``da`` / ``db`` in the op table),
-  evaluated on traced values (``x if c else y`` becomes ``where``); a broadcast operand's
-  cotangent is summed back to its shape. The tangent rule is the same expression with the
-  upstream gradient replaced by the operand's tangent;
+* map rows: the row's own derivative rules (``da`` / ``db`` in the op table, Python
+  functions whose source kernels/rules.py reads), evaluated on traced values (``x if c
+  else y`` becomes ``where``); a broadcast operand's cotangent is summed back to its shape.
+  The tangent rule is the same expression with the upstream gradient replaced by the
+  operand's tangent;
 * block rows: ``BLOCK[name] = (vjp, jvp)`` below, one pair per block row of the table (a
   test requires it), each the adjoint or the tangent map of the row's formula. gather and
   take have their adjoints as rows of their own (scatter, take_add).
@@ -29,7 +30,7 @@ import numpy as np
 
 from ._errors import LeakedTracerError, UnsupportedOpError, at_user_site
 from ._tracer import Var, broadcast_to
-from .kernels import ROWS
+from .kernels import ROWS, rules
 
 
 class NestedTrace(Exception):
@@ -106,7 +107,11 @@ def _math():
     from . import numpy as bnp
     return {"exp": bnp.exp, "log": bnp.log, "sqrt": bnp.sqrt, "tanh": bnp.tanh,
             "sin": bnp.sin, "cos": bnp.cos, "fabs": bnp.absolute, "erf": bnp.erf,
-            "erfc": _erfc}
+            "erfc": _erfc, "sinh": bnp.sinh, "cosh": bnp.cosh, "exp2": bnp.exp2,
+            "floor": bnp.floor, "ceil": bnp.ceil}
+
+
+_CONSTANTS = {"inf": math.inf, "nan": math.nan}
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,7 +148,7 @@ class _Evaluator:
         if isinstance(n, ast.Constant):
             return float(n.value)
         if isinstance(n, ast.Name):
-            return self.env[n.id]
+            return self.env[n.id] if n.id in self.env else _CONSTANTS[n.id]
         if isinstance(n, ast.BinOp):
             a, b = self.eval(n.left), self.eval(n.right)
             ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
@@ -218,10 +223,16 @@ def _map_env(b, i, g, g_node=None):
            "y": var(b, i), "g": g}
     if row.arity == 2:
         env["b"] = _as_operand(b, var(b, b.a1[i]), b.a1[i], out)
-    ev = _Evaluator(env)
-    if row.pre:
-        ev.run(row.pre)
-    return row, ev
+    return row, _Evaluator(env)
+
+
+def _rule(row, slot, ev):
+    """A map row's rule (kernels/rules.py: its statements and expression, read from the
+    row's Python function) evaluated on traced values."""
+    r = rules.read(getattr(row, slot), row.name, slot, row.arity)
+    if r.statements:
+        ev.run("\n".join(r.statements))
+    return ev(r.expr)
 
 
 def unbroadcast(v, shape):
@@ -243,23 +254,23 @@ def unbroadcast(v, shape):
 def _map_vjp(b, i, g, need=None):
     row, ev = _map_env(b, i, g)
     out = []
-    for k, rule in enumerate((row.da, row.db)[:row.arity]):
+    for k, slot in enumerate(("da", "db")[:row.arity]):
         node = b.a0[i] if k == 0 else b.a1[i]
-        if rule is not None and (need is None or need(node)):
-            out.append((node, unbroadcast(ev(rule), b.shapes[node])))
+        if getattr(row, slot) is not None and (need is None or need(node)):
+            out.append((node, unbroadcast(_rule(row, slot, ev), b.shapes[node])))
     return out
 
 
 def _map_jvp(b, i, tangent):
     out = None
     row = ROWS[b.op[i]]
-    for k, rule in enumerate((row.da, row.db)[:row.arity]):
+    for k, slot in enumerate(("da", "db")[:row.arity]):
         node = b.a0[i] if k == 0 else b.a1[i]
         t = tangent(node)
-        if rule is None or t is None:
+        if getattr(row, slot) is None or t is None:
             continue
         _, ev = _map_env(b, i, t, node)
-        term = ev(rule)
+        term = _rule(row, slot, ev)
         out = term if out is None else out + term
     return out
 
@@ -757,15 +768,15 @@ def _batched_map(b, i, tangent, B):
     row = ROWS[b.op[i]]
     out_shape = b.shapes[i]
     total = None
-    for k, rule in enumerate((row.da, row.db)[:row.arity]):
+    for k, slot in enumerate(("da", "db")[:row.arity]):
         node = b.a0[i] if k == 0 else b.a1[i]
         t = tangent(node)
-        if rule is None or t is None:
+        if getattr(row, slot) is None or t is None:
             continue
         shape = operand_shape(b, node, out_shape)
         lead = (1,) * (len(out_shape) - len(shape))      # align with the output's axes
         _, ev = _map_env(b, i, _bnp().reshape(t, (B,) + lead + shape))
-        term = ev(rule)
+        term = _rule(row, slot, ev)
         total = term if total is None else total + term
     return total
 

@@ -336,6 +336,8 @@ class Var:
             return self._b.map("reciprocal", self)
         return self._b.map("divide", o, self)
 
+    def __mod__(self, o): return self._b.map("remainder", self, o)
+    def __rmod__(self, o): return self._b.map("remainder", o, self)
     def __pow__(self, o): return power(self, o)
     def __rpow__(self, o): return power(o, self)
     def __neg__(self): return self._b.map("negative", self)
@@ -360,11 +362,11 @@ class Var:
     # -- things a traced value cannot do --------------------------------------------------
     def _no_operator(self, *_):
         raise UnsupportedOpError(at_user_site(
-            "the operators % // divmod << >> & | ^ ~ are not differentiable and not traced: "
+            "the operators // divmod << >> & | ^ ~ are not differentiable and not traced: "
             "compute integer data (indices, masks) with numpy before the call and pass it in "
             "as an argument, or build the value from traced ops (+ - * / ** and burnumba.numpy)"))
 
-    __mod__ = __rmod__ = __floordiv__ = __rfloordiv__ = __divmod__ = __rdivmod__ = _no_operator
+    __floordiv__ = __rfloordiv__ = __divmod__ = __rdivmod__ = _no_operator
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _no_operator
     __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _no_operator
 

@@ -20,7 +20,9 @@ __all__ = [
     "not_equal", "where", "sum", "mean", "max", "amax", "min", "amin", "var", "std", "inner",
     "dot", "matmul", "stack", "concatenate", "split", "array", "asarray", "reshape", "ravel",
     "transpose", "swapaxes", "broadcast_to", "expand_dims", "squeeze", "take", "relu",
-    "sigmoid", "rsqrt", "sumsq", "clip",
+    "sigmoid", "rsqrt", "sumsq", "clip", "sign", "sinh", "cosh", "tan", "arcsin", "arccos",
+    "arctan", "arctan2", "hypot", "exp2", "expm1", "log1p", "log2", "log10", "logaddexp",
+    "logaddexp2", "fmax", "fmin", "floor", "ceil", "remainder", "mod",
 ]
 
 
@@ -60,6 +62,7 @@ for _row in ROWS:
 del _row, _twin
 divide = true_divide = globals()["divide"]
 abs = absolute = globals()["absolute"]
+mod = globals()["remainder"]                     # numpy's alias (np.mod is np.remainder)
 # Not in numpy, but rows of their own: relu(x) = max(x, 0), sigmoid = scipy.special.expit,
 # rsqrt(x) = 1 / sqrt(x).
 relu = _elementwise("relu", lambda x: np.maximum(x, 0.0))

@@ -145,7 +145,9 @@ ALLOWED_IMPORTS = frozenset({
     "log1p", "exp2", "log2", "log10", "sinh", "cosh", "asin", "acos", "atan", "atan2",
     "asinh", "acosh", "atanh", "hypot", "floor", "ceil", "fmod", "erfc", "lgamma", "tgamma",
     "memset", "memcpy", "memmove", "expf", "logf", "sqrtf", "sinf", "cosf", "tanhf", "erff",
-    "powf", "fmodf", "floorf", "ceilf"})
+    "powf", "fmodf", "floorf", "ceilf", "tan", "tanf", "sinhf", "coshf", "asinf", "acosf",
+    "atanf", "atan2f", "hypotf", "exp2f", "expm1f", "log1pf", "log2f", "log10f", "copysignf",
+    "fabsf"})
 
 
 def _c_entry(context, library, fndesc, name, on_error):

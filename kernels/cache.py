@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 FORMAT = 1                          # of the manifests and the kernel ABI
-_SOURCES = ("ops.py", "_gen.py", "layout.py", "_prims.py", "_native.py", "_build.py",
+_SOURCES = ("ops.py", "rules.py", "_gen.py", "layout.py", "_prims.py", "_native.py", "_build.py",
             "update.py")
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from . import cache, layout
+from .errors import KernelError
 from .ops import BY_NAME, ROWS
 
 log = logging.getLogger("burnumba")
@@ -38,8 +39,6 @@ log = logging.getLogger("burnumba")
 LEAVES = frozenset(r.name for r in ROWS if r.kind == "leaf")
 
 
-class KernelError(RuntimeError):
-    """A kernel could not be built or loaded (the message names the file and the fix)."""
 
 
 @functools.lru_cache(maxsize=None)

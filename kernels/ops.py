@@ -8,27 +8,34 @@ rows up by name.
 
 Two kinds of row carry rules:
 
-``map`` rows are elementwise. ``fwd`` is a scalar expression in ``a`` (and ``b``) and the
-immediate ``c``; ``da`` / ``db`` are the contributions to the operands' gradients, in terms
-of ``a``, ``b``, the output ``y``, the upstream gradient ``g`` and ``c``; ``pre`` may bind a
-value both rules share (numba has no assignment expressions). A ``None``
-rule means the op has no gradient with respect to that operand (comparisons).
+``map`` rows are elementwise. Their rules are small Python functions (a lambda in the row,
+or a ``def`` next to it) whose argument names are the contract (``kernels/rules.py``):
+``fwd`` is a scalar function of ``a`` (and ``b``) and the immediate ``c``; ``da`` / ``db``
+are the contributions to the operands' gradients, functions of ``a``, ``b``, ``c``, the
+output ``y`` and the upstream gradient ``g``. A rule takes only the names it uses
+(``da=lambda b, g: g * b``); the generator reads its source and inlines it, and the tangent
+is ``da`` / ``db`` with ``g`` bound to the operand's tangent. A ``None`` rule means the op
+has no gradient with respect to that operand (comparisons).
 
 A binary map broadcasts an operand that is a scalar or a tile of the output (its index
 wraps at its size); the tracer expands other broadcasts with a gather.
 
-``block`` rows are statements with the locals of a sweep branch in scope:
-``i`` (this node), ``oy`` / ``ny`` (offset and size of its slice of the value buffer),
-``c`` (its immediate), ``p`` (start of its integer parameters in ``P``), the tape columns
-``a0``, ``a1``, ``off``, ``need`` and the buffers ``val`` and ``grad``.
+``block`` rows' rules (``fwd``, ``bwd``, ``jvp``) are defs of statements over the locals
+of a sweep branch, which they take as arguments by name (``rules.BLOCK_ARGS``): ``i``
+(this node), ``oy`` / ``ny`` (offset and size of its slice of the value buffer), ``c`` (its
+immediate), ``p`` (start of its integer parameters in ``P``), the tape columns ``a0``,
+``a1``, ``off``, ``need`` and the buffers ``val``, ``grad`` and ``scratch``; the generator
+pastes the body into the row's function. Statements several rules share are templates
+(``@template`` defs, called as ``names = _template(args)``; the generator pastes them too).
 A block's ``bwd`` must only add into operands whose ``need`` flag is set.
 
-Formulas may call ``exp log sqrt tanh sin cos fabs erf`` (from ``math``), which exist with the
-same meaning in numba and in plain Python. Blocks may also call
+Rules may call the math functions listed in ``rules.MATH`` (``exp log sqrt tanh sin cos
+fabs erf`` ...), which exist with the same meaning in numba and in plain Python. Blocks may
+also call
 ``gemm(ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy)``, BLAS's product
 ``Y = op(A) @ op(B) + beta * Y`` on row-major slices of ``val`` / ``grad`` starting at
 ``oa`` / ``ob`` / ``oy`` (``op`` transposes when its flag is 1), when ``blas`` is true (a BLAS
-was found; otherwise a block must loop). A block reports bad data by returning an error code
+was found; otherwise a block must loop); both are arguments of the rule. A block reports bad data by returning an error code
 (``ERR_INDEX``, ``ERR_TARGET``): the kernels never raise, and the caller turns the code into
 a burnumba error that names the node.
 
@@ -46,8 +53,16 @@ written with ``bn`` / ``bnp`` / ``np`` over the inputs ``a, b, c`` (None: intege
 numbers were measured with numpy 2.4 and JAX 0.10 (x64). Gradients are compared up to the sign
 of a zero: a slot starts at +0.0 and +0.0 + -0.0 is +0.0.
 """
-import textwrap
-from typing import NamedTuple, Optional, Tuple
+# the functions the rules call (kernels/rules.py: MATH); floor, ceil, fmod and exp2 are
+# numpy's, whose results are floats (math.floor is an int) and which numba compiles
+from math import (acos, asin, atan, atan2, copysign, cos, cosh, erf, erfc, exp,  # noqa: F401
+                  expm1, fabs, hypot, log, log1p, log2, log10, sin, sinh, sqrt, tan)
+
+from numpy import ceil, exp2, floor, fmod  # noqa: F401
+from typing import Callable, NamedTuple, Optional, Tuple
+
+from .layout import ERR_INDEX, ERR_TARGET  # noqa: F401  (the block rules' error codes)
+from .rules import template
 
 nan = float("nan")
 inf = float("inf")
@@ -57,12 +72,11 @@ class Op(NamedTuple):
     name: str
     arity: int                       # 0 leaf, 1 unary, 2 binary; -1: operands listed in P
     kind: str                        # "leaf" | "map" | "block"
-    fwd: str = ""
-    da: Optional[str] = None         # map rows: d/da contribution; block rows: unused
-    db: Optional[str] = None
-    bwd: str = ""                    # block rows: the backward statements
-    jvp: str = ""                    # block rows: the tangent statements (tangents in grad)
-    pre: str = ""                    # map rows: a statement run before da / db, per element
+    fwd: Optional[Callable] = None   # the forward rule (kernels/rules.py)
+    da: Optional[Callable] = None    # map rows: d/da contribution; block rows: unused
+    db: Optional[Callable] = None
+    bwd: Optional[Callable] = None   # block rows: the backward statements
+    jvp: Optional[Callable] = None   # block rows: the tangent statements (tangents in grad)
     domain: Tuple[Tuple[float, float], ...] = ((-3.0, 3.0), (-3.0, 3.0))
     avoid: str = ""                  # where central differences are invalid (kinks, poles)
     kinks: Tuple[Tuple[float, ...], ...] = ()   # exact (a, [b,] da, [db]) at kinks
@@ -72,91 +86,866 @@ class Op(NamedTuple):
 
 _POS = ((0.2, 4.0),)          # strictly positive domain for log, sqrt, ...
 
-# sqrt(2 / pi) and 3 * 0.044715, for the tanh form of gelu; 1 / sqrt(2) and 1 / sqrt(2 pi)
-_GELU_U = "0.7978845608028654 * (a + 0.044715 * a * a * a)"
 
-def _per(loop, body):
-    """``loop`` (a for-line) around the statements ``body``."""
-    return f"{loop}\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+# gelu's tanh form: a * sigmoid(2u), u = sqrt(2 / pi) (a + 0.044715 a^3); its derivative
+# sg + 2 a sg (1 - sg) u', u' = sqrt(2 / pi) (1 + 3 * 0.044715 a^2)
+def _gelu_tanh(a):
+    return a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
 
 
-# Row statistics that a backward recomputes rather than stores: layer norm's mean and
-# 1 / std of row o (the last axis, m long), and cross-entropy's row max and sum of exp.
-_LN_STATS = """
-b0 = oa + o * m
-mu = 0.0
-for j in range(m):
-    mu += val[b0 + j]
-mu /= m
-var = 0.0
-for j in range(m):
-    d = val[b0 + j] - mu
-    var += d * d
-rs = 1.0 / sqrt(var / m + c)
-"""
-_CE_ROW = """
-b0 = oa + r * ncls
-t = int(val[ot + r])
-if t < 0 or t >= ncls:
-    return ERR_TARGET
-mx = val[b0]
-for j in range(1, ncls):
-    mx = max(mx, val[b0 + j])
-s = 0.0
-for j in range(ncls):
-    s += exp(val[b0 + j] - mx)
-"""
+def _gelu_tanh_da(a, g):
+    sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+    return g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
 
-# where's three operands (cond is the node P[p]) with their sizes, and a wrapping counter
-# each: an operand is as large as the output, a scalar, or a tile repeated over it.
-_WHERE = """
-ic = P[p]
-oc = off[ic]
-nc = off[ic + 1] - oc
-ia = a0[i]
-oa = off[ia]
-na = off[ia + 1] - oa
-ib = a1[i]
-ob = off[ib]
-nb = off[ib + 1] - ob
-kc = 0
-ka = 0
-kb = 0
-"""
 
-# The largest element of lane (o, k) along the axis, for the stable softmax family.
-_MAX_ALONG = """
-mx = val[oa + o * m * inner + k]
-for j in range(1, m):
-    mx = max(mx, val[oa + (o * m + j) * inner + k])
-"""
+# -- templates: statements that several block rules share. A rule calls one as
+# ``names = _template(args)`` with the template's own argument and result names; the
+# generator pastes the template's body in place of the call (kernels/rules.py), so compiled
+# code has no call, and Python can still call it as a function.
+@template
+def _axis(i, p, P, a0, off):
+    """The (outer, m, inner) view of an axis row's operand: the reduced (or normalised)
+    axis has length m; element (o, j, k) sits at oa + (o * m + j) * inner + k."""
+    outer = P[p]
+    m = P[p + 1]
+    inner = P[p + 2]
+    ia = a0[i]
+    oa = off[ia]
+    return outer, m, inner, ia, oa
 
-# matmul's sizes and operands, and the start of batch bt's A_b, B_b and Y_b; the rules loop
-# ``for bt in range(nb):`` after it.
-_MATMUL = """
-nb = P[p]
-M = P[p + 1]
-K = P[p + 2]
-N = P[p + 3]
-ia = a0[i]
-ib = a1[i]
-oa = off[ia]
-ob = off[ib]
-"""
-_BATCH = """
-xa = oa + bt * P[p + 4] * M * K
-xb = ob + bt * P[p + 5] * K * N
-xy = oy + bt * M * N
-"""
 
-# The loops over the (outer, m, inner) view of an axis row's operand.
-_AXIS = """
-outer = P[p]
-m = P[p + 1]
-inner = P[p + 2]
-ia = a0[i]
-oa = off[ia]
-"""
+@template
+def _max_along(o, k, m, inner, oa, val):
+    """The largest element of lane (o, k) along the axis, for the stable softmax family."""
+    mx = val[oa + o * m * inner + k]
+    for j in range(1, m):
+        mx = max(mx, val[oa + (o * m + j) * inner + k])
+    return mx
+
+
+@template
+def _ln_stats(o, m, oa, c, val):
+    """Layer norm's row o (the last axis, m long), which a backward recomputes rather than
+    stores: its start, mean and 1 / sqrt(var + eps)."""
+    b0 = oa + o * m
+    mu = 0.0
+    for j in range(m):
+        mu += val[b0 + j]
+    mu /= m
+    var = 0.0
+    for j in range(m):
+        d = val[b0 + j] - mu
+        var += d * d
+    rs = 1.0 / sqrt(var / m + c)
+    return b0, mu, rs
+
+
+@template
+def _ce_row(r, oa, ot, ncls, val):
+    """Cross-entropy's row r: its start, target class, max and sum of exp(l - max). The
+    caller checks the target (0 <= t < ncls) before using it."""
+    b0 = oa + r * ncls
+    t = int(val[ot + r])
+    mx = val[b0]
+    for j in range(1, ncls):
+        mx = max(mx, val[b0 + j])
+    s = 0.0
+    for j in range(ncls):
+        s += exp(val[b0 + j] - mx)
+    return b0, t, mx, s
+
+
+@template
+def _where(i, p, P, a0, a1, off):
+    """where's three operands (cond is the node P[p]) with their sizes, and a wrapping
+    counter each: an operand is as large as the output, a scalar, or a tile repeated."""
+    ic = P[p]
+    oc = off[ic]
+    nc = off[ic + 1] - oc
+    ia = a0[i]
+    oa = off[ia]
+    na = off[ia + 1] - oa
+    ib = a1[i]
+    ob = off[ib]
+    nb = off[ib + 1] - ob
+    kc = 0
+    ka = 0
+    kb = 0
+    return ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb
+
+
+@template
+def _matmul(i, p, P, a0, a1, off):
+    """matmul's sizes and operands; the rules then loop ``for bt in range(nb):``."""
+    nb = P[p]
+    M = P[p + 1]
+    K = P[p + 2]
+    N = P[p + 3]
+    ia = a0[i]
+    ib = a1[i]
+    oa = off[ia]
+    ob = off[ib]
+    return nb, M, K, N, ia, ib, oa, ob
+
+
+@template
+def _batch(bt, p, P, oa, ob, oy, M, K, N):
+    """The start of batch bt's A_b, B_b and Y_b (sa / sb = 0 reuse one operand)."""
+    xa = oa + bt * P[p + 4] * M * K
+    xb = ob + bt * P[p + 5] * K * N
+    xy = oy + bt * M * N
+    return xa, xb, xy
+
+
+# -- the block rows' rules (statements over the sweep's locals: kernels/rules.py), in the
+# order of the table
+
+
+def _where_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _where_bwd(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        if val[oc + kc] != 0.0:
+            if need[ia]:
+                grad[oa + ka] += grad[oy + j]
+        elif need[ib]:
+            grad[ob + kb] += grad[oy + j]
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _where_jvp(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        if val[oc + kc] != 0.0:
+            grad[oy + j] = grad[oa + ka] if need[ia] else 0.0
+        else:
+            grad[oy + j] = grad[ob + kb] if need[ib] else 0.0
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _gather_fwd(oy, ny, p, P, val):
+    for j in range(ny):
+        val[oy + j] = val[P[p + j]]
+
+
+def _gather_bwd(oy, ny, p, P, grad):
+    for j in range(ny):
+        grad[P[p + j]] += grad[oy + j]
+
+
+def _gather_jvp(oy, ny, p, P, grad):
+    for j in range(ny):
+        grad[oy + j] = grad[P[p + j]]
+
+
+def _sum_fwd(oy, c, p, P, off, val):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e]
+    val[oy] = c * acc
+
+
+def _sum_bwd(oy, c, p, P, off, need, grad):
+    gc = c * grad[oy]
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                grad[e] += gc
+
+
+def _sum_jvp(oy, c, p, P, off, need, grad):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                acc += grad[e]
+    grad[oy] = c * acc
+
+
+def _sumsq_fwd(oy, c, p, P, off, val):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e] * val[e]
+    val[oy] = c * acc
+
+
+def _sumsq_bwd(oy, c, p, P, off, need, val, grad):
+    gc = 2.0 * c * grad[oy]
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                grad[e] += gc * val[e]
+
+
+def _sumsq_jvp(oy, c, p, P, off, need, val, grad):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                acc += val[e] * grad[e]
+    grad[oy] = 2.0 * c * acc
+
+
+def _inner_fwd(i, oy, p, P, off, a0, val):
+    m = P[p]
+    acc = val[off[a0[i]]] if a0[i] >= 0 else 0.0
+    for k in range(m):
+        ox = off[P[p + 1 + k]]
+        ow = off[P[p + 1 + m + k]]
+        for e in range(off[P[p + 1 + k] + 1] - ox):
+            acc += val[ox + e] * val[ow + e]
+    val[oy] = acc
+
+
+def _inner_bwd(i, oy, p, P, off, a0, need, val, grad):
+    m = P[p]
+    gy = grad[oy]
+    if a0[i] >= 0 and need[a0[i]]:
+        grad[off[a0[i]]] += gy
+    for k in range(m):
+        ix = P[p + 1 + k]
+        iw = P[p + 1 + m + k]
+        ox = off[ix]
+        ow = off[iw]
+        for e in range(off[ix + 1] - ox):
+            xe = val[ox + e]
+            we = val[ow + e]
+            if need[ix]:
+                grad[ox + e] += gy * we
+            if need[iw]:
+                grad[ow + e] += gy * xe
+
+
+def _inner_jvp(i, oy, p, P, off, a0, need, val, grad):
+    m = P[p]
+    acc = grad[off[a0[i]]] if a0[i] >= 0 and need[a0[i]] else 0.0
+    for k in range(m):
+        ix = P[p + 1 + k]
+        iw = P[p + 1 + m + k]
+        ox = off[ix]
+        ow = off[iw]
+        for e in range(off[ix + 1] - ox):
+            if need[ix]:
+                acc += grad[ox + e] * val[ow + e]
+            if need[iw]:
+                acc += val[ox + e] * grad[ow + e]
+    grad[oy] = acc
+
+
+def _sum_axis_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += val[oa + (o * m + j) * inner + k]
+            val[oy + o * inner + k] = c * acc
+
+
+def _sum_axis_bwd(i, oy, c, p, P, off, a0, need, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                gk = c * grad[oy + o * inner + k]
+                for j in range(m):
+                    grad[oa + (o * m + j) * inner + k] += gk
+
+
+def _sum_axis_jvp(i, oy, c, p, P, off, a0, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += grad[oa + (o * m + j) * inner + k]
+            grad[oy + o * inner + k] = c * acc
+
+
+def _max_axis_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            best = c * val[oa + o * m * inner + k]
+            for j in range(1, m):
+                v = c * val[oa + (o * m + j) * inner + k]
+                if v > best or v != v:
+                    best = v
+                    if v != v:
+                        break
+            val[oy + o * inner + k] = c * best
+
+
+def _max_axis_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                y = val[oy + o * inner + k]
+                ties = 0
+                for j in range(m):
+                    if val[oa + (o * m + j) * inner + k] == y:
+                        ties += 1
+                # g / ties to each maximum; a NaN lane has no element equal to its NaN maximum,
+                # so g / 0 * 0 gives every element NaN, as JAX and torch
+                share = grad[oy + o * inner + k] / ties
+                for j in range(m):
+                    q = oa + (o * m + j) * inner + k
+                    grad[q] += share * (1.0 if val[q] == y else 0.0)
+
+
+def _max_axis_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            ties = 0
+            acc = 0.0
+            for j in range(m):
+                q = oa + (o * m + j) * inner + k
+                if val[q] == y:
+                    ties += 1
+                    acc += grad[q]
+            # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
+            grad[oy + o * inner + k] = acc / ties
+
+
+def _softmax_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            mx = _max_along(o, k, m, inner, oa, val)
+            s = 0.0
+            for j in range(m):
+                e = exp(val[oa + (o * m + j) * inner + k] - mx)
+                val[oy + (o * m + j) * inner + k] = e
+                s += e
+            for j in range(m):
+                val[oy + (o * m + j) * inner + k] /= s
+
+
+def _softmax_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                dot = 0.0
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    dot += grad[oy + q] * val[oy + q]
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
+
+
+def _softmax_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            dot = 0.0
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                dot += val[oy + q] * grad[oa + q]
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oy + q] = val[oy + q] * (grad[oa + q] - dot)
+
+
+def _causal_softmax_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        t = o % m
+        b0 = oa + o * m
+        y0 = oy + o * m
+        mx = val[b0]
+        for j in range(1, t + 1):
+            mx = max(mx, val[b0 + j])
+        s = 0.0
+        for j in range(t + 1):
+            e = exp(c * (val[b0 + j] - mx))
+            val[y0 + j] = e
+            s += e
+        r = 1.0 / s
+        for j in range(t + 1):
+            val[y0 + j] *= r
+        for j in range(t + 1, m):
+            val[y0 + j] = 0.0
+
+
+def _causal_softmax_bwd(i, oy, c, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            t = o % m
+            b0 = oa + o * m
+            y0 = oy + o * m
+            dot = 0.0
+            for j in range(t + 1):
+                dot += grad[y0 + j] * val[y0 + j]
+            for j in range(t + 1):
+                grad[b0 + j] += c * val[y0 + j] * (grad[y0 + j] - dot)
+
+
+def _causal_softmax_jvp(i, oy, c, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        t = o % m
+        b0 = oa + o * m
+        y0 = oy + o * m
+        dot = 0.0
+        for j in range(t + 1):
+            dot += val[y0 + j] * grad[b0 + j]
+        for j in range(t + 1):
+            grad[y0 + j] = c * val[y0 + j] * (grad[b0 + j] - dot)
+        for j in range(t + 1, m):
+            grad[y0 + j] = 0.0
+
+
+def _log_softmax_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            mx = _max_along(o, k, m, inner, oa, val)
+            s = 0.0
+            for j in range(m):
+                s += exp(val[oa + (o * m + j) * inner + k] - mx)
+            lse = mx + log(s)
+            for j in range(m):
+                val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
+
+
+def _log_softmax_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                gs = 0.0
+                for j in range(m):
+                    gs += grad[oy + (o * m + j) * inner + k]
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
+
+
+def _log_softmax_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            dot = 0.0
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                dot += exp(val[oy + q]) * grad[oa + q]
+            for j in range(m):
+                q = (o * m + j) * inner + k
+                grad[oy + q] = grad[oa + q] - dot
+
+
+def _logsumexp_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            mx = _max_along(o, k, m, inner, oa, val)
+            sh = mx if -1.7976931348623157e308 <= mx <= 1.7976931348623157e308 else 0.0
+            s = 0.0
+            for j in range(m):
+                s += exp(val[oa + (o * m + j) * inner + k] - sh)
+            val[oy + o * inner + k] = sh + log(s)
+
+
+def _logsumexp_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                y = val[oy + o * inner + k]
+                gk = grad[oy + o * inner + k]
+                if y < -1.7976931348623157e308:
+                    continue
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    grad[oa + q] += gk * exp(val[oa + q] - y)
+
+
+def _logsumexp_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            acc = 0.0
+            if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    acc += exp(val[oa + q] - y) * grad[oa + q]
+            grad[oy + o * inner + k] = acc
+
+
+def _layer_norm_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0, mu, rs = _ln_stats(o, m, oa, c, val)
+        for j in range(m):
+            val[oy + o * m + j] = (val[b0 + j] - mu) * rs
+
+
+def _layer_norm_bwd(i, oy, c, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer if need[ia] else 0):
+        b0, mu, rs = _ln_stats(o, m, oa, c, val)
+        gm = 0.0
+        gy = 0.0
+        for j in range(m):
+            gm += grad[oy + o * m + j]
+            gy += grad[oy + o * m + j] * val[oy + o * m + j]
+        gm /= m
+        gy /= m
+        for j in range(m):
+            q = o * m + j
+            grad[b0 + j] += rs * (grad[oy + q] - gm - val[oy + q] * gy)
+
+
+def _layer_norm_jvp(i, oy, c, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0, mu, rs = _ln_stats(o, m, oa, c, val)
+        gm = 0.0
+        gy = 0.0
+        for j in range(m):
+            gm += grad[b0 + j]
+            gy += grad[b0 + j] * val[oy + o * m + j]
+        gm /= m
+        gy /= m
+        for j in range(m):
+            q = o * m + j
+            grad[oy + q] = rs * (grad[b0 + j] - gm - val[oy + q] * gy)
+
+
+def _cross_entropy_fwd(i, oy, c, p, P, off, a0, a1, val):
+    rows = P[p]
+    ncls = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    loss = 0.0
+    for r in range(rows):
+        b0, t, mx, s = _ce_row(r, oa, ot, ncls, val)
+        if t < 0 or t >= ncls:
+            return ERR_TARGET
+        loss += mx + log(s) - val[b0 + t]
+    val[oy] = c * loss
+
+
+def _cross_entropy_bwd(i, oy, c, p, P, off, a0, a1, need, val, grad):
+    rows = P[p]
+    ncls = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    gc = c * grad[oy]
+    for r in range(rows if need[ia] else 0):
+        b0, t, mx, s = _ce_row(r, oa, ot, ncls, val)
+        if t < 0 or t >= ncls:
+            return ERR_TARGET
+        for j in range(ncls):
+            grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
+        grad[b0 + t] -= gc
+
+
+def _cross_entropy_jvp(i, oy, c, p, P, off, a0, a1, val, grad):
+    rows = P[p]
+    ncls = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    acc = 0.0
+    for r in range(rows):
+        b0, t, mx, s = _ce_row(r, oa, ot, ncls, val)
+        if t < 0 or t >= ncls:
+            return ERR_TARGET
+        for j in range(ncls):
+            acc += exp(val[b0 + j] - mx) / s * grad[b0 + j]
+        acc -= grad[b0 + t]
+    grad[oy] = c * acc
+
+
+def _take_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            val[oy + k * width + e] = val[oa + t * width + e]
+
+
+def _take_bwd(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    if need[ia]:
+        for k in range(ny // width if width > 0 else 0):
+            t = int(val[ot + k])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                grad[oa + t * width + e] += grad[oy + k * width + e]
+
+
+def _take_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            grad[oy + k * width + e] = grad[oa + t * width + e]
+
+
+def _scatter_fwd(i, oy, ny, p, P, off, a0, val):
+    ia = a0[i]
+    oa = off[ia]
+    for k in range(ny):
+        val[oy + k] = 0.0
+    for j in range(off[ia + 1] - oa):
+        val[oy + P[p + j]] += val[oa + j]
+
+
+def _scatter_bwd(i, oy, p, P, off, a0, need, grad):
+    ia = a0[i]
+    oa = off[ia]
+    if need[ia]:
+        for j in range(off[ia + 1] - oa):
+            grad[oa + j] += grad[oy + P[p + j]]
+
+
+def _scatter_jvp(i, oy, ny, p, P, off, a0, grad):
+    ia = a0[i]
+    oa = off[ia]
+    for k in range(ny):
+        grad[oy + k] = 0.0
+    for j in range(off[ia + 1] - oa):
+        grad[oy + P[p + j]] += grad[oa + j]
+
+
+def _take_add_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny):
+        val[oy + k] = 0.0
+    for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            val[oy + t * width + e] += val[oa + k * width + e]
+
+
+def _take_add_bwd(i, oy, p, P, off, a0, a1, need, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    if need[ia]:
+        for k in range((off[ia + 1] - oa) // width if width > 0 else 0):
+            t = int(val[ot + k])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                grad[oa + k * width + e] += grad[oy + t * width + e]
+
+
+def _take_add_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny):
+        grad[oy + k] = 0.0
+    for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            grad[oy + t * width + e] += grad[oa + k * width + e]
+
+
+def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    for bt in range(nb):
+        xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
+        # up to 4 rows (a vector times a matrix): B is read once, row by row, in unit strides;
+        # one-thread sgemm with M = 1 took 474 us for 1 x 1024 x 1024 against 89 us for this
+        if M * K * N <= 512 or not blas or M <= 4:
+            for r in range(M):
+                for n in range(N):
+                    val[xy + r * N + n] = 0.0
+                for k in range(K):
+                    av = val[xa + r * K + k]
+                    for n in range(N):
+                        val[xy + r * N + n] += av * val[xb + k * N + n]
+        else:
+            gemm(0, 0, M, N, K, val, xa, K, val, xb, N, 0.0, val, xy, N)
+
+
+def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    need_a = need[ia]
+    need_b = need[ib]
+    for bt in range(nb):
+        xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
+        loops = M * K * N <= 512 or not blas
+        if need_a and loops:
+            for r in range(M):
+                for k in range(K):
+                    acc = 0.0
+                    for n in range(N):
+                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
+                    grad[xa + r * K + k] += acc
+        elif need_a and M <= 4:
+            # a vector times B^T: K dot products along B's rows, in four partial sums so that
+            # the adds pipeline (a one-thread sgemm with M = 1 packs B first, several times
+            # slower at 1 x 1024 x 1024)
+            n4 = N - N % 4
+            for r in range(M):
+                for k in range(K):
+                    s0 = 0.0
+                    s1 = 0.0
+                    s2 = 0.0
+                    s3 = 0.0
+                    for n in range(0, n4, 4):
+                        s0 += grad[xy + r * N + n] * val[xb + k * N + n]
+                        s1 += grad[xy + r * N + n + 1] * val[xb + k * N + n + 1]
+                        s2 += grad[xy + r * N + n + 2] * val[xb + k * N + n + 2]
+                        s3 += grad[xy + r * N + n + 3] * val[xb + k * N + n + 3]
+                    acc = (s0 + s1) + (s2 + s3)
+                    for n in range(n4, N):
+                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
+                    grad[xa + r * K + k] += acc
+        elif need_a:
+            gemm(0, 1, M, K, N, grad, xy, N, val, xb, N, 1.0, grad, xa, K)
+        # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,
+        # where it beats BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
+        if need_b and (loops or M <= 4):
+            for r in range(M):
+                for k in range(K):
+                    av = val[xa + r * K + k]
+                    for n in range(N):
+                        grad[xb + k * N + n] += av * grad[xy + r * N + n]
+        elif need_b:
+            gemm(1, 0, K, N, M, val, xa, K, grad, xy, N, 1.0, grad, xb, N)
+
+
+def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    need_a = need[ia]
+    need_b = need[ib]
+    for bt in range(nb):
+        xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
+        # tY = tA @ B + A @ tB; an operand without a gradient has no tangent
+        if M * K * N <= 512 or not blas:
+            for r in range(M):
+                for n in range(N):
+                    acc = 0.0
+                    for k in range(K):
+                        if need_a:
+                            acc += grad[xa + r * K + k] * val[xb + k * N + n]
+                        if need_b:
+                            acc += val[xa + r * K + k] * grad[xb + k * N + n]
+                    grad[xy + r * N + n] = acc
+        else:
+            if need_a:
+                gemm(0, 0, M, N, K, grad, xa, K, val, xb, N, 0.0, grad, xy, N)
+            if need_b:
+                gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
+
+
+
+# logaddexp and logaddexp2 (numpy's npy_logaddexp / npy_logaddexp2, step for step)
+def _logaddexp(a, b):
+    d = a - b
+    return a + 0.6931471805599453 if a == b else (
+        a + log1p(exp(-d)) if d > 0.0 else (b + log1p(exp(d)) if d <= 0.0 else d))
+
+
+def _logaddexp_da(a, b, y, g):
+    return g * (exp(a - y) if y > -inf and y < inf else (
+        0.5 if a == b else (1.0 if a > b else (0.0 if a < b else nan))))
+
+
+def _logaddexp_db(a, b, y, g):
+    return g * (exp(b - y) if y > -inf and y < inf else (
+        0.5 if a == b else (1.0 if b > a else (0.0 if b < a else nan))))
+
+
+def _logaddexp2(a, b):
+    d = a - b
+    return a + 1.0 if a == b else (
+        a + 1.4426950408889634 * log1p(exp2(-d)) if d > 0.0 else (
+            b + 1.4426950408889634 * log1p(exp2(d)) if d <= 0.0 else d))
+
+
+def _logaddexp2_da(a, b, y, g):
+    return g * (exp2(a - y) if y > -inf and y < inf else (
+        0.5 if a == b else (1.0 if a > b else (0.0 if a < b else nan))))
+
+
+def _logaddexp2_db(a, b, y, g):
+    return g * (exp2(b - y) if y > -inf and y < inf else (
+        0.5 if a == b else (1.0 if b > a else (0.0 if b < a else nan))))
+
+
+# remainder and its d/db: minus the quotient q that numpy's remainder used, y = a - q b.
+# t = trunc(a / b) is fmod's quotient; fmod's result m (the sign of a, or 0, or NaN) was
+# moved by b (q = t - 1) when it was not 0 and its sign differs from b's: then y != 0 and a,
+# b differ in sign, or y is NaN. That is JAX's rule (trunc and its correction) written with
+# y instead of a second fmod, so that traced derivatives need no fmod row.
+def _remainder(a, b):
+    m = fmod(a, b)
+    return m if b == 0.0 else (
+        (m + b if (b < 0.0) != (m < 0.0) else m) if m != 0.0 else copysign(0.0, b))
+
+
+def _remainder_db(a, b, y, g):
+    q = a / b
+    t = floor(q) if q >= 0.0 else ceil(q)
+    return -g * (t - (1.0 if y != y or (y != 0.0 and (a < 0.0) != (b < 0.0)) else 0.0))
+
 
 ROWS = (
     # -- leaves: their slices are written by the caller (inputs) or at trace time (consts)
@@ -164,7 +953,7 @@ ROWS = (
     Op("const", 0, "leaf", doc="a value captured at trace time, stored once in the tape"),
 
     # -- arithmetic
-    Op("add", 2, "map", "a + b", da="g", db="g",
+    Op("add", 2, "map", lambda a, b: a + b, da=lambda g: g, db=lambda g: g,
        special=(
            ((nan, 1.5), 0.0, nan, (1.0, 1.0)),
            ((inf, 1.5), 0.0, inf, (1.0, 1.0)),
@@ -181,7 +970,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 0.0, (1.0, 1.0)),
            ((1.5, 1.5), 0.0, 3.0, (1.0, 1.0)),
        )),
-    Op("subtract", 2, "map", "a - b", da="g", db="-g",
+    Op("subtract", 2, "map", lambda a, b: a - b, da=lambda g: g, db=lambda g: -g,
        special=(
            ((nan, 1.5), 0.0, nan, (1.0, -1.0)),
            ((inf, 1.5), 0.0, inf, (1.0, -1.0)),
@@ -198,7 +987,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, -0.0, (1.0, -1.0)),
            ((1.5, 1.5), 0.0, 0.0, (1.0, -1.0)),
        )),
-    Op("multiply", 2, "map", "a * b", da="g * b", db="g * a",
+    Op("multiply", 2, "map", lambda a, b: a * b, da=lambda b, g: g * b, db=lambda a, g: g * a,
        special=(
            ((nan, 1.5), 0.0, nan, (1.5, nan)),
            ((inf, 1.5), 0.0, inf, (1.5, inf)),
@@ -215,7 +1004,8 @@ ROWS = (
            ((-0.0, 0.0), 0.0, -0.0, (0.0, -0.0)),
            ((1.5, 1.5), 0.0, 2.25, (1.5, 1.5)),
        )),
-    Op("divide", 2, "map", "a / b", da="g / b", db="-g * y / b",
+    Op("divide", 2, "map", lambda a, b: a / b,
+       da=lambda b, g: g / b, db=lambda b, y, g: -g * y / b,
        avoid="abs(b) < 0.3",
        special=(
            ((nan, 1.5), 0.0, nan, (0.6666666666666666, nan)),
@@ -233,7 +1023,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, nan, (inf, nan)),
            ((1.5, 1.5), 0.0, 1.0, (0.6666666666666666, -0.6666666666666666)),
        )),
-    Op("negative", 1, "map", "-a", da="-g",
+    Op("negative", 1, "map", lambda a: -a, da=lambda g: -g,
        special=(
            ((nan,), 0.0, nan, (-1.0,)),
            ((inf,), 0.0, -inf, (-1.0,)),
@@ -244,7 +1034,7 @@ ROWS = (
 
     # -- powers. The tracer picks the row: x**2 -> square, x**3 -> cube, other integer
     # exponents -> powi (pow with an integral exponent: negative bases too), real exponents -> pow_c, x**y -> power.
-    Op("square", 1, "map", "a * a", da="2.0 * a * g",
+    Op("square", 1, "map", lambda a: a * a, da=lambda a, g: 2.0 * a * g,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (inf,)),
@@ -252,7 +1042,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, 0.0, (-0.0,)),
        )),
-    Op("cube", 1, "map", "a * a * a", da="3.0 * a * a * g",
+    Op("cube", 1, "map", lambda a: a * a * a, da=lambda a, g: 3.0 * a * a * g,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (inf,)),
@@ -260,7 +1050,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, -0.0, (0.0,)),
        )),
-    Op("powi", 1, "map", "a ** c", da="c * a ** (c - 1.0) * g",
+    Op("powi", 1, "map", lambda a, c: a ** c, da=lambda a, c, g: c * a ** (c - 1.0) * g,
        domain=((0.3, 3.0),), doc="a ** c for an integer c != 0 stored as the immediate",
        special=(
            ((nan,), 4.0, nan, (nan,)),
@@ -278,7 +1068,8 @@ ROWS = (
            ((0.0,), -3.0, inf, (-inf,)),
            ((-0.0,), -3.0, -inf, (-inf,)),
        )),
-    Op("pow_c", 1, "map", "a ** c", da="c * a ** (c - 1.0) * g", domain=_POS,
+    Op("pow_c", 1, "map", lambda a, c: a ** c,
+       da=lambda a, c, g: c * a ** (c - 1.0) * g, domain=_POS,
        doc="a ** c for a real constant c; a > 0",
        special=(
            ((nan,), 2.5, nan, (nan,)),
@@ -295,8 +1086,8 @@ ROWS = (
        )),
     # d/db a ** b = y log a; at a = 0 the log factor is taken as 0 (JAX's _replace_zero), so
     # the true derivative 0 comes out instead of 0 * -inf = NaN
-    Op("power", 2, "map", "a ** b", da="b * a ** (b - 1.0) * g",
-       db="g * ((log(a) if a != 0.0 else 0.0) * y)",
+    Op("power", 2, "map", lambda a, b: a ** b, da=lambda a, b, g: b * a ** (b - 1.0) * g,
+       db=lambda a, y, g: g * ((log(a) if a != 0.0 else 0.0) * y),
        domain=((0.2, 3.0), (-2.0, 2.0)), doc="a ** b with both traced; a > 0",
        special=(
            ((nan, 1.5), 0.0, nan, (nan, nan)),
@@ -319,7 +1110,7 @@ ROWS = (
        )),
 
     # -- transcendental
-    Op("exp", 1, "map", "exp(a)", da="g * y",
+    Op("exp", 1, "map", lambda a: exp(a), da=lambda y, g: g * y,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (inf,)),
@@ -327,7 +1118,7 @@ ROWS = (
            ((0.0,), 0.0, 1.0, (1.0,)),
            ((-0.0,), 0.0, 1.0, (1.0,)),
        )),
-    Op("log", 1, "map", "log(a)", da="g / a", domain=_POS,
+    Op("log", 1, "map", lambda a: log(a), da=lambda a, g: g / a, domain=_POS,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (0.0,)),
@@ -335,7 +1126,7 @@ ROWS = (
            ((0.0,), 0.0, -inf, (inf,)),
            ((-0.0,), 0.0, -inf, (-inf,)),
        )),
-    Op("sqrt", 1, "map", "sqrt(a)", da="0.5 * g / y", domain=_POS,
+    Op("sqrt", 1, "map", lambda a: sqrt(a), da=lambda y, g: 0.5 * g / y, domain=_POS,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (0.0,)),
@@ -343,7 +1134,8 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (inf,)),
            ((-0.0,), 0.0, -0.0, (-inf,)),
        )),
-    Op("reciprocal", 1, "map", "1.0 / a", da="-g * y * y", avoid="abs(a) < 0.3",
+    Op("reciprocal", 1, "map", lambda a: 1.0 / a, da=lambda y, g: -g * y * y,
+       avoid="abs(a) < 0.3",
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 0.0, (-0.0,)),
@@ -352,7 +1144,8 @@ ROWS = (
            ((-0.0,), 0.0, -inf, (-inf,)),
        )),
     # -0.5 y / a rather than -0.5 y^3: at a = -0.0, y = -inf and the derivative is -inf (JAX)
-    Op("rsqrt", 1, "map", "1.0 / sqrt(a)", da="g * (-0.5 * (y / a))", domain=_POS,
+    Op("rsqrt", 1, "map", lambda a: 1.0 / sqrt(a),
+       da=lambda a, y, g: g * (-0.5 * (y / a)), domain=_POS,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 0.0, (-0.0,)),
@@ -365,10 +1158,10 @@ ROWS = (
     # 5e-15 relative for |a| >= 0.05; below that, the odd Taylor series to a^9 (truncation
     # < 1e-15 relative).
     Op("tanh", 1, "map",
-       "copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05 else "
-       "a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (-17.0 / 315.0"
-       " + a * a * (62.0 / 2835.0)))))",
-       da="g * (1.0 - y * y)",
+       lambda a: (copysign(2.0 / (1.0 + exp(-2.0 * fabs(a))) - 1.0, a) if fabs(a) >= 0.05
+                  else a * (1.0 + a * a * (-1.0 / 3.0 + a * a * (2.0 / 15.0 + a * a * (
+                      -17.0 / 315.0 + a * a * (62.0 / 2835.0)))))),
+       da=lambda y, g: g * (1.0 - y * y),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 1.0, (0.0,)),
@@ -377,8 +1170,9 @@ ROWS = (
            ((-0.0,), 0.0, -0.0, (1.0,)),
        )),
     # sigmoid written so that exp never overflows
-    Op("sigmoid", 1, "map", "1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a))",
-       da="g * y * (1.0 - y)",
+    Op("sigmoid", 1, "map",
+       lambda a: 1.0 / (1.0 + exp(-a)) if a >= 0.0 else exp(a) / (1.0 + exp(a)),
+       da=lambda y, g: g * y * (1.0 - y),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 1.0, (0.0,)),
@@ -389,9 +1183,7 @@ ROWS = (
     # gelu: the tanh form (GPT-2's, jax.nn.gelu's default), through 0.5 (1 + tanh(u)) =
     # sigmoid(2u), which needs one exp instead of a tanh (2.5x faster in numba), and the
     # exact erf form
-    Op("gelu_tanh", 1, "map", f"a / (1.0 + exp(-2.0 * {_GELU_U}))",
-       pre=f"sg = 1.0 / (1.0 + exp(-2.0 * {_GELU_U}))",
-       da="g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))",
+    Op("gelu_tanh", 1, "map", _gelu_tanh, da=_gelu_tanh_da,
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (nan,)),
@@ -400,9 +1192,9 @@ ROWS = (
            ((-0.0,), 0.0, -0.0, (0.5,)),
        )),
     # 1 + erf(a / sqrt 2) written erfc(-a / sqrt 2): no cancellation for a < -6 (JAX's form)
-    Op("gelu_erf", 1, "map", "0.5 * a * erfc(a * -0.7071067811865476)",
-       da="g * (0.5 * erfc(a * -0.7071067811865476)"
-          " + a * 0.3989422804014327 * exp(-0.5 * a * a))",
+    Op("gelu_erf", 1, "map", lambda a: 0.5 * a * erfc(a * -0.7071067811865476),
+       da=lambda a, g: g * (0.5 * erfc(a * -0.7071067811865476)
+                            + a * 0.3989422804014327 * exp(-0.5 * a * a)),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, inf, (nan,)),
@@ -410,7 +1202,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.5,)),
            ((-0.0,), 0.0, -0.0, (0.5,)),
        )),
-    Op("sin", 1, "map", "sin(a)", da="g * cos(a)",
+    Op("sin", 1, "map", lambda a: sin(a), da=lambda a, g: g * cos(a),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, nan, (nan,)),
@@ -418,7 +1210,7 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (1.0,)),
            ((-0.0,), 0.0, -0.0, (1.0,)),
        )),
-    Op("cos", 1, "map", "cos(a)", da="-g * sin(a)",
+    Op("cos", 1, "map", lambda a: cos(a), da=lambda a, g: -g * sin(a),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, nan, (nan,)),
@@ -428,7 +1220,7 @@ ROWS = (
        )),
 
     # erf, which the traced derivatives of gelu_erf need (erfc z = 1 - erf z there)
-    Op("erf", 1, "map", "erf(a)", da="g * 1.1283791670955126 * exp(-a * a)",
+    Op("erf", 1, "map", lambda a: erf(a), da=lambda a, g: g * 1.1283791670955126 * exp(-a * a),
        special=(
            ((nan,), 0.0, nan, (nan,)),
            ((inf,), 0.0, 1.0, (0.0,)),
@@ -440,7 +1232,7 @@ ROWS = (
        )),
     # stop_gradient(a) = a with no derivative: a constant for every transformation, as
     # jax.lax.stop_gradient
-    Op("stop_gradient", 1, "map", "a",
+    Op("stop_gradient", 1, "map", lambda a: a,
        doc="the value of a, seen as a constant by grad, jvp and the rest",
        special=(
            ((nan,), 0.0, nan, None),
@@ -454,7 +1246,8 @@ ROWS = (
     # autograd; JAX gives 1); maximum / minimum split the gradient evenly at a tie (JAX). At
     # NaN: relu and maximum / minimum give NaN values (numpy) and gradient 0 (JAX);
     # abs'(NaN) is NaN, as autograd (JAX gives -1, torch 0): a NaN is shown, not hidden.
-    Op("relu", 1, "map", "a if a > 0.0 or a != a else 0.0", da="g if a > 0.0 else 0.0",
+    Op("relu", 1, "map", lambda a: a if a > 0.0 or a != a else 0.0,
+       da=lambda a, g: g if a > 0.0 else 0.0,
        avoid="abs(a) < 1e-3", kinks=((0.0, 0.0),),
        special=(
            ((nan,), 0.0, nan, (0.0,)),
@@ -463,8 +1256,8 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, 0.0, (0.0,)),
        )),
-    Op("absolute", 1, "map", "fabs(a)",
-       da="g if a > 0.0 else (-g if a < 0.0 else (0.0 if a == 0.0 else a))",
+    Op("absolute", 1, "map", lambda a: fabs(a),
+       da=lambda a, g: g if a > 0.0 else (-g if a < 0.0 else (0.0 if a == 0.0 else a)),
        avoid="abs(a) < 1e-3", kinks=((0.0, 0.0),),
        special=(
            ((nan,), 0.0, nan, (nan,)),
@@ -473,9 +1266,9 @@ ROWS = (
            ((0.0,), 0.0, 0.0, (0.0,)),
            ((-0.0,), 0.0, 0.0, (0.0,)),
        )),
-    Op("maximum", 2, "map", "a if a > b or a != a else b",
-       da="g if a > b else (0.5 * g if a == b else 0.0)",
-       db="g if b > a else (0.5 * g if a == b else 0.0)",
+    Op("maximum", 2, "map", lambda a, b: a if a > b or a != a else b,
+       da=lambda a, b, g: g if a > b else (0.5 * g if a == b else 0.0),
+       db=lambda a, b, g: g if b > a else (0.5 * g if a == b else 0.0),
        avoid="abs(a - b) < 1e-3", kinks=((1.5, 1.5, 0.5, 0.5), (-0.7, -0.7, 0.5, 0.5)),
        special=(
            ((nan, 1.5), 0.0, nan, (0.0, 0.0)),
@@ -494,9 +1287,9 @@ ROWS = (
            ((1.5, 1.5), 0.0, 1.5, (0.5, 0.5)),
            ((-0.7, -0.7), 0.0, -0.7, (0.5, 0.5)),
        )),
-    Op("minimum", 2, "map", "a if a < b or a != a else b",
-       da="g if a < b else (0.5 * g if a == b else 0.0)",
-       db="g if b < a else (0.5 * g if a == b else 0.0)",
+    Op("minimum", 2, "map", lambda a, b: a if a < b or a != a else b,
+       da=lambda a, b, g: g if a < b else (0.5 * g if a == b else 0.0),
+       db=lambda a, b, g: g if b < a else (0.5 * g if a == b else 0.0),
        avoid="abs(a - b) < 1e-3", kinks=((1.5, 1.5, 0.5, 0.5), (-0.7, -0.7, 0.5, 0.5)),
        special=(
            ((nan, 1.5), 0.0, nan, (0.0, 0.0)),
@@ -517,7 +1310,7 @@ ROWS = (
        )),
 
     # -- comparisons give 0.0 / 1.0 masks and carry no gradient
-    Op("greater", 2, "map", "1.0 if a > b else 0.0",
+    Op("greater", 2, "map", lambda a, b: 1.0 if a > b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 1.0, (None, None)),
@@ -534,7 +1327,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 0.0, (None, None)),
            ((1.5, 1.5), 0.0, 0.0, (None, None)),
        )),
-    Op("greater_equal", 2, "map", "1.0 if a >= b else 0.0",
+    Op("greater_equal", 2, "map", lambda a, b: 1.0 if a >= b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 1.0, (None, None)),
@@ -551,7 +1344,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 1.0, (None, None)),
            ((1.5, 1.5), 0.0, 1.0, (None, None)),
        )),
-    Op("less", 2, "map", "1.0 if a < b else 0.0",
+    Op("less", 2, "map", lambda a, b: 1.0 if a < b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 0.0, (None, None)),
@@ -568,7 +1361,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 0.0, (None, None)),
            ((1.5, 1.5), 0.0, 0.0, (None, None)),
        )),
-    Op("less_equal", 2, "map", "1.0 if a <= b else 0.0",
+    Op("less_equal", 2, "map", lambda a, b: 1.0 if a <= b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 0.0, (None, None)),
@@ -585,7 +1378,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 1.0, (None, None)),
            ((1.5, 1.5), 0.0, 1.0, (None, None)),
        )),
-    Op("equal", 2, "map", "1.0 if a == b else 0.0",
+    Op("equal", 2, "map", lambda a, b: 1.0 if a == b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 0.0, (None, None)),
            ((inf, 1.5), 0.0, 0.0, (None, None)),
@@ -602,7 +1395,7 @@ ROWS = (
            ((-0.0, 0.0), 0.0, 1.0, (None, None)),
            ((1.5, 1.5), 0.0, 1.0, (None, None)),
        )),
-    Op("not_equal", 2, "map", "1.0 if a != b else 0.0",
+    Op("not_equal", 2, "map", lambda a, b: 1.0 if a != b else 0.0,
        special=(
            ((nan, 1.5), 0.0, 1.0, (None, None)),
            ((inf, 1.5), 0.0, 1.0, (None, None)),
@@ -624,33 +1417,8 @@ ROWS = (
     # scalar, or a tile repeated over it (a causal mask over a batch of heads): its index
     # wraps at its size.
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
-       fwd=_WHERE + """
-for j in range(ny):
-    val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
-    kc = kc + 1 if kc + 1 < nc else 0
-    ka = ka + 1 if ka + 1 < na else 0
-    kb = kb + 1 if kb + 1 < nb else 0
-""", bwd=_WHERE + """
-for j in range(ny):
-    if val[oc + kc] != 0.0:
-        if need[ia]:
-            grad[oa + ka] += grad[oy + j]
-    elif need[ib]:
-        grad[ob + kb] += grad[oy + j]
-    kc = kc + 1 if kc + 1 < nc else 0
-    ka = ka + 1 if ka + 1 < na else 0
-    kb = kb + 1 if kb + 1 < nb else 0
-""",
-       jvp=_WHERE + """
-for j in range(ny):
-    if val[oc + kc] != 0.0:
-        grad[oy + j] = grad[oa + ka] if need[ia] else 0.0
-    else:
-        grad[oy + j] = grad[ob + kb] if need[ib] else 0.0
-    kc = kc + 1 if kc + 1 < nc else 0
-    ka = ka + 1 if ka + 1 < na else 0
-    kb = kb + 1 if kb + 1 < nb else 0
-""",
+       fwd=_where_fwd, bwd=_where_bwd,
+       jvp=_where_jvp,
        special=(
            ('bnp.where(a, b, c)', [[True, False, True], [1.5, nan, -inf], [inf, -2.0, nan]], [1.5, -2.0, -inf], [1.0, -2.0, 0.5], [None, [1.0, 0.0, 0.5], [0.0, -2.0, 0.0]]),  # bnp.where(cond, a, b): NaN / inf in the unchosen branch get no gradient
            ('bnp.where(a, b, c)', [[nan, -0.0, 0.0], [1.5, -0.0, inf], [-inf, 2.0, -0.0]], [1.5, 2.0, -0.0], [1.0, -2.0, 0.5], [None, [1.0, 0.0, 0.0], [0.0, -2.0, 0.5]]),  # bnp.where(cond, a, b) with a float mask cond: NaN counts as true, -0.0 as false
@@ -663,17 +1431,8 @@ for j in range(ny):
     # so repeated positions accumulate. Sources with need == 0 live in slices whose
     # gradient is never read, so adding into them is harmless.
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
-       fwd="""
-for j in range(ny):
-    val[oy + j] = val[P[p + j]]
-""", bwd="""
-for j in range(ny):
-    grad[P[p + j]] += grad[oy + j]
-""",
-       jvp="""
-for j in range(ny):
-    grad[oy + j] = grad[P[p + j]]
-""",
+       fwd=_gather_fwd, bwd=_gather_bwd,
+       jvp=_gather_jvp,
        special=(
            ('a[[2, 0, 2]]', [[nan, -0.0, inf]], [inf, nan, inf], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # x[[2, 0, 2]] (repeated index accumulates)
            ('a[[2, 0, 2]]', [[0.0, -inf, -0.0]], [-0.0, 0.0, -0.0], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # +0.0 and -0.0 copied bit for bit
@@ -683,30 +1442,8 @@ for j in range(ny):
     # -- fused n-ary reductions over a list of nodes P[p+1 : p+1+m], m = P[p]; each node may
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
-       fwd="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    for e in range(off[ik], off[ik + 1]):
-        acc += val[e]
-val[oy] = c * acc
-""", bwd="""
-gc = c * grad[oy]
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            grad[e] += gc
-""",
-       jvp="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            acc += grad[e]
-grad[oy] = c * acc
-""",
+       fwd=_sum_fwd, bwd=_sum_bwd,
+       jvp=_sum_jvp,
        special=(
            ('np.sum(a)', [[1.5, nan, -2.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
            ('np.sum(a)', [[inf, -inf, 1.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
@@ -719,30 +1456,8 @@ grad[oy] = c * acc
            ('bnp.sum([a, b, c])', [nan, -0.0, inf], nan, 1.0, [1.0, 1.0, 1.0]),  # bnp.sum([a, b, c]) of three scalars (n-ary)
        )),
     Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
-       fwd="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    for e in range(off[ik], off[ik + 1]):
-        acc += val[e] * val[e]
-val[oy] = c * acc
-""", bwd="""
-gc = 2.0 * c * grad[oy]
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            grad[e] += gc * val[e]
-""",
-       jvp="""
-acc = 0.0
-for k in range(P[p]):
-    ik = P[p + 1 + k]
-    if need[ik]:
-        for e in range(off[ik], off[ik + 1]):
-            acc += val[e] * grad[e]
-grad[oy] = 2.0 * c * acc
-""",
+       fwd=_sumsq_fwd, bwd=_sumsq_bwd,
+       jvp=_sumsq_jvp,
        special=(
            ('bn.sumsq(a)', [[nan, 1.0, 2.0]], nan, 1.0, [[nan, 2.0, 4.0]]),  # bn.sumsq(x) = sum(x * x)
            ('bn.sumsq(a)', [[inf, 1.0, -2.0]], inf, 1.0, [[inf, 2.0, -4.0]]),  # bn.sumsq(x) = sum(x * x)
@@ -753,48 +1468,8 @@ grad[oy] = 2.0 * c * acc
     # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
     # fused neuron. The same node may appear in both lists (x . x).
     Op("inner", -1, "block", doc="sum_k x_k . w_k (+ bias)",
-       fwd="""
-m = P[p]
-acc = val[off[a0[i]]] if a0[i] >= 0 else 0.0
-for k in range(m):
-    ox = off[P[p + 1 + k]]
-    ow = off[P[p + 1 + m + k]]
-    for e in range(off[P[p + 1 + k] + 1] - ox):
-        acc += val[ox + e] * val[ow + e]
-val[oy] = acc
-""", bwd="""
-m = P[p]
-gy = grad[oy]
-if a0[i] >= 0 and need[a0[i]]:
-    grad[off[a0[i]]] += gy
-for k in range(m):
-    ix = P[p + 1 + k]
-    iw = P[p + 1 + m + k]
-    ox = off[ix]
-    ow = off[iw]
-    for e in range(off[ix + 1] - ox):
-        xe = val[ox + e]
-        we = val[ow + e]
-        if need[ix]:
-            grad[ox + e] += gy * we
-        if need[iw]:
-            grad[ow + e] += gy * xe
-""",
-       jvp="""
-m = P[p]
-acc = grad[off[a0[i]]] if a0[i] >= 0 and need[a0[i]] else 0.0
-for k in range(m):
-    ix = P[p + 1 + k]
-    iw = P[p + 1 + m + k]
-    ox = off[ix]
-    ow = off[iw]
-    for e in range(off[ix + 1] - ox):
-        if need[ix]:
-            acc += grad[ox + e] * val[ow + e]
-        if need[iw]:
-            acc += val[ox + e] * grad[ow + e]
-grad[oy] = acc
-""",
+       fwd=_inner_fwd, bwd=_inner_bwd,
+       jvp=_inner_jvp,
        special=(
            ('bn.inner(a, b)', [[inf, 1.5, -2.0], [0.0, 1.0, 2.0]], nan, 1.0, [[0.0, 1.0, 2.0], [inf, 1.5, -2.0]]),  # bn.inner(x, w)
            ('bn.inner(a, b)', [[nan, 1.5, -2.0], [1.0, 0.0, 2.0]], nan, 1.0, [[1.0, 0.0, 2.0], [nan, 1.5, -2.0]]),  # bn.inner(x, w)
@@ -806,29 +1481,8 @@ grad[oy] = acc
 
     # -- tensor rows ---------------------------------------------------------------------
     # sum over one axis, scaled by c (c = 1 / m for mean)
-    Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        acc = 0.0
-        for j in range(m):
-            acc += val[oa + (o * m + j) * inner + k]
-        val[oy + o * inner + k] = c * acc
-""", bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            gk = c * grad[oy + o * inner + k]
-            for j in range(m):
-                grad[oa + (o * m + j) * inner + k] += gk
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        acc = 0.0
-        for j in range(m):
-            acc += grad[oa + (o * m + j) * inner + k]
-        grad[oy + o * inner + k] = c * acc
-""",
+    Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_sum_axis_fwd, bwd=_sum_axis_bwd,
+       jvp=_sum_axis_jvp,
        special=(
            ('np.sum(a, axis=1)', [[[1.0, nan, 2.0], [inf, 1.5, -inf]]], [nan, nan], [1.0, -2.0], [[[1.0, 1.0, 1.0], [-2.0, -2.0, -2.0]]]),  # bnp.sum(x, axis=1)
            ('np.sum(a, axis=1)', [[[0.0, -0.0, 1.5], [0.0, 0.0, -inf]]], [1.5, -inf], [1.0, -2.0], [[[1.0, 1.0, 1.0], [-2.0, -2.0, -2.0]]]),  # +0.0 and -0.0 terms, a -inf row
@@ -838,47 +1492,8 @@ for o in range(outer):
        )),
     # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
     # The gradient is split evenly among tied maxima, as jax and autograd do.
-    Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        best = c * val[oa + o * m * inner + k]
-        for j in range(1, m):
-            v = c * val[oa + (o * m + j) * inner + k]
-            if v > best or v != v:
-                best = v
-                if v != v:
-                    break
-        val[oy + o * inner + k] = c * best
-""", bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            y = val[oy + o * inner + k]
-            ties = 0
-            for j in range(m):
-                if val[oa + (o * m + j) * inner + k] == y:
-                    ties += 1
-            # g / ties to each maximum; a NaN lane has no element equal to its NaN maximum,
-            # so g / 0 * 0 gives every element NaN, as JAX and torch
-            share = grad[oy + o * inner + k] / ties
-            for j in range(m):
-                q = oa + (o * m + j) * inner + k
-                grad[q] += share * (1.0 if val[q] == y else 0.0)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        y = val[oy + o * inner + k]
-        ties = 0
-        acc = 0.0
-        for j in range(m):
-            q = oa + (o * m + j) * inner + k
-            if val[q] == y:
-                ties += 1
-                acc += grad[q]
-        # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
-        grad[oy + o * inner + k] = acc / ties
-""",
+    Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd, bwd=_max_axis_bwd,
+       jvp=_max_axis_jvp,
        special=(
            ('np.max(a, axis=1)', [[[1.0, 3.0, 3.0]]], [3.0], [1.0], [[[0.0, 0.5, 0.5]]]),  # bnp.max(x, axis=1), row: tie
            ('np.max(a, axis=1)', [[[2.0, nan, 5.0]]], [nan], [1.0], [[[nan, nan, nan]]]),  # bnp.max(x, axis=1), row: NaN
@@ -900,37 +1515,8 @@ for o in range(outer):
        )),
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
-       fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
-s = 0.0
-for j in range(m):
-    e = exp(val[oa + (o * m + j) * inner + k] - mx)
-    val[oy + (o * m + j) * inner + k] = e
-    s += e
-for j in range(m):
-    val[oy + (o * m + j) * inner + k] /= s
-""")), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            dot = 0.0
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                dot += grad[oy + q] * val[oy + q]
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                grad[oa + q] += val[oy + q] * (grad[oy + q] - dot)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        dot = 0.0
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            dot += val[oy + q] * grad[oa + q]
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            grad[oy + q] = val[oy + q] * (grad[oa + q] - dot)
-""",
+       fwd=_softmax_fwd, bwd=_softmax_bwd,
+       jvp=_softmax_jvp,
        special=(
            ('bn.softmax(a)', [[1.0, -2.0, 0.5]], [0.6037488961486258, 0.030058887569574023, 0.3661922162818002], [1.0, -2.0, 0.5], [[0.1649881337479357, -0.08196238721392732, -0.08302574653400847]]),  # bn.softmax(x), x: ordinary
            ('bn.softmax(a)', [[1.0, nan, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5], [[nan, nan, nan]]),  # bn.softmax(x), x: NaN
@@ -946,48 +1532,8 @@ for o in range(outer):
     # (T, T) block keeps columns j <= t, y = softmax(c * x) over those and 0 beyond, c > 0.
     # The masked half is never exponentiated. dx_j = c * y_j * (g_j - sum_k g_k y_k), j <= t.
     Op("causal_softmax", 1, "block", doc="softmax(c * a) over j <= t in each (T, T) block",
-       fwd=_AXIS + _per("for o in range(outer):", """
-t = o % m
-b0 = oa + o * m
-y0 = oy + o * m
-mx = val[b0]
-for j in range(1, t + 1):
-    mx = max(mx, val[b0 + j])
-s = 0.0
-for j in range(t + 1):
-    e = exp(c * (val[b0 + j] - mx))
-    val[y0 + j] = e
-    s += e
-r = 1.0 / s
-for j in range(t + 1):
-    val[y0 + j] *= r
-for j in range(t + 1, m):
-    val[y0 + j] = 0.0
-"""), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        t = o % m
-        b0 = oa + o * m
-        y0 = oy + o * m
-        dot = 0.0
-        for j in range(t + 1):
-            dot += grad[y0 + j] * val[y0 + j]
-        for j in range(t + 1):
-            grad[b0 + j] += c * val[y0 + j] * (grad[y0 + j] - dot)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    t = o % m
-    b0 = oa + o * m
-    y0 = oy + o * m
-    dot = 0.0
-    for j in range(t + 1):
-        dot += val[y0 + j] * grad[b0 + j]
-    for j in range(t + 1):
-        grad[y0 + j] = c * val[y0 + j] * (grad[b0 + j] - dot)
-    for j in range(t + 1, m):
-        grad[y0 + j] = 0.0
-""",
+       fwd=_causal_softmax_fwd, bwd=_causal_softmax_bwd,
+       jvp=_causal_softmax_jvp,
        special=(
            ('bn.causal_softmax(a, 0.5)', [[[1.0, nan, inf], [0.5, -1.0, nan], [2.0, 1.0, -1.0]]], [[1.0, 0.0, 0.0], [0.679178699175393, 0.32082130082460697, 0.0], [0.5465493872661796, 0.3314989604240915, 0.12195165230972885]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [-0.05447374844045347, 0.05447374844045352, 0.0], [0.2598019925469437, -0.25679582659595995, -0.0030061659509837083]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: NaN and +inf in the masked (future) half
            ('bn.causal_softmax(a, 0.5)', [[[1.0, 0.0, 0.0], [nan, -1.0, 0.0], [-inf, 1.0, 2.0]]], [[1.0, 0.0, 0.0], [nan, nan, 0.0], [0.0, 0.37754066879814546, 0.6224593312018546]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [nan, nan, 0.0], [0.0, -0.17625278415119586, 0.17625278415119588]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: NaN at (1, 0), -inf at (2, 0)
@@ -995,35 +1541,8 @@ for o in range(outer):
            ('bn.causal_softmax(a, 0.5)', [[[-inf, 0.0, 0.0], [0.5, -inf, 0.0], [-inf, -inf, 2.0]]], [[nan, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[nan, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, -0.0, 0.0]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: -inf at (0, 0): row 0 has no finite entry
            ('bn.causal_softmax(a, 0.5)', [[[-0.0, 1.0, 1.0], [-0.0, 0.0, 1.0], [-0.0, -0.0, -0.0]]], [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]], [[1.0, -2.0, 0.5], [0.5, 1.0, -1.0], [2.0, -0.5, 1.0]], [[[0.0, 0.0, 0.0], [-0.0625, 0.0625, 0.0], [0.19444444444444442, -0.2222222222222222, 0.027777777777777762]]]),  # bn.causal_softmax(x, scale=0.5) on a (3, 3) x; x: -0.0 entries
        )),
-    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
-s = 0.0
-for j in range(m):
-    s += exp(val[oa + (o * m + j) * inner + k] - mx)
-lse = mx + log(s)
-for j in range(m):
-    val[oy + (o * m + j) * inner + k] = val[oa + (o * m + j) * inner + k] - lse
-""")), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            gs = 0.0
-            for j in range(m):
-                gs += grad[oy + (o * m + j) * inner + k]
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                grad[oa + q] += grad[oy + q] - exp(val[oy + q]) * gs
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        dot = 0.0
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            dot += exp(val[oy + q]) * grad[oa + q]
-        for j in range(m):
-            q = (o * m + j) * inner + k
-            grad[oy + q] = grad[oa + q] - dot
-""",
+    Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis", fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
+       jvp=_log_softmax_jvp,
        special=(
            ('bn.log_softmax(a)', [[1.0, -2.0, 0.5]], [-0.5045969023422835, -3.5045969023422834, -1.0045969023422834], [1.0, -2.0, 0.5], [[1.301874448074313, -1.984970556215213, 0.6830961081409002]]),  # bn.log_softmax(x), x: ordinary
            ('bn.log_softmax(a)', [[1.0, nan, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5], [[nan, nan, nan]]),  # bn.log_softmax(x), x: NaN
@@ -1038,35 +1557,8 @@ for o in range(outer):
     # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a lane of -inf gives
     # -inf (log 0), NaN propagates. The gradient is exp(a - y); a lane of -inf (fully masked)
     # passes none (JAX and torch give NaN there).
-    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_AXIS + _per("for o in range(outer):", _per("for k in range(inner):", _MAX_ALONG + """
-sh = mx if -1.7976931348623157e308 <= mx <= 1.7976931348623157e308 else 0.0
-s = 0.0
-for j in range(m):
-    s += exp(val[oa + (o * m + j) * inner + k] - sh)
-val[oy + o * inner + k] = sh + log(s)
-""")), bwd=_AXIS + """
-if need[ia]:
-    for o in range(outer):
-        for k in range(inner):
-            y = val[oy + o * inner + k]
-            gk = grad[oy + o * inner + k]
-            if y < -1.7976931348623157e308:
-                continue
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                grad[oa + q] += gk * exp(val[oa + q] - y)
-""",
-       jvp=_AXIS + """
-for o in range(outer):
-    for k in range(inner):
-        y = val[oy + o * inner + k]
-        acc = 0.0
-        if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
-            for j in range(m):
-                q = (o * m + j) * inner + k
-                acc += exp(val[oa + q] - y) * grad[oa + q]
-        grad[oy + o * inner + k] = acc
-""",
+    Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])", fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,
+       jvp=_logsumexp_jvp,
        special=(
            ('bn.logsumexp(a)', [[1.0, -2.0, 0.5]], 1.5045969023422834, 1.0, [[0.6037488961486258, 0.030058887569574023, 0.3661922162818002]]),  # bn.logsumexp(x), x: ordinary
            ('bn.logsumexp(a)', [[1.0, nan, 2.0]], nan, 1.0, [[nan, nan, nan]]),  # bn.logsumexp(x), x: NaN
@@ -1082,33 +1574,8 @@ for o in range(outer):
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
     # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
-       fwd=_AXIS + _per("for o in range(outer):", _LN_STATS + """
-for j in range(m):
-    val[oy + o * m + j] = (val[b0 + j] - mu) * rs
-"""), bwd=_AXIS + _per("for o in range(outer if need[ia] else 0):", _LN_STATS + """
-gm = 0.0
-gy = 0.0
-for j in range(m):
-    gm += grad[oy + o * m + j]
-    gy += grad[oy + o * m + j] * val[oy + o * m + j]
-gm /= m
-gy /= m
-for j in range(m):
-    q = o * m + j
-    grad[b0 + j] += rs * (grad[oy + q] - gm - val[oy + q] * gy)
-"""),
-       jvp=_AXIS + _per("for o in range(outer):", _LN_STATS + """
-gm = 0.0
-gy = 0.0
-for j in range(m):
-    gm += grad[b0 + j]
-    gy += grad[b0 + j] * val[oy + o * m + j]
-gm /= m
-gy /= m
-for j in range(m):
-    q = o * m + j
-    grad[oy + q] = rs * (grad[b0 + j] - gm - val[oy + q] * gy)
-"""),
+       fwd=_layer_norm_fwd, bwd=_layer_norm_bwd,
+       jvp=_layer_norm_jvp,
        special=(
            ('bn.layer_norm(a, eps=1e-05)', [[[1.0, 2.0, 4.0]]], [[-1.0690415314502977, -0.26726038286257453, 1.3363019143128718]], [[1.0, -2.0, 0.5]], [[[0.9735911492720328, -1.4603871534309034, 0.4867960041588706]]]),  # bn.layer_norm(x, weight=None, bias=None, eps=1e-05), x: ordinary
            ('bn.layer_norm(a, eps=1e-05)', [[[2.0, 2.0, 2.0]]], [[0.0, 0.0, 0.0]], [[1.0, -2.0, 0.5]], [[[368.9323936863109, -579.7509043642028, 210.81851067789194]]]),  # bn.layer_norm(x, weight=None, bias=None, eps=1e-05), x: constant row
@@ -1122,41 +1589,8 @@ for j in range(m):
     # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
     # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
-    Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]", fwd="""
-rows = P[p]
-ncls = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-loss = 0.0
-""" + _per("for r in range(rows):", _CE_ROW + """
-loss += mx + log(s) - val[b0 + t]
-""") + """
-val[oy] = c * loss
-""", bwd="""
-rows = P[p]
-ncls = P[p + 1]
-ia = a0[i]
-oa = off[ia]
-ot = off[a1[i]]
-gc = c * grad[oy]
-""" + _per("for r in range(rows if need[ia] else 0):", _CE_ROW + """
-for j in range(ncls):
-    grad[b0 + j] += gc * exp(val[b0 + j] - mx) / s
-grad[b0 + t] -= gc
-"""),
-       jvp="""
-rows = P[p]
-ncls = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-acc = 0.0
-""" + _per("for r in range(rows):", _CE_ROW + """
-for j in range(ncls):
-    acc += exp(val[b0 + j] - mx) / s * grad[b0 + j]
-acc -= grad[b0 + t]
-""") + """
-grad[oy] = c * acc
-""",
+    Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]", fwd=_cross_entropy_fwd, bwd=_cross_entropy_bwd,
+       jvp=_cross_entropy_jvp,
        special=(
            ('bn.cross_entropy(a, b)', [[[1.0, -inf, 2.0], [0.5, 1.0, 3.0]], [0, 2]], 0.75499789221892, 1.0, [[[-0.36552928931500245, 0.0, 0.36552928931500245], [0.03371267911622646, 0.05558281115121057, -0.08929549026743705]], None]),  # bn.cross_entropy(logits, targets) with targets = [0, 2] (int data), mean over the 2 rows; logits: -inf on a non-target class
            ('bn.cross_entropy(a, b)', [[[-inf, 1.0, 2.0], [0.5, 1.0, 3.0]], [0, 2]], inf, 1.0, [[[-0.5, 0.13447071068499755, 0.36552928931500245], [0.03371267911622646, 0.05558281115121057, -0.08929549026743705]], None]),  # bn.cross_entropy(logits, targets) with targets = [0, 2] (int data), mean over the 2 rows; logits: -inf on the target class
@@ -1170,47 +1604,8 @@ grad[oy] = c * acc
     # indices read at run time from the node a1 (data: new indices do not retrace).
     # Negative indices count from the end, as numpy; anything else outside raises.
     Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
-       fwd="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        val[oy + k * width + e] = val[oa + t * width + e]
-""", bwd="""
-nrows = P[p]
-width = P[p + 1]
-ia = a0[i]
-oa = off[ia]
-ot = off[a1[i]]
-if need[ia]:
-    for k in range(ny // width if width > 0 else 0):
-        t = int(val[ot + k])
-        if t < 0:
-            t += nrows
-        for e in range(width):
-            grad[oa + t * width + e] += grad[oy + k * width + e]
-""",
-       jvp="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        grad[oy + k * width + e] = grad[oa + t * width + e]
-""",
+       fwd=_take_fwd, bwd=_take_bwd,
+       jvp=_take_jvp,
        special=(
            ('a[b]', [[[nan, 1.0], [-0.0, inf], [-inf, 2.0]], [2, -1, 0, 1]], [[-inf, 2.0], [-inf, 2.0], [nan, 1.0], [-0.0, inf]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0], [3.0, 0.25]], [[[-1.0, 2.0], [3.0, 0.25], [1.5, -1.0]], None]),  # table[idx] with idx an int array argument (the take row); idx = [2, -1, 0, 1]
            ('a[b]', [[[0.0, 1.0], [-0.0, inf], [nan, 2.0]], [2, -1, 0]], [[nan, 2.0], [nan, 2.0], [0.0, 1.0]], [[1.0, -2.0], [0.5, 1.0], [3.0, -1.0]], [[[3.0, -1.0], [0.0, 0.0], [1.5, -1.0]], None]),  # rows holding +0.0, -0.0, inf, nan; -1 is the last row
@@ -1218,27 +1613,7 @@ for k in range(ny // width if width > 0 else 0):
     # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
     # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
     Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
-       fwd="""
-ia = a0[i]
-oa = off[ia]
-for k in range(ny):
-    val[oy + k] = 0.0
-for j in range(off[ia + 1] - oa):
-    val[oy + P[p + j]] += val[oa + j]
-""", bwd="""
-ia = a0[i]
-oa = off[ia]
-if need[ia]:
-    for j in range(off[ia + 1] - oa):
-        grad[oa + j] += grad[oy + P[p + j]]
-""", jvp="""
-ia = a0[i]
-oa = off[ia]
-for k in range(ny):
-    grad[oy + k] = 0.0
-for j in range(off[ia + 1] - oa):
-    grad[oy + P[p + j]] += grad[oa + j]
-""",
+       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp,
        special=(
            ('_sym.scatter(a, [2, 0, 2], (3,))', [[nan, -0.0, inf]], [0.0, 0.0, nan], [1.0, -2.0, 0.5], [[0.5, 1.0, 0.5]]),  # repeated positions add
            ('_sym.scatter(a, [1, 0, 1], (3,))', [[0.0, -inf, -0.0]], [-inf, 0.0, 0.0], [1.0, -2.0, 0.5], [[-2.0, 1.0, -2.0]]),  # a position no element reaches is 0
@@ -1246,50 +1621,7 @@ for j in range(off[ia + 1] - oa):
     # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
     # take); idx is the integer node a1, negative indices count from the end
     Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
-       fwd="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny):
-    val[oy + k] = 0.0
-for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        val[oy + t * width + e] += val[oa + k * width + e]
-""", bwd="""
-nrows = P[p]
-width = P[p + 1]
-ia = a0[i]
-oa = off[ia]
-ot = off[a1[i]]
-if need[ia]:
-    for k in range((off[ia + 1] - oa) // width if width > 0 else 0):
-        t = int(val[ot + k])
-        if t < 0:
-            t += nrows
-        for e in range(width):
-            grad[oa + k * width + e] += grad[oy + t * width + e]
-""", jvp="""
-nrows = P[p]
-width = P[p + 1]
-oa = off[a0[i]]
-ot = off[a1[i]]
-for k in range(ny):
-    grad[oy + k] = 0.0
-for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
-    t = int(val[ot + k])
-    if t < 0:
-        t += nrows
-    if t < 0 or t >= nrows:
-        return ERR_INDEX
-    for e in range(width):
-        grad[oy + t * width + e] += grad[oa + k * width + e]
-""",
+       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp,
        special=(
            ('_sym.take_add(a, b, 3)', [[[0.0, 1.0], [-0.0, inf], [nan, 2.0]], [2, -1, 0]], [[nan, 2.0], [0.0, 0.0], [0.0, inf]], [[1.0, -2.0], [0.5, 1.0], [3.0, -1.0]], [[[3.0, -1.0], [3.0, -1.0], [1.0, -2.0]], None]),  # rows 2 and -1 add up; row 1 is 0
            ('_sym.take_add(a, b, 2)', [[[-inf, 0.0], [0.5, 1.0]], [1, 1]], [[0.0, 0.0], [-inf, 1.0]], [[1.0, 2.0], [-1.0, 0.5]], [[[-1.0, 0.5], [-1.0, 0.5]], None]),  # -inf
@@ -1301,85 +1633,376 @@ for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
     # that size (8x4x8 x 384 heads: 49 us against 132 us); larger ones call BLAS's gemm.
     # Backward: dA_b += G_b @ B_b^T and dB_b += A_b^T @ G_b, which gemm adds in place
     # (beta = 1), reading the transposes where they lie.
-    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_MATMUL + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    # up to 4 rows (a vector times a matrix): B is read once, row by row, in unit strides;
-    # one-thread sgemm with M = 1 took 474 us for 1 x 1024 x 1024 against 89 us for this
-    if M * K * N <= 512 or not blas or M <= 4:
-        for r in range(M):
-            for n in range(N):
-                val[xy + r * N + n] = 0.0
-            for k in range(K):
-                av = val[xa + r * K + k]
-                for n in range(N):
-                    val[xy + r * N + n] += av * val[xb + k * N + n]
-    else:
-        gemm(0, 0, M, N, K, val, xa, K, val, xb, N, 0.0, val, xy, N)
-""")), bwd=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    loops = M * K * N <= 512 or not blas
-    if need_a and loops:
-        for r in range(M):
-            for k in range(K):
-                acc = 0.0
-                for n in range(N):
-                    acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                grad[xa + r * K + k] += acc
-    elif need_a and M <= 4:
-        # a vector times B^T: K dot products along B's rows, in four partial sums so that
-        # the adds pipeline (a one-thread sgemm with M = 1 packs B first, several times
-        # slower at 1 x 1024 x 1024)
-        n4 = N - N % 4
-        for r in range(M):
-            for k in range(K):
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                for n in range(0, n4, 4):
-                    s0 += grad[xy + r * N + n] * val[xb + k * N + n]
-                    s1 += grad[xy + r * N + n + 1] * val[xb + k * N + n + 1]
-                    s2 += grad[xy + r * N + n + 2] * val[xb + k * N + n + 2]
-                    s3 += grad[xy + r * N + n + 3] * val[xb + k * N + n + 3]
-                acc = (s0 + s1) + (s2 + s3)
-                for n in range(n4, N):
-                    acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                grad[xa + r * K + k] += acc
-    elif need_a:
-        gemm(0, 1, M, K, N, grad, xy, N, val, xb, N, 1.0, grad, xa, K)
-    # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,
-    # where it beats BLAS with K = 1 (0.10 against 0.59 ms at 1024 x 1024)
-    if need_b and (loops or M <= 4):
-        for r in range(M):
-            for k in range(K):
-                av = val[xa + r * K + k]
-                for n in range(N):
-                    grad[xb + k * N + n] += av * grad[xy + r * N + n]
-    elif need_b:
-        gemm(1, 0, K, N, M, val, xa, K, grad, xy, N, 1.0, grad, xb, N)
-""")),
-       jvp=_MATMUL + "need_a = need[ia]\nneed_b = need[ib]\n" + _per("for bt in range(nb):", _BATCH + textwrap.dedent("""
-    # tY = tA @ B + A @ tB; an operand without a gradient has no tangent
-    if M * K * N <= 512 or not blas:
-        for r in range(M):
-            for n in range(N):
-                acc = 0.0
-                for k in range(K):
-                    if need_a:
-                        acc += grad[xa + r * K + k] * val[xb + k * N + n]
-                    if need_b:
-                        acc += val[xa + r * K + k] * grad[xb + k * N + n]
-                grad[xy + r * N + n] = acc
-    else:
-        if need_a:
-            gemm(0, 0, M, N, K, grad, xa, K, val, xb, N, 0.0, grad, xy, N)
-        if need_b:
-            gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
-""")),
+    Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
+       jvp=_matmul_jvp,
        special=(
            ('a @ b', [[[inf, 1.0, 2.0], [0.5, -1.0, 0.0]], [[0.0, 1.0], [2.0, -1.0], [1.0, 0.5]]], [[nan, inf], [-2.0, 1.5]], [[1.0, -2.0], [0.5, 1.0]], [[[-2.0, 4.0, 0.0], [1.0, 0.0, 1.0]], [[inf, -inf], [0.5, -3.0], [2.0, -4.0]]]),  # A @ B, inf * 0 in the product
            ('a @ b', [[[1.0, -inf], [0.5, 2.0]], [[2.0, 0.0], [1.0, 3.0]]], [[-inf, -inf], [3.0, 6.0]], [[1.0, -1.0], [0.5, 2.0]], [[[2.0, -2.0], [1.0, 6.5]], [[1.25, 0.0], [-inf, inf]]]),  # -inf in A
            ('a @ b', [[[1.0, 2.0, 0.0], [0.5, -1.0, 3.0]], [[0.0, nan], [2.0, -1.0], [1.0, 0.5]]], [[4.0, nan], [1.0, nan]], [[1.0, -2.0], [0.5, 1.0]], [[[nan, 4.0, 0.0], [nan, 0.0, 1.0]], [[1.25, -1.5], [1.5, -5.0], [1.5, 3.0]]]),  # A @ B, NaN in B
            ('a @ b', [[[-0.0]], [[1.0]]], [[0.0]], [[1.0]], [[[1.0]], [[-0.0]]]),  # A @ B, -0.0 only: [[-0.0]] @ [[1.0]]
            ('a @ b', [[[inf, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], [0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7], [1.8, 1.9, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6], [2.7, 2.8, 2.9, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5], [3.6, 3.7, 3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4], [4.5, 4.6, 4.7, 4.8, 4.9, 5.0, 5.1, 5.2, 5.3], [5.4, 5.5, 5.6, 5.7, 5.8, 5.9, 6.0, 6.1, 6.2], [6.3, 6.4, 6.5, 6.6, 6.7, 6.8, 6.9, 7.0, 7.1]], [[0.25, 0.0, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25]]], [[inf, nan, inf, inf, inf, inf, inf, inf], [2.925, 2.6999999999999997, 2.925, 2.925, 2.925, 2.925, 2.925, 2.925], [4.950000000000001, 4.5, 4.950000000000001, 4.950000000000001, 4.950000000000001, 4.950000000000001, 4.950000000000001, 4.950000000000001], [6.975, 6.3, 6.975, 6.975, 6.975, 6.975, 6.975, 6.975], [9.0, 8.1, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0], [11.025, 9.9, 11.025, 11.025, 11.025, 11.025, 11.025, 11.025], [13.05, 11.700000000000001, 13.05, 13.05, 13.05, 13.05, 13.05, 13.05], [15.075, 13.5, 15.075, 15.075, 15.075, 15.075, 15.075, 15.075]], [[-0.5, -0.484375, -0.46875, -0.453125, -0.4375, -0.421875, -0.40625, -0.390625], [-0.375, -0.359375, -0.34375, -0.328125, -0.3125, -0.296875, -0.28125, -0.265625], [-0.25, -0.234375, -0.21875, -0.203125, -0.1875, -0.171875, -0.15625, -0.140625], [-0.125, -0.109375, -0.09375, -0.078125, -0.0625, -0.046875, -0.03125, -0.015625], [0.0, 0.015625, 0.03125, 0.046875, 0.0625, 0.078125, 0.09375, 0.109375], [0.125, 0.140625, 0.15625, 0.171875, 0.1875, 0.203125, 0.21875, 0.234375], [0.25, 0.265625, 0.28125, 0.296875, 0.3125, 0.328125, 0.34375, 0.359375], [0.375, 0.390625, 0.40625, 0.421875, 0.4375, 0.453125, 0.46875, 0.484375]], [[[-0.76953125, -0.890625, -0.890625, -0.890625, -0.890625, -0.890625, -0.890625, -0.890625, -0.890625], [-0.55078125, -0.640625, -0.640625, -0.640625, -0.640625, -0.640625, -0.640625, -0.640625, -0.640625], [-0.33203125, -0.390625, -0.390625, -0.390625, -0.390625, -0.390625, -0.390625, -0.390625, -0.390625], [-0.11328125, -0.140625, -0.140625, -0.140625, -0.140625, -0.140625, -0.140625, -0.140625, -0.140625], [0.10546875, 0.109375, 0.109375, 0.109375, 0.109375, 0.109375, 0.109375, 0.109375, 0.109375], [0.32421875, 0.359375, 0.359375, 0.359375, 0.359375, 0.359375, 0.359375, 0.359375, 0.359375], [0.54296875, 0.609375, 0.609375, 0.609375, 0.609375, 0.609375, 0.609375, 0.609375, 0.609375], [0.76171875, 0.859375, 0.859375, 0.859375, 0.859375, 0.859375, 0.859375, 0.859375, 0.859375]], [[-inf, -inf, -inf, -inf, -inf, -inf, -inf, -inf], [3.1000000000000005, 3.50625, 3.9125, 4.31875, 4.725, 5.1312500000000005, 5.5375, 5.94375], [3.05, 3.46875, 3.8875, 4.30625, 4.725, 5.14375, 5.5625, 5.981249999999999], [2.9999999999999996, 3.43125, 3.8625, 4.293749999999999, 4.725, 5.15625, 5.5875, 6.01875], [2.95, 3.39375, 3.8375000000000004, 4.28125, 4.725, 5.16875, 5.6125, 6.05625], [2.9, 3.35625, 3.8125, 4.26875, 4.725, 5.18125, 5.6375, 6.09375], [2.8500000000000005, 3.31875, 3.7875000000000005, 4.25625, 4.725, 5.1937500000000005, 5.6625, 6.13125], [2.8, 3.28125, 3.7625, 4.24375, 4.7250000000000005, 5.20625, 5.6875, 6.168749999999999], [2.7499999999999996, 3.24375, 3.7375000000000003, 4.23125, 4.725, 5.21875, 5.7124999999999995, 6.206249999999999]]]),  # A (8x9) @ B (9x8) through BLAS (> 512 multiply-adds), inf * 0
+       )),
+    # -- more numpy ufuncs (issue #11). Appended, so that the opcodes of the rows above (and
+    # the kernels of programs that do not use these) stay as they were.
+    # sign, floor and ceil are flat almost everywhere and jump at 0 / the integers: they have
+    # no gradient rule, so their gradient is 0 everywhere, at the jumps too (JAX's and
+    # HIPS autograd's convention: both treat them as constants), and at NaN (JAX: 0).
+    Op("sign", 1, "map", lambda a: 1.0 if a > 0.0 else (-1.0 if a < 0.0 else (0.0 if a == 0.0 else a)),
+       avoid="abs(a) < 1e-3", kinks=((0.0, 0.0), (-0.0, 0.0)),
+       doc="-1, 0 or 1 (NaN for NaN; +0.0 for -0.0, as numpy); gradient 0",
+       special=(
+           ((nan,), 0.0, nan, (0.0,)),
+           ((inf,), 0.0, 1.0, (0.0,)),
+           ((-inf,), 0.0, -1.0, (0.0,)),
+           ((0.0,), 0.0, 0.0, (0.0,)),
+           ((-0.0,), 0.0, 0.0, (0.0,)),
+           ((1.5,), 0.0, 1.0, (0.0,)),
+           ((-2.0,), 0.0, -1.0, (0.0,)),
+       )),
+    Op("sinh", 1, "map", lambda a: sinh(a), da=lambda a, g: g * cosh(a),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (inf,)),
+           ((-inf,), 0.0, -inf, (inf,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((1.5,), 0.0, 2.1292794550948173, (2.3524096152432477,)),
+           ((-2.0,), 0.0, -3.6268604078470186, (3.762195691083631,)),
+       )),
+    Op("cosh", 1, "map", lambda a: cosh(a), da=lambda a, g: g * sinh(a),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (inf,)),
+           ((-inf,), 0.0, inf, (-inf,)),
+           ((0.0,), 0.0, 1.0, (0.0,)),
+           ((-0.0,), 0.0, 1.0, (-0.0,)),
+           ((1.5,), 0.0, 2.352409615243247, (2.1292794550948178,)),
+           ((-2.0,), 0.0, 3.7621956910836314, (-3.6268604078470186,)),
+       )),
+    # tan' = 1 + tan^2, from the output
+    Op("tan", 1, "map", lambda a: tan(a), da=lambda y, g: g * (1.0 + y * y),
+       domain=((-1.2, 1.2),),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, nan, (nan,)),
+           ((-inf,), 0.0, nan, (nan,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((1.5,), 0.0, 14.101419947171719, (199.85004452649244,)),
+           ((-0.7,), 0.0, -0.8422883804630794, (1.7094497158631172,)),
+       )),
+    # arcsin' = 1 / sqrt(1 - a^2): +inf at +-1 (JAX), NaN outside [-1, 1]
+    Op("arcsin", 1, "map", lambda a: asin(a), da=lambda a, g: g / sqrt(1.0 - a * a),
+       domain=((-0.9, 0.9),),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, nan, (nan,)),
+           ((-inf,), 0.0, nan, (nan,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((0.5,), 0.0, 0.5235987755982989, (1.1547005383792515,)),
+           ((1.0,), 0.0, 1.5707963267948966, (inf,)),
+           ((-1.0,), 0.0, -1.5707963267948966, (inf,)),
+           ((1.5,), 0.0, nan, (nan,)),
+       )),
+    Op("arccos", 1, "map", lambda a: acos(a), da=lambda a, g: -g / sqrt(1.0 - a * a),
+       domain=((-0.9, 0.9),),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, nan, (nan,)),
+           ((-inf,), 0.0, nan, (nan,)),
+           ((0.0,), 0.0, 1.5707963267948966, (-1.0,)),
+           ((-0.0,), 0.0, 1.5707963267948966, (-1.0,)),
+           ((0.5,), 0.0, 1.0471975511965976, (-1.1547005383792515,)),
+           ((1.0,), 0.0, 0.0, (-inf,)),
+           ((-1.0,), 0.0, 3.141592653589793, (-inf,)),
+           ((1.5,), 0.0, nan, (nan,)),
+       )),
+    Op("arctan", 1, "map", lambda a: atan(a), da=lambda a, g: g / (1.0 + a * a),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, 1.5707963267948966, (0.0,)),
+           ((-inf,), 0.0, -1.5707963267948966, (0.0,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((1.5,), 0.0, 0.982793723247329, (0.3076923076923077,)),
+           ((-2.0,), 0.0, -1.1071487177940904, (0.2,)),
+       )),
+    # arctan2(a, b), the angle of (b, a): d/da = b / r^2, d/db = -a / r^2 (NaN at the
+    # origin, as JAX). The angle jumps by 2 pi across a = 0 for b < 0: avoided in tests.
+    Op("arctan2", 2, "map", lambda a, b: atan2(a, b),
+       da=lambda a, b, g: g * b / (a * a + b * b), db=lambda a, b, g: -g * a / (a * a + b * b),
+       avoid="abs(a) < 0.3 and b < 0.3",
+       special=(
+           ((nan, 1.5), 0.0, nan, (nan, nan)),
+           ((inf, 1.5), 0.0, 1.5707963267948966, (0.0, nan)),
+           ((-inf, 1.5), 0.0, -1.5707963267948966, (0.0, nan)),
+           ((0.0, 1.5), 0.0, 0.0, (0.6666666666666666, -0.0)),
+           ((-0.0, 1.5), 0.0, -0.0, (0.6666666666666666, 0.0)),
+           ((1.5, nan), 0.0, nan, (nan, nan)),
+           ((1.5, inf), 0.0, 0.0, (nan, -0.0)),
+           ((1.5, -inf), 0.0, 3.141592653589793, (nan, -0.0)),
+           ((1.5, 0.0), 0.0, 1.5707963267948966, (0.0, -0.6666666666666666)),
+           ((1.5, -0.0), 0.0, 1.5707963267948966, (-0.0, -0.6666666666666666)),
+           ((nan, nan), 0.0, nan, (nan, nan)),
+           ((0.0, -0.0), 0.0, 3.141592653589793, (nan, nan)),
+           ((-0.0, 0.0), 0.0, -0.0, (nan, nan)),
+           ((0.0, 0.0), 0.0, 0.0, (nan, nan)),
+           ((-0.0, -0.0), 0.0, -3.141592653589793, (nan, nan)),
+           ((inf, inf), 0.0, 0.7853981633974483, (nan, nan)),
+           ((-inf, inf), 0.0, -0.7853981633974483, (nan, nan)),
+           ((1.5, -1.0), 0.0, 2.1587989303424644, (-0.3076923076923077, -0.46153846153846156)),
+           ((-0.0, -1.0), 0.0, -3.141592653589793, (-1.0, 0.0)),
+       )),
+    # hypot' = a / y, as JAX also where an operand is infinite (NaN: inf / inf, and JAX's
+    # NaN for the finite one) and at the origin, where the gradient is split evenly (0.5,
+    # JAX's maximum / minimum rule inside its hypot)
+    Op("hypot", 2, "map", lambda a, b: hypot(a, b),
+       da=lambda a, y, g: g * ((a / y if y < inf else nan) if y != 0.0 else 0.5),
+       db=lambda b, y, g: g * ((b / y if y < inf else nan) if y != 0.0 else 0.5),
+       avoid="abs(a) + abs(b) < 0.3", kinks=((0.0, 0.0, 0.5, 0.5),),
+       special=(
+           ((nan, 1.5), 0.0, nan, (nan, nan)),
+           ((inf, 1.5), 0.0, inf, (nan, nan)),
+           ((-inf, 1.5), 0.0, inf, (nan, nan)),
+           ((0.0, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((-0.0, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((1.5, nan), 0.0, nan, (nan, nan)),
+           ((1.5, inf), 0.0, inf, (nan, nan)),
+           ((1.5, -inf), 0.0, inf, (nan, nan)),
+           ((1.5, 0.0), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, -0.0), 0.0, 1.5, (1.0, 0.0)),
+           ((nan, nan), 0.0, nan, (nan, nan)),
+           ((0.0, -0.0), 0.0, 0.0, (0.5, 0.5)),
+           ((-0.0, 0.0), 0.0, 0.0, (0.5, 0.5)),
+           ((0.0, 0.0), 0.0, 0.0, (0.5, 0.5)),
+           ((inf, nan), 0.0, inf, (nan, nan)),
+           ((nan, inf), 0.0, inf, (nan, nan)),
+           ((3.0, -4.0), 0.0, 5.0, (0.6000000000000001, -0.7999999999999999)),
+       )),
+    Op("exp2", 1, "map", lambda a: exp2(a), da=lambda y, g: g * y * 0.6931471805599453,
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (inf,)),
+           ((-inf,), 0.0, 0.0, (0.0,)),
+           ((0.0,), 0.0, 1.0, (0.6931471805599453,)),
+           ((-0.0,), 0.0, 1.0, (0.6931471805599453,)),
+           ((1.5,), 0.0, 2.8284271247461903, (1.9605162869370942,)),
+           ((-2.0,), 0.0, 0.25, (0.17328679513998632,)),
+           ((1100.0,), 0.0, inf, (inf,)),
+       )),
+    # expm1' = y + 1; log1p' = 1 / (1 + a)
+    Op("expm1", 1, "map", lambda a: expm1(a), da=lambda y, g: g * (y + 1.0),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (inf,)),
+           ((-inf,), 0.0, -1.0, (0.0,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((1.5,), 0.0, 3.481689070338065, (4.4816890703380645,)),
+           ((1e-10,), 0.0, 1.00000000005e-10, (1.0000000001,)),
+           ((-40.0,), 0.0, -1.0, (0.0,)),
+       )),
+    Op("log1p", 1, "map", lambda a: log1p(a), da=lambda a, g: g / (1.0 + a),
+       domain=((-0.8, 3.0),),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, nan, (-0.0,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((1.5,), 0.0, 0.9162907318741551, (0.4,)),
+           ((-1.0,), 0.0, -inf, (inf,)),
+           ((-1.5,), 0.0, nan, (-2.0,)),
+           ((1e-10,), 0.0, 9.999999999500001e-11, (0.9999999999,)),
+       )),
+    # log2' = 1 / (a ln 2), log10' = 1 / (a ln 10)
+    Op("log2", 1, "map", lambda a: log2(a), da=lambda a, g: g / (a * 0.6931471805599453),
+       domain=_POS,
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, nan, (-0.0,)),
+           ((0.0,), 0.0, -inf, (inf,)),
+           ((-0.0,), 0.0, -inf, (-inf,)),
+           ((1.5,), 0.0, 0.5849625007211562, (0.9617966939259756,)),
+           ((-1.5,), 0.0, nan, (-0.9617966939259756,)),
+           ((8.0,), 0.0, 3.0, (0.18033688011112042,)),
+       )),
+    Op("log10", 1, "map", lambda a: log10(a), da=lambda a, g: g / (a * 2.302585092994046),
+       domain=_POS,
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, nan, (-0.0,)),
+           ((0.0,), 0.0, -inf, (inf,)),
+           ((-0.0,), 0.0, -inf, (-inf,)),
+           ((1.5,), 0.0, 0.17609125905568124, (0.2895296546021679,)),
+           ((-1.5,), 0.0, nan, (-0.2895296546021679,)),
+           ((1000.0,), 0.0, 3.0, (0.00043429448190325184,)),
+       )),
+    # logaddexp as numpy's npy_logaddexp (so values agree bit for bit): a + log 2 at a tie
+    # (exact for equal infinities), else the larger plus log1p(exp(-|a - b|)); NaN
+    # propagates. The gradients are the softmax weights exp(a - y), exp(b - y), and at
+    # infinite y their limits: 1 to the larger operand and 0 to the other, 1/2 each at a
+    # tie (so logaddexp(-inf, -inf) = -inf with gradients 0.5, 0.5, finite). JAX differs
+    # there: its _replace_inf gives NaN at (-inf, -inf), (1, 1) at (inf, inf) and exp(b)
+    # (not 0) to a finite b beside a = +inf.
+    Op("logaddexp", 2, "map", _logaddexp, da=_logaddexp_da, db=_logaddexp_db,
+       special=(
+           ((nan, 1.5), 0.0, nan, (nan, nan)),
+           ((inf, 1.5), 0.0, inf, (1.0, 0.0)),  # JAX: (1.0, 4.4816890703380645)
+           ((-inf, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((0.0, 1.5), 0.0, 1.7014132779827524, (0.18242552380635635, 0.8175744761936437)),
+           ((-0.0, 1.5), 0.0, 1.7014132779827524, (0.18242552380635635, 0.8175744761936437)),
+           ((1.5, nan), 0.0, nan, (nan, nan)),
+           ((1.5, inf), 0.0, inf, (0.0, 1.0)),  # JAX: (4.4816890703380645, 1.0)
+           ((1.5, -inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, 0.0), 0.0, 1.7014132779827524, (0.8175744761936437, 0.18242552380635635)),
+           ((1.5, -0.0), 0.0, 1.7014132779827524, (0.8175744761936437, 0.18242552380635635)),
+           ((nan, nan), 0.0, nan, (nan, nan)),
+           ((0.0, -0.0), 0.0, 0.6931471805599453, (0.5, 0.5)),
+           ((-0.0, 0.0), 0.0, 0.6931471805599453, (0.5, 0.5)),
+           ((-inf, -inf), 0.0, -inf, (0.5, 0.5)),  # JAX: (nan, nan)
+           ((inf, inf), 0.0, inf, (0.5, 0.5)),  # JAX: (1.0, 1.0)
+           ((inf, -inf), 0.0, inf, (1.0, 0.0)),
+           ((1.5, -2.0), 0.0, 1.5297504182726205, (0.9706877692486438, 0.029312230751356323)),
+           ((800.0, 800.0), 0.0, 800.6931471805599, (0.5000000000000275, 0.5000000000000275)),
+           ((-800.0, -1.0), 0.0, -1.0, (0.0, 1.0)),
+       )),
+    # the same in base 2 (numpy's npy_logaddexp2: a + 1 at a tie, log2(1 + 2^-|d|) through
+    # log1p); gradients 2^(a - y), 2^(b - y)
+    Op("logaddexp2", 2, "map", _logaddexp2, da=_logaddexp2_da, db=_logaddexp2_db,
+       special=(
+           ((nan, 1.5), 0.0, nan, (nan, nan)),
+           ((inf, 1.5), 0.0, inf, (1.0, 0.0)),  # JAX: (1.0, 2.82842712474619)
+           ((-inf, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((0.0, 1.5), 0.0, 1.9367517954398241, (0.2612038749637414, 0.7387961250362585)),
+           ((-0.0, 1.5), 0.0, 1.9367517954398241, (0.2612038749637414, 0.7387961250362585)),
+           ((1.5, nan), 0.0, nan, (nan, nan)),
+           ((1.5, inf), 0.0, inf, (0.0, 1.0)),  # JAX: (2.82842712474619, 1.0)
+           ((1.5, -inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, 0.0), 0.0, 1.9367517954398241, (0.7387961250362585, 0.2612038749637414)),
+           ((1.5, -0.0), 0.0, 1.9367517954398241, (0.7387961250362585, 0.2612038749637414)),
+           ((nan, nan), 0.0, nan, (nan, nan)),
+           ((0.0, -0.0), 0.0, 1.0, (0.5, 0.5)),
+           ((-0.0, 0.0), 0.0, 1.0, (0.5, 0.5)),
+           ((-inf, -inf), 0.0, -inf, (0.5, 0.5)),  # JAX: (nan, nan)
+           ((inf, inf), 0.0, inf, (0.5, 0.5)),  # JAX: (1.0, 1.0)
+           ((inf, -inf), 0.0, inf, (1.0, 0.0)),
+           ((1.5, -2.0), 0.0, 1.6221934162022744, (0.9187896968583877, 0.08121030314161228)),
+           ((1100.0, 1100.0), 0.0, 1101.0, (0.5, 0.5)),
+           ((-1100.0, -1.0), 0.0, -1.0, (0.0, 1.0)),
+       )),
+    # fmax / fmin ignore a NaN operand (numpy's semantics; maximum / minimum propagate it):
+    # the result is the other operand, which gets the gradient. A tie goes to b, value and
+    # gradient, as numpy's array loops (fmax(0.0, -0.0) is -0.0; its scalar path returns a)
+    # and JAX's where(a > b | isnan(b), a, b); NaN with NaN is NaN with gradient to a (JAX).
+    Op("fmax", 2, "map", lambda a, b: a if a > b or b != b else b,
+       da=lambda a, b, g: g if a > b or b != b else 0.0,
+       db=lambda a, b, g: 0.0 if a > b or b != b else g,
+       avoid="abs(a - b) < 1e-3", kinks=((1.5, 1.5, 0.0, 1.0), (-0.7, -0.7, 0.0, 1.0)),
+       special=(
+           ((nan, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((inf, 1.5), 0.0, inf, (1.0, 0.0)),
+           ((-inf, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((0.0, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((-0.0, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((1.5, nan), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, inf), 0.0, inf, (0.0, 1.0)),
+           ((1.5, -inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, 0.0), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, -0.0), 0.0, 1.5, (1.0, 0.0)),
+           ((nan, nan), 0.0, nan, (1.0, 0.0)),
+           ((0.0, -0.0), 0.0, -0.0, (0.0, 1.0)),
+           ((-0.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((1.5, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((-0.7, -0.7), 0.0, -0.7, (0.0, 1.0)),
+           ((nan, inf), 0.0, inf, (0.0, 1.0)),
+           ((0.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((-0.0, -0.0), 0.0, -0.0, (0.0, 1.0)),
+       )),
+    Op("fmin", 2, "map", lambda a, b: a if a < b or b != b else b,
+       da=lambda a, b, g: g if a < b or b != b else 0.0,
+       db=lambda a, b, g: 0.0 if a < b or b != b else g,
+       avoid="abs(a - b) < 1e-3", kinks=((1.5, 1.5, 0.0, 1.0), (-0.7, -0.7, 0.0, 1.0)),
+       special=(
+           ((nan, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((inf, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((-inf, 1.5), 0.0, -inf, (1.0, 0.0)),
+           ((0.0, 1.5), 0.0, 0.0, (1.0, 0.0)),
+           ((-0.0, 1.5), 0.0, -0.0, (1.0, 0.0)),
+           ((1.5, nan), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, -inf), 0.0, -inf, (0.0, 1.0)),
+           ((1.5, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((1.5, -0.0), 0.0, -0.0, (0.0, 1.0)),
+           ((nan, nan), 0.0, nan, (1.0, 0.0)),
+           ((0.0, -0.0), 0.0, -0.0, (0.0, 1.0)),
+           ((-0.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((1.5, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((-0.7, -0.7), 0.0, -0.7, (0.0, 1.0)),
+           ((nan, -inf), 0.0, -inf, (0.0, 1.0)),
+           ((0.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((-0.0, -0.0), 0.0, -0.0, (0.0, 1.0)),
+       )),
+    Op("floor", 1, "map", lambda a: floor(a), avoid="abs(a - round(a)) < 1e-3",
+       kinks=((2.0, 0.0), (-1.0, 0.0), (0.0, 0.0)), doc="floor(a); gradient 0",
+       special=(
+           ((nan,), 0.0, nan, (0.0,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, -inf, (0.0,)),
+           ((0.0,), 0.0, 0.0, (0.0,)),
+           ((-0.0,), 0.0, -0.0, (0.0,)),
+           ((1.5,), 0.0, 1.0, (0.0,)),
+           ((-1.5,), 0.0, -2.0, (0.0,)),
+           ((2.0,), 0.0, 2.0, (0.0,)),
+           ((-0.5,), 0.0, -1.0, (0.0,)),
+       )),
+    Op("ceil", 1, "map", lambda a: ceil(a), avoid="abs(a - round(a)) < 1e-3",
+       kinks=((2.0, 0.0), (-1.0, 0.0), (0.0, 0.0)), doc="ceil(a); gradient 0",
+       special=(
+           ((nan,), 0.0, nan, (0.0,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, -inf, (0.0,)),
+           ((0.0,), 0.0, 0.0, (0.0,)),
+           ((-0.0,), 0.0, -0.0, (0.0,)),
+           ((1.5,), 0.0, 2.0, (0.0,)),
+           ((-1.5,), 0.0, -1.0, (0.0,)),
+           ((2.0,), 0.0, 2.0, (0.0,)),
+           ((-0.5,), 0.0, -0.0, (0.0,)),
+       )),
+    # remainder (numpy's %, the sign of b) as numpy's npy_divmod: m = fmod(a, b), moved
+    # into b's sign by adding b; an exact multiple gives +-0 with b's sign; b = 0 gives NaN.
+    # d/da = 1 (JAX and autograd: at the jumps too); d/db = -(the quotient), which JAX
+    # writes -(trunc(a / b) - 1 when its fmod was moved); autograd -floor(a / b), the same
+    # but where a / b rounds: remainder(1.5, -inf) = -inf has quotient -1, d/db = 1.
+    Op("remainder", 2, "map", _remainder, da=lambda g: g, db=_remainder_db,
+       domain=((-3.0, 3.0), (-2.0, 2.0)),
+       avoid="abs(b) < 0.5 or abs(a / b - round(a / b)) < 1e-3",
+       kinks=((4.0, 2.0, 1.0, -2.0), (-4.0, 2.0, 1.0, 2.0), (3.0, -1.5, 1.0, 2.0)),
+       special=(
+           ((nan, 1.5), 0.0, nan, (1.0, nan)),
+           ((inf, 1.5), 0.0, nan, (1.0, -inf)),
+           ((-inf, 1.5), 0.0, nan, (1.0, inf)),
+           ((0.0, 1.5), 0.0, 0.0, (1.0, 0.0)),
+           ((-0.0, 1.5), 0.0, 0.0, (1.0, 0.0)),
+           ((1.5, nan), 0.0, nan, (1.0, nan)),
+           ((1.5, inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, -inf), 0.0, -inf, (1.0, 1.0)),
+           ((1.5, 0.0), 0.0, nan, (1.0, -inf)),
+           ((1.5, -0.0), 0.0, nan, (1.0, inf)),
+           ((nan, nan), 0.0, nan, (1.0, nan)),
+           ((0.0, -0.0), 0.0, nan, (1.0, nan)),
+           ((-0.0, 0.0), 0.0, nan, (1.0, nan)),
+           ((5.5, 2.0), 0.0, 1.5, (1.0, -2.0)),
+           ((-5.5, 2.0), 0.0, 0.5, (1.0, 3.0)),
+           ((5.5, -2.0), 0.0, -0.5, (1.0, 3.0)),
+           ((inf, inf), 0.0, nan, (1.0, nan)),
+           ((4.0, 2.0), 0.0, 0.0, (1.0, -2.0)),
+           ((-4.0, 2.0), 0.0, 0.0, (1.0, 2.0)),
+           ((3.0, -1.5), 0.0, -0.0, (1.0, 2.0)),
+           ((-0.0, -1.5), 0.0, -0.0, (1.0, 0.0)),
        )),
 )
 

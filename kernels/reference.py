@@ -1,34 +1,44 @@
 """A plain-Python interpreter of the op table: the second engine the compiled kernels are
-tested against. It reads the rows directly (not the generated code), evaluates map formulas
-element by element on numpy float64 scalars (IEEE arithmetic: inf and NaN where Python's
+tested against. It reads the rows directly (not the generated code), calls the map rows' rule
+functions element by element on numpy float64 scalars (IEEE arithmetic: inf and NaN where Python's
 ``math`` would raise), and runs block statements as Python functions over the named columns.
 Slow by design; for tests on small tapes.
 """
 import math
 import textwrap
+import types
 
 import numpy as np
 
-from . import _prims, layout
+from . import _prims, layout, rules
 from .layout import views
 from .ops import ROWS
 
-# numpy's scalar functions, which follow IEEE at 0, inf and NaN; math's erf / erfc do too
-IEEE_MATH = {name: getattr(np, name) for name in ("exp", "log", "sqrt", "tanh", "sin", "cos",
-                                                  "fabs", "copysign")}
+# numpy's scalar functions under math's names, which follow IEEE at 0, inf and NaN (math's
+# raise there); math's erf / erfc do too
+_NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2"}
+IEEE_MATH = {name: getattr(np, _NUMPY_NAMES.get(name, name))
+             for name in rules.MATH if name not in ("erf", "erfc")}
 IEEE_MATH.update(erf=math.erf, erfc=math.erfc)
 _MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np)
 
 
-def _compile(expr, names, pre=""):
-    namespace = dict(_MATH)
-    exec(f"def rule({', '.join(names)}):\n    {pre or 'pass'}\n    return {expr}\n", namespace)
-    return namespace["rule"]
+def _ieee(row, slot):
+    """A map row's rule as a function of the contract's names (``a, b, c, y, g``), run with
+    numpy's IEEE scalar functions in place of math's: the rule's own code, called directly."""
+    fn = getattr(row, slot)
+    params = rules.read(fn, row.name, slot, row.arity).params
+    rebound = types.FunctionType(fn.__code__, {**fn.__globals__, **IEEE_MATH}, fn.__name__)
+
+    def rule(a, b, c, y=None, g=None):
+        env = {"a": a, "b": b, "c": c, "y": y, "g": g}
+        return rebound(*[env[p] for p in params])
+    return rule
 
 
-_FWD = {k: _compile(r.fwd, "abc") for k, r in enumerate(ROWS) if r.kind == "map"}
-_DA = {k: _compile(r.da, "abcyg", r.pre) for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
-_DB = {k: _compile(r.db, "abcyg", r.pre) for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
+_FWD = {k: _ieee(r, "fwd") for k, r in enumerate(ROWS) if r.kind == "map"}
+_DA = {k: _ieee(r, "da") for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
+_DB = {k: _ieee(r, "db") for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
 _NAMES = "i, oy, ny, c, p, P, off, a0, a1, need, val, grad, scratch"
 
 
@@ -41,8 +51,10 @@ def _block(code, name):
     return namespace["block"]
 
 
-_BLOCK_FWD = {k: _block(r.fwd, f"{r.name} fwd") for k, r in enumerate(ROWS) if r.kind == "block"}
-_BLOCK_BWD = {k: _block(r.bwd, f"{r.name} bwd") for k, r in enumerate(ROWS) if r.kind == "block"}
+_BLOCK_FWD = {k: _block(rules.block_source(r.fwd, r.name, "fwd"), f"{r.name} fwd")
+              for k, r in enumerate(ROWS) if r.kind == "block"}
+_BLOCK_BWD = {k: _block(rules.block_source(r.bwd, r.name, "bwd"), f"{r.name} bwd")
+              for k, r in enumerate(ROWS) if r.kind == "block"}
 
 
 def _run_block(table, k, cols, i):

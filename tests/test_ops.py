@@ -47,6 +47,28 @@ CASES = {
     "maximum": (np.maximum, anp.maximum),
     "minimum": (np.minimum, anp.minimum),
     "erf": (bnp.erf, asp.erf),
+    # issue #11's ufuncs: np.<name> on a traced value reaches the row of that name
+    "sign": (np.sign, anp.sign),
+    "sinh": (np.sinh, anp.sinh),
+    "cosh": (np.cosh, anp.cosh),
+    "tan": (np.tan, anp.tan),
+    "arcsin": (np.arcsin, anp.arcsin),
+    "arccos": (np.arccos, anp.arccos),
+    "arctan": (np.arctan, anp.arctan),
+    "exp2": (np.exp2, anp.exp2),
+    "expm1": (np.expm1, anp.expm1),
+    "log1p": (np.log1p, anp.log1p),
+    "log2": (np.log2, anp.log2),
+    "log10": (np.log10, anp.log10),
+    "floor": (np.floor, anp.floor),
+    "ceil": (np.ceil, anp.ceil),
+    "arctan2": (np.arctan2, anp.arctan2),
+    "hypot": (np.hypot, anp.hypot),
+    "logaddexp": (np.logaddexp, anp.logaddexp),
+    "logaddexp2": (np.logaddexp2, anp.logaddexp2),
+    "fmax": (np.fmax, anp.fmax),
+    "fmin": (np.fmin, anp.fmin),
+    "remainder": (lambda a, b: a % b, lambda a, b: a % b),
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal}
@@ -189,3 +211,53 @@ def test_integer_powers_of_negative_numbers():
         np.testing.assert_allclose(g, p * (-1.3) ** (p - 1), rtol=1e-13)
     assert bn.grad(lambda x: x ** 0)(-1.3) == 0.0
     assert bn.grad(lambda x: x ** 1)(-1.3) == 1.0
+
+
+# The jumps of the piecewise-constant rows, at exact values: HIPS autograd (here) and JAX
+# (measured, in the rows' kinks and special cases) treat sign, floor and ceil as constants
+# (gradient 0, at the jumps too), and give remainder d/da = 1 and d/db = -floor(a / b)
+# there. Ties of fmax / fmin and the origin of hypot follow JAX (its where(a > b | isnan(b),
+# a, b) gives a tie to b; autograd splits it), checked in test_kinks_at_exact_values.
+JUMPS = [("sign", (0.0,)), ("sign", (-0.0,)), ("floor", (2.0,)), ("floor", (-1.0,)),
+         ("floor", (0.0,)), ("ceil", (2.0,)), ("ceil", (-3.0,)), ("remainder", (4.0, 2.0)),
+         ("remainder", (-4.0, 2.0)), ("remainder", (3.0, -1.5)), ("remainder", (0.0, 0.7))]
+
+
+@pytest.mark.parametrize("name,xs", JUMPS, ids=[f"{n}-{x}" for n, x in JUMPS])
+def test_jumps_give_what_autograd_gives(name, xs):
+    import warnings
+    ours, theirs = CASES[name]
+    argnums = tuple(range(len(xs)))
+    value, grads = bn.value_and_grad(lambda *a: ours(*a), argnums=argnums)(*xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)      # "Output seems independent of input"
+        ref = [autograd.grad(theirs, k)(*xs) for k in argnums]
+    assert value == theirs(*xs)
+    assert tuple(grads) == tuple(float(r) for r in ref), (name, xs, grads, ref)
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_float32_gradients_with_broadcasting(name, rng):
+    """Every row in float32 (numpy's broadcasting, a tile operand for binary rows): float32
+    gradients, close to float64's at the same numbers."""
+    row = BY_NAME[name]
+    ours = CASES[name][0]
+    shapes = [(3, 4)] if row.arity == 1 else [(3, 4), (4,)]
+    for _ in range(50):
+        xs = [rng.uniform(lo, hi, size=s) for s, (lo, hi) in zip(shapes, row.domain)]
+        bx = np.broadcast_arrays(*xs)
+        if all(_valid(row, tuple(float(b.reshape(-1)[j]) for b in bx)) for j in range(12)):
+            break
+    xs32 = [x.astype(np.float32) for x in xs]
+    xs64 = [x.astype(np.float64) for x in xs32]         # the same numbers
+    argnums = tuple(range(row.arity))
+    w = rng.normal(size=(3, 4))
+
+    def loss(*a):
+        return np.sum(ours(*a) * w)
+    v32, g32 = bn.value_and_grad(loss, argnums=argnums)(*xs32)
+    v64, g64 = bn.value_and_grad(loss, argnums=argnums)(*xs64)
+    np.testing.assert_allclose(v32, v64, rtol=1e-4, atol=1e-4)
+    for a, b in zip(g32, g64):
+        assert a.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)

@@ -90,6 +90,33 @@ CASES = {
     "take_add": (lambda x: _symbolic.take_add(np.tanh(x), np.array([2, 0]), 3), None),
     "matmul": (lambda x: x @ np.sin(x).T @ x, lambda x: x @ anp.sin(x).T @ x),
     "stop_gradient": (lambda x: x * bn.stop_gradient(x), lambda x: x * x.copy()),
+    # issue #11's ufuncs; sign, floor and ceil have gradient 0, seen through a product with x
+    "sign": (lambda x: np.sign(x) * x, lambda x: anp.sign(x) * x),
+    "sinh": (np.sinh, anp.sinh),
+    "cosh": (np.cosh, anp.cosh),
+    "tan": (lambda x: np.tan(0.7 * x), lambda x: anp.tan(0.7 * x)),
+    "arcsin": (lambda x: np.arcsin(0.6 * x), lambda x: anp.arcsin(0.6 * x)),
+    "arccos": (lambda x: np.arccos(0.6 * x), lambda x: anp.arccos(0.6 * x)),
+    "arctan": (np.arctan, anp.arctan),
+    "arctan2": (lambda x: np.arctan2(x, _rev(x) ** 2 + 0.5),
+                lambda x: anp.arctan2(x, _rev(x) ** 2 + 0.5)),
+    # (autograd has no forward-mode rule for hypot: the formula instead)
+    "hypot": (lambda x: np.hypot(x, _rev(x)), lambda x: anp.sqrt(x * x + _rev(x) ** 2)),
+    "exp2": (np.exp2, anp.exp2),
+    "expm1": (np.expm1, anp.expm1),
+    "log1p": (lambda x: np.log1p(x * x), lambda x: anp.log1p(x * x)),
+    "log2": (lambda x: np.log2(positive(x, np)), lambda x: anp.log2(positive(x, anp))),
+    "log10": (lambda x: np.log10(positive(x, np)), lambda x: anp.log10(positive(x, anp))),
+    "logaddexp": (lambda x: np.logaddexp(x, _rev(x) * 2.0),
+                  lambda x: anp.logaddexp(x, _rev(x) * 2.0)),
+    "logaddexp2": (lambda x: np.logaddexp2(x, _rev(x) * 2.0),
+                   lambda x: anp.logaddexp2(x, _rev(x) * 2.0)),
+    "fmax": (lambda x: np.fmax(x, _rev(x) + 0.3), lambda x: anp.fmax(x, _rev(x) + 0.3)),
+    "fmin": (lambda x: np.fmin(x, _rev(x) + 0.3), lambda x: anp.fmin(x, _rev(x) + 0.3)),
+    "floor": (lambda x: np.floor(2.0 * x) * x, lambda x: anp.floor(2.0 * x) * x),
+    "ceil": (lambda x: np.ceil(2.0 * x) * x, lambda x: anp.ceil(2.0 * x) * x),
+    "remainder": (lambda x: x % (_rev(x) ** 2 + 0.5) + x * (x % 0.7),
+                  lambda x: x % (_rev(x) ** 2 + 0.5) + x * (x % 0.7)),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
