@@ -23,6 +23,9 @@ __all__ = [
     "sigmoid", "rsqrt", "sumsq", "clip", "sign", "sinh", "cosh", "tan", "arcsin", "arccos",
     "arctan", "arctan2", "hypot", "exp2", "expm1", "log1p", "log2", "log10", "logaddexp",
     "logaddexp2", "fmax", "fmin", "floor", "ceil", "remainder", "mod",
+    "flip", "roll", "repeat", "tile", "moveaxis", "rollaxis", "atleast_1d", "atleast_2d",
+    "atleast_3d", "vstack", "hstack", "column_stack", "tril", "triu", "diag", "diagonal",
+    "trace", "diff", "outer", "kron", "cross", "pad", "take_along_axis",
 ]
 
 
@@ -361,28 +364,54 @@ def _positions(x):
     return x.positions()
 
 
-def _join(name, arrays, axis, npfunc):
+def _join(name, arrays, npfunc, **kwargs):
+    """npfunc (stack, concatenate, vstack ...) applied to the arrays' positions: one gather."""
     b = _builder(arrays)
     if b is None:
-        return npfunc(arrays, axis=axis)
+        return npfunc(arrays, **kwargs)
     xs = [b.lift(x) for x in arrays]
     if not xs:
         raise ShapeError(at_user_site(f"{name}: need at least one array"))
     try:
-        pos = npfunc([_positions(x) for x in xs], axis=axis)
+        pos = npfunc([_positions(x) for x in xs], **kwargs)
     except (ValueError, np.exceptions.AxisError) as e:
+        where = f" along axis {kwargs['axis']}" if "axis" in kwargs else ""
         raise ShapeError(at_user_site(
-            f"{name}: shapes {[x.shape for x in xs]} along axis {axis}: {e}")) from None
+            f"{name}: shapes {[x.shape for x in xs]}{where}: {e}")) from None
     return b.gather(xs, pos.reshape(-1), pos.shape)
 
 
 def stack(arrays, axis=0):
     """numpy.stack; also packs a list of traced scalars into a traced 1-D array."""
-    return _join("stack", list(arrays), axis, np.stack)
+    return _join("stack", list(arrays), np.stack, axis=axis)
 
 
 def concatenate(arrays, axis=0):
-    return _join("concatenate", list(arrays), axis, np.concatenate)
+    return _join("concatenate", list(arrays), np.concatenate, axis=axis)
+
+
+def _stack_dtype(name, tup, npfunc, dtype, casting):
+    if _builder(tup) is None:
+        return npfunc(tup, dtype=dtype, casting=casting)
+    if dtype is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}(..., dtype={dtype!r}) on traced values: a tape computes in one float "
+            f"dtype; drop dtype= (the traced inputs' dtype is used)"))
+    return _join(name, list(tup), npfunc)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """numpy.vstack: 1-D arrays become rows, then concatenate along axis 0 (one gather)."""
+    return _stack_dtype("vstack", tup, np.vstack, dtype, casting)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    return _stack_dtype("hstack", tup, np.hstack, dtype, casting)
+
+
+def column_stack(tup):
+    """numpy.column_stack: 1-D arrays become columns of a 2-D array."""
+    return _join("column_stack", list(tup), np.column_stack)
 
 
 def array(obj, dtype=None):
@@ -490,6 +519,276 @@ def take(a, indices, axis=None):
     return a[indices]
 
 
+# -- data movement: numpy's function applied to the positions -------------------------------
+#
+# A function that only moves, repeats or drops elements (flip, roll, tile, diagonal ...) is
+# numpy's own function applied to the positions array at trace time: one gather row, whose
+# adjoint scatter-adds (repeated elements collect every copy's gradient). Functions that also
+# write zeros or constants (tril, diag of a vector, pad) point those elements at scalar
+# constant nodes.
+
+def _moved(name, a, f):
+    """The gather of ``f(positions of a)``; ``a`` itself when f leaves it in place."""
+    here = _positions(a)
+    try:
+        pos = np.asarray(f(here))
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError) as e:
+        raise ShapeError(at_user_site(f"{name}: shape {a.shape}: {e}")) from None
+    if pos.size == a.size and np.array_equal(pos.reshape(-1), here.reshape(-1)):
+        return a if pos.shape == a.shape else reshape(a, pos.shape)
+    return a._b.gather([a], pos.reshape(-1), pos.shape)
+
+
+def _filled(name, a, f, fill=0.0):
+    """The gather of ``f(positions of a + 1)``, whose 0s read the constant ``fill``: positions
+    are >= 0, so a 0 left by numpy's zero fill (tril, diag) marks an element to write."""
+    b = a._b
+    z = b.const(fill)
+    try:
+        pos = np.asarray(f(_positions(a) + 1))
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError) as e:
+        raise ShapeError(at_user_site(f"{name}: shape {a.shape}: {e}")) from None
+    pos = np.where(pos == 0, int(z.positions()), pos - 1)
+    return b.gather([a, z], pos.reshape(-1), pos.shape)
+
+
+def _no_traced(name, **args):
+    for arg, v in args.items():
+        if _builder(v) is not None:
+            raise UnsupportedOpError(at_user_site(
+                f"{name}: a traced `{arg}` is not supported (it would decide the result's "
+                f"shape or layout at run time); pass `{arg}` as a constant (a Python number "
+                "or numpy array, e.g. through static_argnums)"))
+
+
+def flip(m, axis=None):
+    """numpy.flip: one gather of the reversed positions."""
+    if not isinstance(m, Var):
+        return np.flip(m, axis)
+    return _moved("flip", m, lambda p: np.flip(p, axis))
+
+
+def roll(a, shift, axis=None):
+    if not isinstance(a, Var):
+        return np.roll(a, shift, axis)
+    _no_traced("roll", shift=shift)
+    return _moved("roll", a, lambda p: np.roll(p, shift, axis))
+
+
+def repeat(a, repeats, axis=None):
+    """numpy.repeat; the gradient of each element sums over its copies."""
+    if _builder(a, repeats) is None:
+        return np.repeat(a, repeats, axis)
+    _no_traced("repeat", repeats=repeats)
+    return _moved("repeat", a, lambda p: np.repeat(p, repeats, axis))
+
+
+def tile(A, reps):
+    if _builder(A, reps) is None:
+        return np.tile(A, reps)
+    _no_traced("tile", reps=reps)
+    return _moved("tile", A, lambda p: np.tile(p, reps))
+
+
+def moveaxis(a, source, destination):
+    if not isinstance(a, Var):
+        return np.moveaxis(a, source, destination)
+    return _moved("moveaxis", a, lambda p: np.moveaxis(p, source, destination))
+
+
+def rollaxis(a, axis, start=0):
+    if not isinstance(a, Var):
+        return np.rollaxis(a, axis, start)
+    return _moved("rollaxis", a, lambda p: np.rollaxis(p, axis, start))
+
+
+def _atleast(name, npfunc, arys):
+    out = [_moved(name, x, npfunc) if isinstance(x, Var) else npfunc(x) for x in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys):
+    return _atleast("atleast_1d", np.atleast_1d, arys)
+
+
+def atleast_2d(*arys):
+    return _atleast("atleast_2d", np.atleast_2d, arys)
+
+
+def atleast_3d(*arys):
+    return _atleast("atleast_3d", np.atleast_3d, arys)
+
+
+def tril(m, k=0):
+    """numpy.tril: the elements above the k-th diagonal read the constant 0 (so inf and NaN
+    there give 0, as numpy's, and no gradient)."""
+    if not isinstance(m, Var):
+        return np.tril(m, k)
+    return _filled("tril", m, lambda p: np.tril(p, k))
+
+
+def triu(m, k=0):
+    if not isinstance(m, Var):
+        return np.triu(m, k)
+    return _filled("triu", m, lambda p: np.triu(p, k))
+
+
+def diag(v, k=0):
+    """numpy.diag: a 1-D array becomes the k-th diagonal of a square matrix (zeros
+    elsewhere); a 2-D array gives its k-th diagonal."""
+    if not isinstance(v, Var):
+        return np.diag(v, k)
+    if v.ndim == 1:
+        return _filled("diag", v, lambda p: np.diag(p, k))
+    return _moved("diag", v, lambda p: np.diag(p, k))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """numpy.diagonal (a gather; the diagonal's axis comes last, as numpy's)."""
+    if not isinstance(a, Var):
+        return np.diagonal(a, offset, axis1, axis2)
+    return _moved("diagonal", a, lambda p: np.diagonal(p, offset, axis1, axis2))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """numpy.trace: the sum of the diagonal's gather."""
+    if not isinstance(a, Var):
+        return np.trace(a, offset, axis1, axis2, dtype, out)
+    if out is not None:
+        raise InplaceError(at_user_site(
+            "numpy.trace(..., out=...) writes in place, which is not traceable: use the "
+            "returned value instead"))
+    d = diagonal(a, offset, axis1, axis2)
+    if d.shape[-1] == 0:                       # an empty diagonal sums to 0, as numpy's
+        return broadcast_to(a._b.const(0.0), d.shape[:-1])
+    return sum(d, axis=-1)
+
+
+_NOVALUE = object()
+
+
+def diff(a, n=1, axis=-1, prepend=_NOVALUE, append=_NOVALUE):
+    """numpy.diff: n times ``a[1:] - a[:-1]`` along ``axis`` (two gathers and a subtract)."""
+    if _builder(a, None if prepend is _NOVALUE else prepend,
+                None if append is _NOVALUE else append) is None:
+        kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not _NOVALUE}
+        return np.diff(a, n, axis, **kw)
+    if n < 0:
+        raise ShapeError(at_user_site(f"diff: order must be non-negative but got {n}"))
+    b = _builder(a, prepend, append)
+    a = b.lift(a)
+    if a.ndim == 0:
+        raise ShapeError(at_user_site("diff requires input that is at least one dimensional"))
+    axis = normalize_axis(axis, a.ndim, "diff")
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is a:
+            parts.append(a)
+        elif extra is not _NOVALUE:
+            e = b.lift(extra)
+            if e.ndim == 0:
+                e = broadcast_to(e, a.shape[:axis] + (1,) + a.shape[axis + 1:])
+            parts.append(e)
+    if len(parts) > 1:
+        a = concatenate(parts, axis=axis)
+    lead = (slice(None),) * axis
+    for _ in range(n):
+        a = a[lead + (slice(1, None),)] - a[lead + (slice(None, -1),)]
+    return a
+
+
+def outer(a, b, out=None):
+    """numpy.outer: ravel(a)[:, None] * ravel(b)[None, :] (one broadcasting multiply)."""
+    bld = _builder(a, b)
+    if bld is None:
+        return np.outer(a, b, out)
+    if out is not None:
+        raise InplaceError(at_user_site(
+            "numpy.outer(..., out=...) writes in place, which is not traceable: use the "
+            "returned value instead"))
+    x, w = ravel(bld.lift(a)), ravel(bld.lift(b))
+    return multiply(reshape(x, (x.size, 1)), reshape(w, (1, w.size)))
+
+
+def kron(a, b):
+    """numpy.kron: a reshaped to (a0, 1, a1, 1, ...) times b reshaped to (1, b0, 1, b1, ...),
+    merged pairwise: out[i0*b0 + j0, ...] = a[i0, ...] * b[j0, ...]."""
+    bld = _builder(a, b)
+    if bld is None:
+        return np.kron(a, b)
+    x, w = bld.lift(a), bld.lift(b)
+    nd = builtins.max(x.ndim, w.ndim)
+    xs = (1,) * (nd - x.ndim) + x.shape
+    ws = (1,) * (nd - w.ndim) + w.shape
+    y = multiply(reshape(x, tuple(d for s in xs for d in (s, 1))),
+                 reshape(w, tuple(d for s in ws for d in (1, s))))
+    return reshape(y, tuple(p * q for p, q in zip(xs, ws)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """numpy.cross of 3-vectors: a1*b2 - a2*b1, ... in numpy's order of operations."""
+    bld = _builder(a, b)
+    if bld is None:
+        return np.cross(a, b, axisa, axisb, axisc, axis)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x = moveaxis(bld.lift(a), axisa, -1)
+    w = moveaxis(bld.lift(b), axisb, -1)
+    if x.shape[-1] != 3 or w.shape[-1] != 3:
+        raise UnsupportedOpError(at_user_site(
+            f"cross: vectors of length {x.shape[-1]} and {w.shape[-1]}: burnumba traces the "
+            "cross product of 3-vectors only (numpy deprecates 2-vectors); for 2-vectors "
+            "write a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]"))
+    i, j = np.array([1, 2, 0]), np.array([2, 0, 1])
+    c = x[..., i] * w[..., j] - x[..., j] * w[..., i]
+    return moveaxis(c, -1, axisc)
+
+
+_PAD_MOVES = ("edge", "reflect", "symmetric", "wrap")
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """numpy.pad. mode="constant" (with constant_values) points the border at scalar constant
+    nodes; "edge", "reflect", "symmetric" and "wrap" only move elements: one gather."""
+    if not isinstance(array, Var):
+        return np.pad(array, pad_width, mode, **kwargs)
+    _no_traced("pad", pad_width=pad_width, **kwargs)
+    if mode in _PAD_MOVES:
+        return _moved("pad", array, lambda p: np.pad(p, pad_width, mode, **kwargs))
+    if mode != "constant":
+        raise UnsupportedOpError(at_user_site(
+            f"pad: mode={mode!r} is not supported on traced values (it computes the border "
+            f"from the values); use mode='constant' or one of {', '.join(_PAD_MOVES)}, or "
+            "build the border with bnp.concatenate"))
+    b = array._b
+    try:
+        inside = np.pad(np.ones(array.shape, dtype=bool), pad_width, "constant",
+                        constant_values=False)
+        fills = np.pad(np.zeros(array.shape), pad_width, "constant", **kwargs)
+    except (ValueError, TypeError) as e:
+        raise ShapeError(at_user_site(f"pad: shape {array.shape}: {e}")) from None
+    pos = np.zeros(inside.shape, dtype=np.int64)
+    pos[inside] = _positions(array).reshape(-1)
+    consts = {}
+    for v in np.unique(fills[~inside]):
+        consts[float(v)] = b.const(float(v))
+        pos[~inside & (fills == v)] = int(consts[float(v)].positions())
+    return b.gather([array, *consts.values()], pos.reshape(-1), pos.shape)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    """numpy.take_along_axis with constant (numpy) integer indices: one gather."""
+    if _builder(arr, indices) is None:
+        return np.take_along_axis(arr, indices, axis)
+    if isinstance(indices, Var):
+        raise UnsupportedOpError(at_user_site(
+            "take_along_axis: traced indices are not supported; pass the indices as a numpy "
+            "integer array (a constant), or use x[idx] / bnp.take with an integer array "
+            "argument along axis 0"))
+    return _moved("take_along_axis", arr,
+                  lambda p: np.take_along_axis(p, np.asarray(indices), axis))
+
+
 def broadcast_to(array, shape):
     if not isinstance(array, Var):
         return np.broadcast_to(array, shape)
@@ -554,6 +853,12 @@ _FUNCTIONS = {
     np.transpose: transpose, np.broadcast_to: broadcast_to, np.expand_dims: expand_dims,
     np.squeeze: squeeze, np.clip: clip, np.array: array, np.asarray: asarray,
     np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a: a.size,
+    np.flip: flip, np.roll: roll, np.repeat: repeat, np.tile: tile, np.moveaxis: moveaxis,
+    np.rollaxis: rollaxis, np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d,
+    np.atleast_3d: atleast_3d, np.vstack: vstack, np.hstack: hstack,
+    np.column_stack: column_stack, np.tril: tril, np.triu: triu, np.diag: diag,
+    np.diagonal: diagonal, np.trace: trace, np.diff: diff, np.outer: outer, np.kron: kron,
+    np.cross: cross, np.pad: pad, np.take_along_axis: take_along_axis,
 }
 
 
