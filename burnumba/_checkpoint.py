@@ -30,8 +30,15 @@ def save_checkpoint(path, params, opt_state=None, meta=None):
         arrays["param/" + k] = np.asarray(v)
     for k, v in (opt_state or {}).items():
         arrays["opt/" + k] = np.asarray(v)
-    path = os.fspath(path)
-    tmp = path + ".tmp"
+    savez_atomic(path, arrays, CheckpointError, "the checkpoint")
+
+
+def savez_atomic(path, arrays, error, what):
+    """``np.savez(path, **arrays)``, written whole to a temporary file of this process and
+    renamed into place, so that a reader never sees half a file; an OSError becomes
+    ``error`` naming the path and ``what`` was being written."""
+    path = os.fsdecode(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
@@ -39,8 +46,8 @@ def save_checkpoint(path, params, opt_state=None, meta=None):
     except OSError as e:
         if os.path.exists(tmp):
             os.remove(tmp)
-        raise CheckpointError(f"{path}: cannot write the checkpoint ({e.strerror or e}); "
-                              "check that its folder exists and is writable") from None
+        raise error(f"{path}: cannot write {what} ({e.strerror or e}); check that its folder "
+                    "exists and is writable") from None
 
 
 def load_checkpoint(path):

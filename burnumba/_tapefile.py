@@ -24,6 +24,7 @@ import zipfile
 
 import numpy as np
 
+from ._checkpoint import savez_atomic
 from ._errors import TapeFormatError
 from ._tape import Tape
 from .kernels import ROWS, layout
@@ -271,17 +272,7 @@ def save_tape(tape, file):
     if not isinstance(file, (str, bytes, os.PathLike)):
         np.savez(file, **entries)
         return
-    path = os.fsdecode(file)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **entries)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise TapeFormatError(f"{path}: cannot write the tape ({e.strerror or e}); check that "
-                              "its folder exists and is writable") from None
+    savez_atomic(file, entries, TapeFormatError, "the tape")
 
 
 def load_tape(file):

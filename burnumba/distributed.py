@@ -47,12 +47,10 @@ import threading
 import numpy as np
 
 from ._api import CACHE_SIZE, TapeCache
-from ._checkpoint import load_checkpoint, save_checkpoint
-from ._errors import (CheckpointError, InputError, MissingExtraError, NonFiniteError,
-                      ShapeError)
+from ._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
 from ._pytree import flatten
 from ._signature import structure
-from .optim import _exclusive, clip_grad_norm
+from .optim import Checkpoints, _exclusive, clip_grad_norm
 
 __all__ = ["value_and_grad", "Trainer", "MissingExtraError"]
 
@@ -304,7 +302,7 @@ def value_and_grad(loss, client, reduce="sum"):
     return data_parallel
 
 
-class Trainer:
+class Trainer(Checkpoints):
     """Synchronous data-parallel training: each ``step()`` is the gradient of the whole dataset
     (reduced on the workers, as ``value_and_grad``), then one update by ``optimizer`` (a
     burnumba.optim optimiser) on the driver. The parameters live on the driver as one flat
@@ -352,28 +350,3 @@ class Trainer:
             self.optimizer.step(self.flat_params, grads)
             self.steps += 1
             return value
-
-    def save(self, path, meta=None):
-        """Write the parameters, the optimiser state and ``meta`` to ``path`` (.npz, as
-        burnumba.optim.Trainer.save)."""
-        meta = dict(meta or {})
-        meta.setdefault("trainer_steps", self.steps)
-        meta.setdefault("optimizer", type(self.optimizer).__name__)
-        save_checkpoint(path, self.params, self.optimizer.state_dict(), meta)
-
-    def load(self, path):
-        """Read parameters and optimiser state saved by ``save``. Returns the meta dict."""
-        params, opt_state, meta = load_checkpoint(path)
-        with _exclusive(self._lock, "Trainer.load"):
-            if sorted(params) != self.names:
-                raise CheckpointError(f"{path}: parameter names {sorted(params)[:5]} differ "
-                                      f"from the model's {self.names[:5]}: wrong model?")
-            for k, dst in self.params.items():
-                if np.shape(params[k]) != dst.shape:
-                    raise CheckpointError(f"{path}: parameter '{k}' has shape "
-                                          f"{np.shape(params[k])}, the model's is {dst.shape}")
-                dst[...] = params[k]
-            if opt_state is not None:
-                self.optimizer.load_state_dict(opt_state)
-            self.steps = int(meta.get("trainer_steps", 0))
-        return meta

@@ -209,7 +209,48 @@ class AdamW(Adam):
 
 
 # -- the trainer ---------------------------------------------------------------------------
-class Trainer:
+class Checkpoints:
+    """``save`` / ``load`` / ``set_params`` of a trainer with ``params`` (a dict of writable
+    views of its parameters), ``names`` (their sorted keys), ``optimizer``, ``steps`` and a
+    ``_lock``: optim.Trainer and burnumba.distributed.Trainer."""
+
+    def save(self, path, meta=None):
+        """Write the parameters, the optimiser state and ``meta`` (JSON-able) to ``path``
+        (.npz, no pickle)."""
+        meta = dict(meta or {})
+        meta.setdefault("trainer_steps", self.steps)
+        meta.setdefault("optimizer", type(self.optimizer).__name__)
+        save_checkpoint(path, self.params, self.optimizer.state_dict(), meta)
+
+    def load(self, path):
+        """Read parameters and optimiser state saved by ``save`` into this trainer. Returns
+        the checkpoint's meta dict."""
+        params, opt_state, meta = load_checkpoint(path)
+        with _exclusive(self._lock, "Trainer.load"):
+            self.set_params(params, where=str(path))
+            if opt_state is not None:
+                self.optimizer.load_state_dict(opt_state)
+            self.steps = int(meta.get("trainer_steps", 0))
+        return meta
+
+    def set_params(self, params, where=None):
+        """Copy ``params`` (the same names and shapes) into this trainer's parameters.
+        ``where`` names the checkpoint they came from, for the error message."""
+        error = CheckpointError if where else ShapeError
+        where = where or "Trainer.set_params"
+        if sorted(params) != self.names:
+            missing = sorted(set(self.names) - set(params))
+            extra = sorted(set(params) - set(self.names))
+            raise error(f"{where}: parameter names differ from the model's (missing "
+                        f"{missing[:5]}, unexpected {extra[:5]}): wrong model?")
+        for k, dst in self.params.items():
+            if np.shape(params[k]) != dst.shape:
+                raise error(f"{where}: parameter '{k}' has shape {np.shape(params[k])}, the "
+                            f"model's is {dst.shape}: wrong model config?")
+            dst[...] = params[k]
+
+
+class Trainer(Checkpoints):
     """Trains ``loss_fn(params, *data)`` with ``optimizer``, the parameters living in the tape.
 
     The loss is traced once, for the shapes of ``example_data``. From then on the parameters
@@ -305,42 +346,6 @@ class Trainer:
             self._write(data)
             self._state.run(layout.MODE_FORWARD)
             return float(self._state.val[self._out])
-
-    # -- checkpoints ---------------------------------------------------------------------------
-    def save(self, path, meta=None):
-        """Write the parameters, the optimiser state and ``meta`` (JSON-able) to ``path``
-        (.npz, no pickle)."""
-        meta = dict(meta or {})
-        meta.setdefault("trainer_steps", self.steps)
-        meta.setdefault("optimizer", type(self.optimizer).__name__)
-        save_checkpoint(path, self.params, self.optimizer.state_dict(), meta)
-
-    def load(self, path):
-        """Read parameters and optimiser state saved by ``save`` into this trainer. Returns
-        the checkpoint's meta dict."""
-        params, opt_state, meta = load_checkpoint(path)
-        with _exclusive(self._lock, "Trainer.load"):
-            self.set_params(params, where=str(path))
-            if opt_state is not None:
-                self.optimizer.load_state_dict(opt_state)
-            self.steps = int(meta.get("trainer_steps", 0))
-        return meta
-
-    def set_params(self, params, where=None):
-        """Copy ``params`` (the same names and shapes) into the tape. ``where`` names the
-        checkpoint they came from, for the error message."""
-        error = CheckpointError if where else ShapeError
-        where = where or "Trainer.set_params"
-        if sorted(params) != self.names:
-            missing = sorted(set(self.names) - set(params))
-            extra = sorted(set(params) - set(self.names))
-            raise error(f"{where}: parameter names differ from the model's (missing "
-                        f"{missing[:5]}, unexpected {extra[:5]}): wrong model?")
-        for k, dst in self.params.items():
-            if np.shape(params[k]) != dst.shape:
-                raise error(f"{where}: parameter '{k}' has shape {np.shape(params[k])}, the "
-                            f"model's is {dst.shape}: wrong model config?")
-            dst[...] = params[k]
 
     @classmethod
     def restore(cls, path, loss_fn, optimizer, *example_data, clip=None):
