@@ -345,3 +345,25 @@ def test_errors_name_the_transformation_and_the_fix():
         with pytest.raises(bn.UnsupportedOpError, match="cumsum") as info:
             transform(lambda x: np.sum(np.cumsum(x) * x))(x if transform is bn.hessian else 1.0)
         assert info.value.__context__ is None and info.value.__cause__ is None
+
+
+def test_hvp_fast_path_equals_jvp_of_grad():
+    """Repeated hvp calls with plain arrays take a fast path (the tape swept directly): the
+    same bits as jvp(grad(f)), per dtype and shape, and the slow path's checks still hold."""
+    def rosen(x):
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    rng = np.random.default_rng(5)
+    for n in (7, 12, 7):
+        for dtype in (np.float64, np.float32):
+            x, v = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+            want = bn.jvp(bn.grad(rosen), (x,), (v,))[1]
+            for _ in range(3):                   # the first call traces, the rest are fast
+                got = bn.hvp(rosen, x, v)
+                assert got.dtype == dtype and got.tobytes() == want.tobytes()
+            with bn.debug_nans():
+                assert bn.hvp(rosen, x, v).tobytes() == want.tobytes()
+            with pytest.raises(bn.ShapeError, match="tangent"):
+                bn.hvp(rosen, x, v[:-1])
+    x = np.array([1.0, 2.0, 3.0])
+    assert np.array_equal(bn.hvp(rosen, x[::-1], np.ones(3)),
+                          bn.hvp(rosen, np.ascontiguousarray(x[::-1]), np.ones(3)))
