@@ -72,7 +72,6 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -87,16 +86,13 @@ from tensor_workloads import (BATCHES, DTYPES, MODULES, SYSTEMS, WORKLOADS,  # n
                               Unsupported, data_for, loss_tolerance, make_case, params_for,
                               reference_loss, warm_up)
 import tensor_workloads as tw  # noqa: E402
+import _child  # noqa: E402
+from _child import installed, run_child, short_error  # noqa: E402
 
 TARGET_S = 0.5
 QUICK_TARGET_S = 0.05
 GRAD_TOL = {"float64": 1e-9, "float32": 1e-3}
 GRAD_REF_SYSTEMS = ("autograd", "jax", "torch")
-
-
-def _short(e):
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"{type(e).__name__}: {msg}"[:110]
 
 
 def reference_grads(workload, batch):
@@ -150,7 +146,7 @@ def measure(system, workload, batch, dtype, max_calls, repeats, target_s, ref_lo
         gc.collect()
         median, each = time_per_call(call, n, repeats)
     except Exception as e:              # a failure is reported, not fatal; burnumba's too
-        return {"status": f"error: {_short(e)}"}
+        return {"status": f"error: {short_error(e, 110)}"}
     ref, scale = ref_loss
     loss_ok = abs(loss - ref) <= loss_tolerance(dtype, scale)
     gerr = grad_error(grads, ref_grads) if ref_grads is not None else None
@@ -178,30 +174,6 @@ def child(spec):
             "grad_dtype": grad_dtype(result), **compile_stats(spec["system"])}
 
 
-def run_child(spec, env=None, timeout=1800):
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                               json.dumps(spec)], env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return {"status": f"error: timed out after {timeout} s"}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode or not lines:
-        err = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        return {"status": f"error: {(err[-1] if err else 'no output')[:160]}",
-                "stderr": "\n".join(err[-30:])}
-    r = json.loads(lines[-1])
-    r["status"] = "ok"
-    r["process_s"] = time.perf_counter() - t0
-    return r
-
-
-def installed(system):
-    import importlib.util
-    return importlib.util.find_spec(MODULES[system]) is not None
-
-
 def measure_with_first(system, workload, batch, dtype, caches, measure_args, ref_loss):
     """``measure`` (the steady state, in this process), with the time to first result from
     fresh processes around it (``caches`` None: none). burnumba and torch.compile: a cold
@@ -209,13 +181,13 @@ def measure_with_first(system, workload, batch, dtype, caches, measure_args, ref
     that folder (else on the default folders, which this process's warm-up filled) after;
     this process's torch.compile compiles into that folder too (it then loads the cold
     process's work). Other systems: one process after."""
-    if caches is None or not installed(system):
+    if caches is None or not installed(MODULES[system]):
         return measure(system, workload, batch, dtype, *measure_args)
     spec = {"system": system, "workload": workload, "batch": batch, "dtype": dtype}
     ref, scale = ref_loss
 
     def child_run(env=None):
-        r = run_child(spec, env)
+        r = run_child(os.path.abspath(__file__), spec, env=env)
         if r.get("status") == "ok":
             r["loss_ok"] = abs(r["loss"] - ref) <= loss_tolerance(dtype, scale)
         return r
@@ -313,22 +285,7 @@ def rows(results, ref_system=None):
 
 def print_table(table, markdown, head=HEAD):
     """The rows under ``head`` (a prefix of HEAD: the rows are cut to its length)."""
-    table = [tuple(r[:len(head)]) for r in table]
-    if markdown:
-        print("| " + " | ".join(h.replace("|", "\\|") for h in head) + " |")
-        print("|" + "|".join("---" if i in LEFT else "---:" for i in range(len(head))) + "|")
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-        return
-    # a status message spans the columns after it: it does not widen its own column
-    widths = [max(len(str(x)) for x in col) for col in
-              zip(head, *[r if r[3] != "" else r[:2] + ("",) * (len(r) - 2) for r in table])]
-    for row in (head, *table):
-        if row is not head and row[3] == "":
-            print(f"{row[0].ljust(widths[0])}  {row[1].ljust(widths[1])}  {row[2]}")
-            continue
-        print("  ".join(str(x).ljust(w) if i in LEFT else str(x).rjust(w)
-                        for i, (x, w) in enumerate(zip(row, widths))).rstrip())
+    _child.print_table(head, [tuple(r[:len(head)]) for r in table], markdown, LEFT, lead=2)
 
 
 DESCRIPTION = {
@@ -434,7 +391,7 @@ def main(argv=None):
                     tape_info = {"nodes": tape.n, "bytes": tape.nbytes}
                     tape_txt = f"; burnumba float64 tape: {tape.n} nodes, {tape.nbytes} bytes"
                 except Exception as e:
-                    tape_txt = f"; burnumba tape: error: {_short(e)}"
+                    tape_txt = f"; burnumba tape: error: {short_error(e, 110)}"
             else:
                 tape_txt = ""
             print(f"{n_params} parameters{tape_txt}\n")

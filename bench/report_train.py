@@ -83,16 +83,17 @@ import gc  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+SCRIPT = os.path.abspath(__file__)          # what run_child runs with --child
 import numpy as np  # noqa: E402
 import train_workloads as tw  # noqa: E402
 from _caches import CacheDirs, compile_stats, folder_mb, has_disk_cache  # noqa: E402
+from _child import installed, run_child  # noqa: E402
 
 RESULTS_DIR = os.path.join(HERE, "results")
 SVG_PATH = os.path.join(RESULTS_DIR, "learning_curves.svg")
@@ -198,33 +199,11 @@ def child(spec):
 
 
 # -- preparing the inputs (parent) ------------------------------------------------------------
-def _short(e):
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"{type(e).__name__}: {msg}"[:160]
-
-
 def write_bundle(path, params, arrays):
     payload = {f"p.{k}": v for k, v in params.items()}
     for k, a in arrays.items():
         payload[k] = a.astype(np.uint8) if a.max() < 256 else a
     np.savez(path, **payload)
-
-
-def run_child(spec, timeout=1800, env=None):
-    try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                               json.dumps(spec)], capture_output=True, text=True,
-                              timeout=timeout, check=False, env=env)
-    except subprocess.TimeoutExpired:
-        return {"status": f"error: timed out after {timeout} s"}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode or not lines:
-        err = proc.stderr.strip().splitlines()
-        tail = next((ln for ln in reversed(err) if ln.strip()), "no output")
-        return {"status": f"error: {tail[:200]}", "stderr": "\n".join(err[-30:])}
-    r = json.loads(lines[-1])
-    r["status"] = "ok"
-    return r
 
 
 # -- printing ------------------------------------------------------------------------------------
@@ -425,11 +404,6 @@ def machine_info():
     return info
 
 
-def installed(system):
-    import importlib.util
-    return importlib.util.find_spec(MODULES[system]) is not None
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", help=f"folder with {tw.GPT_FILE} and {tw.NAMES_FILE}, the "
@@ -478,7 +452,7 @@ def main(argv=None):
     data_dir = None if args.embedded else args.data_dir      # default: the embedded data
     cold = args.cold or ("once" if args.quick else "each")
     compile_attention = args.compile_attention or ("explicit" if args.quick else "both")
-    skipped = [s for s in systems if not installed(s)]
+    skipped = [s for s in systems if not installed(MODULES[s])]
     systems = [s for s in systems if s not in skipped]
 
     info = machine_info()
@@ -539,7 +513,7 @@ def main(argv=None):
                         # a cold start; or burnumba's priming process on the default folders
                         # (torch.compile's timing process compiles there itself, if it must)
                         if cache_path or system == "burnumba":
-                            pre = run_child(dict(base, mode="first"), env=env)
+                            pre = run_child(SCRIPT, dict(base, mode="first"), env=env)
                             if pre["status"] == "ok":
                                 pre["rel_err"] = abs(pre["first_loss"] - ref) / abs(ref)
                                 pre["loss_ok"] = pre["rel_err"] <= tw.LOSS_RTOL[dtype]
@@ -552,11 +526,11 @@ def main(argv=None):
                                      else ""), file=sys.stderr, flush=True)
                         spec = dict(base, mode="time", budget_s=budget,
                                     warmup_s=0.1 if args.quick else WARMUP_S)
-                        r = run_child(spec, env=env)
+                        r = run_child(SCRIPT, spec, env=env)
                         if r.get("numba_compiled"):
                             # burnumba's sources changed since the priming process: this one
                             # compiled, and the compiler's memory is in its peak RSS. Once more.
-                            r = run_child(spec, env=env)
+                            r = run_child(SCRIPT, spec, env=env)
                             r["rerun_after_compile"] = True
                         if r["status"] == "ok":
                             r["ref_loss"] = ref
@@ -656,7 +630,7 @@ def main(argv=None):
                 t0 = time.perf_counter()
                 # the cache folders of the timing run of this model, if it ran (warm)
                 env = envs.get((system, "gpt", CURVE_BATCH, curve_dtype)) if cases else None
-                r = run_child(spec, timeout=6 * 3600, env=env)
+                r = run_child(SCRIPT, spec, timeout=6 * 3600, env=env)
                 r["wall_s"] = time.perf_counter() - t0
                 curves[system] = r
                 print(f"  . curve {system}: {r['status']} in {r['wall_s']:.0f} s",

@@ -53,9 +53,7 @@ import os
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
-import importlib.util  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -63,6 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import transform_workloads as tw  # noqa: E402
+from _child import installed, print_table, run_child  # noqa: E402
 
 TARGET_S = 0.5
 QUICK_TARGET_S = 0.05
@@ -103,32 +102,6 @@ def child(spec):
             "threads": tw.THREADS.get(system, 1), **threads}
 
 
-def _short(e):
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return f"{type(e).__name__}: {msg}"[:160]
-
-
-def run_child(spec, timeout):
-    t0 = time.perf_counter()
-    try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                               json.dumps(spec)], capture_output=True, text=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return {"status": f"failed: did not finish within {timeout} s (first call = compile, "
-                          "check and timing together)", "process_s": timeout}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode or not lines:
-        err = proc.stderr.strip().splitlines()
-        tail = next((ln for ln in reversed(err) if ln.strip()), "no output")
-        return {"status": f"failed: {tail.strip()[:200]}", "stderr": "\n".join(err[-30:]),
-                "process_s": time.perf_counter() - t0}
-    r = json.loads(lines[-1])
-    r["status"] = "ok"
-    r["process_s"] = time.perf_counter() - t0
-    return r
-
-
 # -- machine -----------------------------------------------------------------------------------
 def machine_info():
     from report import _version
@@ -145,10 +118,6 @@ def machine_info():
 
 def load_average():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def installed(system):
-    return importlib.util.find_spec(tw.MODULES[system]) is not None
 
 
 # -- printing ----------------------------------------------------------------------------------
@@ -177,24 +146,6 @@ def rows(results, base, unit):
                f"{lo * scale:,.1f}-{hi * scale:,.1f}", ratio, f"{r['cpu_per_wall']:.2f}",
                f"{r['first_call_s']:.2f}",
                f"{r['abs_sum']:.12g}", f"{r['rel_err']:.1e}", "ok" if r["correct"] else "WRONG")
-
-
-def print_table(header, table, markdown):
-    if markdown:
-        print("| " + " | ".join(h.replace("|", "\\|") for h in header) + " |")
-        print("|" + "|".join("---" if i in LEFT else "---:" for i in range(len(header))) + "|")
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-        return
-    # a status message spans the columns after it: it does not widen its own column
-    widths = [max(len(str(x)) for x in col) for col in
-              zip(header, *[r if r[2] != "" else r[:1] + ("",) * (len(r) - 1) for r in table])]
-    for row in (header, *table):
-        if row is not header and row[2] == "":
-            print(f"{row[0].ljust(widths[0])}  {row[1]}")
-            continue
-        print("  ".join(str(x).ljust(w) if i in LEFT else str(x).rjust(w)
-                        for i, (x, w) in enumerate(zip(row, widths))).rstrip())
 
 
 def _brief(r):
@@ -256,16 +207,16 @@ def main(argv=None):
         for system in case_systems:
             if system not in systems:
                 continue
-            if not installed(system):
+            if not installed(tw.MODULES[system]):
                 results[system] = {"status": "not installed"}
                 continue
             spec = {"case": case, "system": system, "repeats": repeats, "target_s": target_s,
                     "max_calls": args.calls}
             timeout = COMPILE_TIMEOUT_S if system == "torch-compile" else CHILD_TIMEOUT_S
-            r = run_child(spec, timeout)
-            if system == "torch-compile" and r["status"].startswith("failed: did not"):
-                r["status"] = (f"failed: torch.compile did not finish within {timeout} s "
-                               "(compile, check and timing together)")
+            r = run_child(os.path.abspath(__file__), spec, timeout)
+            if r.get("timed_out"):
+                r["status"] = (f"error: {tw.LABELS[system]} did not finish within {timeout} s "
+                               "(first call = compile, check and timing together)")
             results[system] = r
             print(f"  . {case} {system}: {_brief(r)}", file=sys.stderr, flush=True)
 
@@ -283,7 +234,7 @@ def main(argv=None):
             lo, hi = tw.BURTORCH_PAPER_NS
             table.append(("BurTorch C++ (the paper's figure, not measured here)", "1", "-",
                           f"{lo}-{hi}", "-", "-", "-", "-", "-", "-", "cited"))
-        print_table(head(unit), table, args.markdown)
+        print_table(head(unit), table, args.markdown, LEFT, lead=1)
         entry = {"description": description, "base": base, "unit": unit,
                  "reference_abs_sum": float(np.sum(np.abs(ref))),
                  "systems": {tw.LABELS[s]: {"system": s, **r} for s, r in results.items()}}

@@ -1,0 +1,62 @@
+"""What the bench reports share: a measurement run in a fresh child process, a short error
+text, whether a peer is installed, and a table printed aligned or as Markdown."""
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+
+
+def short_error(e, limit=160):
+    """``Type: first line of the message``, at most ``limit`` characters."""
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return f"{type(e).__name__}: {msg}"[:limit]
+
+
+def installed(module):
+    return importlib.util.find_spec(module) is not None
+
+
+def run_child(script, spec, timeout=1800, env=None):
+    """Run ``script --child <spec as JSON>`` and return the JSON object its last stdout line
+    holds, with ``status`` "ok" and ``process_s`` (the child's wall time, unless it reported
+    its own); on a failure, ``status`` "error: ..." (the
+    last stderr line) and the stderr tail, or ``timed_out`` True."""
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, script, "--child", json.dumps(spec)], env=env,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"status": f"error: timed out after {timeout} s", "timed_out": True,
+                "process_s": timeout}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode or not lines:
+        err = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        return {"status": f"error: {(err[-1].strip() if err else 'no output')[:200]}",
+                "stderr": "\n".join(err[-30:]), "process_s": time.perf_counter() - t0}
+    r = json.loads(lines[-1])
+    r["status"] = "ok"
+    r.setdefault("process_s", time.perf_counter() - t0)     # unless the child timed itself
+    return r
+
+
+def print_table(head, table, markdown, left, lead):
+    """The rows under ``head``; columns in ``left`` align left. A status row (its cell after
+    the first ``lead`` cells is empty) prints its message after those cells, and the message
+    does not widen its own column."""
+    if markdown:
+        print("| " + " | ".join(h.replace("|", "\\|") for h in head) + " |")
+        print("|" + "|".join("---" if i in left else "---:" for i in range(len(head))) + "|")
+        for row in table:
+            print("| " + " | ".join(row) + " |")
+        return
+    widths = [max(len(str(x)) for x in col) for col in
+              zip(head, *[r if r[lead + 1] != "" else r[:lead] + ("",) * (len(r) - lead)
+                          for r in table])]
+    for row in (head, *table):
+        if row is not head and row[lead + 1] == "":
+            print("  ".join(str(x).ljust(w) for x, w in zip(row[:lead], widths)) + "  "
+                  + str(row[lead]))
+            continue
+        print("  ".join(str(x).ljust(w) if i in left else str(x).rjust(w)
+                        for i, (x, w) in enumerate(zip(row, widths))).rstrip())
