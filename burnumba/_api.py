@@ -166,6 +166,16 @@ class TapeCache:
             self.added(tape, args, kwargs, argnums)
         return tape, sig, argnums
 
+    def tape_or_builder(self, args, kwargs):
+        """``(tape, sig, argnums, None)``; or ``(None, None, None, builder)`` when the
+        arguments are another trace's values (the caller then runs in that trace, outside
+        this except, so that its errors chain nothing)."""
+        try:
+            return (*self.tape_for(args, kwargs), None)
+        except NestedTrace as nested:
+            builder = nested.builder
+        return None, None, None, builder
+
     def dropped(self, tape):
         """A tape left the cache (under the lock)."""
 
@@ -232,13 +242,8 @@ class _Transformed(TapeCache):
                                                        self.single), tape)
 
     def call(self, args, kwargs):
-        try:
-            tape, sig, argnums = self.tape_for(args, kwargs)
-        except NestedTrace as nested:              # inside another trace: run in it
-            builder = nested.builder
-        else:
-            builder = None
-        if builder is not None:           # outside the except: its errors chain nothing
+        tape, sig, argnums, builder = self.tape_or_builder(args, kwargs)
+        if builder is not None:                    # inside another trace: run in it
             from . import _symbolic
             argnums = _positive(self.argnums, len(args))
             return _symbolic.value_and_grad(builder, self.f, args, kwargs, argnums,

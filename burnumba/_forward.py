@@ -19,7 +19,8 @@ from ._api import CACHE_SIZE, TapeCache, grad
 from ._debug import SWITCH
 from ._errors import (InputError, NestedTrace, OutputError, PytreeError, ShapeError,
                       at_user_site)
-from ._pytree import flatten, unflatten
+from ._pytree import flatten
+from ._signature import regroup
 from .kernels import layout
 
 
@@ -105,13 +106,8 @@ def jvp(f, primals, tangents):
     tangents = _check_tangents(primals, tangents)
     cache = _CACHES.get(f, ("jvp", len(primals)),
                         lambda: _forward_cache(f, tuple(range(len(primals)))))
-    try:
-        tape, sig, _ = cache.tape_for(primals, {})
-    except NestedTrace as nested:                  # inside another trace: run in it
-        builder = nested.builder
-    else:
-        builder = None
-    if builder is not None:           # outside the except: its errors chain nothing
+    tape, sig, _, builder = cache.tape_or_builder(primals, {})
+    if builder is not None:                        # inside another trace: run in it
         from . import _symbolic
         return _symbolic.jvp(builder, f, primals, tangents)
     state = tape.state()
@@ -164,17 +160,11 @@ def linearize(f, *primals):
 def _jacobian_parts(tape, sig, argnums, single, J):
     """Split J (output elements x differentiated input elements) into one Jacobian per
     argnum, each shaped output shape + argument leaf shape, in the argument's pytree."""
-    leaves, pos = [], 0
+    leaves = []
     for start, size, shape, _ in tape.in_slots[:tape.n_diff]:
         block = J[:, start:start + size].reshape(tape.out_shape + tuple(shape))
         leaves.append(float(block) if block.shape == () else block)
-    by_position = {}
-    for k in sorted(set(argnums)):
-        n = len(sig.kinds[k])
-        by_position[k] = unflatten(sig.treedefs[k], leaves[pos:pos + n])
-        pos += n
-    out = tuple(by_position[k] for k in argnums)
-    return out[0] if single else out
+    return regroup(leaves, sig, argnums, single)
 
 
 def _by_tangents(tape, state):
@@ -235,13 +225,8 @@ def _jacobian(f, argnums, how):
 
     @functools.wraps(f)
     def jacobian_fn(*args, **kwargs):
-        try:
-            tape, sig, resolved = cache.tape_for(args, kwargs)
-        except NestedTrace as nested:              # inside another trace: run in it
-            builder = nested.builder
-        else:
-            builder = None
-        if builder is not None:
+        tape, sig, resolved, builder = cache.tape_or_builder(args, kwargs)
+        if builder is not None:                    # inside another trace: run in it
             from . import _symbolic
             from ._api import _positive
             return _symbolic.jacobian(builder, f, args,

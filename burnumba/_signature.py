@@ -162,7 +162,12 @@ def structure(tape, flat, sig, argnums, single):
     leaves = tape.split_grads(flat)
     if len(argnums) == 1 and sig.treedefs[argnums[0]] is None:
         return leaves[0] if single else (leaves[0],)
-    # leaves were collected in order of argument position, whatever the order of argnums
+    return regroup(leaves, sig, argnums, single)
+
+
+def regroup(leaves, sig, argnums, single):
+    """Per-leaf results (one per differentiated input leaf, in order of argument position,
+    whatever the order of argnums) rebuilt into each argnum's structure, in argnums' order."""
     by_position, pos = {}, 0
     for k in sorted(set(argnums)):
         n = len(sig.kinds[k])

@@ -103,12 +103,18 @@ def _erfc(z):
     return 1.0 - erf(z)
 
 
+# the rules' math functions (math's names, kernels.rules.MATH) that are numpy's under
+# another name; copysign and fmod have no traced counterpart (no derivative rule uses them)
+_NUMPY_NAME = {"fabs": "absolute", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
+               "atan2": "arctan2"}
+
+
 def _math():
     from . import numpy as bnp
-    return {"exp": bnp.exp, "log": bnp.log, "sqrt": bnp.sqrt, "tanh": bnp.tanh,
-            "sin": bnp.sin, "cos": bnp.cos, "fabs": bnp.absolute, "erf": bnp.erf,
-            "erfc": _erfc, "sinh": bnp.sinh, "cosh": bnp.cosh, "exp2": bnp.exp2,
-            "floor": bnp.floor, "ceil": bnp.ceil}
+    out = {m: getattr(bnp, _NUMPY_NAME.get(m, m)) for m in rules.MATH
+           if hasattr(bnp, _NUMPY_NAME.get(m, m))}
+    out["erfc"] = _erfc
+    return out
 
 
 _CONSTANTS = {"inf": math.inf, "nan": math.nan}
