@@ -34,6 +34,10 @@ class _Caches:
 
     def get(self, f, kind, make):
         try:
+            return self.by_function[f][kind]           # a hit needs no lock (a dict read)
+        except (KeyError, TypeError):
+            pass
+        try:
             with self.lock:
                 per = self.by_function.setdefault(f, {})
                 cache = per.get(kind)
@@ -48,7 +52,9 @@ _CACHES = _Caches()
 
 
 def _forward_cache(f, argnums):
-    return TapeCache(f, argnums, need_scalar=False, forward_mode=True)
+    cache = TapeCache(f, argnums, need_scalar=False, forward_mode=True)
+    cache.plain = {}            # jvp's fast path: tapes by the plain arrays' shapes, dtypes
+    return cache
 
 
 def _out(tape, state, region):
@@ -98,23 +104,54 @@ def jvp(f, primals, tangents):
     >>> import burnumba as bn, numpy as np
     >>> y, dy = bn.jvp(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), (np.ones(2),))
     """
+    return _jvp(f, primals, tangents, True)
+
+
+def _jvp(f, primals, tangents, with_value):
+    """jvp; without the output's value (None) unless ``with_value`` (hvp needs only J v)."""
     if not isinstance(primals, (tuple, list)):
         raise InputError(at_user_site(
             f"jvp: primals must be a tuple of the function's arguments, got "
             f"{type(primals).__name__}: write bn.jvp(f, (x,), (v,))"))
     primals = tuple(primals)
-    tangents = _check_tangents(primals, tangents)
     cache = _CACHES.get(f, ("jvp", len(primals)),
                         lambda: _forward_cache(f, tuple(range(len(primals)))))
-    tape, sig, _, builder = cache.tape_or_builder(primals, {})
-    if builder is not None:                        # inside another trace: run in it
-        from . import _symbolic
-        return _symbolic.jvp(builder, f, primals, tangents)
+    # plain float arrays of a signature already traced (a Newton or CG loop calls hvp and
+    # jvp many times): their tape is run directly, without the checks and the signature
+    # that the general path repeats on every call (8 of its 12 us at n = 10)
+    key = _plain_key(primals, tangents)
+    tape = cache.plain.get(key) if key is not None else None
+    if tape is None:
+        tangents = _check_tangents(primals, tangents)
+        tape, sig, _, builder = cache.tape_or_builder(primals, {})
+        if builder is not None:                    # inside another trace: run in it
+            from . import _symbolic
+            out = _symbolic.jvp(builder, f, primals, tangents)
+            return out if with_value else (None, out[1])
+        leaves = sig.diff + sig.data
+        if key is not None and len(cache.plain) < CACHE_SIZE:
+            cache.plain[key] = tape
+    else:
+        leaves = primals                           # each primal is its one leaf
     state = tape.state()
-    state.write(sig.diff + sig.data)
+    state.write(leaves)
     _write_tangents(tape, state, tangents)
     state.run(layout.MODE_JVP)
-    return _out(tape, state, "val"), _out(tape, state, "grad")
+    return _out(tape, state, "val") if with_value else None, _out(tape, state, "grad")
+
+
+def _plain_key(primals, tangents):
+    """``((shape, dtype) per primal)`` when every primal is a float ndarray with an ndarray
+    tangent of its shape (and debug_nans is off); else None: the general path."""
+    if SWITCH.on or type(tangents) not in (tuple, list) or len(tangents) != len(primals):
+        return None
+    key = []
+    for x, t in zip(primals, tangents):
+        if type(x) is not np.ndarray or type(t) is not np.ndarray or t.shape != x.shape \
+                or x.dtype.kind != "f":
+            return None
+        key.append((x.shape, x.dtype.str))
+    return tuple(key)
 
 
 def linearize(f, *primals):
@@ -319,32 +356,12 @@ def hvp(f, x, v):
     >>> bn.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
-    # the fast path: x and v plain float arrays of a signature already traced (a Newton or
-    # CG loop calls hvp many times): the tape's state is written and swept directly,
-    # skipping the checks and the signature that jvp repeats on every call (8 of its 12 us)
-    if type(x) is np.ndarray and type(v) is np.ndarray and not SWITCH.on:
-        tape = holder.tapes.get((x.shape, x.dtype.str))
-        if tape is not None and v.shape == x.shape:
-            state = tape.state()
-            state.write((x,))
-            start, size = tape.in_slots[0][:2]
-            state.grad[start:start + size] = v.reshape(-1)
-            state.run(layout.MODE_JVP)
-            return _out(tape, state, "grad")
-    out = jvp(holder.value, (x,), (v,))[1]
-    if type(x) is np.ndarray and type(v) is np.ndarray and x.dtype.kind == "f" \
-            and len(holder.tapes) < CACHE_SIZE:
-        cache = _CACHES.get(holder.value, ("jvp", 1), lambda: None)
-        if cache is not None:
-            holder.tapes[(x.shape, x.dtype.str)] = cache.tape_for((x,), {})[0]
-    return out
+    gradient = _CACHES.get(f, "hvp", lambda: _Holder(grad(f))).value
+    return _jvp(gradient, (x,), (v,), False)[1]
 
 
 class _Holder:
-    """A weakly referenceable box (a cache entry that is a function); for hvp, also the
-    tapes of the signatures seen, by (shape, dtype) of x."""
+    """A weakly referenceable box (a cache entry that is a function)."""
 
     def __init__(self, value):
         self.value = value
-        self.tapes = {}

@@ -348,8 +348,8 @@ def test_errors_name_the_transformation_and_the_fix():
 
 
 def test_hvp_fast_path_equals_jvp_of_grad():
-    """Repeated hvp calls with plain arrays take a fast path (the tape swept directly): the
-    same bits as jvp(grad(f)), per dtype and shape, and the slow path's checks still hold."""
+    """Repeated hvp / jvp calls with plain arrays take a fast path (the tape swept directly):
+    the same bits as the first, traced call, per dtype and shape, and the checks still hold."""
     def rosen(x):
         return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     rng = np.random.default_rng(5)
@@ -367,3 +367,20 @@ def test_hvp_fast_path_equals_jvp_of_grad():
     x = np.array([1.0, 2.0, 3.0])
     assert np.array_equal(bn.hvp(rosen, x[::-1], np.ones(3)),
                           bn.hvp(rosen, np.ascontiguousarray(x[::-1]), np.ones(3)))
+
+
+def test_jvp_fast_path_with_several_primals():
+    def f(x, y):
+        return np.sin(x) * y[:3] + np.sum(y ** 2)
+    rng = np.random.default_rng(6)
+    x, y, tx, ty = (rng.standard_normal(n) for n in (3, 5, 3, 5))
+    first = bn.jvp(f, (x, y), (tx, ty))
+    again = bn.jvp(f, (x, y), (tx, ty))
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(first, again))
+    with pytest.raises(bn.ShapeError, match="tangent 1"):
+        bn.jvp(f, (x, y), (tx, ty[:4]))
+    y2 = rng.standard_normal(5)
+    want = (np.sin(x) * y2[:3] + np.sum(y2 ** 2),
+            np.cos(x) * tx * y2[:3] + np.sin(x) * ty[:3] + 2 * np.dot(y2, ty))
+    got = bn.jvp(f, (x, y2), (tx, ty))
+    assert np.allclose(got[0], want[0], rtol=1e-13) and np.allclose(got[1], want[1], rtol=1e-13)
