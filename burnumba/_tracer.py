@@ -48,12 +48,13 @@ class Builder:
                 f"{name}: a traced value was used outside the trace that made it (it leaked "
                 "out of bn.grad / bn.trace, e.g. stored in a global or a list): return it from "
                 "the function, or use has_aux=True to get it out as a number"))
-        size = math.prod(shape)
+        size = math.prod(shape) if shape else 1
         if params is None or len(params) == 0:
             pp = -1
         else:
             pp = len(self.params)
-            self.params.extend(int(p) for p in params)
+            self.params.extend(params.tolist() if isinstance(params, np.ndarray)
+                               else (int(p) for p in params))
         self.op.append(OPCODE[name])
         self.a0.append(a0)
         self.a1.append(a1)
@@ -66,7 +67,7 @@ class Builder:
                 f"{name}: the tape's value buffer would exceed 2**31 elements (this node ends "
                 f"at {end:,}): trace with smaller inputs, e.g. a smaller batch"))
         self.off.append(end)
-        self.shapes.append(tuple(shape))
+        self.shapes.append(shape if type(shape) is tuple else tuple(shape))
         if self.sites is not None:
             self.sites.append(user_site())
         return len(self.op) - 1
@@ -135,6 +136,9 @@ class Builder:
         is first expanded with a gather.
         """
         row = BY_NAME[name]
+        node = self._scalar_map(row, xs, imm)
+        if node is not None:
+            return Var(self, node, ())
         xs = [self.lift(x) for x in xs]
         if len(xs) == 1:
             shape = xs[0].shape
@@ -151,6 +155,26 @@ class Builder:
         node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
                         imm=imm, need=need)
         return Var(self, node, shape)
+
+    def _scalar_map(self, row, xs, imm):
+        """The common case of a scalar graph, without broadcasting: every operand a traced
+        scalar of this trace or a Python float. Returns the new node, or None for the general
+        path (which also raises the errors)."""
+        nodes = []
+        for x in xs:
+            if type(x) is Var and x._b is self and self.live:
+                nodes.append(x.node)
+            elif type(x) is float:
+                nodes.append(self.const(x)._node)
+            else:
+                return None
+        need = self.need
+        if len(nodes) == 1:
+            return self.add(row.name, (), nodes[0], -1, imm=imm,
+                            need=need[nodes[0]] and row.da is not None)
+        a, b = nodes
+        return self.add(row.name, (), a, b, imm=imm,
+                        need=(need[a] and row.da is not None) or (need[b] and row.db is not None))
 
     def gather(self, sources, positions, shape):
         """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
@@ -176,13 +200,20 @@ class Builder:
         if copy:
             return self.add("gather", shape, a0=first, params=flat, need=need)
         # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
-        # node: its positions are fixed at trace time, and so are its sources' values' slots
-        key = (first, bool(need), flat.size,
-               hashlib.blake2b(np.ascontiguousarray(flat, np.int64).tobytes(),
-                               digest_size=16).digest())
-        hit = self._gathers.get(key)
-        if hit is not None and np.array_equal(hit[0], flat):
-            return hit[1]
+        # node: its positions are fixed at trace time, and so are its sources' values' slots.
+        # One element (a scalar picked from an array) is keyed by its position itself.
+        if flat.size == 1:
+            key = (first, bool(need), 1, int(flat[0]))
+            hit = self._gathers.get(key)
+            if hit is not None:
+                return hit[1]
+        else:
+            key = (first, bool(need), flat.size,
+                   hashlib.blake2b(np.ascontiguousarray(flat, np.int64).tobytes(),
+                                   digest_size=16).digest())
+            hit = self._gathers.get(key)
+            if hit is not None and np.array_equal(hit[0], flat):
+                return hit[1]
         node = self.add("gather", shape, a0=first, params=flat, need=need)
         self._gathers[key] = (flat, node)
         return node

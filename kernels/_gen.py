@@ -267,10 +267,8 @@ def row_module(row):
 
 
 def with_functions(row, tensor_rows):
-    """Whether a dispatcher calls ``row``'s functions: always for a block row, and for a map
-    row when some node of it is a tensor (``tensor_rows``, names); a map row used only on
-    scalars runs inline, so its loops are neither compiled nor linked."""
-    return row.kind == "block" or (row.kind == "map" and row.name in tensor_rows)
+    """Whether a dispatcher calls ``row``'s functions (``Op.linked``)."""
+    return row.linked(tensor_rows)
 
 
 def externals(rows, tensor_rows, jvp=False):
@@ -293,7 +291,33 @@ def _call(name):
 _NOT_BUILT = "C[C_ERR] = ERR_OPCODE\nC[C_NODE] = i\nreturn np.nan\n"
 
 
+# Names the interpreter loop keeps across nodes: a row written inline must not assign them.
+# (The opcode ``o`` is not one: the if/elif chain has read it before any branch runs.)
+_LOOP_NAMES = {"I", "F", "C", "mode", "n", "size", "out", "oo", "batch", "samples", "sample",
+               "lo", "hi", "i", "blas"} | {line.split(" = ")[0]
+                                          for line in layout.BASES.splitlines()}
+
+
+def _inline_block(row, direction):
+    """A block row's statements for the interpreter loop itself (``Op.inline``): no call, no
+    recomputed column bases. Its rules may not return a status (a return would leave the
+    loop) nor assign the loop's own names."""
+    body = _BLOCK_LOCALS + rules.block_source(getattr(row, direction), row.name, direction)
+    tree = ast.parse(body)
+    assigned = {t.id for node in ast.walk(tree) for t in ast.walk(node)
+                if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    clash = assigned & _LOOP_NAMES
+    if clash or any(isinstance(node, ast.Return) for node in ast.walk(tree)):
+        raise rules.RuleError(
+            f"op {row.name!r} is marked inline, but its {direction} rule "
+            + (f"assigns the interpreter loop's names {sorted(clash)}" if clash
+               else "returns a status") + ": rename them, or drop inline=True")
+    return body
+
+
 def _branch(row, direction, tensor):
+    if row.kind == "block" and row.inline:
+        return _inline_block(row, direction)
     if row.kind == "map":
         other = _call(f"{row.name}_{direction}") if tensor else _NOT_BUILT
         return (_prologue(row) + "if ny == 1:\n" + _indent(_map_scalar(row, direction), 1)
@@ -322,10 +346,10 @@ def run(I, F, C, mode):
     oo = I[np.uintp(b_off + out)]
     batch = mode == MODE_BATCH or mode == MODE_BATCH_GRAD
     samples = C[C_BATCH] if batch else 1
-    for s in range(samples):
+    for sample in range(samples):
         if batch:
             # vmap: this sample's input values in, from its row of X, segment by segment
-            x = C[C_BATCH_X] + s * C[C_BATCH_IN]
+            x = C[C_BATCH_X] + sample * C[C_BATCH_IN]
             for seg in range(C[C_BATCH_SEGS]):
                 start = C[CSIZE + 2 * seg]
                 for k in range(C[CSIZE + 2 * seg + 1]):
@@ -343,7 +367,7 @@ def run(I, F, C, mode):
                 # the output's values out, into this sample's row of Y
                 no = I[np.uintp(b_off + (out + 1))] - oo
                 for k in range(no):
-                    F[np.uintp(C[C_BATCH_Y] + s * no + k)] = F[np.uintp(b_val + oo + k)]
+                    F[np.uintp(C[C_BATCH_Y] + sample * no + k)] = F[np.uintp(b_val + oo + k)]
                 continue
             if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
                 return F[np.uintp(b_val + oo)]
@@ -362,7 +386,7 @@ def run(I, F, C, mode):
 {backward}        if mode == MODE_BATCH_GRAD:
             # the value and the first C[C_BATCH_G] gradients out, into this sample's row
             ng = C[C_BATCH_G]
-            y = C[C_BATCH_Y] + s * (ng + 1)
+            y = C[C_BATCH_Y] + sample * (ng + 1)
             F[np.uintp(y)] = F[np.uintp(b_val + oo)]
             for k in range(ng):
                 F[np.uintp(y + 1 + k)] = F[np.uintp(b_grad + k)]

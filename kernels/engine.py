@@ -301,15 +301,15 @@ def _run_builder(request, what, dtype, rows_to_build):
 
 def tape_rows(I):
     """(the rows a packed tape uses, the rows it needs linked functions for: its block rows
-    and the map rows of its tensor nodes), as sets of names."""
+    but those written inline, and the map rows of its tensor nodes), as sets of names."""
     n = int(I[0])
     op = I[layout.H:layout.H + n]
     if n and (op.min() < 0 or op.max() >= len(ROWS)):
         raise KernelError(f"the tape holds opcodes outside 0 .. {len(ROWS) - 1}")
     off = I[layout.H + 5 * n:layout.H + 6 * n + 1]
     rows = {ROWS[k].name for k in np.unique(op)}
-    tensor = {ROWS[k].name for k in np.unique(op[np.diff(off) > 1])
-              if ROWS[k].kind == "map"} | {name for name in rows if BY_NAME[name].kind == "block"}
+    maps = {ROWS[k].name for k in np.unique(op[np.diff(off) > 1])}
+    tensor = {name for name in rows if BY_NAME[name].linked(maps)}
     return frozenset(rows) | LEAVES, frozenset(tensor)
 
 
@@ -352,8 +352,7 @@ def kernel(rows, tensor, dtype, jvp=False):
     tangent sweep (forward mode) when ``jvp``."""
     dtype = np.dtype(dtype)
     rows = frozenset(rows) | LEAVES
-    tensor = frozenset(n for n in rows if BY_NAME[n].kind == "block" or (
-        BY_NAME[n].kind == "map" and n in tensor))          # as _build.kernel_rows links
+    tensor = frozenset(n for n in rows if BY_NAME[n].linked(tensor))
     jvp = bool(jvp)
     k = _REGISTRY.find(rows, tensor, dtype, jvp)
     if k is not None:

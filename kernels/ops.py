@@ -82,6 +82,16 @@ class Op(NamedTuple):
     kinks: Tuple[Tuple[float, ...], ...] = ()   # exact (a, [b,] da, [db]) at kinks
     doc: str = ""
     special: tuple = ()              # the IEEE conventions: cases at NaN, +-inf, +-0
+    inline: bool = False             # block rows: written into the interpreter loop instead
+                                     # of called (small rows common in scalar graphs)
+
+    def linked(self, tensor_rows):
+        """Whether a kernel calls this row's compiled functions: a block row unless it is
+        written inline, a map row when some node of it is a tensor (``tensor_rows``, names);
+        a map row used only on scalars runs inline, so its loops are neither compiled nor
+        linked."""
+        return ((self.kind == "block" and not self.inline)
+                or (self.kind == "map" and self.name in tensor_rows))
 
 
 _POS = ((0.2, 4.0),)          # strictly positive domain for log, sqrt, ...
@@ -1432,7 +1442,7 @@ ROWS = (
     # gradient is never read, so adding into them is harmless.
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
        fwd=_gather_fwd, bwd=_gather_bwd,
-       jvp=_gather_jvp,
+       jvp=_gather_jvp, inline=True,
        special=(
            ('a[[2, 0, 2]]', [[nan, -0.0, inf]], [inf, nan, inf], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # x[[2, 0, 2]] (repeated index accumulates)
            ('a[[2, 0, 2]]', [[0.0, -inf, -0.0]], [-0.0, 0.0, -0.0], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # +0.0 and -0.0 copied bit for bit
@@ -1443,7 +1453,7 @@ ROWS = (
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
        fwd=_sum_fwd, bwd=_sum_bwd,
-       jvp=_sum_jvp,
+       jvp=_sum_jvp, inline=True,
        special=(
            ('np.sum(a)', [[1.5, nan, -2.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
            ('np.sum(a)', [[inf, -inf, 1.0]], nan, 1.0, [[1.0, 1.0, 1.0]]),  # bnp.sum(x)
@@ -1516,7 +1526,7 @@ ROWS = (
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
        fwd=_softmax_fwd, bwd=_softmax_bwd,
-       jvp=_softmax_jvp,
+       jvp=_softmax_jvp, inline=True,
        special=(
            ('bn.softmax(a)', [[1.0, -2.0, 0.5]], [0.6037488961486258, 0.030058887569574023, 0.3661922162818002], [1.0, -2.0, 0.5], [[0.1649881337479357, -0.08196238721392732, -0.08302574653400847]]),  # bn.softmax(x), x: ordinary
            ('bn.softmax(a)', [[1.0, nan, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5], [[nan, nan, nan]]),  # bn.softmax(x), x: NaN

@@ -3,7 +3,7 @@ import ast
 
 import pytest
 
-from burnumba.kernels import _gen, layout
+from burnumba.kernels import _gen, layout, rules
 from burnumba.kernels.ops import BY_NAME, ROWS
 
 NON_LEAVES = [r for r in ROWS if r.kind != "leaf"]
@@ -59,12 +59,38 @@ def test_a_dispatcher_holds_exactly_its_rows(names):
 def test_map_rows_used_on_scalars_only_link_no_loops():
     """A map row whose nodes are all scalars runs inline: its tensor functions are neither
     called nor linked (a tensor node of it would be an error, which the tape check rules
-    out); block rows always call theirs."""
-    rows = [BY_NAME[n] for n in ("add", "tanh", "softmax")]
+    out); block rows call theirs, except the small ones written inline (gather, sum,
+    softmax)."""
+    rows = [BY_NAME[n] for n in ("add", "tanh", "layer_norm", "gather", "sum", "softmax")]
     source = _gen.dispatcher_module(rows, {"tanh"})
-    assert "add_fwd(" not in source and "tanh_fwd(" in source and "softmax_fwd(" in source
-    assert set(_gen.externals(rows, {"tanh"})) == {"tanh_fwd", "tanh_bwd", "softmax_fwd",
-                                                    "softmax_bwd"}
+    assert "add_fwd(" not in source and "tanh_fwd(" in source and "layer_norm_fwd(" in source
+    assert "gather_fwd(" not in source and "sum_bwd(" not in source
+    assert "softmax_fwd(" not in source
+    assert set(_gen.externals(rows, {"tanh"})) == {"tanh_fwd", "tanh_bwd", "layer_norm_fwd",
+                                                    "layer_norm_bwd"}
+
+
+def _clobbers_the_sample(oy, val):
+    sample = 1.0
+    val[oy] = sample
+
+
+def _returns_a_status(oy, val):
+    val[oy] = 1.0
+    return 2
+
+
+@pytest.mark.parametrize("rule, words", [
+    (_clobbers_the_sample, "assigns the interpreter loop's names ['sample']"),
+    (_returns_a_status, "returns a status"),
+])
+def test_an_inline_block_row_may_not_clobber_the_loop(rule, words):
+    """A row written into the interpreter loop must not assign the names the loop keeps
+    across nodes (the vmap ``sample``), nor return a status, which would leave the loop."""
+    row = BY_NAME["gather"]._replace(name="myrow", fwd=rule)
+    with pytest.raises(rules.RuleError, match="myrow") as e:
+        _gen._inline_block(row, "fwd")
+    assert words in str(e.value)
 
 
 def test_unknown_opcodes_are_an_error_not_a_skip():
