@@ -838,7 +838,8 @@ def _batched_matmul(b, i, tangent, B, identity=()):
         if b.a1[i] in identity and A.shape[0] == 1 and Bm.shape == (1, K, 1) and B == K:
             # the directions are the unit vectors: A @ e_k is A's column k, so the product
             # is A transposed (the Jacobian of X @ w with respect to w, not a K-fold product)
-            term = bnp.transpose(bnp.reshape(A, (M, K)), (1, 0))
+            # (shaped as the other term, (B, 1, M, 1), so that the two add elementwise)
+            term = bnp.reshape(bnp.transpose(bnp.reshape(A, (M, K)), (1, 0)), (K, 1, M, 1))
         elif A.shape[0] == 1:
             T = bnp.reshape(bnp.transpose(tb4, (2, 0, 1, 3)), (K, B * Bm.shape[0] * N))
             Y = bnp.matmul(bnp.reshape(A, (M, K)), T)                # (M, B * nbB * N)
