@@ -650,6 +650,56 @@ def _matmul_jvp(b, i, tangent):
     return bnp.reshape(out, b.shapes[i])
 
 
+# -- reductions and scans (#11) -----------------------------------------------------------------
+def _scan(name, x, axis):
+    """The cumsum / cumprod row of x along ``axis``, as a traced op."""
+    return x._b.axis(name, x._b.lift(x), axis, x.shape)
+
+
+def _cumsum_vjp(b, i, g, need=None):
+    bnp = _bnp()
+    s = _lanes(b, i)
+    rev = _scan("cumsum", bnp.flip(_as3(g, s), axis=1), 1)     # sum_{k >= j} g_k
+    return [(b.a0[i], bnp.reshape(bnp.flip(rev, axis=1), b.shapes[b.a0[i]]))]
+
+
+def _cumsum_jvp(b, i, tangent):
+    t = _as3(tangent(b.a0[i]), _lanes(b, i))
+    return _bnp().reshape(_scan("cumsum", t, 1), b.shapes[i])
+
+
+def _cumprod_weights(b, i):
+    """W[o, j, k, n] = d y[o, k, n] / d a[o, j, n] = prod_{i <= k, i != j} a_i for k >= j, else
+    0: the cumulative products with a_j replaced by 1 (m lanes of m, exact at zeros)."""
+    bnp = _bnp()
+    (o, m, n), x3 = _axis3(b, i, b.a0[i])
+    eye = np.eye(m, dtype=bool).reshape(1, m, m, 1)
+    others = _scan("cumprod", bnp.where(eye, 1.0, bnp.reshape(x3, (o, 1, m, n))), 2)
+    return bnp.where(np.triu(np.ones((m, m), dtype=bool)).reshape(1, m, m, 1), others, 0.0)
+
+
+def _cumprod_vjp(b, i, g, need=None):
+    bnp = _bnp()
+    (o, m, n) = _lanes(b, i)
+    da = bnp.sum(_cumprod_weights(b, i) * bnp.reshape(g, (o, 1, m, n)), axis=2)
+    return [(b.a0[i], bnp.reshape(da, b.shapes[b.a0[i]]))]
+
+
+def _cumprod_jvp(b, i, tangent):
+    bnp = _bnp()
+    (o, m, n) = _lanes(b, i)
+    t = bnp.reshape(tangent(b.a0[i]), (o, m, 1, n))
+    return bnp.reshape(bnp.sum(_cumprod_weights(b, i) * t, axis=1), b.shapes[i])
+
+
+def _argsort_vjp(b, i, g, need=None):
+    return []                                   # integer data: no cotangent
+
+
+def _argsort_jvp(b, i, tangent):
+    return None
+
+
 BLOCK = {
     "where": (_where_vjp, _where_jvp), "gather": (_gather_vjp, _gather_jvp),
     "sum": (_sum_vjp, _sum_jvp), "sumsq": (_sumsq_vjp, _sumsq_jvp),
@@ -661,6 +711,8 @@ BLOCK = {
     "layer_norm": (_layer_norm_vjp, _layer_norm_jvp), "cross_entropy": (_ce_vjp, _ce_jvp),
     "take": (_take_vjp, _take_jvp), "scatter": (_scatter_vjp, _scatter_jvp),
     "take_add": (_take_add_vjp, _take_add_jvp), "matmul": (_matmul_vjp, _matmul_jvp),
+    "cumsum": (_cumsum_vjp, _cumsum_jvp), "cumprod": (_cumprod_vjp, _cumprod_jvp),
+    "argsort": (_argsort_vjp, _argsort_jvp),
 }
 
 
@@ -838,7 +890,8 @@ def _batched_matmul(b, i, tangent, B, identity=()):
         if b.a1[i] in identity and A.shape[0] == 1 and Bm.shape == (1, K, 1) and B == K:
             # the directions are the unit vectors: A @ e_k is A's column k, so the product
             # is A transposed (the Jacobian of X @ w with respect to w, not a K-fold product)
-            term = bnp.transpose(bnp.reshape(A, (M, K)), (1, 0))
+            # (shaped as the other term, (B, 1, M, 1), so that the two add elementwise)
+            term = bnp.reshape(bnp.transpose(bnp.reshape(A, (M, K)), (1, 0)), (K, 1, M, 1))
         elif A.shape[0] == 1:
             T = bnp.reshape(bnp.transpose(tb4, (2, 0, 1, 3)), (K, B * Bm.shape[0] * N))
             Y = bnp.matmul(bnp.reshape(A, (M, K)), T)                # (M, B * nbB * N)
@@ -850,7 +903,8 @@ def _batched_matmul(b, i, tangent, B, identity=()):
 
 
 BATCHED = {"sum": _batched_sum, "sum_axis": _batched_reduce, "gather": _batched_gather,
-           "matmul": _batched_matmul}
+           "matmul": _batched_matmul,
+           "argsort": lambda b, i, tangent, B, identity=(): None}   # integer data: no tangent
 
 
 def _whole_copy(b, i):

@@ -566,6 +566,7 @@ _BLOCK_RULES = {
     "softmax": _axis("same"), "log_softmax": _axis("same"), "causal_softmax": _axis("rows"),
     "layer_norm": _axis("rows"), "cross_entropy": _cross_entropy, "take": _take(False),
     "take_add": _take(True), "scatter": _scatter, "matmul": _matmul,
+    "cumsum": _axis("same"), "cumprod": _axis("same"), "argsort": _axis("same"),
 }
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: (_unary_map if r.arity == 1 else _binary_map)

@@ -475,6 +475,35 @@ class Var:
         from .numpy import std
         return std(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        from .numpy import prod
+        return prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        from .numpy import cumsum
+        return cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        from .numpy import cumprod
+        return cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        raise InplaceError(at_user_site(
+            "ndarray.sort() sorts in place, which is not traceable: use the sorted copy "
+            "y = np.sort(x, axis) (differentiable; the order is found at run time)"))
+
+    def argsort(self, axis=-1, kind=None, order=None):
+        from .numpy import argsort
+        return argsort(self, axis)
+
+    def argmax(self, axis=None):
+        from .numpy import argmax
+        return argmax(self, axis)
+
+    def argmin(self, axis=None):
+        from .numpy import argmin
+        return argmin(self, axis)
+
     def clip(self, min=None, max=None):
         from .numpy import clip
         return clip(self, min, max)
@@ -509,7 +538,8 @@ class Var:
             raise UnsupportedMethodError(at_user_site(
                 f"ndarray.{name} is not supported on traced values. Traced arrays have "
                 "reshape, ravel, flatten, transpose, T, swapaxes, squeeze, astype (to the "
-                "tape's dtype), sum, mean, max, min, var, std, clip and dot; use the "
+                "tape's dtype), sum, mean, max, min, var, std, prod, cumsum, cumprod, clip "
+                "and dot; use the "
                 "burnumba.numpy function, or compute constants with numpy before the call"))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

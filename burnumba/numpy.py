@@ -26,6 +26,8 @@ __all__ = [
     "flip", "roll", "repeat", "tile", "moveaxis", "rollaxis", "atleast_1d", "atleast_2d",
     "atleast_3d", "vstack", "hstack", "column_stack", "tril", "triu", "diag", "diagonal",
     "trace", "diff", "outer", "kron", "cross", "pad", "take_along_axis",
+    "prod", "cumsum", "cumprod", "sort", "argsort", "argmax", "argmin", "einsum", "tensordot",
+    "select",
 ]
 
 
@@ -841,6 +843,373 @@ def _take_rows(x, idx):
     return Var(b, node, shape)
 
 
+# -- reductions, scans, sort and contractions (#11) ------------------------------------------
+#
+# prod is the last slice of a cumprod, whose backward multiplies the other elements and never
+# divides, so the gradient is exact at zeros: a slice with one zero gives the product of the
+# others at the zero and 0 elsewhere; with two zeros, 0 everywhere. sort is a take row whose
+# indices the argsort row computes at run time (a tape is traced once and replayed on new
+# values), so the gradient scatters through the permutation of the current values. einsum
+# and tensordot are compositions: gathers (transposes, diagonals), sums, broadcasting
+# multiplies and one matmul per pair of operands.
+
+def _float_only(name, dtype, b):
+    if dtype is not None and np.dtype(dtype) != b.dtype:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}(..., dtype={np.dtype(dtype)}) on a traced value: a tape computes in one "
+            f"float dtype ({b.dtype}); drop dtype= (integer results are not differentiable)"))
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise InplaceError(at_user_site(
+            f"numpy.{name}(..., out=...) writes in place, which is not traceable: use the "
+            "returned value instead"))
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE,
+         where=_NOVALUE):
+    """numpy.prod. The gradient at element j is the product of the other elements (exact
+    where the slice holds zeros; no division by x).
+
+    >>> bn.grad(lambda x: np.prod(x))(np.array([2.0, 0.0, 3.0]))    # doctest: +SKIP
+    array([0., 6., 0.])
+    """
+    if not isinstance(a, Var):
+        kw = {k: v for k, v in (("initial", initial), ("where", where)) if v is not _NOVALUE}
+        return np.prod(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
+    b = a._b
+    _float_only("prod", dtype, b)
+    _no_out("prod", out)
+    if initial is not _NOVALUE:
+        raise UnsupportedOpError(at_user_site(
+            "prod(..., initial=...) on a traced value: multiply the result by the initial "
+            "value instead"))
+    if where is not _NOVALUE:
+        raise UnsupportedOpError(at_user_site(
+            "prod(..., where=...) on a traced value: write bnp.prod(bnp.where(mask, x, 1.0)) "
+            "instead"))
+    axes = list(range(a.ndim))[::-1] if axis is None else _axes("prod", axis, a.ndim)
+    keep = [ax for ax in range(a.ndim) if ax not in axes]
+    shape = tuple(a.shape[ax] for ax in keep)
+    count = math.prod(a.shape[ax] for ax in axes)
+    if count == 0:                                  # an empty product is 1, as numpy's
+        y = _expand(b.const(1.0), shape)
+    elif count == 1:
+        y = reshape(a, shape)
+    else:
+        merged = reshape(transpose(a, keep + sorted(axes)), shape + (count,))
+        y = b.axis("cumprod", merged, len(shape), merged.shape)[..., -1]
+    return _kept(y, a.shape, axes, keepdims)
+
+
+def _scan(name, a, axis, dtype, out):
+    b = a._b
+    _float_only(name, dtype, b)
+    _no_out(name, out)
+    if axis is None:
+        a, axis = reshape(a, (a.size,)), 0
+    if a.ndim == 0:
+        raise ShapeError(at_user_site(f"{name}: axis {axis} is out of bounds for a 0-d array"))
+    axis = normalize_axis(axis, a.ndim, name)
+    if a.size == 0 or a.shape[axis] == 1:
+        return a
+    return b.axis(name, a, axis, a.shape)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """numpy.cumsum (over the flattened array when axis is None); its gradient is the
+    reversed cumulative sum of the upstream gradient."""
+    if not isinstance(a, Var):
+        return np.cumsum(a, axis=axis, dtype=dtype, out=out)
+    return _scan("cumsum", a, axis, dtype, out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """numpy.cumprod; its gradient multiplies the other elements (exact at zeros)."""
+    if not isinstance(a, Var):
+        return np.cumprod(a, axis=axis, dtype=dtype, out=out)
+    return _scan("cumprod", a, axis, dtype, out)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """numpy.sort, stable whatever ``kind``: NaN last, equal values (-0.0 and 0.0 too) in
+    their original order. The permutation is computed from the values at run time (the
+    argsort row) and the gradient flows through it: element j's gradient is the upstream
+    gradient at the place j was sorted to.
+
+    >>> bn.grad(lambda x: np.sort(x)[0])(np.array([3.0, 1.0, 2.0]))   # doctest: +SKIP
+    array([0., 1., 0.])
+    """
+    if not isinstance(a, Var):
+        kw = {} if stable is None else {"stable": stable}
+        return np.sort(a, axis=axis, kind=kind, order=order, **kw)
+    if order is not None:
+        raise UnsupportedOpError(at_user_site(
+            "sort(..., order=...) sorts structured arrays, which are not traced: drop order="))
+    b = a._b
+    if axis is None:
+        a, axis = reshape(a, (a.size,)), 0
+    if a.ndim == 0:
+        raise ShapeError(at_user_site("sort: axis -1 is out of bounds for a 0-d array"))
+    axis = normalize_axis(axis, a.ndim, "sort")
+    if a.size == 0 or a.shape[axis] == 1:
+        return a
+    if b.dtype == np.float32 and a.size > 2 ** 24:
+        raise ShapeError(at_user_site(
+            f"sort of {a.size:,} elements in a float32 tape: its indices are stored as float32 "
+            "values, exact up to 2**24; trace in float64 or sort smaller arrays"))
+    outer, m = math.prod(a.shape[:axis]), a.shape[axis]
+    order_node = b.add("argsort", a.shape, a.node, params=[outer, m, a.size // (outer * m)],
+                       imm=1.0, need=0)
+    node = b.add("take", a.shape + (1,), a.node, order_node, params=[a.size, 1],
+                 need=b.need[a.node])
+    return reshape(Var(b, node, a.shape + (1,)), a.shape)
+
+
+def _integer_result(name, hint):
+    def f(a, *args, **kwargs):
+        if not isinstance(a, Var):
+            return getattr(np, name)(a, *args, **kwargs)
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.{name} of a traced value: its result is integer indices, which are not "
+            f"differentiable and are not traced. {hint}"))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy.{name} on numpy arrays; refused on traced values (integer result)."
+    return f
+
+
+_INDEX_HINT = ("Compute the indices with numpy before the call and pass them in as integer "
+               "data (an argument outside argnums)")
+argsort = _integer_result("argsort", "To sort, use np.sort (differentiable; the order is "
+                          "found at run time). " + _INDEX_HINT)
+argmax = _integer_result("argmax", "For the largest value use np.max (its gradient goes to "
+                         "the maxima); for a one-hot mask, x == np.max(x, axis, keepdims=True). "
+                         + _INDEX_HINT)
+argmin = _integer_result("argmin", "For the smallest value use np.min; for a one-hot mask, "
+                         "x == np.min(x, axis, keepdims=True). " + _INDEX_HINT)
+
+
+def _einsum_labels(term, ndim, ell, name):
+    """The labels of one operand's subscripts: letters as themselves, the dimensions of
+    ``...`` as the integers ell - n .. ell - 1 (right-aligned, as numpy broadcasts them)."""
+    if term.count("...") > 1 or term.replace("...", "").count(".") or not all(
+            ch.isalpha() for ch in term.replace("...", "")):
+        raise ShapeError(at_user_site(f"{name}: invalid subscripts {term!r}"))
+    if "..." not in term:
+        if len(term) != ndim:
+            raise ShapeError(at_user_site(
+                f"{name}: subscripts {term!r} name {len(term)} dimensions, the operand has "
+                f"{ndim}"))
+        return list(term)
+    left, right = term.split("...")
+    n = ndim - len(left) - len(right)
+    if n < 0:
+        raise ShapeError(at_user_site(
+            f"{name}: subscripts {term!r} name more dimensions than the operand's {ndim}"))
+    return list(left) + list(range(ell - n, ell)) + list(right)
+
+
+def _einsum_parse(subscripts, shapes):
+    """(labels of each operand, labels of the output) of numpy's subscripts string."""
+    s = subscripts.replace(" ", "")
+    lhs, arrow, rhs = s.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ShapeError(at_user_site(
+            f"einsum: {len(terms)} operand subscripts in {subscripts!r} for {len(shapes)} "
+            "operands"))
+    ell = builtins.max([len(sh) - len(t.replace("...", "")) for t, sh in zip(terms, shapes)
+                        if "..." in t] or [0])
+    ins = [_einsum_labels(t, len(sh), ell, "einsum") for t, sh in zip(terms, shapes)]
+    letters = [x for labels in ins for x in labels if isinstance(x, str)]
+    if arrow:
+        out = _einsum_labels(rhs, len(rhs.replace("...", "")) + (ell if "..." in rhs else 0),
+                             ell, "einsum")
+        if len(set(out)) != len(out) or any(x not in letters for x in out if isinstance(x, str)):
+            raise ShapeError(at_user_site(
+                f"einsum: output subscripts {rhs!r} repeat a label or name one no operand has"))
+    else:
+        out = list(range(ell)) + sorted(x for x in set(letters) if letters.count(x) == 1)
+    return ins, out
+
+
+def _diagonals(x, labels):
+    """x with each repeated label of its own reduced to the diagonal (a gather)."""
+    pos = _positions(x)
+    labels = list(labels)
+    while len(set(labels)) < len(labels):
+        lab = next(v for v in labels if labels.count(v) > 1)
+        i = labels.index(lab)
+        j = labels.index(lab, i + 1)
+        if pos.shape[i] != pos.shape[j]:
+            raise ShapeError(at_user_site(
+                f"einsum: label {lab!r} is repeated in one operand with dimensions "
+                f"{pos.shape[i]} and {pos.shape[j]}"))
+        pos = np.diagonal(pos, axis1=i, axis2=j)          # the diagonal's axis goes last
+        labels = [v for k, v in enumerate(labels) if k not in (i, j)] + [lab]
+    if pos.shape == x.shape and np.array_equal(pos, _positions(x)):
+        return x, labels
+    return x._b.gather([x], pos.reshape(-1), pos.shape), labels
+
+
+def _sum_labels(x, labels, keep):
+    """Sum x over its labels that are not in ``keep``."""
+    axes = tuple(k for k, v in enumerate(labels) if v not in keep)
+    if not axes:
+        return x, labels
+    return sum(x, axis=axes), [v for v in labels if v in keep]
+
+
+def _contract(x, lx, w, lw, later):
+    """The product of two labelled operands summed over their shared labels that no later
+    operand (nor the output) has: one broadcasting multiply when nothing is summed, else one
+    matmul of (batch, free of x, summed) @ (batch, summed, free of w)."""
+    common = [v for v in lx if v in lw]
+    batch = [v for v in common if v in later]
+    summed = [v for v in common if v not in later]
+    fx = [v for v in lx if v not in common]
+    fw = [v for v in lw if v not in common]
+    dx = dict(zip(lx, x.shape))
+    dw = dict(zip(lw, w.shape))
+    xt = transpose(x, [lx.index(v) for v in batch + fx + summed])
+    wt = transpose(w, [lw.index(v) for v in batch + summed + fw])
+    if not summed:
+        xs = tuple(dx[v] for v in batch + fx) + (1,) * len(fw)
+        ws = tuple(dw[v] for v in batch) + (1,) * len(fx) + tuple(dw[v] for v in fw)
+        return multiply(reshape(xt, xs), reshape(wt, ws)), batch + fx + fw
+    size = {v: builtins.max(dx[v], dw[v]) for v in common}
+    for v in common:
+        if dx[v] != dw[v] and 1 not in (dx[v], dw[v]):
+            raise ShapeError(at_user_site(
+                f"einsum: label {v!r} has dimensions {dx[v]} and {dw[v]}, which do not "
+                "broadcast"))
+    nb = math.prod(size[v] for v in batch)
+    m = math.prod(dx[v] for v in fx)
+    n = math.prod(dw[v] for v in fw)
+    k = math.prod(size[v] for v in summed)
+    xt = _expand(xt, tuple(size[v] for v in batch) + tuple(dx[v] for v in fx)
+                 + tuple(size[v] for v in summed))
+    wt = _expand(wt, tuple(size[v] for v in batch + summed) + tuple(dw[v] for v in fw))
+    lead = (nb,) if batch else ()
+    y = matmul(reshape(xt, lead + (m, k)), reshape(wt, lead + (k, n)))
+    shape = tuple(size[v] for v in batch) + tuple(dx[v] for v in fx) + tuple(dw[v] for v in fw)
+    return reshape(y, shape), batch + fx + fw
+
+
+def _einsum_sublists(args):
+    """numpy's interleaved form einsum(a, [0, 1], b, [1, 2], [0, 2]) as a subscripts string."""
+    args = list(args)
+    out = args.pop() if len(args) % 2 else None
+    ops, subs = args[0::2], args[1::2]
+    letter = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sub):
+        return "".join("..." if v is Ellipsis else letter[int(v)] for v in sub)
+    text = ",".join(term(sub) for sub in subs)
+    return (text if out is None else text + "->" + term(out)), ops
+
+
+def einsum(*operands, out=None, optimize=False, **kwargs):
+    """numpy.einsum: explicit (``->``) and implicit outputs, ``...``, repeated labels in one
+    operand (diagonals), labels summed within one operand, size-1 dimensions broadcast, any
+    number of operands contracted left to right (each pair by one matmul). ``optimize`` is
+    accepted and ignored.
+
+    >>> np.einsum("bij,bjk->bik", A, B)                                  # doctest: +SKIP
+    """
+    if _builder(*operands) is None:
+        return np.einsum(*operands, out=out, optimize=optimize, **kwargs)
+    _no_out("einsum", out)
+    for key, value in kwargs.items():
+        if key == "dtype" and value is not None:
+            b = _builder(*operands)
+            _float_only("einsum", value, b)
+        elif key not in ("dtype", "order", "casting"):
+            raise UnsupportedOpError(at_user_site(
+                f"einsum: keyword {key}= is not supported on traced values; drop it"))
+    if isinstance(operands[0], str):
+        subscripts, ops = operands[0], list(operands[1:])
+    else:
+        subscripts, ops = _einsum_sublists(operands)
+    b = _builder(*ops)
+    xs = [b.lift(x) for x in ops]
+    ins, out_labels = _einsum_parse(subscripts, [x.shape for x in xs])
+    sizes = {}
+    for x, labels in zip(xs, ins):
+        for v, d in zip(labels, x.shape):
+            if d != 1 and sizes.get(v, 1) not in (1, d):
+                raise ShapeError(at_user_site(
+                    f"einsum: label {v if isinstance(v, str) else '...'!r} has dimensions "
+                    f"{sizes[v]} and {d} in {subscripts!r}, which do not broadcast"))
+            sizes[v] = builtins.max(sizes.get(v, 1), d)
+    items = []
+    for k, (x, labels) in enumerate(zip(xs, ins)):
+        x, labels = _diagonals(x, labels)
+        elsewhere = set(out_labels).union(*(ins[q] for q in range(len(xs)) if q != k))
+        items.append(_sum_labels(x, labels, elsewhere))
+    y, ly = items[0]
+    for k in range(1, len(items)):
+        later = set(out_labels).union(*(items[q][1] for q in range(k + 1, len(items))))
+        y, ly = _sum_labels(y, ly, later | set(items[k][1]))
+        w, lw = _sum_labels(*items[k], later | set(ly))
+        y, ly = _contract(y, ly, w, lw, later)
+    y, ly = _sum_labels(y, ly, set(out_labels))
+    y = transpose(y, [ly.index(v) for v in out_labels]) if ly else y
+    want = tuple(sizes[v] for v in out_labels)
+    return y if y.shape == want else _expand(y, want)
+
+
+def tensordot(a, b, axes=2):
+    """numpy.tensordot: the summed axes moved together (gathers), then one matmul."""
+    bld = _builder(a, b)
+    if bld is None:
+        return np.tensordot(a, b, axes)
+    x, w = bld.lift(a), bld.lift(b)
+    if isinstance(axes, (int, np.integer)):
+        if axes < 0 or axes > builtins.min(x.ndim, w.ndim):
+            raise ShapeError(at_user_site(
+                f"tensordot: axes={axes} for shapes {x.shape} and {w.shape}"))
+        ax, aw = list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    else:
+        try:
+            ax, aw = axes
+        except (TypeError, ValueError):
+            raise ShapeError(at_user_site(
+                f"tensordot: axes={axes!r} is neither an int nor a pair of sequences")) from None
+        ax = [ax] if isinstance(ax, (int, np.integer)) else list(ax)
+        aw = [aw] if isinstance(aw, (int, np.integer)) else list(aw)
+        ax = [normalize_axis(int(v), x.ndim, "tensordot") for v in ax]
+        aw = [normalize_axis(int(v), w.ndim, "tensordot") for v in aw]
+    if len(ax) != len(aw) or any(x.shape[i] != w.shape[j] for i, j in zip(ax, aw)):
+        raise ShapeError(at_user_site(
+            f"tensordot: shape-mismatch for sum: axes {ax} of {x.shape} and {aw} of {w.shape}"))
+    fx = [i for i in range(x.ndim) if i not in ax]
+    fw = [j for j in range(w.ndim) if j not in aw]
+    k = math.prod(x.shape[i] for i in ax)
+    xt = reshape(transpose(x, fx + ax), (math.prod(x.shape[i] for i in fx), k))
+    wt = reshape(transpose(w, aw + fw), (k, math.prod(w.shape[j] for j in fw)))
+    shape = tuple(x.shape[i] for i in fx) + tuple(w.shape[j] for j in fw)
+    return reshape(matmul(xt, wt), shape)
+
+
+def select(condlist, choicelist, default=0):
+    """numpy.select as nested where: the first true condition picks its choice."""
+    if _builder(condlist, choicelist, default) is None:
+        return np.select(condlist, choicelist, default)
+    condlist, choicelist = list(condlist), list(choicelist)
+    if len(condlist) != len(choicelist):
+        raise ShapeError(at_user_site(
+            "select: list of cases must be same length as list of conditions"))
+    if not condlist:
+        raise ShapeError(at_user_site("select: select with an empty condition list is not "
+                                      "possible"))
+    out = default
+    for cond, choice in zip(condlist[::-1], choicelist[::-1]):
+        out = where(cond, choice, out)
+    return out
+
+
 # -- numpy protocol dispatch -----------------------------------------------------------------
 
 _UFUNCS.update({np.positive: positive, np.power: power, np.matmul: matmul})
@@ -859,6 +1228,9 @@ _FUNCTIONS = {
     np.column_stack: column_stack, np.tril: tril, np.triu: triu, np.diag: diag,
     np.diagonal: diagonal, np.trace: trace, np.diff: diff, np.outer: outer, np.kron: kron,
     np.cross: cross, np.pad: pad, np.take_along_axis: take_along_axis,
+    np.prod: prod, np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.argsort: argsort,
+    np.argmax: argmax, np.argmin: argmin, np.einsum: einsum, np.tensordot: tensordot,
+    np.select: select,
 }
 
 

@@ -1,0 +1,433 @@
+"""Reductions, scans, sort and contractions on traced values (#11): prod, cumsum, cumprod,
+sort, einsum, tensordot and select.
+
+Values are checked against numpy, gradients against HIPS autograd where it has the function
+(prod, cumsum, einsum, tensordot, 1-D sort) and against central differences everywhere, at
+seeded random points over many shapes, axes, keepdims and broadcasts, in float64 and (looser)
+float32. The conventions are checked exactly: prod's gradient at zeros (one zero: the product
+of the others; two: 0), cumprod's likewise, and sort's ties (stable: equal values keep their
+order, so the gradient of the k-th smallest goes to the first of the tied elements in input
+order; NaN sorts last).
+"""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import burnumba as bn
+import burnumba.numpy as bnp
+from conftest import central_diff
+
+
+def _point(rng, shape, lo=0.5, hi=1.5):
+    """Random values with |x| in [lo, hi] and random signs: no zeros, no ties."""
+    x = rng.uniform(lo, hi, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return x if shape else float(x)
+
+
+def _weights(f, args):
+    """A fixed random cotangent shaped like f's output (numpy computes the shape)."""
+    y = np.asarray(f(*args))
+    return np.random.default_rng(y.size + 11).normal(size=y.shape)
+
+
+def check(ours, args, ref=None, rtol=1e-10, fd=True, dtype=np.float64):
+    """ours(*args) on traced values: its value equals ours on numpy arrays (numpy's own
+    function), and the gradient of sum(ours * w) matches autograd's of ``ref`` and central
+    differences. Returns the gradients."""
+    args = tuple(np.asarray(a, dtype) for a in args)
+    w = _weights(ours, args)
+    argnums = tuple(range(len(args)))
+
+    def loss(*xs):
+        y = ours(*xs)
+        return np.sum(y * w), y
+    (_, y), g = bn.value_and_grad(loss, argnums=argnums, has_aux=True)(*args)
+    want = ours(*[a.astype(np.float64) for a in args])
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    assert np.shape(y) == np.shape(want)
+    np.testing.assert_allclose(y, want, rtol=tol, atol=tol)
+    if dtype == np.float32:
+        assert all(gk.dtype == np.float32 for gk in g)
+        g64 = check(ours, args, ref, rtol, fd=False)
+        for gk, gk64 in zip(g, g64):
+            np.testing.assert_allclose(gk, gk64, rtol=1e-4,
+                                       atol=1e-4 * max(1.0, np.abs(gk64).max()))
+        return g
+    if ref is not None:
+        ref_g = autograd.grad(lambda *xs: anp.sum(ref(*xs) * w), argnums)(*args)
+        for k, (gk, rk) in enumerate(zip(g, ref_g)):
+            np.testing.assert_allclose(gk, rk, rtol=rtol, atol=1e-12,
+                                       err_msg=f"gradient {k} vs autograd")
+    if fd:
+        plain = lambda *xs: np.sum(ours(*xs) * w)                   # noqa: E731
+        for k in argnums:
+            np.testing.assert_allclose(g[k], central_diff(plain, args, k), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"gradient {k} vs central differences")
+    return g
+
+
+# ==============================================================================================
+# prod
+# ==============================================================================================
+
+PROD = [((5,), None, False), ((5,), 0, True), ((3, 4), None, True), ((3, 4), 0, False),
+        ((3, 4), 1, False), ((3, 4), -1, True), ((2, 3, 4), (0, 2), False),
+        ((2, 3, 4), (2, 0), True), ((2, 3, 4), (1,), False), ((2, 3, 4), (0, 1, 2), False),
+        ((2, 1, 3), 1, True), ((4, 1), 0, False), ((), None, False), ((3, 0), 1, False)]
+
+
+@pytest.mark.parametrize("shape,axis,keepdims", PROD)
+def test_prod_against_autograd_and_central_differences(rng, shape, axis, keepdims):
+    x = _point(rng, shape)
+    check(lambda x: np.prod(x, axis=axis, keepdims=keepdims), (x,),
+          lambda x: anp.prod(x, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("shape,axis,keepdims", PROD[:10])
+def test_prod_float32(rng, shape, axis, keepdims):
+    check(lambda x: np.prod(x, axis=axis, keepdims=keepdims), (_point(rng, shape),),
+          dtype=np.float32)
+
+
+def test_prod_gradient_at_zeros_is_exact():
+    """One zero in a slice: its gradient is the product of the others, the others' 0; two
+    zeros: 0 everywhere (autograd's y / x would give NaN)."""
+    g = bn.grad(lambda x: np.prod(x))
+    np.testing.assert_array_equal(g(np.array([2.0, 0.0, 3.0, -1.5])), [0.0, -9.0, 0.0, 0.0])
+    np.testing.assert_array_equal(g(np.array([2.0, 0.0, 3.0, 0.0])), [0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(g(np.array([0.0, 1.7])), [1.7, 0.0])
+    x = np.array([[0.0, 2.0, 5.0], [3.0, 0.0, 0.0], [1.5, 2.0, -4.0]])
+    w = np.array([1.0, -2.0, 0.5])
+    gx = bn.grad(lambda x: np.sum(np.prod(x, axis=1) * w))(x)
+    np.testing.assert_array_equal(gx, [[10.0, 0.0, 0.0], [0.0, 0.0, 0.0],
+                                       [0.5 * -8.0, 0.5 * -6.0, 0.5 * 3.0]])
+    # along axis 0, with keepdims (the lanes are columns)
+    gx0 = bn.grad(lambda x: np.sum(x.prod(axis=0, keepdims=True) * w))(x)
+    np.testing.assert_array_equal(gx0, [[4.5, 0.0, 0.0], [0.0, -8.0, -10.0], [0.0, 0.0, 0.0]])
+    # forward mode and the second derivative at a zero, exactly
+    x = np.array([2.0, 0.0, 3.0])
+    np.testing.assert_array_equal(bn.jacfwd(lambda x: np.prod(x))(x), [0.0, 6.0, 0.0])
+    np.testing.assert_array_equal(bn.hessian(lambda x: np.prod(x))(x),
+                                  [[0.0, 3.0, 0.0], [3.0, 0.0, 2.0], [0.0, 2.0, 0.0]])
+
+
+def test_prod_dispatch_and_method(rng):
+    x = _point(rng, (3, 4))
+    for f in (lambda x: np.prod(x, 1), lambda x: x.prod(axis=1), lambda x: bnp.prod(x, 1)):
+        y, g = bn.value_and_grad(lambda x, f=f: np.sum(f(x)))(x)
+        np.testing.assert_allclose(y, np.sum(np.prod(x, 1)), rtol=1e-13)
+        np.testing.assert_allclose(g, np.prod(x, 1, keepdims=True) / x, rtol=1e-12)
+
+
+# ==============================================================================================
+# cumsum / cumprod
+# ==============================================================================================
+
+SCANS = [((6,), None), ((6,), 0), ((6,), -1), ((3, 4), None), ((3, 4), 0), ((3, 4), 1),
+         ((2, 3, 4), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((3, 1), 1), ((1, 5), 0), ((), None)]
+
+
+@pytest.mark.parametrize("shape,axis", SCANS)
+def test_cumsum_against_autograd_and_central_differences(rng, shape, axis):
+    x = _point(rng, shape)
+    check(lambda x: np.cumsum(x, axis=axis), (x,), lambda x: anp.cumsum(x, axis=axis))
+
+
+def _cumprod_ref(x, axis):
+    """autograd has no cumprod: a stack of running products (for 1 and 2-D x)."""
+    if axis is None:
+        x, axis = anp.ravel(x), 0
+    if x.ndim == 0:
+        return anp.reshape(x, (1,))
+    xt = x if axis % x.ndim == 0 else anp.swapaxes(x, 0, axis)
+    out, acc = [], None
+    for k in range(xt.shape[0]):
+        acc = xt[k] if acc is None else acc * xt[k]
+        out.append(acc)
+    y = anp.stack(out)
+    return y if axis % x.ndim == 0 else anp.swapaxes(y, 0, axis)
+
+
+@pytest.mark.parametrize("shape,axis", [s for s in SCANS if len(s[0]) < 3])
+def test_cumprod_against_autograd_and_central_differences(rng, shape, axis):
+    x = _point(rng, shape)
+    check(lambda x: np.cumprod(x, axis=axis), (x,), lambda x: _cumprod_ref(x, axis))
+
+
+@pytest.mark.parametrize("shape,axis", [s for s in SCANS if len(s[0]) == 3])
+def test_cumprod_3d_against_central_differences(rng, shape, axis):
+    check(lambda x: np.cumprod(x, axis=axis), (_point(rng, shape),))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("shape,axis", SCANS[:9])
+def test_scans_float32(rng, name, shape, axis):
+    check(lambda x: getattr(np, name)(x, axis=axis), (_point(rng, shape),), dtype=np.float32)
+
+
+def test_cumprod_gradient_at_zeros_is_exact():
+    """d y_k / d x_j = prod_{i <= k, i != j} x_i: a zero at j keeps the later products'
+    gradient at j, and two zeros cancel everything past the second."""
+    def exact(x, w):
+        g = np.zeros_like(x)
+        for j in range(len(x)):
+            for k in range(j, len(x)):
+                g[j] += w[k] * np.prod(np.delete(x[:k + 1], j))
+        return g
+    w = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    for x in ([2.0, 0.0, 3.0, -1.5, 4.0], [0.0, 2.0, 0.0, 3.0, 1.0], [1.5, 2.0, 0.5, 0.0, 0.0],
+              [0.0, 0.0, 0.0, 2.0, 1.0]):
+        x = np.array(x)
+        g = bn.grad(lambda x: np.sum(np.cumprod(x) * w))(x)
+        np.testing.assert_array_equal(g, exact(x, w))
+        jv = bn.jvp(lambda x: np.cumprod(x), (x,), (w,))[1]
+        np.testing.assert_array_equal(jv, [sum(w[j] * np.prod(np.delete(x[:k + 1], j))
+                                               for j in range(k + 1)) for k in range(5)])
+
+
+def test_scan_methods_and_dispatch(rng):
+    x = _point(rng, (3, 4))
+    for f, want in ((lambda x: x.cumsum(axis=1), np.cumsum(x, axis=1)),
+                    (lambda x: x.cumprod(0), np.cumprod(x, 0)),
+                    (lambda x: x.cumsum(), np.cumsum(x)),
+                    (lambda x: bnp.cumprod(x), np.cumprod(x))):
+        y = bn.trace(f, x)(x)
+        np.testing.assert_allclose(y, want, rtol=1e-13)
+
+
+# ==============================================================================================
+# sort
+# ==============================================================================================
+
+def _sort_grad(x, w, axis):
+    """The gradient of sum(sort(x) * w): w scattered back through the stable permutation."""
+    if axis is None:
+        return _sort_grad(x.ravel(), w, 0).reshape(x.shape)
+    order = np.argsort(x, axis=axis, kind="stable")
+    g = np.zeros_like(x)
+    np.put_along_axis(g, order, w, axis=axis)
+    return g
+
+
+SORTS = [((7,), -1), ((7,), 0), ((7,), None), ((3, 5), -1), ((3, 5), 0), ((3, 5), None),
+         ((2, 3, 4), 1), ((2, 3, 4), -1), ((2, 3, 4), 0), ((4, 1), 1), ((1,), -1)]
+
+
+@pytest.mark.parametrize("shape,axis", SORTS)
+def test_sort_values_and_gradients(rng, shape, axis):
+    x = _point(rng, shape, 0.0, 2.0)
+    g = check(lambda x: np.sort(x, axis=axis), (x,), anp.sort if len(shape) == 1 else None)
+    w = _weights(lambda x: np.sort(x, axis=axis), (x,))
+    np.testing.assert_array_equal(g[0], _sort_grad(x, w, axis))
+
+
+@pytest.mark.parametrize("shape,axis", SORTS[:9])
+def test_sort_float32(rng, shape, axis):
+    check(lambda x: np.sort(x, axis=axis), (_point(rng, shape, 0.0, 2.0),), dtype=np.float32)
+
+
+def test_sort_recomputes_the_permutation_for_new_values(rng):
+    """A tape is traced once and replayed: the order must come from the values of each call."""
+    w = np.arange(1.0, 6.0)
+    vg = bn.value_and_grad(lambda x: np.sum(np.sort(x) * w))
+    for _ in range(4):
+        x = rng.normal(size=5)
+        value, g = vg(x)
+        np.testing.assert_allclose(value, np.sum(np.sort(x) * w), rtol=1e-13)
+        np.testing.assert_array_equal(g, _sort_grad(x, w, 0))
+    assert len(vg.tapes) == 1
+
+
+def test_sort_ties_are_stable_and_nan_sorts_last():
+    """Ties keep their input order (numpy's kind="stable"; -0.0 and 0.0 are equal), so the
+    k-th smallest's gradient goes to the earliest of the tied elements still unplaced."""
+    w = np.array([1.0, 10.0, 100.0, 1000.0, 10000.0, 1e5])
+    x = np.array([2.0, 1.0, 2.0, 1.0, -0.0, 0.0])
+    (_, y), g = bn.value_and_grad(lambda x: (np.sum(np.sort(x) * w), np.sort(x)),
+                                  has_aux=True)(x)
+    np.testing.assert_array_equal(y, np.sort(x, kind="stable"))
+    assert np.signbit(y[0]) and not np.signbit(y[1])          # -0.0 came first
+    np.testing.assert_array_equal(g, [1e4, 100.0, 1e5, 1000.0, 1.0, 10.0])
+    x = np.array([np.nan, 1.0, -np.inf, np.nan, 0.5])
+    (_, y), g = bn.value_and_grad(lambda x: (np.sum(np.sort(x) * w[:5]), np.sort(x)),
+                                  has_aux=True)(x)
+    np.testing.assert_array_equal(y, [-np.inf, 0.5, 1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(g, [1000.0, 100.0, 1.0, 10000.0, 10.0])
+
+
+def test_sort_second_order_and_forward_mode(rng):
+    x = rng.normal(size=(2, 4))
+    f = lambda x: np.sum(np.sort(x, axis=1) ** 3 * np.arange(4.0))   # noqa: E731
+    H = bn.hessian(f)(x)
+    order = np.argsort(x, axis=1, kind="stable")
+    want = np.zeros((8, 8))
+    for r in range(2):
+        for k, j in enumerate(order[r]):
+            want[4 * r + j, 4 * r + j] = 6.0 * x[r, j] * k
+    np.testing.assert_allclose(H.reshape(8, 8), want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(bn.jacfwd(lambda x: np.sort(x, axis=1))(x),
+                               bn.jacrev(lambda x: np.sort(x, axis=1))(x), rtol=0, atol=0)
+
+
+# ==============================================================================================
+# einsum / tensordot / select
+# ==============================================================================================
+
+EINSUM = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk", [(3, 4), (4, 2)]),
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij", [(3, 4)]),
+    ("ji", [(3, 4)]),
+    ("ij->j", [(3, 4)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (3, 4, 2)]),
+    ("...ij,jk", [(2, 3, 4), (4, 2)]),
+    ("i...->...", [(3, 2, 2)]),
+    ("i,i", [(5,), (5,)]),
+    ("i,i->i", [(5,), (5,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("i,j", [(3,), (4,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("ij,ij->ij", [(3, 4), (3, 4)]),
+    ("ij,ij->", [(3, 4), (3, 4)]),
+    ("ij,ij", [(3, 4), (3, 4)]),
+    ("ij,ij->ij", [(1, 4), (3, 4)]),
+    ("ij,jk->ik", [(3, 1), (4, 2)]),
+    ("ijk,ikl->ijl", [(2, 3, 4), (1, 4, 2)]),
+    ("bi,bj,bk->bijk", [(2, 3), (2, 2), (2, 4)]),
+    ("ij,kj->ik", [(3, 4), (5, 4)]),
+    ("iij,jk->ik", [(3, 3, 4), (4, 2)]),
+    ("ijk,kji->", [(2, 3, 4), (4, 3, 2)]),
+    ("ij,jk,ki", [(2, 3), (3, 4), (4, 2)]),
+    ("ab,cd->abcd", [(2, 2), (3, 1)]),
+    ("i,ij,j->", [(3,), (3, 4), (4,)]),
+    ("ijk->ik", [(2, 3, 4)]),
+    ("ij,j->i", [(3, 4), (4,)]),
+    (",i->i", [(), (4,)]),
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM, ids=[e[0] for e in EINSUM])
+def test_einsum_against_numpy_and_autograd(rng, subscripts, shapes):
+    args = [_point(rng, s) for s in shapes]
+    # autograd's einsum cannot differentiate a diagonal (it would einsum "i->ii"): central
+    # differences only there
+    diagonal = any(len(set(t)) < len(t) for t in subscripts.split("->")[0].split(","))
+    check(lambda *xs: np.einsum(subscripts, *xs), args,
+          None if diagonal else lambda *xs: anp.einsum(subscripts, *xs))
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM[:12:3], ids=[e[0] for e in EINSUM[:12:3]])
+def test_einsum_float32(rng, subscripts, shapes):
+    check(lambda *xs: np.einsum(subscripts, *xs), [_point(rng, s) for s in shapes],
+          dtype=np.float32)
+
+
+def test_einsum_forms_and_composition(rng):
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 5))
+    for f in (lambda a, b: bnp.einsum("ij,jk->ik", a, b, optimize=True),
+              lambda a, b: np.einsum("ij,jk->ik", a, b, optimize="greedy"),
+              lambda a, b: np.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+              lambda a, b: np.einsum(" ij , jk -> ik ", a, b)):
+        np.testing.assert_allclose(bn.trace(f, a, b, argnums=(0, 1))(a, b), a @ b, rtol=1e-13)
+    # one operand traced, one a numpy constant
+    g = bn.grad(lambda a: np.sum(np.einsum("ij,jk->ik", a, b) ** 2))(a)
+    np.testing.assert_allclose(g, 2 * (a @ b) @ b.T, rtol=1e-12)
+    # a two-operand contraction is one matmul row
+    tape = bn.trace(lambda a, b: np.einsum("ij,jk->ik", a, b), a, b, argnums=(0, 1))
+    assert "matmul" in tape.ops
+    # nested derivatives through the composition
+    H = bn.hessian(lambda a: np.einsum("ij,ij,ij->", a, a, a))(a)
+    np.testing.assert_allclose(H.reshape(12, 12), np.diag(6 * a.ravel()), rtol=1e-12,
+                               atol=1e-14)
+
+
+TENSORDOT = [((3, 4), (4, 5), 1), ((2, 3, 4), (3, 4, 5), 2), ((3, 4), (5, 6), 0),
+             ((2, 3, 4), (4, 3, 5), ([1, 2], [1, 0])), ((3, 4), (3, 5), (0, 0)),
+             ((2, 3), (2, 3), 2), ((2, 3, 4), (5, 2), ([0], [-1])), ((4,), (4,), 1)]
+
+
+@pytest.mark.parametrize("sa,sb,axes", TENSORDOT)
+def test_tensordot_against_numpy_and_autograd(rng, sa, sb, axes):
+    a, b = _point(rng, sa), _point(rng, sb)
+    check(lambda a, b: np.tensordot(a, b, axes), (a, b),
+          lambda a, b: anp.tensordot(a, b, axes))
+
+
+def test_tensordot_float32(rng):
+    check(lambda a, b: np.tensordot(a, b, ([1, 2], [1, 0])),
+          (_point(rng, (2, 3, 4)), _point(rng, (4, 3, 5))), dtype=np.float32)
+
+
+def _select(x, y):
+    return np.select([x > 0.5, x < -0.5, y > 0.0], [x ** 2, np.sin(y), x * y], default=-y)
+
+
+def _aselect(x, y):
+    ones = np.ones(np.broadcast_shapes(np.shape(x), np.shape(y)))
+    x, y = x * ones, y * ones                 # autograd's where does not unbroadcast
+    return anp.where(x > 0.5, x ** 2, anp.where(x < -0.5, anp.sin(y),
+                                                anp.where(y > 0.0, x * y, -y)))
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 3), (4, 1))])
+def test_select_against_numpy_and_autograd(rng, shapes):
+    x = rng.uniform(-1.5, 1.5, size=shapes[0])
+    x = np.where(np.abs(np.abs(x) - 0.5) < 0.05, 1.0, x)      # away from the switches
+    y = _point(rng, shapes[1])
+    check(_select, (x, y), _aselect)
+    check(lambda x: np.select([x > 0.5], [x ** 3]), (x,),
+          lambda x: anp.where(x > 0.5, x ** 3, 0.0))
+    check(_select, (x, y), dtype=np.float32)
+
+
+# ==============================================================================================
+# errors
+# ==============================================================================================
+
+@pytest.mark.parametrize("call,error,words", [
+    (lambda x: np.prod(x, dtype=int), bn.UnsupportedOpError, ["prod", "dtype"]),
+    (lambda x: np.prod(x, out=np.zeros(())), bn.InplaceError, ["prod", "out="]),
+    (lambda x: np.prod(x, initial=2.0), bn.UnsupportedOpError, ["initial"]),
+    (lambda x: np.prod(x, where=x > 0), bn.UnsupportedOpError, ["where", "bnp.where"]),
+    (lambda x: np.cumsum(x, dtype=np.int64), bn.UnsupportedOpError, ["cumsum", "dtype"]),
+    (lambda x: np.cumsum(x, axis=2), bn.ShapeError, ["cumsum", "axis 2"]),
+    (lambda x: np.argsort(x), bn.UnsupportedOpError, ["numpy.argsort", "np.sort"]),
+    (lambda x: np.argmax(x), bn.UnsupportedOpError, ["numpy.argmax", "np.max"]),
+    (lambda x: x.argmin(), bn.UnsupportedOpError, ["numpy.argmin", "np.min"]),
+    (lambda x: x.sort(), bn.InplaceError, ["in place", "np.sort"]),
+    (lambda x: np.sort(x, order="a"), bn.UnsupportedOpError, ["order"]),
+    (lambda x: np.einsum("ij,jk->ik", x, x, out=np.zeros((3, 3))), bn.InplaceError,
+     ["einsum", "out="]),
+    (lambda x: np.einsum("ij,jk->ik", x, np.ones((4, 2))), bn.ShapeError,
+     ["einsum", "'j'"]),
+    (lambda x: np.einsum("ijk", x), bn.ShapeError, ["einsum", "'ijk'"]),
+    (lambda x: np.einsum("ij->k", x), bn.ShapeError, ["einsum", "output"]),
+    (lambda x: np.einsum("ij,jk", x), bn.ShapeError, ["einsum", "2 operand subscripts"]),
+    (lambda x: np.tensordot(x, x, ([0], [0, 1])), bn.ShapeError, ["tensordot"]),
+    (lambda x: np.select([x > 0], [x, x]), bn.ShapeError, ["select"]),
+])
+def test_errors_name_the_function_and_the_fix(call, error, words):
+    x = np.arange(1.0, 10.0).reshape(3, 3)
+    with pytest.raises(error) as e:
+        bn.grad(lambda x: np.sum(call(x)))(x)
+    for word in words:
+        assert word in str(e.value), (word, str(e.value))
+
+
+def test_plain_numpy_arrays_still_call_numpy(rng):
+    x = rng.normal(size=(3, 4))
+    np.testing.assert_array_equal(bnp.prod(x, axis=1), np.prod(x, axis=1))
+    np.testing.assert_array_equal(bnp.cumsum(x), np.cumsum(x))
+    np.testing.assert_array_equal(bnp.sort(x, axis=0), np.sort(x, axis=0))
+    np.testing.assert_array_equal(bnp.argsort(x), np.argsort(x))
+    np.testing.assert_array_equal(bnp.einsum("ij->j", x), np.einsum("ij->j", x))
+    np.testing.assert_array_equal(bnp.tensordot(x, x.T, 1), np.tensordot(x, x.T, 1))
+    np.testing.assert_array_equal(bnp.select([x > 0], [x]), np.select([x > 0], [x]))
