@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from . import _linalg
 from ._errors import LeakedTracerError, UnsupportedOpError, at_user_site
 from ._tracer import Var, broadcast_to
 from .kernels import ROWS, rules
@@ -661,6 +662,7 @@ BLOCK = {
     "layer_norm": (_layer_norm_vjp, _layer_norm_jvp), "cross_entropy": (_ce_vjp, _ce_jvp),
     "take": (_take_vjp, _take_jvp), "scatter": (_scatter_vjp, _scatter_jvp),
     "take_add": (_take_add_vjp, _take_add_jvp), "matmul": (_matmul_vjp, _matmul_jvp),
+    **_linalg.BLOCK,
 }
 
 

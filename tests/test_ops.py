@@ -76,7 +76,9 @@ COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less":
 # adjoint rows (scatter, take_add) and stop_gradient in test_transforms.py
 BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "softmax",
           "causal_softmax", "log_softmax", "logsumexp", "layer_norm", "cross_entropy", "take",
-          "matmul", "scatter", "take_add"}
+          "matmul", "scatter", "take_add",
+          # numpy.linalg's rows, tested in test_numpy_linalg.py
+          "solve", "slogdet", "cholesky", "eigh"}
 NO_GRADIENT = {"stop_gradient"}
 
 MAPS = sorted(CASES)
