@@ -29,9 +29,16 @@ numpy's (0, -inf).
 0.6
 """
 import math
+from collections import namedtuple
 
 import numpy as np
-from numpy.linalg._linalg import EighResult, SVDResult, SlogdetResult
+
+try:                                    # numpy 2's result types (numpy 1 returns tuples)
+    from numpy.linalg._linalg import EighResult, SlogdetResult, SVDResult
+except ImportError:                     # pragma: no cover
+    EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+    SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+    SVDResult = namedtuple("SVDResult", "U S Vh")
 
 from ._errors import ShapeError, UnsupportedOpError, at_user_site
 from ._tracer import Var
@@ -233,7 +240,7 @@ def cholesky(a, /, *, upper=False):
     """
     bld = _builder(a)
     if bld is None:
-        return np.linalg.cholesky(a, upper=upper)
+        return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
     _real("cholesky", a)
     _square("cholesky", a)
     bnp = _bnp()
@@ -400,11 +407,56 @@ def norm(x, ord=None, axis=None, keepdims=False):
                                   f"norm ({len(axis)} axes)"))
 
 
-__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm"]
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm (numpy 2): a vector norm over ``axis`` (None: all elements;
+    an int; or a tuple of axes, taken together as one vector).
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda x: np.linalg.vector_norm(x, ord=1))(np.array([[1.0, -2.0]]))
+    array([[ 1., -1.]])
+    """
+    if _builder(x) is None:
+        return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    _real("vector_norm", x)
+    bnp = _bnp()
+    axes = tuple(range(x.ndim)) if axis is None else (
+        (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(int(k) for k in axis))
+    axes = tuple(sorted({k % x.ndim for k in axes}))
+    rest = [k for k in range(x.ndim) if k not in axes]
+    moved = bnp.transpose(x, rest + list(axes)) if x.ndim else x
+    flat = bnp.reshape(moved, tuple(x.shape[k] for k in rest) + (
+        math.prod(x.shape[k] for k in axes),))
+    out = _vector_norm(flat, ord, -1, False)
+    if keepdims:
+        out = bnp.reshape(out, tuple(1 if k in axes else d for k, d in enumerate(x.shape)))
+    return out
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm (numpy 2): norm(x, ord, axis=(-2, -1), keepdims)."""
+    if _builder(x) is None:
+        return np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    _real("matrix_norm", x)
+    if x.ndim < 2:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.matrix_norm: x must be (..., m, n); got shape {x.shape}"))
+    return _matrix_norm(x, ord, (-2, -1), keepdims)
+
+
+def svdvals(x, /):
+    """numpy.linalg.svdvals (numpy 2): svd(x, compute_uv=False)."""
+    if _builder(x) is None:
+        return np.linalg.svdvals(x)
+    return svd(x, compute_uv=False)
+
+
+__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
+           "vector_norm", "matrix_norm", "svdvals"]
 
 # np.linalg.<f>(traced) arrives here through __array_function__ (burnumba/numpy.py merges
-# this table into its own)
-FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in __all__}
+# this table into its own); numpy 1 has no vector_norm, matrix_norm or svdvals
+FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in __all__
+             if hasattr(np.linalg, name)}
 
 
 # -- the rows' derivatives as traced ops (burnumba/_symbolic.py: BLOCK), for derivatives of

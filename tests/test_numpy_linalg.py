@@ -386,6 +386,36 @@ def test_norm_of_any_array_and_errors():
         bn.grad(lambda x: np.linalg.norm(x, 3, axis=(0, 1)))(x)
 
 
+@pytest.mark.parametrize("ord", [2, 1, np.inf, -np.inf, 3], ids=str)
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (None, True), (1, False),
+                                            ((0, 2), True), ((2, 0), False)])
+def test_numpy2_vector_norm(ord, axis, keepdims):
+    rng = _rng("vector_norm", ord, axis)
+    x = rng.normal(size=(2, 3, 4))
+    x = np.where(np.abs(x) < 0.1, 0.5, x)
+    want = np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    w = weights(rng, np.shape(want))
+    value, g = bn.value_and_grad(
+        lambda x: np.sum(np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord) * w))(x)
+    np.testing.assert_allclose(value, np.sum(want * w), rtol=1e-12)
+    f = lambda x: np.sum(np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord) * w)  # noqa: E731,E501
+    np.testing.assert_allclose(g, central(f, x), rtol=1e-5, atol=1e-7)
+
+
+def test_numpy2_matrix_norm_and_svdvals():
+    rng = _rng("matrix_norm")
+    x = rng.normal(size=(2, 3, 4))
+    for ord in MATRIX_ORDS:
+        for keepdims in (False, True):
+            want = np.linalg.matrix_norm(x, ord=ord, keepdims=keepdims)
+            got = bn.trace(lambda x: np.linalg.matrix_norm(x, ord=ord, keepdims=keepdims), x)(x)
+            np.testing.assert_allclose(got, want, rtol=1e-10)
+    g = bn.grad(lambda x: np.sum(np.linalg.svdvals(x) * np.array([1.0, 2.0, 3.0])))(x)
+    want = autograd.grad(lambda x: anp.sum(anp.linalg.svd(x, compute_uv=False) * np.array(
+        [1.0, 2.0, 3.0])))(x)
+    np.testing.assert_allclose(g, want, rtol=1e-9, atol=1e-10)
+
+
 # -- forward mode and second order ------------------------------------------------------------
 _RHS = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]])
 FORWARD = {
