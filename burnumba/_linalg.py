@@ -8,18 +8,23 @@ view of the result part. The rest is composed of those rows and existing ops:
 * ``inv(a)`` is ``solve(a, I)``; ``det`` is ``sign * exp(logabsdet)`` of ``slogdet``
   (a negative determinant keeps its sign; the gradient det * A^-T is that of autograd;
   at an exactly singular matrix it is NaN);
-* ``eigvalsh`` is ``eigh``'s eigenvalues; ``svd`` is ``eigh`` of the Gram matrix
-  ``A^T A`` (or ``A A^T`` when m < n): s = sqrt of its eigenvalues, descending, and
-  ``U = A V / s``. That squares the condition number: singular values below about
-  sqrt(eps) times the largest lose their relative accuracy (and a rank-deficient
-  matrix has repeated zero eigenvalues, whose vectors have no gradient);
+* ``eigvalsh`` is ``eigh``'s eigenvalues; ``svd`` is ``eigh`` of the symmetric
+  ``[[0, A], [A^T, 0]]`` (m + n square): its eigenvalues are +-s and |m - n| zeros, its
+  eigenvectors for +s are ``[u; v] / sqrt(2)``. So s is accurate to eps times the largest
+  (as LAPACK's, unlike eigh of the Gram matrix A^T A, which squares the condition
+  number), at the price of an (m + n)-square Jacobi. A singular value of 0 (rank
+  deficiency) has a kink, and there its vectors have no gradient;
 * ``norm`` is numpy's definitions over abs / sum / max / min / sqrt, and svd for the
   matrix orders 2, -2 and 'nuc'.
 
 Gradients are those of HIPS autograd (``autograd.numpy.linalg``) and assume distinct
-eigenvalues (eigh) and singular values (svd). Eigenvectors are normalised so that the entry
-of largest magnitude of each is positive (numpy's signs are LAPACK's, arbitrary), so
-compare them with numpy's up to sign. A singular or non-finite input gives NaN where numpy
+eigenvalues (eigh) and singular values (svd): at repeated eigenvalues a loss of the
+eigenvectors gets NaN in reverse mode (as autograd), while forward mode leaves the repeated
+eigenspace still (finite tangents: one valid choice, as the eigenvectors are not unique
+there). The factorizations are O(n^3) loops without blocking (eigh: cyclic Jacobi, up to 60
+sweeps): meant for the small matrices one differentiates (n up to a few dozen).
+Eigenvectors are normalised so that the entry of largest magnitude of each is positive
+(numpy's signs are LAPACK's, arbitrary), so compare them with numpy's up to sign. A singular or non-finite input gives NaN where numpy
 raises LinAlgError (``bn.debug_nans()`` names the row); slogdet of a singular matrix is
 numpy's (0, -inf).
 
@@ -285,9 +290,11 @@ def eigvalsh(a, UPLO="L"):
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """numpy.linalg.svd of a (..., m, n), through eigh of the Gram matrix (see the module's
-    notes on accuracy). full_matrices=True with m != n would need a basis of the null space,
-    whose gradient is not defined: pass full_matrices=False.
+    """numpy.linalg.svd of a (..., m, n), through eigh of the symmetric (m + n) x (m + n)
+    matrix [[0, a], [a^T, 0]], whose eigenvalues are +-s and |m - n| zeros, with eigenvectors
+    [u; v] / sqrt(2) for +s (see the module's notes). full_matrices=True with m != n would
+    need a basis of the null space, whose gradient is not defined: pass
+    full_matrices=False.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.grad(lambda a: np.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
@@ -304,22 +311,23 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             f"numpy.linalg.svd: a must be (..., m, n) and not empty; got shape {a.shape}"))
     bnp = _bnp()
     m, n = a.shape[-2:]
+    k = min(m, n)
     if compute_uv and full_matrices and m != n:
         raise UnsupportedOpError(at_user_site(
             f"numpy.linalg.svd(a, full_matrices=True) of a non-square {m} x {n} matrix: the "
             f"extra {abs(m - n)} singular vectors span a null space that is not unique, so "
             "their gradient is not defined. Pass full_matrices=False (or compute_uv=False)"))
-    at = bnp.swapaxes(a, -1, -2)
-    tall = m >= n
-    w, V = eigh(bnp.matmul(at, a) if tall else bnp.matmul(a, at))
-    w = bnp.flip(w, axis=-1)
-    s = bnp.sqrt(bnp.maximum(w, 0.0))
+    batch = a.shape[:-2]
+    h = bnp.concatenate([
+        bnp.concatenate([np.zeros(batch + (m, m)), a], axis=-1),
+        bnp.concatenate([bnp.swapaxes(a, -1, -2), np.zeros(batch + (n, n))], axis=-1)],
+        axis=-2)
+    w, Q = eigh(h)
+    s = bnp.flip(w[..., m + n - k:], axis=-1)          # the k largest, descending
     if not compute_uv:
         return s
-    V = bnp.flip(V, axis=-1)                   # descending, as numpy
-    other = bnp.matmul(a if tall else at, V) / bnp.expand_dims(s, -2)
-    U, V = (other, V) if tall else (V, other)
-    return SVDResult(U, s, bnp.swapaxes(V, -1, -2))
+    Q = bnp.flip(Q[..., m + n - k:], axis=-1) * math.sqrt(2.0)
+    return SVDResult(Q[..., :m, :], s, bnp.swapaxes(Q[..., m:, :], -1, -2))
 
 
 def _vector_norm(x, ord, axis, keepdims):
@@ -567,22 +575,25 @@ def _eigh_parts(b, i):
     base = (n + n * n) * np.arange(nb)[:, None]
     w = _view(b, i, base + np.arange(n), (nb, n))
     U = _view(b, i, base + n + np.arange(n * n), (nb, n, n))
-    off = 1.0 - np.eye(n)
-    # F[r, q] = 1 / (w[q] - w[r]) off the diagonal, 0 on it (autograd's form)
-    F = off / (bnp.reshape(w, (nb, 1, n)) - bnp.reshape(w, (nb, n, 1)) + np.eye(n))
-    return nb, n, w, U, F
+    # F[r, q] = 1 / (w[q] - w[r]) off the diagonal, 0 on it and between equal eigenvalues
+    # (the rows' rules say why); ``tie`` marks those equal pairs
+    den = bnp.reshape(w, (nb, 1, n)) - bnp.reshape(w, (nb, n, 1))
+    tie = bnp.where(den == 0.0, 1.0, 0.0) * (1.0 - np.eye(n))
+    F = bnp.where(den == 0.0, 0.0, 1.0 / bnp.where(den == 0.0, 1.0, den))
+    return nb, n, w, U, F, tie
 
 
 def _eigh_vjp(b, i, g, need=None):
     bnp = _bnp()
-    nb, n, w, U, F = _eigh_parts(b, i)
+    nb, n, w, U, F, tie = _eigh_parts(b, i)
     g2 = bnp.reshape(_flat(g)[:nb * (n + n * n)], (nb, n + n * n))
     gw, gU = g2[:, :n], bnp.reshape(g2[:, n:], (nb, n, n))
     Ut = bnp.swapaxes(U, 1, 2)
     K = bnp.matmul(Ut, gU)
-    # the eigenvector term where U^T gU is not 0 (the kernel: where gU is not all 0), so
-    # that a function of the eigenvalues alone has a gradient at repeated eigenvalues
-    inner = bnp.where(K != 0.0, F * K, 0.0) + bnp.reshape(gw, (nb, n, 1)) * np.eye(n)
+    # F o K, and NaN where equal eigenvalues meet a nonzero K (the kernel divides by 0
+    # there, as autograd); the NaN is a constant branch, so no derivative runs through it
+    bad = tie * bnp.where(K != 0.0, 1.0, 0.0)
+    inner = F * K + bnp.where(bad != 0.0, np.nan, 0.0) + bnp.reshape(gw, (nb, n, 1)) * np.eye(n)
     T = bnp.matmul(bnp.matmul(U, inner), Ut)
     dA = T * np.eye(n) + (T + bnp.swapaxes(T, 1, 2)) * np.tril(np.ones((n, n)), -1)
     return [(b.a0[i], bnp.reshape(dA, b.shapes[b.a0[i]]))]
@@ -590,7 +601,7 @@ def _eigh_vjp(b, i, g, need=None):
 
 def _eigh_jvp(b, i, tangent):
     bnp = _bnp()
-    nb, n, w, U, F = _eigh_parts(b, i)
+    nb, n, w, U, F, tie = _eigh_parts(b, i)
     t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
     lower = np.tril(np.ones((n, n)), -1)
     tS = t * np.eye(n) + t * lower + bnp.swapaxes(t * lower, 1, 2)

@@ -1377,8 +1377,10 @@ def _eigh_fwd(i, oy, c, p, P, off, a0, val):
 def _eigh_bwd(i, oy, p, P, off, a0, need, val, grad):
     # HIPS autograd's rule: T = U (diag(gw) + F o (U^T gU)) U^T, F[r, q] = 1 / (w[q] - w[r])
     # off the diagonal, the eigenvector term only when gU is not all zero (so a function
-    # of the eigenvalues alone has a gradient at repeated eigenvalues); A's lower triangle
-    # was read, so it gets T's diagonal and T[r, q] + T[q, r] below it, the upper none
+    # of the eigenvalues alone has a gradient at repeated eigenvalues), and a zero entry of
+    # U^T gU stays 0 (two repeated eigenvalues whose vectors get no gradient, as svd's null
+    # space, give no NaN); otherwise repeated eigenvalues give inf / NaN, as autograd. A's
+    # lower triangle was read, so it gets T's diagonal and T[r, q] + T[q, r] below it
     nb, n, ia, oa, w, w2 = _eigh(i, p, P, a0, off, oy)
     for bt in range(nb if need[ia] else 0):
         xa = oa + bt * n * n
@@ -1396,7 +1398,8 @@ def _eigh_bwd(i, oy, p, P, off, a0, need, val, grad):
                 elif vecs:
                     for e in range(n):
                         s += val[xu + e * n + r] * grad[xu + e * n + cc]
-                    s = s / (val[xw + cc] - val[xw + r])
+                    if s != 0.0:
+                        s = s / (val[xw + cc] - val[xw + r])
                 val[w + r * n + cc] = s
         for r in range(n):
             for cc in range(n):
@@ -1418,7 +1421,9 @@ def _eigh_bwd(i, oy, p, P, off, a0, need, val, grad):
 
 def _eigh_jvp(i, oy, p, P, off, a0, val, grad):
     # M = U^T tS U, tS the symmetric tangent of A's lower triangle: tw = diag(M),
-    # tU = U (F o M) with F as in the backward (0 on the diagonal)
+    # tU = U (F o M) with F as in the backward, 0 on the diagonal and between equal
+    # eigenvalues (any rotation inside their eigenspace is a valid tangent: this one
+    # leaves it still, so that svd's null space, a repeated 0, has finite tangents)
     nb, n, ia, oa, w, w2 = _eigh(i, p, P, a0, off, oy)
     for bt in range(nb):
         xa = oa + bt * n * n
@@ -1443,7 +1448,7 @@ def _eigh_jvp(i, oy, p, P, off, a0, val, grad):
             for cc in range(n):
                 s = 0.0
                 for e in range(n):
-                    if e != cc:
+                    if val[xw + cc] != val[xw + e]:
                         s += val[xu + r * n + e] * val[w + e * n + cc] / (
                             val[xw + cc] - val[xw + e])
                 grad[xu + r * n + cc] = s

@@ -286,6 +286,43 @@ def test_svd(shape, dtype):
                a, dtype, fd=False)
 
 
+def test_svd_is_accurate_for_ill_conditioned_matrices():
+    """eigh of [[0, A], [A^T, 0]] keeps s to eps * s_max (the Gram matrix A^T A would lose
+    small singular values: 1e-7 came out 5e-4 off, relatively)."""
+    rng = _rng("svd-ill")
+    q1, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    q2, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    s = np.array([1.0, 1e-4, 1e-7])
+    a = (q1[:, :3] * s) @ q2.T
+    got = bn.trace(lambda a: np.linalg.svd(a, compute_uv=False), a)(a)
+    np.testing.assert_allclose(got, np.linalg.svd(a, compute_uv=False), rtol=1e-8)
+    np.testing.assert_allclose(got, s, rtol=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(4, 2), (2, 5), (3, 3)])
+def test_svd_second_order_with_a_null_space(shape):
+    """Non-square: |m - n| zero eigenvalues of the augmented matrix, repeated; their vectors
+    get no gradient and no NaN, at orders 1 and 2."""
+    rng = _rng("svd-h", shape)
+    a = rng.normal(size=shape)
+    wu = weights(rng, (shape[0], min(shape)))
+    f = lambda a: np.sum(np.linalg.svd(a, compute_uv=False) ** 3) + np.sum(  # noqa: E731
+        _sign_free(np.linalg.svd(a, full_matrices=False)[0], wu))
+    af = lambda a: anp.sum(anp.linalg.svd(a, compute_uv=False) ** 3) + anp.sum(  # noqa: E731
+        _sign_free(anp.linalg.svd(a, full_matrices=False)[0], wu))
+    np.testing.assert_allclose(bn.grad(f)(a), autograd.grad(af)(a), rtol=1e-8, atol=1e-10)
+    H = bn.hessian(f)(a)
+    assert np.all(np.isfinite(H))
+    np.testing.assert_allclose(H, autograd.hessian(af)(a), rtol=1e-6, atol=1e-8)
+    check_forward(f, a, rng)
+
+
+def test_eigh_repeated_eigenvalues_with_eigenvector_loss_is_nan_in_reverse_mode():
+    # the eigenvectors are not unique there; autograd gives NaN too (never a silent number)
+    g = bn.grad(lambda a: np.sum(np.linalg.eigh(a)[1][:, 0] * np.arange(3.0)))(np.eye(3))
+    assert not np.all(np.isfinite(g))
+
+
 def test_svd_full_matrices_on_non_square_is_refused_with_the_fix():
     with pytest.raises(bn.UnsupportedOpError, match="full_matrices=False"):
         bn.grad(lambda a: np.sum(np.linalg.svd(a)[1]))(np.ones((3, 2)))
