@@ -24,9 +24,9 @@ eigenspace still (finite tangents: one valid choice, as the eigenvectors are not
 there). The factorizations are O(n^3) loops without blocking (eigh: cyclic Jacobi, up to 60
 sweeps): meant for the small matrices one differentiates (n up to a few dozen).
 Eigenvectors are normalised so that the entry of largest magnitude of each is positive
-(numpy's signs are LAPACK's, arbitrary), so compare them with numpy's up to sign. A singular or non-finite input gives NaN where numpy
-raises LinAlgError (``bn.debug_nans()`` names the row); slogdet of a singular matrix is
-numpy's (0, -inf).
+(numpy's signs are LAPACK's, arbitrary), so compare them with numpy's up to sign. A
+singular or non-finite input gives NaN where numpy raises LinAlgError (``bn.debug_nans()``
+names the row); slogdet of a singular matrix is numpy's (0, -inf).
 
 >>> import numpy as np, burnumba as bn
 >>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
