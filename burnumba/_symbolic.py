@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from . import _linalg
 from ._errors import LeakedTracerError, UnsupportedOpError, at_user_site
 from ._tracer import Var, broadcast_to
 from .kernels import ROWS, rules
@@ -713,6 +714,7 @@ BLOCK = {
     "take_add": (_take_add_vjp, _take_add_jvp), "matmul": (_matmul_vjp, _matmul_jvp),
     "cumsum": (_cumsum_vjp, _cumsum_jvp), "cumprod": (_cumprod_vjp, _cumprod_jvp),
     "argsort": (_argsort_vjp, _argsort_jvp),
+    **_linalg.BLOCK,
 }
 
 

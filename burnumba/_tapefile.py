@@ -558,6 +558,26 @@ def _matmul(t, i):
                f"({M}, {K}) @ ({K}, {N}) need {size}")
 
 
+def _linalg(t, i):
+    """The linalg rows: P = nb, n (solve: nb, n, k); nb (n, n) matrices in a0 (solve: the
+    right-hand sides (n, k) in a1); the node holds its result, then its work space."""
+    name = ROWS[t.op[i]].name
+    a = t.node(i, "a0", t.a0[i])
+    if name == "solve":
+        bb = t.node(i, "a1", t.a1[i])
+        nb, n, k = t.params(i, 3)
+    else:
+        t.none(i, "a1", t.a1[i])
+        nb, n = t.params(i, 2)
+        k = n
+    t.want(i, nb >= 1 and n >= 1 and k >= 1, f"its parameters {(nb, n, k)} are not valid")
+    size = {"solve": nb * n * k + n * n + n + n * k, "slogdet": 2 * nb + n * n + 2 * n,
+            "cholesky": nb * n * n + n * n, "eigh": nb * (n + n * n) + 2 * n * n}[name]
+    t.want(i, t.size[a] == nb * n * n and t.size[i] == size
+           and (name != "solve" or t.size[bb] == nb * n * k),
+           f"its sizes do not fit {nb} matrices ({n}, {n})")
+
+
 # Per row name, the rule that checks what its kernel code reads: operands, P, sizes. Map rows
 # share generated code, so their kind decides; every block row is listed by name.
 _BLOCK_RULES = {
@@ -567,6 +587,7 @@ _BLOCK_RULES = {
     "layer_norm": _axis("rows"), "cross_entropy": _cross_entropy, "take": _take(False),
     "take_add": _take(True), "scatter": _scatter, "matmul": _matmul,
     "cumsum": _axis("same"), "cumprod": _axis("same"), "argsort": _axis("same"),
+    "solve": _linalg, "slogdet": _linalg, "cholesky": _linalg, "eigh": _linalg,
 }
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: (_unary_map if r.arity == 1 else _binary_map)

@@ -1267,3 +1267,5 @@ def _apply_function(func, args, kwargs):
             f"{name} is not supported on traced values. Supported numpy functions: "
             f"{_supported(_FUNCTIONS)}; write it with those (or with burnumba.numpy)"))
     return fn(*args, **kwargs)
+
+from . import _linalg as linalg  # noqa: E402,F401  (bnp.linalg; it adds np.linalg.* to _FUNCTIONS)

@@ -77,7 +77,9 @@ COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less":
 BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "softmax",
           "causal_softmax", "log_softmax", "logsumexp", "layer_norm", "cross_entropy", "take",
           "matmul", "scatter", "take_add",
-          "cumsum", "cumprod", "argsort"}    # reductions and scans (#11): test_numpy_reduce.py
+          "cumsum", "cumprod", "argsort",    # reductions and scans (#11): test_numpy_reduce.py
+          # numpy.linalg's rows, tested in test_numpy_linalg.py
+          "solve", "slogdet", "cholesky", "eigh"}
 NO_GRADIENT = {"stop_gradient"}
 
 MAPS = sorted(CASES)

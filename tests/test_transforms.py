@@ -30,6 +30,17 @@ def _rev(x):
     return x[::-1, ::-1]
 
 
+def _square(x, xp):
+    """A (2, 2) matrix of x, diagonally dominant."""
+    return x[:, :2] + xp.array([[4.0, 0.0], [0.0, 5.0]])
+
+
+def _spd(x, xp):
+    """A symmetric positive definite (2, 2) matrix of x with well separated eigenvalues."""
+    m = x[:, :2]
+    return xp.dot(m, m.T) * 0.5 + xp.array([[1.0, 0.0], [0.0, 4.0]])
+
+
 CASES = {
     "add": (lambda x: x + _rev(x) * 0.5, lambda x: x + _rev(x) * 0.5),
     "subtract": (lambda x: x - _rev(x) ** 2, lambda x: x - _rev(x) ** 2),
@@ -125,6 +136,16 @@ CASES = {
                 + (x[:, 0] * x[:, 1] * x[:, 2])[:, None]),
     "argsort": (lambda x: np.sort(x, axis=1) * _rev(x),
                 lambda x: anp.stack([anp.sort(x[0]), anp.sort(x[1])]) * _rev(x)),
+    # numpy.linalg's rows, on (2, 2) matrices built from x (well conditioned, distinct
+    # eigenvalues)
+    "solve": (lambda x: np.linalg.solve(_square(x, np), x[:, 2]),
+              lambda x: anp.linalg.solve(_square(x, anp), x[:, 2])),
+    "slogdet": (lambda x: np.linalg.slogdet(_square(x, np))[1] * x[0, 2],
+                lambda x: anp.linalg.slogdet(_square(x, anp))[1] * x[0, 2]),
+    "cholesky": (lambda x: np.linalg.cholesky(_spd(x, np)),
+                 lambda x: anp.linalg.cholesky(_spd(x, anp))),
+    "eigh": (lambda x: np.linalg.eigh(_spd(x, np))[0] + np.linalg.eigh(_spd(x, np))[1] ** 2,
+             lambda x: anp.linalg.eigh(_spd(x, anp))[0] + anp.linalg.eigh(_spd(x, anp))[1] ** 2),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
@@ -190,7 +211,8 @@ def test_jacobians_forward_reverse_and_autograd(name):
     if name not in NO_REFERENCE:
         np.testing.assert_allclose(Jf, autograd.jacobian(ref)(x), rtol=1e-10, atol=1e-12,
                                    err_msg=name)
-    if name not in NO_REFERENCE | {"erf", "gelu_erf"}:     # autograd has no JVP of erf
+    # autograd has no JVP of erf, nor of its linalg functions
+    if name not in NO_REFERENCE | {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh"}:
         v = np.random.default_rng(4).normal(size=SHAPE)
         _, jv_ref = autograd.make_jvp(ref)(x)(v)
         np.testing.assert_allclose(bn.jvp(f, (x,), (v,))[1], jv_ref, rtol=1e-10, atol=1e-12)
