@@ -405,7 +405,8 @@ class Var:
                 "np.asarray of a list holding traced values (numpy looks at the list, not at "
                 "its elements, so burnumba cannot take over), or a numpy array indexed by a "
                 "traced value. Use bnp.array(list) or bnp.stack(list) (import burnumba.numpy "
-                "as bnp), and bnp.take(array, idx, axis=0) to index a numpy array"))
+                "as bnp) or np.array(list, like=x) with x any traced value, and "
+                "bnp.take(array, idx, axis=0) to index a numpy array"))
         from . import numpy as bnp
         name = caller[len("numpy."):]
         fix = f"bnp.{name}(list), or " if "." not in name and hasattr(bnp, name) else ""

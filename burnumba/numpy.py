@@ -530,13 +530,18 @@ def column_stack(tup):
     return _join("column_stack", list(tup), np.column_stack)
 
 
-def array(obj, dtype=None):
-    """numpy.array for nested lists that contain traced values."""
+def array(obj, dtype=None, **kwargs):
+    """numpy.array for nested lists that contain traced values (one gather). Plain numpy
+    reaches it only as ``np.array(list, like=x)`` with x a traced value: without ``like=``
+    numpy converts the list itself (see Var.__array__)."""
+    b = _builder(obj)
+    if b is None:
+        return np.array(obj, dtype=dtype, **kwargs)
+    if dtype is not None:
+        cast_check(f"array(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
     if isinstance(obj, Var):
         return obj
-    if isinstance(obj, (list, tuple)) and _builder(obj) is not None:
-        return stack([array(x) for x in obj])
-    return np.array(obj, dtype=dtype)
+    return stack([array(x) for x in obj])
 
 
 asarray = array
