@@ -38,7 +38,7 @@ __all__ = [
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
-    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError", "TapeFormatError",
-    "TracerBoolError",
+    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError",
+    "TapeFormatError", "TracerBoolError",
     "UnsupportedMethodError", "UnsupportedOpError",
 ]

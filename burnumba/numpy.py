@@ -990,24 +990,55 @@ def _index(x, key):
 
 
 def _index_data(b, idx):
-    """Check that a traced index is integer data: an int array argument outside argnums."""
-    if b.need[idx.node]:
+    """Check that a traced index is integer data: an int array argument outside argnums, or
+    elements moved from such arguments and integer constants (t[:2], t.T, np.stack([t, u]),
+    t[i]); arithmetic on indices is not traced as integers."""
+    if b.need[idx.node if idx._view is None else idx._view[2]] or \
+            (idx._view is not None and idx._view[1]):
         raise UnsupportedOpError(at_user_site(
             "indexing with a differentiable traced value: indices must be integer data "
             "(an argument outside argnums), not something gradients flow through"))
-    kind = b.input_kinds.get(idx.node)
-    if kind == "b":
+    if _integer_data(b, idx):
+        return idx
+    if idx._view is None and b.input_kinds.get(idx.node) == "b":
         raise UnsupportedOpError(at_user_site(
             "indexing with a boolean mask argument: the result's shape would depend on the "
             "mask's values, which a tape cannot follow. Use bnp.where(mask, x, 0.0) or "
             "bn.masked_fill, or capture the mask as a constant array"))
-    if kind not in ("i", "u"):
-        raise UnsupportedOpError(at_user_site(
-            "traced indices must be an integer array argument (numpy refuses float indices "
-            "with IndexError, and arithmetic on indices is not traced as integers): pass the "
-            "indices as an int array, e.g. idx.astype(np.int64), and compute derived indices "
-            "with numpy before the call"))
-    return idx
+    raise UnsupportedOpError(at_user_site(
+        "traced indices must be an integer array argument (numpy refuses float indices "
+        "with IndexError, and arithmetic on indices is not traced as integers): pass the "
+        "indices as an int array, e.g. idx.astype(np.int64), and compute derived indices "
+        "with numpy before the call (slicing, reshaping and stacking them is fine)"))
+
+
+def _integer_data(b, v):
+    """Whether v holds integer data, exact in the tape's dtype."""
+    if v._view is not None:
+        return _integer_positions(b, v._view[0])
+    return _integer_node(b, v._node)
+
+
+def _integer_positions(b, positions):
+    owners = np.unique(np.searchsorted(np.asarray(b.off), np.ravel(positions), "right") - 1)
+    return builtins.all(_integer_node(b, int(k)) for k in owners)
+
+
+def _integer_node(b, node):
+    kind = b.input_kinds.get(node)
+    if kind is not None:
+        return kind in ("i", "u")
+    name = ROWS[b.op[node]].name
+    if name == "const":
+        v = b.consts[node]
+        exact = _EXACT32 if b.dtype == np.float32 else 2 ** 53
+        return bool(np.all((v == np.floor(v)) & (np.abs(v) <= exact)))
+    if name == "gather":
+        start = b.pp[node]
+        return _integer_positions(b, b.params[start:start + b.off[node + 1] - b.off[node]])
+    if name == "take":                           # rows of an integer table
+        return _integer_node(b, b.a0[node])
+    return False
 
 
 # The largest integer that float32 holds exactly: a flat index computed on a float32 tape

@@ -326,3 +326,46 @@ def test_numpy_array_indexed_by_a_traced_index_names_bnp_take(rng):
         bn.grad(lambda w, i: np.sum(table[i] * w))(np.ones(3), idx)
     g = bn.grad(lambda w, i: np.sum(bnp.take(table, i, axis=0) * w))(np.ones(3), idx)
     np.testing.assert_allclose(g, table[idx].sum(axis=0), rtol=1e-14)
+
+
+@pytest.mark.parametrize("derive", [
+    lambda t, u: t[:2],
+    lambda t, u: t[::-1],
+    lambda t, u: t.reshape(3, 1),
+    lambda t, u: np.stack([t, u]),
+    lambda t, u: np.concatenate([t, np.array([0, -1])]),
+    lambda t, u: t[u],                            # a take of integer data is integer data
+    lambda t, u: np.broadcast_to(t, (2, 3)),
+])
+def test_indices_moved_from_integer_arguments_are_integer_data(rng, derive):
+    """Slicing, reshaping, stacking or indexing integer data keeps it integer data (every
+    element comes from an int argument or an integer constant)."""
+    x = rng.normal(size=(4, 5))
+    t, u = np.array([3, -1, 0]), np.array([2, 0, 1])
+    key = derive(t, u)
+    w = rng.normal(size=x[:, key].shape)
+    g = bn.grad(lambda x, t, u: np.sum(np.sin(x[:, derive(t, u)]) * w))(x, t, u)
+    ref = autograd.grad(lambda x: anp.sum(anp.sin(x[:, key]) * w))(x)
+    np.testing.assert_allclose(g, ref, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("derive", [lambda t: t + 1, lambda t: t * 2,
+                                    lambda t: np.concatenate([t, np.array([0.5])])])
+def test_arithmetic_on_indices_is_refused(derive):
+    with pytest.raises(bn.UnsupportedOpError, match="compute derived indices with numpy"):
+        bn.grad(lambda x, t: np.sum(x[derive(t)]))(np.ones(4), np.array([0, 1]))
+
+
+def test_a_saved_tape_reads_new_indices(rng, tmp_path):
+    x = rng.normal(size=(3, 4))
+
+    def f(x, t):
+        return np.sum(np.tanh(x[np.arange(3), t]) * x[:, t[:2]].sum())
+
+    tape = bn.trace(f, x, np.array([1, -1, 0]))
+    tape.save(tmp_path / "t.npz")
+    loaded = bn.load_tape(tmp_path / "t.npz")
+    for t in (np.array([2, 2, -4]), np.array([0, 3, -1])):
+        assert loaded(x, t) == pytest.approx(f(x, t), rel=1e-14)
+    with pytest.raises(bn.DataError, match="index 4 is out of bounds for size 4"):
+        loaded(x, np.array([0, 4, 0]))

@@ -83,7 +83,8 @@ def test_an_object_array_of_traced_values_is_stacked_never_a_constant():
     def f(x):
         objs = np.empty(3, dtype=object)
         objs[0], objs[1], objs[2] = x[0, 0], x[1, 1], 3.0
-        return bnp.sum(bnp.asarray(objs) ** 2) + bnp.sum(objs * objs) + bnp.sum(x * 0.0 + objs[:, None][:2])
+        return (bnp.sum(bnp.asarray(objs) ** 2) + bnp.sum(objs * objs)
+                + bnp.sum(x * 0.0 + objs[:, None][:2]))
 
     g = bn.grad(f)(X)
     expected = np.zeros_like(X)
