@@ -1129,7 +1129,35 @@ def _advanced(x, parts):
     axes = [a for _, a, _ in adv]
     sizes = [x.shape[a] for a in axes]
     n = math.prod(sizes)
-    if len(adv) > 1 and b.dtype == np.float32 and n > _EXACT32:
+    where = [pos for pos, _, _ in adv]
+    adjacent = where[-1] - where[0] == len(where) - 1
+    dims = [1 if kind == "new" else len(range(*s.indices(x.shape[a]))) for kind, s, a, _ in out]
+    pre = tuple(d for d, (*_, pos) in zip(dims, out) if pos < where[0])
+    post = tuple(dims[len(pre):])
+    exact = _EXACT32 if b.dtype == np.float32 else 2 ** 53
+    if adjacent:
+        # the indexed axes are consecutive in x: read x (its slices applied) as (outer, n,
+        # inner) and take rows o * n + flat of its (outer * n, inner) view, so that B lands
+        # in place with no copy of x. An index outside its axis must not reach the next
+        # block, so every traced index is checked by its own axis then.
+        key = []
+        for kind, s, a, _ in out:
+            if kind == "slice":
+                key.append((a, s))
+        key += [(a, slice(None)) for a in axes]
+        table = x[tuple(s for _, s in sorted(key, key=lambda e: e[0]))]
+        outer = math.prod(table.shape[:axes[0]])
+        inner = math.prod(table.shape[axes[-1] + 1:])
+        if outer * n <= exact:
+            flat = _flat_index(b, x, adv, sizes, checked=outer != 1)
+            if outer != 1:
+                blocks = (np.arange(outer, dtype=np.float64) * n).reshape(
+                    (outer,) + (1,) * len(bshape))
+                flat = add(flat, blocks)
+            flat = broadcast_to(flat, ((outer,) if outer != 1 else ()) + bshape)
+            y = _take_rows(reshape(table, (outer * n, inner)), flat)
+            return reshape(y, pre + bshape + post)
+    if n > exact:
         raise ShapeError(at_user_site(
             f"advanced index over axes {axes} of shape {x.shape}: its flat index runs up to "
             f"{n - 1:,}, beyond 2**24, which a float32 tape does not hold exactly; index in "
@@ -1138,45 +1166,38 @@ def _advanced(x, parts):
     table = transpose(x, axes + rest)
     table = table[(slice(None),) * len(axes) + tuple(s for kind, s, *_ in out if kind == "slice")]
     table = reshape(table, (n,) + table.shape[len(axes):])
-    # the flat index
-    if len(adv) == 1:
-        flat = adv[0][2]
-    else:
-        strides = [math.prod(sizes[j + 1:]) for j in range(len(sizes))]
-        const = np.zeros((), dtype=np.int64)
-        traced = []
-        for (_, a, v), size, stride in zip(adv, sizes, strides):
-            if isinstance(v, Var):
-                steps = b.const(np.arange(size, dtype=np.float64) * stride)
-                traced.append(_take_rows(steps, v))
-                continue
-            bad = (v < -size) | (v >= size)
-            if bad.any():
-                raise ShapeError(at_user_site(
-                    f"index {int(v[bad].flat[0])} is out of bounds for axis {a} with size "
-                    f"{size} (indexing shape {x.shape})"))
-            const = const + np.where(v < 0, v + size, v) * stride
-        flat = traced[0]
-        for t in traced[1:]:
-            flat = add(flat, t)
-        if const.ndim or const != 0:
-            flat = add(flat, const.astype(np.float64))
-    flat = broadcast_to(flat, bshape)
-    y = _take_rows(table, flat)
-    # the new axes (None) and numpy's place for the broadcast axes B
-    dims = []
-    for kind, s, a, _ in out:
-        dims.append(1 if kind == "new" else len(range(*s.indices(x.shape[a]))))
-    y = reshape(y, bshape + tuple(dims))
-    where = [pos for pos, _, _ in adv]
-    if where[-1] - where[0] == len(where) - 1 and bshape:         # adjacent: in place
-        first = builtins.sum(1 for *_, pos in out if pos < where[0])
-        if first:
-            nb = len(bshape)
-            order = list(range(nb, nb + first)) + list(range(nb)) + \
-                list(range(nb + first, y.ndim))
-            y = transpose(y, order)
-    return y
+    y = _take_rows(table, broadcast_to(_flat_index(b, x, adv, sizes), bshape))
+    # the new axes (None); B stays first (numpy's rule for separated advanced entries)
+    return reshape(y, bshape + pre + post)
+
+
+def _flat_index(b, x, adv, sizes, checked=False):
+    """sum_j wrap(i_j) * stride_j over the advanced entries (strides of the merged axes,
+    row-major). A traced i_j is wrapped, checked and scaled by a take of the constant table
+    arange(n_j) * stride_j; a constant one by numpy now. A single traced entry is returned
+    as it is (the take that reads it checks it) unless ``checked``."""
+    if len(adv) == 1 and isinstance(adv[0][2], Var) and not checked:
+        return adv[0][2]
+    strides = [math.prod(sizes[j + 1:]) for j in range(len(sizes))]
+    const = np.zeros((), dtype=np.int64)
+    traced = []
+    for (_, a, v), size, stride in zip(adv, sizes, strides):
+        if isinstance(v, Var):
+            steps = b.const(np.arange(size, dtype=np.float64) * stride)
+            traced.append(_take_rows(steps, v))
+            continue
+        bad = (v < -size) | (v >= size)
+        if bad.any():
+            raise ShapeError(at_user_site(
+                f"index {int(v[bad].flat[0])} is out of bounds for axis {a} with size "
+                f"{size} (indexing shape {x.shape})"))
+        const = const + np.where(v < 0, v + size, v) * stride
+    flat = traced[0]
+    for t in traced[1:]:
+        flat = add(flat, t)
+    if const.ndim or const != 0:
+        flat = add(flat, const.astype(np.float64))
+    return flat
 
 
 def _take_rows(x, idx):

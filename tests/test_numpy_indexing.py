@@ -47,6 +47,7 @@ KEYS = {
                                     (3,), None),
     "x[i, j, 2] all advanced": (lambda i, j: (i, j, 2), (2, 3), (3,)),
     "x[i, j, i] one array twice": (lambda i, j: (i, j, i), (2,), (2,)),
+    "x[:, i, :] scalar-shaped i": (lambda i, j: (slice(None), i[0], slice(None)), (3,), None),
 }
 
 
@@ -86,6 +87,24 @@ def test_advanced_index_matches_numpy_and_autograd(rng, key):
     np.testing.assert_allclose(g, ref_g, rtol=1e-12, atol=1e-14)
     fd = central_diff(_loss(np, f, w), args, 0)
     np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("key", [
+    lambda i: (slice(0, 0), i), lambda i: (i, slice(None), slice(3, 3)),
+    lambda i: (i[:0], i[:0]), lambda i: (slice(None), i[:0]), lambda i: (i[:0], None, 1),
+])
+def test_empty_results(rng, key):
+    """Empty slices and empty index arrays give numpy's empty shapes (and no index error)."""
+    x = rng.normal(size=SHAPE)
+    i = np.array([1, -2, 0])
+    expected = x[key(i)]
+    assert expected.size == 0
+    y = _run(lambda x, i: bnp.concatenate([x[key(i)].ravel(), x[0, 0, :1]]), x, i)
+    np.testing.assert_array_equal(y, x[0, 0, :1])
+    g = bn.grad(lambda x, i: bnp.sum(bnp.concatenate([x[key(i)].ravel(), x[0, 0, :1]])))(x, i)
+    assert g[0, 0, 0] == 1.0 and g.sum() == 1.0
+    shape = bn.trace(lambda x, i: x[key(i)], x, i).out_shape
+    assert tuple(shape) == expected.shape
 
 
 @pytest.mark.parametrize("key", ["x[arange, i] cross-entropy", "x[i, :, j] separated, B first",
