@@ -399,14 +399,14 @@ class Var:
 
     def __array__(self, dtype=None, copy=None):
         caller = numpy_caller()
-        if caller is None:          # np.array / np.asarray (or arr[idx]) in the user's code
+        if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
             raise ConcretizationError(at_user_site(
                 "numpy tried to convert a traced value into a numpy array: np.array / "
-                "np.asarray of a list holding traced values (numpy looks at the list, not at "
-                "its elements, so burnumba cannot take over), or a numpy array indexed by a "
-                "traced value. Use bnp.array(list) or bnp.stack(list) (import burnumba.numpy "
-                "as bnp) or np.array(list, like=x) with x any traced value, and "
-                "bnp.take(array, idx, axis=0) to index a numpy array"))
+                "np.asarray or a ufunc given a list holding traced values (numpy looks at the "
+                "list, not at its elements, so burnumba cannot take over), or a numpy array "
+                "indexed by a traced value. Use bnp.array(list) or bnp.stack(list) (import "
+                "burnumba.numpy as bnp) or np.array(list, like=x) with x any traced value, "
+                "and bnp.take(array, idx, axis=0) to index a numpy array"))
         from . import numpy as bnp
         name = caller[len("numpy."):]
         fix = f"bnp.{name}(list), or " if "." not in name and hasattr(bnp, name) else ""

@@ -106,9 +106,7 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
     if _builder(a, lo, hi) is None:
         return np.clip(a, lo, hi, out=out)
     _no_out("clip", out)
-    if lo is None and hi is None:
-        raise ShapeError(at_user_site("clip: one of max or min must be given"))
-    out = _lift(a)
+    out = _lift(a)                       # no bounds: the value itself, as numpy 2's copy
     if hi is not None:
         out = minimum(out, hi)
     if lo is not None:

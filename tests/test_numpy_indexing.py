@@ -388,3 +388,11 @@ def test_a_saved_tape_reads_new_indices(rng, tmp_path):
         assert loaded(x, t) == pytest.approx(f(x, t), rel=1e-14)
     with pytest.raises(bn.DataError, match="index 4 is out of bounds for size 4"):
         loaded(x, np.array([0, 4, 0]))
+
+
+def test_take_modes_other_than_raise_need_constant_indices():
+    x = np.arange(6.0)
+    with pytest.raises(bn.UnsupportedOpError, match="mode='raise'"):
+        bn.grad(lambda x, i: np.sum(np.take(x, i, mode="wrap")))(x, np.array([7]))
+    g = bn.grad(lambda x: np.sum(np.take(x, [7, -8], mode="clip")))(x)
+    np.testing.assert_array_equal(g, [1, 0, 0, 0, 0, 1])
