@@ -1165,8 +1165,14 @@ def _advanced(x, parts):
     table = table[(slice(None),) * len(axes) + tuple(s for kind, s, *_ in out if kind == "slice")]
     table = reshape(table, (n,) + table.shape[len(axes):])
     y = _take_rows(table, broadcast_to(_flat_index(b, x, adv, sizes), bshape))
-    # the new axes (None); B stays first (numpy's rule for separated advanced entries)
-    return reshape(y, bshape + pre + post)
+    # the new axes (None); B stays first (numpy's rule for separated advanced entries), or
+    # moves to its place for adjacent ones read this way (a float32 index beyond 2**24)
+    y = reshape(y, bshape + pre + post)
+    if adjacent and pre and bshape:
+        nb, first = len(bshape), len(pre)
+        y = transpose(y, list(range(nb, nb + first)) + list(range(nb)) +
+                      list(range(nb + first, y.ndim)))
+    return y
 
 
 def _flat_index(b, x, adv, sizes, checked=False):

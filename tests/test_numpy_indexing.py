@@ -396,3 +396,101 @@ def test_take_modes_other_than_raise_need_constant_indices():
         bn.grad(lambda x, i: np.sum(np.take(x, i, mode="wrap")))(x, np.array([7]))
     g = bn.grad(lambda x: np.sum(np.take(x, [7, -8], mode="clip")))(x)
     np.testing.assert_array_equal(g, [1, 0, 0, 0, 0, 1])
+
+
+def _random_key(rng, shape):
+    """A random numpy key over ``shape`` with 1 to 3 traced integer arrays among slices,
+    integers, None, an Ellipsis and constant integer arrays; returns (key builder, arrays)."""
+    ndim = len(shape)
+    n_idx = int(rng.integers(1, ndim + 1))
+    entries, arrays, axis = [], [], 0
+    ellipsis_at = int(rng.integers(0, ndim + 1)) if rng.random() < 0.3 else -1
+    while axis < ndim:
+        if axis == ellipsis_at:
+            entries.append(("ell",))
+            skip = int(rng.integers(0, ndim - axis + 1))
+            axis += skip
+            ellipsis_at = -1
+            continue
+        if rng.random() < 0.15:
+            entries.append(("new",))
+        size = shape[axis]
+        r = rng.random()
+        bshape = [(), (2,), (3,), (2, 1), (1, 3)][int(rng.integers(0, 5))]
+        if len(arrays) < n_idx and r < 0.5:
+            arrays.append(rng.integers(-size, size, size=bshape or (2,)))
+            entries.append(("traced", len(arrays) - 1))
+        elif r < 0.65:
+            entries.append(("const", rng.integers(-size, size, size=bshape or (2,))))
+        elif r < 0.75:
+            entries.append(("int", int(rng.integers(-size, size))))
+        else:
+            start = int(rng.integers(-size, size))
+            step = int(rng.choice([1, 1, 2, -1]))
+            entries.append(("slice", slice(start, None, step) if rng.random() < 0.5
+                            else slice(None)))
+        axis += 1
+    if not arrays:
+        entries.append(("new",))
+        k = next((j for j, e in enumerate(entries) if e[0] in ("slice", "int", "const")), None)
+        if k is None:
+            return None
+        arrays.append(np.array([0, -1]))
+        entries[k] = ("traced", 0)
+
+    def key(*traced):
+        out = []
+        for e in entries:
+            out.append({"ell": lambda e: Ellipsis, "new": lambda e: None,
+                        "traced": lambda e: traced[e[1]], "const": lambda e: e[1],
+                        "int": lambda e: e[1], "slice": lambda e: e[1]}[e[0]](e))
+        return tuple(out)
+
+    return key, arrays
+
+
+def test_random_keys_match_numpy(rng):
+    """Many random keys (shapes, slices, ints, None, Ellipsis, constant and traced arrays):
+    values are numpy's, and the gradient of sum(x[key] * w) is np.add.at's scatter."""
+    checked = 0
+    for trial in range(300):
+        shape = tuple(int(s) for s in rng.integers(2, 5, size=int(rng.integers(1, 4))))
+        made = _random_key(rng, shape)
+        if made is None:
+            continue
+        key, arrays = made
+        x = rng.normal(size=shape)
+        try:
+            expected = x[key(*arrays)]
+        except IndexError:                   # a key numpy refuses (shapes that don't broadcast)
+            continue
+        if expected.size == 0:
+            continue
+        y = _run(lambda x, *a: x[key(*a)], x, *arrays)                  # noqa: B023
+        np.testing.assert_array_equal(y, expected, err_msg=f"trial {trial}: {key(*arrays)}")
+        w = rng.normal(size=expected.shape)
+        g = bn.grad(lambda x, *a: np.sum(x[key(*a)] * w))(x, *arrays)   # noqa: B023
+        ref = np.zeros_like(x)
+        np.add.at(ref, key(*arrays), w)
+        np.testing.assert_allclose(g, ref, rtol=1e-14, atol=1e-15,
+                                   err_msg=f"trial {trial}: {key(*arrays)}")
+        checked += 1
+    assert checked > 150
+
+
+@pytest.mark.parametrize("key", ["x[:, i]", "x[1:3, i]", "x[None, i]",
+                                 "x[:, i, None]", "x[..., i]"])
+def test_float32_in_place_read_falls_back_to_the_transposed_table(rng, monkeypatch, key):
+    """When outer * n rows would pass float32's exact integers (2**24, lowered here to 16 so
+    that small arrays reach it), adjacent indices read a transposed table instead, and B
+    still lands in numpy's place."""
+    monkeypatch.setattr(bnp, "_EXACT32", 16)
+    f, i, j = _index_args(rng, key)
+    x = rng.normal(size=SHAPE).astype(np.float32)
+    expected = x[f(i, j)]
+    tape = bn.trace(lambda x, i: x[f(i, None)], x, i)
+    np.testing.assert_array_equal(tape(x, i), expected)
+    w = rng.normal(size=expected.shape)
+    g = bn.grad(_loss(np, f, w))(x, i)
+    ref = autograd.grad(_loss(anp, f, w))(x.astype(np.float64), i)
+    np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-6)
