@@ -114,3 +114,18 @@ def test_burnumba_numpy_functions_take_lists_of_traced_values(f):
     value, _ = bn.value_and_grad(loss)(X)
     v = np.array([X[0, 0], X[0, 1], X[1, 0], 2.0])
     assert value == pytest.approx(float(np.sum(np.sin(f(v)))), rel=1e-14)
+
+
+def test_an_object_array_of_traced_values_returned_is_stacked():
+    def filled(x):
+        o = np.empty(2, dtype=object)
+        o[0], o[1] = x[0, 0] * 2.0, x[1, 1]
+        return o
+
+    y, pull = bn.vjp(filled, X)
+    np.testing.assert_array_equal(y, [2 * X[0, 0], X[1, 1]])
+    (g,) = pull(np.array([1.0, 3.0]))
+    assert g[0, 0] == 2.0 and g[1, 1] == 3.0 and g.sum() == 5.0
+    (_, aux), _ = bn.value_and_grad(lambda x: (bnp.sum(x), filled(x)), has_aux=True)(X)
+    assert isinstance(aux, np.ndarray) and aux.dtype == np.float64
+    np.testing.assert_array_equal(aux, [2 * X[0, 0], X[1, 1]])
