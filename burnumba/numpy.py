@@ -1049,14 +1049,17 @@ def _advanced(x, parts):
 
     Every advanced entry (traced arrays, constant integer or boolean arrays, and, as numpy
     does in their presence, integer scalars) indexes one axis of x; their shapes broadcast
-    to B. The indexed axes move to the front and merge into one axis of N elements (a
-    gather, made at trace time), the slices apply to the rest, and one ``take`` row reads
-    that merged axis at the flat index sum_j wrap(i_j) * stride_j, computed at run time:
-    each traced i_j is wrapped, bounds-checked and scaled by a ``take`` of the constant
-    table arange(n_j) * stride_j (so an index out of range raises DataError naming axis
-    j's size), constant ones by numpy at trace time. A single traced entry is the take's
-    own index. B then goes where numpy puts it: in place of the advanced entries when they
-    are adjacent in the key, else first.
+    to B. One ``take`` row reads x at the flat index sum_j wrap(i_j) * stride_j over the
+    indexed axes, computed at run time by existing rows (``_flat_index``): each traced i_j
+    is wrapped, bounds-checked and scaled by a ``take`` of the constant table
+    arange(n_j) * stride_j, so an index out of range raises DataError naming its axis's
+    length; constant ones are checked and wrapped by numpy at trace time.
+
+    When the advanced entries are adjacent in the key, numpy puts B in their place, and
+    their axes are consecutive in x: x (its slices applied) is read as rows of an
+    (outer * n, inner) view at o * n + flat, with no copy of x. Otherwise (and when outer * n
+    would pass float32's exact integers) the indexed axes move to the front and merge (one
+    gather at trace time), the take reads that merged axis, and B comes first.
     """
     b = x._b
     if x.ndim == 0:
@@ -1138,12 +1141,12 @@ def _advanced(x, parts):
         # inner) and take rows o * n + flat of its (outer * n, inner) view, so that B lands
         # in place with no copy of x. An index outside its axis must not reach the next
         # block, so every traced index is checked by its own axis then.
-        key = []
-        for kind, s, a, _ in out:
-            if kind == "slice":
-                key.append((a, s))
-        key += [(a, slice(None)) for a in axes]
-        table = x[tuple(s for _, s in sorted(key, key=lambda e: e[0]))]
+        key = dict.fromkeys(axes, slice(None))
+        key.update((a, s) for kind, s, a, _ in out if kind == "slice")
+        if builtins.all(key[a].indices(x.shape[a]) == (0, x.shape[a], 1) for a in key):
+            table = x                        # x[idx] of an embedding table: no gather
+        else:
+            table = x[tuple(key[a] for a in range(x.ndim))]
         outer = math.prod(table.shape[:axes[0]])
         inner = math.prod(table.shape[axes[-1] + 1:])
         if outer * n <= exact:
