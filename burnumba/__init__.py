@@ -12,7 +12,7 @@ from ._forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev,
                        linearize)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
-                      MissingExtraError, NonFiniteError, TapeFormatError,
+                      MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
@@ -38,7 +38,7 @@ __all__ = [
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
-    "MissingExtraError", "OutputError", "PytreeError", "ShapeError", "TapeFormatError",
-    "TracerBoolError",
+    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError",
+    "TapeFormatError", "TracerBoolError",
     "UnsupportedMethodError", "UnsupportedOpError",
 ]

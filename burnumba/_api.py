@@ -78,6 +78,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
                 f"{type(result).__name__}")
         result, aux_tree = result
         aux_leaves, aux_def = flatten(aux_tree)
+        aux_leaves = [_stacked(b, v) for v in aux_leaves]
         aux_items = [(v.node, v.shape) if isinstance(v, Var) else ("const", v)
                      for v in aux_leaves]
         aux = (aux_def, aux_items)
@@ -98,6 +99,15 @@ _MASKS = frozenset(r.name for r in ROWS if r.kind == "map" and r.da is None and 
                                                         ())))
 
 
+def _stacked(b, x):
+    """An object array holding traced values (filled item by item) as one traced array, so
+    that no traced value leaves the trace inside it; anything else unchanged."""
+    if isinstance(x, np.ndarray) and x.dtype == object and \
+            any(isinstance(e, Var) for e in x.flat):
+        return b.lift(x)
+    return x
+
+
 def _as_output(b, result, need_scalar):
     if need_scalar and (isinstance(result, (bool, np.bool_)) or (
             isinstance(result, np.ndarray) and result.dtype.kind == "b") or (
@@ -107,6 +117,7 @@ def _as_output(b, result, need_scalar):
             "grad needs a float output, but the function returns a boolean (a comparison "
             "mask, which has no gradient; JAX refuses it too): return a float, e.g. "
             "bnp.where(mask, x, 0.0) or the loss the mask selects"))
+    result = _stacked(b, result)
     if isinstance(result, Var):
         out = result
     elif isinstance(result, (float, int, np.floating, np.integer)) or (

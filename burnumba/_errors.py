@@ -51,6 +51,11 @@ class NjitArgumentError(InputError):
     so the message is fixed; the handle's ``describe()`` lists the expected arguments)."""
 
 
+class PrecisionWarning(UserWarning):
+    """A cast to another float dtype inside a tape (``astype``, ``dtype=``): the values stay
+    in the tape's dtype, so results can differ from numpy's in the last digits."""
+
+
 class ShapeError(BurnumbaError, ValueError):
     """Operand shapes that do not fit the op."""
 
@@ -120,6 +125,33 @@ def user_site():
                 f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return ""
+
+
+def _public_module(name, function):
+    """numpy.linalg for numpy.linalg._linalg, numpy for numpy._core.fromnumeric: the public
+    module that has ``function``."""
+    public = ".".join(p for p in name.split(".") if not p.startswith("_"))
+    module = sys.modules.get(public)
+    if public != "numpy" and module is not None and hasattr(module, function):
+        return public
+    return "numpy"
+
+
+def numpy_caller():
+    """'numpy.mean' (the public numpy function, outermost of numpy's frames) when numpy's own
+    Python code is the caller of burnumba's code, or None when the user's code is."""
+    frame = sys._getframe(1)
+    found = None
+    while frame is not None:
+        fname = os.path.abspath(frame.f_code.co_filename)
+        if fname.startswith(_SKIP[1]):
+            module = _public_module(frame.f_globals.get("__name__", "numpy"),
+                                    frame.f_code.co_name)
+            found = f"{module}.{frame.f_code.co_name}"
+        elif not fname.startswith(_SKIP[0]):
+            return found
+        frame = frame.f_back
+    return found
 
 
 def at_user_site(message):

@@ -35,6 +35,18 @@ def check_integer_data(x, dtype):
                              f"tape; use indices below {exact}")
 
 
+def bad_index(tape, val, node):
+    """'index 7 is out of bounds for size 4; ...': the first index of a take node (whose
+    operand a1 holds the index values) outside -rows .. rows - 1."""
+    rows = int(tape.P[tape.pp[node]])
+    k = int(tape.a1[node])
+    idx = val[int(tape.off[k]):int(tape.off[k + 1])]
+    bad = idx[(idx < -rows) | (idx >= rows) | np.isnan(idx)]
+    found = f"index {bad[0]:.0f} is out of bounds for size {rows}; " if bad.size else ""
+    return (f"{found}indices must lie in -{rows} .. {rows - 1} (the length of the indexed "
+            "axis; negative indices count from the end, as numpy's)")
+
+
 class State:
     """One run's memory for a tape: ``F`` (immediates, values, gradients), ``C`` (the
     kernel's control block) and a caller of the tape's kernel on them. Not shared between
@@ -86,8 +98,7 @@ class State:
         row = ROWS[tape.op[node]]
         shapes = [tape.shapes[k] for k in (tape.a0[node], tape.a1[node]) if k >= 0]
         p = int(tape.pp[node])
-        hint = {layout.ERR_INDEX: f"indices must lie in -{tape.P[p]} .. {tape.P[p] - 1} "
-                                  "(the table's rows)" if p >= 0 else "",
+        hint = {layout.ERR_INDEX: bad_index(tape, self.val, node) if p >= 0 else "",
                 layout.ERR_TARGET: f"targets must be class indices in 0 .. {tape.P[p + 1] - 1}"
                                    if p >= 0 else ""}
         raise DataError(

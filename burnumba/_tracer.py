@@ -6,12 +6,13 @@ offsets of all nodes are known while tracing (the ``gather`` row relies on that)
 """
 import hashlib
 import math
+import warnings
 
 import numpy as np
 
-from ._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
+from ._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWarning, ShapeError,
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
-                      UnsupportedOpError, at_user_site, user_site)
+                      UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from .kernels import BY_NAME, OPCODE
 
 _INT_MAX = np.iinfo(np.int32).max
@@ -118,6 +119,11 @@ class Builder:
         if isinstance(x, (list, tuple)):
             from .numpy import array
             return array(x)
+        if isinstance(x, np.ndarray) and x.dtype == object and \
+                any(isinstance(e, Var) for e in x.flat):
+            # np.array(..., dtype=object) of traced values: stack them (never a constant)
+            from .numpy import array
+            return array(x.tolist())
         if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
             raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
@@ -423,57 +429,55 @@ class Var:
     def __complex__(self): self._concrete("complex()")
 
     def __array__(self, dtype=None, copy=None):
+        caller = numpy_caller()
+        if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
+            raise ConcretizationError(at_user_site(
+                "numpy tried to convert a traced value into a numpy array: np.array / "
+                "np.asarray or a ufunc given a list holding traced values (numpy looks at the "
+                "list, not at its elements, so burnumba cannot take over), or a numpy array "
+                "indexed by a traced value. Use bnp.array(list) or bnp.stack(list) (import "
+                "burnumba.numpy as bnp) or np.array(list, like=x) with x any traced value, "
+                "and bnp.take(array, idx, axis=0) to index a numpy array"))
+        from . import numpy as bnp
+        name = caller[len("numpy."):]
+        fix = f"bnp.{name}(list), or " if "." not in name and hasattr(bnp, name) else ""
         raise ConcretizationError(at_user_site(
-            "a numpy function tried to convert a traced value into a numpy array "
-            "(np.asarray / np.array, or a numpy function without burnumba support): use the "
-            "burnumba.numpy function of the same name, or build arrays with bnp.stack"))
+            f"{caller} tried to convert a traced value into a numpy array. A list (or tuple) "
+            "holding traced values reaches numpy as a plain list, which numpy converts before "
+            "burnumba can take over: use "
+            f"{fix}{caller.replace('numpy.', 'np.')}(bnp.array(list)) (import burnumba.numpy "
+            "as bnp; bnp.array and bnp.stack build a traced array from a list)"))
 
-    # -- shape ------------------------------------------------------------------------------
-    def reshape(self, *shape):
+    # -- ndarray methods: numpy's names and signatures, each the burnumba.numpy function --
+    # (tests/test_readme.py lists every public ndarray name defined here as supported)
+    def reshape(self, *shape, order="C", copy=None):
         from .numpy import reshape
-        return reshape(self, shape[0] if len(shape) == 1 else shape)
+        return reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
 
-    def ravel(self):
-        return self.reshaped((self.size,))
+    def ravel(self, order="C"):
+        from .numpy import ravel
+        return ravel(self, order)
 
-    flatten = ravel
+    def flatten(self, order="C"):
+        from .numpy import ravel
+        return ravel(self, order)
 
     @property
     def T(self):
         from .numpy import transpose
         return transpose(self)
 
+    @property
+    def mT(self):
+        from .numpy import swapaxes
+        if self.ndim < 2:
+            raise ShapeError(at_user_site(
+                f"mT: the matrix transpose needs at least 2 dimensions, not shape {self.shape}"))
+        return swapaxes(self, -1, -2)
+
     def transpose(self, *axes):
         from .numpy import transpose
         return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
-
-    def sum(self, axis=None, keepdims=False):
-        from .numpy import sum as _sum
-        return _sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        from .numpy import mean
-        return mean(self, axis=axis, keepdims=keepdims)
-
-    def dot(self, other):
-        from .numpy import dot
-        return dot(self, other)
-
-    def max(self, axis=None, keepdims=False):
-        from .numpy import max as _max
-        return _max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis=None, keepdims=False):
-        from .numpy import min as _min
-        return _min(self, axis=axis, keepdims=keepdims)
-
-    def var(self, axis=None, ddof=0, keepdims=False):
-        from .numpy import var
-        return var(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-    def std(self, axis=None, ddof=0, keepdims=False):
-        from .numpy import std
-        return std(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         from .numpy import prod
@@ -492,22 +496,6 @@ class Var:
             "ndarray.sort() sorts in place, which is not traceable: use the sorted copy "
             "y = np.sort(x, axis) (differentiable; the order is found at run time)"))
 
-    def argsort(self, axis=-1, kind=None, order=None):
-        from .numpy import argsort
-        return argsort(self, axis)
-
-    def argmax(self, axis=None):
-        from .numpy import argmax
-        return argmax(self, axis)
-
-    def argmin(self, axis=None):
-        from .numpy import argmin
-        return argmin(self, axis)
-
-    def clip(self, min=None, max=None):
-        from .numpy import clip
-        return clip(self, min, max)
-
     def swapaxes(self, axis1, axis2):
         from .numpy import swapaxes
         return swapaxes(self, axis1, axis2)
@@ -516,31 +504,98 @@ class Var:
         from .numpy import squeeze
         return squeeze(self, axis)
 
-    def astype(self, dtype, copy=True):
-        """To the tape's own float dtype: the value itself. A tape computes in one float
-        dtype, so any other dtype is refused with the fix."""
-        want = np.dtype(dtype)
-        if want == self._b.dtype:
-            return self
-        if want.kind == "f":
-            raise UnsupportedOpError(at_user_site(
-                f"astype({want}) inside a {self._b.dtype} tape: a tape computes in one float "
-                f"dtype, set by its inputs. Pass {want} arrays to trace a {want} tape, or "
-                "drop the cast"))
-        raise UnsupportedOpError(at_user_site(
-            f"astype({want}) of a traced value: it would not be differentiable. Compute "
-            "integer or boolean data (indices, masks) with numpy before the call and pass it "
-            "in; use bnp.where for a mask built from traced values"))
+    def sum(self, *args, **kwargs):
+        from .numpy import sum as _sum
+        return _sum(self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        from .numpy import mean
+        return mean(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        from .numpy import max as _max
+        return _max(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        from .numpy import min as _min
+        return _min(self, *args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        from .numpy import var
+        return var(self, *args, **kwargs)
+
+    def std(self, *args, **kwargs):
+        from .numpy import std
+        return std(self, *args, **kwargs)
+
+    def clip(self, *args, **kwargs):
+        from .numpy import clip
+        return clip(self, *args, **kwargs)
+
+    def dot(self, b, out=None):
+        from .numpy import dot
+        return dot(self, b, out)
+
+    def take(self, *args, **kwargs):
+        from .numpy import take
+        return take(self, *args, **kwargs)
+
+    def repeat(self, *args, **kwargs):
+        from .numpy import repeat
+        return repeat(self, *args, **kwargs)
+
+    def diagonal(self, *args, **kwargs):
+        from .numpy import diagonal
+        return diagonal(self, *args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        from .numpy import trace
+        return trace(self, *args, **kwargs)
+
+    def copy(self, order="C"):
+        """The value itself: traced values are immutable, so a copy cannot differ."""
+        return self
+
+    def conj(self):
+        """Real values are their own conjugates (burnumba traces real numbers only)."""
+        return self
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        """Zeros (a constant: the imaginary part of a real value, with gradient 0)."""
+        return self._b.const(np.zeros(self.shape)) if self.shape else self._b.const(0.0)
+
+    @property
+    def itemsize(self):
+        return self._b.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self._b.dtype.itemsize
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """To a float dtype: the value itself, computed in the tape's dtype (a tape computes in
+        one float dtype, so a cast to another float dtype warns, PrecisionWarning). Integer
+        and boolean dtypes are refused: they would not be differentiable."""
+        cast_check(f"astype({np.dtype(dtype)})", dtype, self._b.dtype)
+        return self
 
     def __getattr__(self, name):
-        """Any other ndarray method or attribute: a burnumba error that names it."""
+        """Any other ndarray method or attribute: a burnumba error that names it and the fix."""
         if not name.startswith("__") and hasattr(np.ndarray, name):
+            hint = _NOT_TRACED.get(name)
+            if hint is None:
+                hint = ("use the burnumba.numpy function, or compute constants with numpy "
+                        "before the call")
             raise UnsupportedMethodError(at_user_site(
-                f"ndarray.{name} is not supported on traced values. Traced arrays have "
-                "reshape, ravel, flatten, transpose, T, swapaxes, squeeze, astype (to the "
-                "tape's dtype), sum, mean, max, min, var, std, prod, cumsum, cumprod, clip "
-                "and dot; use the "
-                "burnumba.numpy function, or compute constants with numpy before the call"))
+                f"ndarray.{name} is not supported on traced values: {hint}. Traced arrays "
+                f"have {', '.join(supported_methods())}"))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- numpy protocols ------------------------------------------------------------------
@@ -551,6 +606,56 @@ class Var:
     def __array_function__(self, func, types, args, kwargs):
         from .numpy import _apply_function
         return _apply_function(func, args, kwargs)
+
+
+_CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
+             "value from the function (or use has_aux=True) to get numbers out")
+_NOT_DIFFERENTIABLE = ("its result is integer or boolean, neither differentiable nor traced: "
+                       "compute it with numpy before the call and pass it in as data (an "
+                       "integer array argument indexes at run time: x[idx]), or use "
+                       "bnp.where for a choice made by traced values")
+_IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp.where, "
+             "bnp.concatenate, bnp.stack)")
+_NOT_TRACED = {
+    **dict.fromkeys(("item", "tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
+                    _CONCRETE),
+    **dict.fromkeys(("any", "all", "argmax", "argmin", "argsort", "argpartition", "nonzero",
+                     "searchsorted", "round", "compress"), _NOT_DIFFERENTIABLE),
+    **dict.fromkeys(("fill", "itemset", "put", "resize", "setfield", "setflags", "partition",
+                     "byteswap"), _IN_PLACE),
+    "flat": "use x.ravel() (and index it)",
+    "view": "a traced array has no memory of its own to view; use reshape or astype",
+}
+
+
+def supported_methods():
+    """The ndarray methods and attributes traced arrays have (numpy's names); ``sort`` is
+    defined only to refuse, with an InplaceError naming np.sort."""
+    return sorted(n for n in dir(ArrayVar)
+                  if not n.startswith("_") and hasattr(np.ndarray, n) and n != "sort")
+
+
+def cast_check(what, dtype, have):
+    """A cast inside a tape (astype, dtype=): another float dtype computes on in the tape's own
+    dtype with a PrecisionWarning; an integer, boolean or complex dtype is an error."""
+    want = np.dtype(dtype)
+    if want == have:
+        return
+    if want.kind == "f":
+        warnings.warn(at_user_site(
+            f"{what} inside a {have} tape: values stay {have} (a tape computes in one float "
+            f"dtype, set by its float array arguments), so results can differ from numpy's in "
+            f"the last digits. Pass {want} arrays to trace a {want} tape, or drop the cast"),
+            PrecisionWarning, stacklevel=2)
+        return
+    if want.kind == "c":
+        raise UnsupportedOpError(at_user_site(
+            f"{what}: complex numbers are not supported (burnumba differentiates real "
+            "functions)"))
+    raise UnsupportedOpError(at_user_site(
+        f"{what} of a traced value: it would not be differentiable. Compute integer or "
+        "boolean data (indices, masks) with numpy before the call and pass it in; use "
+        "bnp.where for a mask built from traced values"))
 
 
 class ArrayVar(Var):

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from ._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ._tracer import Var, broadcast_to as _expand, normalize_axis, power as _power, tiles
+from ._tracer import (Var, broadcast_to as _expand, cast_check, normalize_axis, power as _power,
+                      tiles)
 from .kernels import ROWS
 
 __all__ = [
@@ -30,6 +31,8 @@ __all__ = [
     "select",
 ]
 
+_NOVALUE = object()        # an argument not given (numpy's own default then applies)
+
 
 def _builder(*xs):
     """The Builder of the first traced value among xs (searching lists), or None."""
@@ -41,6 +44,11 @@ def _builder(*xs):
             if b is not None:
                 return b
     return None
+
+
+def _lift(x):
+    """x as a Var: a traced value itself, or a (nested) list holding traced values stacked."""
+    return x if isinstance(x, Var) else _builder(x).lift(x)
 
 
 def _elementwise(name, npfunc):
@@ -90,15 +98,21 @@ def power(x, y):
     return _power(x, y)
 
 
-def clip(a, a_min, a_max):
-    """numpy.clip as maximum(minimum(a, a_max), a_min)."""
-    if _builder(a) is None:
-        return np.clip(a, a_min, a_max)
-    out = a
-    if a_max is not None:
-        out = minimum(out, a_max)
-    if a_min is not None:
-        out = maximum(out, a_min)
+def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVALUE):
+    """numpy.clip as maximum(minimum(a, a_max), a_min) (``min`` / ``max`` are numpy 2's names
+    of the bounds)."""
+    lo = a_min if min is _NOVALUE else min
+    hi = a_max if max is _NOVALUE else max
+    lo = None if lo is _NOVALUE else lo
+    hi = None if hi is _NOVALUE else hi
+    if _builder(a, lo, hi) is None:
+        return np.clip(a, lo, hi, out=out)
+    _no_out("clip", out)
+    out = _lift(a)                       # no bounds: the value itself, as numpy 2's copy
+    if hi is not None:
+        out = minimum(out, hi)
+    if lo is not None:
+        out = maximum(out, lo)
     return out
 
 
@@ -180,11 +194,63 @@ def _reduce(name, row, a, axis, keepdims, scale=None, sign=1.0):
     return _kept(x, a.shape, axes, keepdims)
 
 
-def sum(a, axis=None, keepdims=False):
+def _given(**kwargs):
+    """The keyword arguments that were passed, for handing on to numpy unchanged."""
+    return {k: v for k, v in kwargs.items() if v is not _NOVALUE}
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise InplaceError(at_user_site(
+            f"numpy.{name}(..., out=...) writes in place, which is not traceable: use the "
+            "returned value instead"))
+
+
+def _options(name, b, dtype, out):
+    """Check numpy's ``out`` and ``dtype`` arguments of a reduction."""
+    _no_out(name, out)
+    if dtype is not None:
+        cast_check(f"{name}(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
+
+
+def _reduction(name, a, dtype, out):
+    """The traced operand of a reduction (a list of traced values is stacked), after checking
+    numpy's ``out`` and ``dtype`` arguments."""
+    b = _builder(a)
+    _options(name, b, dtype, out)
+    return b.lift(a)
+
+
+def _mask(name, a, where):
+    """numpy's ``where=`` of a reduction, broadcast to a's shape (True: no mask)."""
+    if where is True:
+        return None
+    if isinstance(where, Var):
+        raise UnsupportedOpError(at_user_site(
+            f"{name}(..., where=mask) with a traced mask: use bnp.where(mask, a, 0.0) "
+            "before the reduction, or pass the mask as a constant (numpy) array"))
+    try:
+        return np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+    except ValueError:
+        raise ShapeError(at_user_site(
+            f"{name}: where= of shape {np.shape(where)} does not broadcast to the operand's "
+            f"shape {a.shape}")) from None
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     """numpy.sum. Over everything, or a list of scalar nodes: one fused n-ary node."""
     b = _builder(a)
     if b is None:
-        return np.sum(a, axis=axis, keepdims=keepdims)
+        return np.sum(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                      **_given(initial=initial), where=where)
+    if where is not True or initial is not _NOVALUE:
+        x = _reduction("sum", a, dtype, out)
+        mask = _mask("sum", x, where)
+        if mask is not None:
+            x = globals()["where"](mask, x, 0.0)
+        y = sum(x, axis=axis, keepdims=keepdims)
+        return y if initial is _NOVALUE else y + initial
+    _options("sum", b, dtype, out)
     if axis is None and not keepdims:
         xs = [b.lift(x) for x in _items(a)]
         if _count(b, xs) == 0:
@@ -197,11 +263,19 @@ def _count(b, xs):
     return builtins.sum(b.lift(x).size for x in xs)
 
 
-def mean(a, axis=None, keepdims=False):
-    """numpy.mean (the sum rows with scale 1 / count)."""
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """numpy.mean (the sum rows with scale 1 / count); ``where=`` takes a constant mask."""
     b = _builder(a)
     if b is None:
-        return np.mean(a, axis=axis, keepdims=keepdims)
+        return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    if where is not True:
+        x = _reduction("mean", a, dtype, out)
+        mask = _mask("mean", x, where)
+        count = np.sum(mask, axis=axis, keepdims=keepdims)
+        total = sum(globals()["where"](mask, x, 0.0), axis=axis, keepdims=keepdims)
+        # numpy gives NaN (0 / 0) for a lane with no element selected
+        return total * np.where(count > 0, 1.0 / np.maximum(count, 1), np.nan)
+    _options("mean", b, dtype, out)
     if axis is None and not keepdims:
         xs = [b.lift(x) for x in _items(a)]
         n = _count(b, xs)
@@ -211,42 +285,81 @@ def mean(a, axis=None, keepdims=False):
     return _reduce("mean", "sum_axis", b.lift(a), axis, keepdims, scale=lambda m: 1.0 / m)
 
 
-def max(a, axis=None, keepdims=False):
+def _extreme(name, sign, a, axis, out, keepdims, initial, where):
+    x = _reduction(name, a, None, out)
+    mask = _mask(name, x, where)
+    if mask is not None:
+        if initial is _NOVALUE:
+            raise ShapeError(at_user_site(
+                f"{name}(..., where=mask) needs initial= (numpy: a reduction with no identity "
+                "needs an initial value for the lanes the mask leaves empty)"))
+        x = globals()["where"](mask, x, float(initial))
+    y = _reduce(name, "max_axis", x, axis, keepdims, sign=sign)
+    if initial is not _NOVALUE:
+        y = (maximum if sign > 0 else minimum)(y, initial)
+    return y
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     """numpy.max. At a tie the gradient is split evenly among the maxima."""
-    if not isinstance(a, Var):
-        return np.max(a, axis=axis, keepdims=keepdims)
-    return _reduce("max", "max_axis", a, axis, keepdims, sign=1.0)
+    if _builder(a) is None:
+        return np.max(a, axis=axis, out=out, keepdims=keepdims,
+                      **_given(initial=initial), where=where)
+    return _extreme("max", 1.0, a, axis, out, keepdims, initial, where)
 
 
-def min(a, axis=None, keepdims=False):
+def min(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     """numpy.min, as -max(-a) in one row."""
-    if not isinstance(a, Var):
-        return np.min(a, axis=axis, keepdims=keepdims)
-    return _reduce("min", "max_axis", a, axis, keepdims, sign=-1.0)
+    if _builder(a) is None:
+        return np.min(a, axis=axis, out=out, keepdims=keepdims,
+                      **_given(initial=initial), where=where)
+    return _extreme("min", -1.0, a, axis, out, keepdims, initial, where)
 
 
 amax, amin = max, min
 
 
-def var(a, axis=None, ddof=0, keepdims=False):
-    """numpy.var: mean((a - mean(a))**2), with ``ddof`` as numpy."""
-    if not isinstance(a, Var):
-        return np.var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+def _ddof(name, ddof, correction):
+    if correction is _NOVALUE:
+        return ddof
+    if ddof != 0:
+        raise ShapeError(at_user_site(f"{name}: ddof and correction can't be provided "
+                                      "together"))
+    return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=_NOVALUE, correction=_NOVALUE):
+    """numpy.var: mean((a - mean(a))**2), with ``ddof`` (or ``correction``) as numpy."""
+    if _builder(a, None if mean is _NOVALUE else mean) is None:
+        return np.var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      where=where, **_given(mean=mean, correction=correction))
+    a = _reduction("var", a, dtype, out)
+    if _mask("var", a, where) is not None:
+        raise UnsupportedOpError(at_user_site(
+            "var(..., where=mask) is not traced: select with bnp.where and divide by the "
+            "count yourself"))
+    ddof = _ddof("var", ddof, correction)
     axes = range(a.ndim) if axis is None else _axes("var", axis, a.ndim)
     count = int(np.prod([a.shape[ax] for ax in axes]))
     if count - ddof <= 0:
         raise ShapeError(at_user_site(
             f"var: {count} elements along axis {axis} leave no degrees of freedom with "
             f"ddof={ddof}"))
-    d = a - mean(a, axis=axis, keepdims=True)
+    center = globals()["mean"](a, axis=axis, keepdims=True) if mean is _NOVALUE else mean
+    d = a - center
     s = sum(square(d), axis=axis, keepdims=keepdims)
     return s * (1.0 / (count - ddof))
 
 
-def std(a, axis=None, ddof=0, keepdims=False):
-    if not isinstance(a, Var):
-        return np.std(a, axis=axis, ddof=ddof, keepdims=keepdims)
-    return sqrt(var(a, axis=axis, ddof=ddof, keepdims=keepdims))
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        mean=_NOVALUE, correction=_NOVALUE):
+    """numpy.std: sqrt(var)."""
+    if _builder(a, None if mean is _NOVALUE else mean) is None:
+        return np.std(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                      where=where, **_given(mean=mean, correction=correction))
+    return sqrt(var(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                    where=where, mean=mean, correction=correction))
 
 
 def sumsq(a):
@@ -287,11 +400,12 @@ def inner(a, b, bias=None):
     return Var(bld, node, ())
 
 
-def dot(a, b):
+def dot(a, b, out=None):
     """numpy.dot: the fused inner product for two 1-D arrays, else matmul (b up to 2-D)."""
     bld = _builder(a, b)
     if bld is None:
-        return np.dot(a, b)
+        return np.dot(a, b, out)
+    _no_out("dot", out)
     x, w = bld.lift(a), bld.lift(b)
     if x.ndim == 0 or w.ndim == 0:
         return multiply(x, w)
@@ -416,13 +530,18 @@ def column_stack(tup):
     return _join("column_stack", list(tup), np.column_stack)
 
 
-def array(obj, dtype=None):
-    """numpy.array for nested lists that contain traced values."""
+def array(obj, dtype=None, **kwargs):
+    """numpy.array for nested lists that contain traced values (one gather). Plain numpy
+    reaches it only as ``np.array(list, like=x)`` with x a traced value: without ``like=``
+    numpy converts the list itself (see Var.__array__)."""
+    b = _builder(obj)
+    if b is None:
+        return np.array(obj, dtype=dtype, **kwargs)
+    if dtype is not None:
+        cast_check(f"array(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
     if isinstance(obj, Var):
         return obj
-    if isinstance(obj, (list, tuple)) and _builder(obj) is not None:
-        return stack([array(x) for x in obj])
-    return np.array(obj, dtype=dtype)
+    return stack([array(x) for x in obj])
 
 
 asarray = array
@@ -437,28 +556,53 @@ def _resolve_shape(x, shape):
             f"{shape}")) from None
 
 
-def reshape(a, newshape):
-    """Row-major reshape. Free: the node's slice is reused with a new shape."""
-    if not isinstance(a, Var):
-        return np.reshape(a, newshape)
-    if isinstance(newshape, int):
-        newshape = (newshape,)
-    return a.reshaped(_resolve_shape(a, tuple(newshape)))
+def _order(name, order):
+    if order not in ("C", "F"):
+        raise UnsupportedOpError(at_user_site(
+            f"{name}(..., order={order!r}): a traced array has no memory layout of its own; "
+            "use order='C' (row-major, the default) or order='F' (column-major)"))
+    return order
 
 
-def ravel(a):
-    return a.ravel() if isinstance(a, Var) else np.ravel(a)
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """Row-major reshape. Free: the node's slice is reused with a new shape. ``order='F'``
+    reads and writes column-major (a transpose on each side)."""
+    if shape is None:
+        shape = newshape
+    if _builder(a) is None:
+        return np.reshape(a, shape, order=order)
+    a = _lift(a)
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    shape = tuple(shape)
+    if _order("reshape", order) == "F":
+        out = a if a.ndim < 2 else transpose(a)
+        out = out.reshaped(_resolve_shape(a, shape[::-1]))
+        return out if out.ndim < 2 else transpose(out)
+    return a.reshaped(_resolve_shape(a, shape))
+
+
+def ravel(a, order="C"):
+    """numpy.ravel (free in row-major order; ``order='F'`` is a transpose first)."""
+    if _builder(a) is None:
+        return np.ravel(a, order)
+    a = _lift(a)
+    if _order("ravel", order) == "F" and a.ndim > 1:
+        a = transpose(a)
+    return a.reshaped((a.size,))
 
 
 def expand_dims(a, axis):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.expand_dims(a, axis)
+    a = _lift(a)
     return reshape(a, np.expand_dims(np.empty(a.shape, dtype=np.bool_), axis).shape)
 
 
 def squeeze(a, axis=None):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.squeeze(a, axis)
+    a = _lift(a)
     try:
         shape = np.squeeze(np.empty(a.shape, dtype=np.bool_), axis).shape
     except ValueError as e:
@@ -467,8 +611,9 @@ def squeeze(a, axis=None):
 
 
 def transpose(a, axes=None):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.transpose(a, axes)
+    a = _lift(a)
     try:
         pos = np.transpose(_positions(a), axes)
     except ValueError as e:
@@ -479,8 +624,9 @@ def transpose(a, axes=None):
 
 
 def swapaxes(a, axis1, axis2):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.swapaxes(a, axis1, axis2)
+    a = _lift(a)
     axes = list(range(a.ndim))
     i, j = (normalize_axis(ax, a.ndim, "swapaxes") for ax in (axis1, axis2))
     axes[i], axes[j] = axes[j], axes[i]
@@ -489,8 +635,9 @@ def swapaxes(a, axis1, axis2):
 
 def split(ary, indices_or_sections, axis=0):
     """numpy.split: a list of slices (gather nodes)."""
-    if not isinstance(ary, Var):
+    if _builder(ary) is None:
         return np.split(ary, indices_or_sections, axis=axis)
+    ary = _lift(ary)
     axis = normalize_axis(axis, ary.ndim, "split")
     try:
         parts = np.split(np.arange(ary.shape[axis]), indices_or_sections)
@@ -502,23 +649,29 @@ def split(ary, indices_or_sections, axis=0):
             ary[lead + (slice(0, 0),)] for p in parts]
 
 
-def take(a, indices, axis=None):
-    """numpy.take; traced integer indices along axis 0 give the ``take`` row."""
-    if not isinstance(a, Var) and not isinstance(indices, Var):
-        return np.take(a, indices, axis=axis)
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """numpy.take. Traced integer indices (an int array argument) are read when the tape
+    runs, along any axis: ``a[(slice(None),) * axis + (indices,)]``."""
+    if _builder(a, indices) is None:
+        return np.take(a, indices, axis=axis, out=out, mode=mode)
+    if out is not None:
+        raise InplaceError(at_user_site(
+            "numpy.take(..., out=...) writes in place, which is not traceable: use the "
+            "returned value instead"))
     b = _builder(a, indices)
     a = b.lift(a)
     if axis is None:
         a = ravel(a)
         axis = 0
-    if normalize_axis(axis, a.ndim, "take") != 0:
-        lead = (slice(None),) * normalize_axis(axis, a.ndim, "take")
+    axis = normalize_axis(axis, a.ndim, "take")
+    if mode != "raise":
         if isinstance(indices, Var):
             raise UnsupportedOpError(at_user_site(
-                "take: traced indices work along axis 0 only; move the axis first "
-                "(bnp.swapaxes)"))
-        return a[lead + (np.asarray(indices),)]
-    return a[indices]
+                f"take(..., mode={mode!r}) with traced indices: only mode='raise' (numpy's "
+                "default: negative indices count from the end, others raise) is traced"))
+        indices = np.take(np.arange(a.shape[axis]), indices, mode=mode)
+    return a[(slice(None),) * axis + (indices if isinstance(indices, Var) else
+                                       np.asarray(indices),)]
 
 
 # -- data movement: numpy's function applied to the positions -------------------------------
@@ -531,6 +684,7 @@ def take(a, indices, axis=None):
 
 def _moved(name, a, f):
     """The gather of ``f(positions of a)``; ``a`` itself when f leaves it in place."""
+    a = _lift(a)
     here = _positions(a)
     try:
         pos = np.asarray(f(here))
@@ -544,6 +698,7 @@ def _moved(name, a, f):
 def _filled(name, a, f, fill=0.0):
     """The gather of ``f(positions of a + 1)``, whose 0s read the constant ``fill``: positions
     are >= 0, so a 0 left by numpy's zero fill (tril, diag) marks an element to write."""
+    a = _lift(a)
     b = a._b
     z = b.const(fill)
     try:
@@ -565,14 +720,16 @@ def _no_traced(name, **args):
 
 def flip(m, axis=None):
     """numpy.flip: one gather of the reversed positions."""
-    if not isinstance(m, Var):
+    if _builder(m) is None:
         return np.flip(m, axis)
+    m = _lift(m)
     return _moved("flip", m, lambda p: np.flip(p, axis))
 
 
 def roll(a, shift, axis=None):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.roll(a, shift, axis)
+    a = _lift(a)
     _no_traced("roll", shift=shift)
     return _moved("roll", a, lambda p: np.roll(p, shift, axis))
 
@@ -593,19 +750,21 @@ def tile(A, reps):
 
 
 def moveaxis(a, source, destination):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.moveaxis(a, source, destination)
+    a = _lift(a)
     return _moved("moveaxis", a, lambda p: np.moveaxis(p, source, destination))
 
 
 def rollaxis(a, axis, start=0):
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.rollaxis(a, axis, start)
+    a = _lift(a)
     return _moved("rollaxis", a, lambda p: np.rollaxis(p, axis, start))
 
 
 def _atleast(name, npfunc, arys):
-    out = [_moved(name, x, npfunc) if isinstance(x, Var) else npfunc(x) for x in arys]
+    out = [npfunc(x) if _builder(x) is None else _moved(name, x, npfunc) for x in arys]
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -624,22 +783,25 @@ def atleast_3d(*arys):
 def tril(m, k=0):
     """numpy.tril: the elements above the k-th diagonal read the constant 0 (so inf and NaN
     there give 0, as numpy's, and no gradient)."""
-    if not isinstance(m, Var):
+    if _builder(m) is None:
         return np.tril(m, k)
+    m = _lift(m)
     return _filled("tril", m, lambda p: np.tril(p, k))
 
 
 def triu(m, k=0):
-    if not isinstance(m, Var):
+    if _builder(m) is None:
         return np.triu(m, k)
+    m = _lift(m)
     return _filled("triu", m, lambda p: np.triu(p, k))
 
 
 def diag(v, k=0):
     """numpy.diag: a 1-D array becomes the k-th diagonal of a square matrix (zeros
     elsewhere); a 2-D array gives its k-th diagonal."""
-    if not isinstance(v, Var):
+    if _builder(v) is None:
         return np.diag(v, k)
+    v = _lift(v)
     if v.ndim == 1:
         return _filled("diag", v, lambda p: np.diag(p, k))
     return _moved("diag", v, lambda p: np.diag(p, k))
@@ -647,26 +809,22 @@ def diag(v, k=0):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """numpy.diagonal (a gather; the diagonal's axis comes last, as numpy's)."""
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.diagonal(a, offset, axis1, axis2)
+    a = _lift(a)
     return _moved("diagonal", a, lambda p: np.diagonal(p, offset, axis1, axis2))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """numpy.trace: the sum of the diagonal's gather."""
-    if not isinstance(a, Var):
+    if _builder(a) is None:
         return np.trace(a, offset, axis1, axis2, dtype, out)
-    if out is not None:
-        raise InplaceError(at_user_site(
-            "numpy.trace(..., out=...) writes in place, which is not traceable: use the "
-            "returned value instead"))
+    a = _lift(a)
+    _options("trace", a._b, dtype, out)
     d = diagonal(a, offset, axis1, axis2)
     if d.shape[-1] == 0:                       # an empty diagonal sums to 0, as numpy's
         return broadcast_to(a._b.const(0.0), d.shape[:-1])
     return sum(d, axis=-1)
-
-
-_NOVALUE = object()
 
 
 def diff(a, n=1, axis=-1, prepend=_NOVALUE, append=_NOVALUE):
@@ -752,8 +910,9 @@ _PAD_MOVES = ("edge", "reflect", "symmetric", "wrap")
 def pad(array, pad_width, mode="constant", **kwargs):
     """numpy.pad. mode="constant" (with constant_values) points the border at scalar constant
     nodes; "edge", "reflect", "symmetric" and "wrap" only move elements: one gather."""
-    if not isinstance(array, Var):
+    if _builder(array) is None:
         return np.pad(array, pad_width, mode, **kwargs)
+    array = _lift(array)
     _no_traced("pad", pad_width=pad_width, **kwargs)
     if mode in _PAD_MOVES:
         return _moved("pad", array, lambda p: np.pad(p, pad_width, mode, **kwargs))
@@ -779,34 +938,48 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 def take_along_axis(arr, indices, axis=-1):
-    """numpy.take_along_axis with constant (numpy) integer indices: one gather."""
+    """numpy.take_along_axis: constant indices are one gather; traced integer indices (an int
+    array argument) are numpy's own construction, ``arr[aranges with indices at axis]``."""
     if _builder(arr, indices) is None:
         return np.take_along_axis(arr, indices, axis)
-    if isinstance(indices, Var):
-        raise UnsupportedOpError(at_user_site(
-            "take_along_axis: traced indices are not supported; pass the indices as a numpy "
-            "integer array (a constant), or use x[idx] / bnp.take with an integer array "
-            "argument along axis 0"))
-    return _moved("take_along_axis", arr,
-                  lambda p: np.take_along_axis(p, np.asarray(indices), axis))
+    b = _builder(arr, indices)
+    arr = b.lift(arr)
+    if not isinstance(indices, Var):
+        return _moved("take_along_axis", arr,
+                      lambda p: np.take_along_axis(p, np.asarray(indices), axis))
+    if axis is None:
+        if indices.ndim != 1:
+            raise ShapeError(at_user_site(
+                f"take_along_axis: with axis=None, indices must be 1-D, not {indices.ndim}-D"))
+        return ravel(arr)[indices]
+    if indices.ndim != arr.ndim:
+        raise ShapeError(at_user_site(
+            f"take_along_axis: indices ({indices.ndim}-D) and arr ({arr.ndim}-D) must have the "
+            "same number of dimensions"))
+    axis = normalize_axis(axis, arr.ndim, "take_along_axis")
+    key = []
+    for d, size in enumerate(arr.shape):
+        if d == axis:
+            key.append(indices)
+        else:
+            key.append(np.arange(size).reshape((1,) * d + (size,) + (1,) * (arr.ndim - d - 1)))
+    return arr[tuple(key)]
 
 
 def broadcast_to(array, shape):
-    if not isinstance(array, Var):
+    if _builder(array) is None:
         return np.broadcast_to(array, shape)
+    array = _lift(array)
     return _expand(array, (shape,) if isinstance(shape, int) else tuple(shape))
 
 
 def _index(x, key):
-    """x[key] for constant keys: basic slicing, integers, integer and boolean arrays."""
-    if isinstance(key, Var):
-        return _take_rows(x, key)
+    """x[key], with numpy's rules. Constant keys (basic slicing, integers, integer and boolean
+    arrays) are applied to the positions at trace time: one gather. A key with traced integer
+    arrays goes to ``_advanced``."""
     parts = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, Var) for k in parts):
-        raise UnsupportedOpError(at_user_site(
-            "indexing with a traced value inside a tuple: traced integer indices work as "
-            "x[idx] (rows of x, an embedding lookup) only. To select by a traced condition "
-            "use bnp.where"))
+        return _advanced(x, parts)
     try:
         pos = _positions(x)[key]
     except IndexError as e:
@@ -816,24 +989,232 @@ def _index(x, key):
     return x._b.gather([x], np.asarray(pos).reshape(-1), np.shape(pos))
 
 
-def _take_rows(x, idx):
-    """x[idx] for traced integer indices (data passed as an argument): the take row."""
-    b = x._b
-    if b.need[idx.node]:
+def _index_data(b, idx):
+    """Check that a traced index is integer data: an int array argument outside argnums, or
+    elements moved from such arguments and integer constants (t[:2], t.T, np.stack([t, u]),
+    t[i]); arithmetic on indices is not traced as integers."""
+    if b.need[idx.node if idx._view is None else idx._view[2]] or \
+            (idx._view is not None and idx._view[1]):
         raise UnsupportedOpError(at_user_site(
             "indexing with a differentiable traced value: indices must be integer data "
             "(an argument outside argnums), not something gradients flow through"))
-    kind = b.input_kinds.get(idx.node)
-    if kind == "b":
+    if _integer_data(b, idx):
+        return idx
+    if idx._view is None and b.input_kinds.get(idx.node) == "b":
         raise UnsupportedOpError(at_user_site(
             "indexing with a boolean mask argument: the result's shape would depend on the "
             "mask's values, which a tape cannot follow. Use bnp.where(mask, x, 0.0) or "
             "bn.masked_fill, or capture the mask as a constant array"))
-    if kind not in ("i", "u"):
-        raise UnsupportedOpError(at_user_site(
-            "traced indices must be an integer array argument (numpy refuses float indices "
-            "with IndexError, and arithmetic on indices is not traced as integers): pass the "
-            "indices as an int array, e.g. idx.astype(np.int64)"))
+    raise UnsupportedOpError(at_user_site(
+        "traced indices must be an integer array argument (numpy refuses float indices "
+        "with IndexError, and arithmetic on indices is not traced as integers): pass the "
+        "indices as an int array, e.g. idx.astype(np.int64), and compute derived indices "
+        "with numpy before the call (slicing, reshaping and stacking them is fine)"))
+
+
+def _integer_data(b, v):
+    """Whether v holds integer data, exact in the tape's dtype."""
+    if v._view is not None:
+        return _integer_positions(b, v._view[0])
+    return _integer_node(b, v._node)
+
+
+def _integer_positions(b, positions):
+    owners = np.unique(np.searchsorted(np.asarray(b.off), np.ravel(positions), "right") - 1)
+    return builtins.all(_integer_node(b, int(k)) for k in owners)
+
+
+def _integer_node(b, node):
+    kind = b.input_kinds.get(node)
+    if kind is not None:
+        return kind in ("i", "u")
+    name = ROWS[b.op[node]].name
+    if name == "const":
+        v = b.consts[node]
+        exact = _EXACT32 if b.dtype == np.float32 else 2 ** 53
+        return bool(np.all((v == np.floor(v)) & (np.abs(v) <= exact)))
+    if name == "gather":
+        start = b.pp[node]
+        return _integer_positions(b, b.params[start:start + b.off[node + 1] - b.off[node]])
+    if name == "take":                           # rows of an integer table
+        return _integer_node(b, b.a0[node])
+    return False
+
+
+# The largest integer that float32 holds exactly: a flat index computed on a float32 tape
+# must stay below it.
+_EXACT32 = 2 ** 24
+
+
+def _advanced(x, parts):
+    """x[parts] where some entries are traced integer arrays: numpy's advanced indexing.
+
+    Every advanced entry (traced arrays, constant integer or boolean arrays, and, as numpy
+    does in their presence, integer scalars) indexes one axis of x; their shapes broadcast
+    to B. One ``take`` row reads x at the flat index sum_j wrap(i_j) * stride_j over the
+    indexed axes, computed at run time by existing rows (``_flat_index``): each traced i_j
+    is wrapped, bounds-checked and scaled by a ``take`` of the constant table
+    arange(n_j) * stride_j, so an index out of range raises DataError naming its axis's
+    length; constant ones are checked and wrapped by numpy at trace time.
+
+    When the advanced entries are adjacent in the key, numpy puts B in their place, and
+    their axes are consecutive in x: x (its slices applied) is read as rows of an
+    (outer * n, inner) view at o * n + flat, with no copy of x. Otherwise (and when outer * n
+    would pass float32's exact integers) the indexed axes move to the front and merge (one
+    gather at trace time), the take reads that merged axis, and B comes first.
+    """
+    b = x._b
+    if x.ndim == 0:
+        raise ShapeError(at_user_site("indexing a 0-d traced value with an array: too many "
+                                      "indices for an array of dimension 0"))
+    entries = []                 # ("adv", value) | ("slice", slice) | ("new", None) | ("ell", None)
+    for k in parts:
+        if isinstance(k, Var):
+            entries.append(("adv", _index_data(b, k)))
+        elif k is None:
+            entries.append(("new", None))
+        elif k is Ellipsis:
+            if any(e[0] == "ell" for e in entries):
+                raise ShapeError(at_user_site(
+                    "an index can only have a single ellipsis ('...')"))
+            entries.append(("ell", None))
+        elif isinstance(k, slice):
+            entries.append(("slice", k))
+        elif isinstance(k, (bool, np.bool_)):
+            raise UnsupportedOpError(at_user_site(
+                "indexing with a boolean scalar next to traced indices is not supported: "
+                "drop it, or use None to add an axis"))
+        else:
+            if _builder(k) is not None:
+                raise UnsupportedOpError(at_user_site(
+                    "a list of traced values as an index: pass the indices as one integer "
+                    "array argument"))
+            arr = np.asarray(k)
+            if arr.dtype.kind == "b":
+                entries.extend(("adv", nz) for nz in np.nonzero(arr))   # numpy's rule
+            elif arr.dtype.kind in "iu" or (arr.size == 0 and arr.dtype.kind == "f"):
+                entries.append(("adv", arr.astype(np.int64)))
+            else:
+                raise ShapeError(at_user_site(
+                    f"index {k!r}: only integers, slices, None, ..., and integer or boolean "
+                    "arrays are valid indices"))
+    used = builtins.sum(1 for kind, _ in entries if kind in ("adv", "slice"))
+    if used > x.ndim:
+        raise ShapeError(at_user_site(
+            f"too many indices for an array of shape {x.shape}: {used} were indexed"))
+    if not any(kind == "ell" for kind, _ in entries):
+        entries.append(("ell", None))
+    # the axis of x each entry indexes (an ellipsis stands for x.ndim - used slices)
+    adv, rest, out = [], [], []     # (key position, axis, value); axes of rest; output pieces
+    axis = 0
+    for pos, (kind, v) in enumerate(entries):
+        if kind == "adv":
+            adv.append((pos, axis, v))
+            axis += 1
+        elif kind == "slice":
+            rest.append(axis)
+            out.append(("slice", v, axis, pos))
+            axis += 1
+        elif kind == "new":
+            out.append(("new", None, None, pos))
+        else:
+            for _ in range(x.ndim - used):
+                rest.append(axis)
+                out.append(("slice", slice(None), axis, pos))
+                axis += 1
+    shapes = [v.shape for _, _, v in adv]
+    try:
+        bshape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(at_user_site(
+            f"shape mismatch: indexing arrays could not be broadcast together with shapes "
+            f"{' '.join(str(s) for s in shapes)}")) from None
+    axes = [a for _, a, _ in adv]
+    sizes = [x.shape[a] for a in axes]
+    n = math.prod(sizes)
+    where = [pos for pos, _, _ in adv]
+    adjacent = where[-1] - where[0] == len(where) - 1
+    dims = [1 if kind == "new" else len(range(*s.indices(x.shape[a]))) for kind, s, a, _ in out]
+    pre = tuple(d for d, (*_, pos) in zip(dims, out) if pos < where[0])
+    post = tuple(dims[len(pre):])
+    exact = _EXACT32 if b.dtype == np.float32 else 2 ** 53
+    if adjacent:
+        # the indexed axes are consecutive in x: read x (its slices applied) as (outer, n,
+        # inner) and take rows o * n + flat of its (outer * n, inner) view, so that B lands
+        # in place with no copy of x. An index outside its axis must not reach the next
+        # block, so every traced index is checked by its own axis then.
+        key = dict.fromkeys(axes, slice(None))
+        key.update((a, s) for kind, s, a, _ in out if kind == "slice")
+        if builtins.all(key[a].indices(x.shape[a]) == (0, x.shape[a], 1) for a in key):
+            table = x                        # x[idx] of an embedding table: no gather
+        else:
+            table = x[tuple(key[a] for a in range(x.ndim))]
+        outer = math.prod(table.shape[:axes[0]])
+        inner = math.prod(table.shape[axes[-1] + 1:])
+        if outer * n <= exact:
+            flat = _flat_index(b, x, adv, sizes, checked=outer != 1)
+            if outer != 1:
+                blocks = (np.arange(outer, dtype=np.float64) * n).reshape(
+                    (outer,) + (1,) * len(bshape))
+                flat = add(flat, blocks)
+            flat = broadcast_to(flat, ((outer,) if outer != 1 else ()) + bshape)
+            y = _take_rows(reshape(table, (outer * n, inner)), flat)
+            return reshape(y, pre + bshape + post)
+    if n > exact:
+        raise ShapeError(at_user_site(
+            f"advanced index over axes {axes} of shape {x.shape}: its flat index runs up to "
+            f"{n - 1:,}, beyond 2**24, which a float32 tape does not hold exactly; index in "
+            "two steps (x[i][:, j]), or trace in float64"))
+    # the table: indexed axes first and merged, slices applied to the rest (one gather)
+    table = transpose(x, axes + rest)
+    table = table[(slice(None),) * len(axes) + tuple(s for kind, s, *_ in out if kind == "slice")]
+    table = reshape(table, (n,) + table.shape[len(axes):])
+    y = _take_rows(table, broadcast_to(_flat_index(b, x, adv, sizes), bshape))
+    # the new axes (None); B stays first (numpy's rule for separated advanced entries), or
+    # moves to its place for adjacent ones read this way (a float32 index beyond 2**24)
+    y = reshape(y, bshape + pre + post)
+    if adjacent and pre and bshape:
+        nb, first = len(bshape), len(pre)
+        y = transpose(y, list(range(nb, nb + first)) + list(range(nb)) +
+                      list(range(nb + first, y.ndim)))
+    return y
+
+
+def _flat_index(b, x, adv, sizes, checked=False):
+    """sum_j wrap(i_j) * stride_j over the advanced entries (strides of the merged axes,
+    row-major). A traced i_j is wrapped, checked and scaled by a take of the constant table
+    arange(n_j) * stride_j; a constant one by numpy now. A single traced entry is returned
+    as it is (the take that reads it checks it) unless ``checked``."""
+    if len(adv) == 1 and isinstance(adv[0][2], Var) and not checked:
+        return adv[0][2]
+    strides = [math.prod(sizes[j + 1:]) for j in range(len(sizes))]
+    const = np.zeros((), dtype=np.int64)
+    traced = []
+    for (_, a, v), size, stride in zip(adv, sizes, strides):
+        if isinstance(v, Var):
+            steps = b.const(np.arange(size, dtype=np.float64) * stride)
+            traced.append(_take_rows(steps, v))
+            continue
+        bad = (v < -size) | (v >= size)
+        if bad.any():
+            raise ShapeError(at_user_site(
+                f"index {int(v[bad].flat[0])} is out of bounds for axis {a} with size "
+                f"{size} (indexing shape {x.shape})"))
+        const = const + np.where(v < 0, v + size, v) * stride
+    flat = traced[0]
+    for t in traced[1:]:
+        flat = add(flat, t)
+    if const.ndim or const != 0:
+        flat = add(flat, const.astype(np.float64))
+    return flat
+
+
+def _take_rows(x, idx):
+    """x[idx] for traced integer indices: the take row (numpy's wrap of negative indices;
+    an index out of range raises DataError when the tape runs)."""
+    b = x._b
+    if b.input_kinds.get(idx.node) is not None or b.need[idx.node]:
+        _index_data(b, idx)
     if x.ndim == 0:
         raise ShapeError(at_user_site("take: cannot index a 0-d array"))
     width = int(np.prod(x.shape[1:], dtype=np.int64))

@@ -47,3 +47,38 @@ def test_readme_block_runs_and_prints_what_it_claims(offset, code, tmp_path):
     for (line, want), got in zip(expected, printed[-len(expected):] if expected else []):
         assert got.startswith(want) or got == want, f"line {line}: printed {got!r}, " \
                                                    f"the README says {want!r}"
+
+
+def test_the_supported_numpy_list_matches_the_tables():
+    """The README's *Supported numpy* list is generated from burnumba.numpy's dispatch tables
+    and the methods of a traced array: a function, ufunc or method added to them (or removed)
+    without rerunning the generator fails here."""
+    from burnumba import _supported
+    with open(README, encoding="utf-8") as f:
+        section = _supported.readme_section(f.read())
+    assert section is not None, "README.md lost the supported-numpy markers"
+    assert section == _supported.markdown(), (
+        "README.md's supported-numpy list is stale: run "
+        "`.venv/bin/python -m burnumba._supported --write`")
+
+
+def test_the_supported_numpy_list_names_every_table_entry(monkeypatch):
+    """Every table entry is in the generated list, by numpy's public name (so a function
+    added to _FUNCTIONS by any branch shows up, e.g. numpy.linalg.norm as `linalg.norm`)."""
+    import numpy as np
+
+    import burnumba.numpy as bnp
+    from burnumba import _supported
+    from burnumba._tracer import supported_methods
+    generated = _supported.markdown()
+    for uf in bnp._UFUNCS:
+        assert f"`{uf.__name__}" in generated, uf
+    for f in bnp._FUNCTIONS:
+        assert f"`{_supported._public_name(f)}" in generated, f
+    for m in supported_methods():
+        assert f"`{m}`" in generated, m
+        assert hasattr(np.ndarray, m)
+    # an entry another branch adds appears without touching the generator
+    monkeypatch.setattr(bnp, "_FUNCTIONS", {**bnp._FUNCTIONS, np.linalg.norm: None,
+                                            np.cumsum: None})
+    assert "`linalg.norm`" in _supported.markdown() and "`cumsum`" in _supported.markdown()
