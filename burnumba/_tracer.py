@@ -598,14 +598,9 @@ class Var:
                 f"have {', '.join(supported_methods())}"))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    # -- numpy protocols ------------------------------------------------------------------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy import _apply_ufunc
-        return _apply_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from .numpy import _apply_function
-        return _apply_function(func, args, kwargs)
+    # -- numpy protocols: ``__array_ufunc__`` and ``__array_function__`` are set on Var by
+    # burnumba.numpy, which holds the tables they dispatch through (it imports this module,
+    # and a lookup here on every np.exp(x) would cost a quarter of a traced node)
 
 
 _CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "

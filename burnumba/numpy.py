@@ -541,6 +541,13 @@ def array(obj, dtype=None, **kwargs):
         cast_check(f"array(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
     if isinstance(obj, Var):
         return obj
+    if isinstance(obj, (list, tuple)) and obj and builtins.all(
+            type(x) is Var and x._b is b for x in obj):
+        # traced scalars (BurTorch's packing of scalar nodes into a tensor): one gather of
+        # their positions, nothing else computed
+        pos = np.array([x._b.off[x._node] if x._view is None else int(x._view[0])
+                        for x in obj])
+        return b.gather(list(obj), pos, pos.shape)
     return stack([array(x) for x in obj])
 
 
@@ -977,6 +984,8 @@ def _index(x, key):
     """x[key], with numpy's rules. Constant keys (basic slicing, integers, integer and boolean
     arrays) are applied to the positions at trace time: one gather. A key with traced integer
     arrays goes to ``_advanced``."""
+    if type(key) is int and x._view is None:
+        return _row(x, key)
     parts = key if isinstance(key, tuple) else (key,)
     if any(isinstance(k, Var) for k in parts):
         return _advanced(x, parts)
@@ -987,6 +996,19 @@ def _index(x, key):
     if pos.shape == x.shape and np.array_equal(pos, _positions(x)):
         return x
     return x._b.gather([x], np.asarray(pos).reshape(-1), np.shape(pos))
+
+
+def _row(x, k):
+    """x[k] for a Python int k (a scalar picked from a vector, the commonest index in scalar
+    code): its positions without computing the whole array's."""
+    n = x.shape[0]
+    if not -n <= k < n:
+        raise ShapeError(at_user_site(
+            f"index {k} is out of bounds for axis 0 with size {n} (shape {x.shape})"))
+    width = math.prod(x.shape[1:])
+    start = x._b.off[x._node] + (k + n if k < 0 else k) * width
+    shape = x.shape[1:]
+    return x._b.gather([x], np.arange(start, start + width).reshape(shape), shape)
 
 
 def _index_data(b, idx):
@@ -1650,3 +1672,16 @@ def _apply_function(func, args, kwargs):
     return fn(*args, **kwargs)
 
 from . import _linalg as linalg  # noqa: E402,F401  (bnp.linalg; it adds np.linalg.* to _FUNCTIONS)
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    return _apply_ufunc(ufunc, method, inputs, kwargs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    return _apply_function(func, args, kwargs)
+
+
+# numpy's protocols on traced values: np.exp(x), np.sum(x) ... on a Var arrive here
+Var.__array_ufunc__ = _array_ufunc
+Var.__array_function__ = _array_function
