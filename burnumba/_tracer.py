@@ -369,6 +369,11 @@ class Var:
 
     def __mod__(self, o): return self._b.map("remainder", self, o)
     def __rmod__(self, o): return self._b.map("remainder", o, self)
+    # // and divmod as numpy's floor_divide (gradient 0) and remainder
+    def __floordiv__(self, o): return self._b.map("floor_divide", self, o)
+    def __rfloordiv__(self, o): return self._b.map("floor_divide", o, self)
+    def __divmod__(self, o): return (self // o, self % o)
+    def __rdivmod__(self, o): return (o // self, o % self)
     def __pow__(self, o): return power(self, o)
     def __rpow__(self, o): return power(o, self)
     def __neg__(self): return self._b.map("negative", self)
@@ -393,11 +398,10 @@ class Var:
     # -- things a traced value cannot do --------------------------------------------------
     def _no_operator(self, *_):
         raise UnsupportedOpError(at_user_site(
-            "the operators // divmod << >> & | ^ ~ are not differentiable and not traced: "
+            "the operators << >> & | ^ ~ are not differentiable and not traced: "
             "compute integer data (indices, masks) with numpy before the call and pass it in "
             "as an argument, or build the value from traced ops (+ - * / ** and burnumba.numpy)"))
 
-    __floordiv__ = __rfloordiv__ = __divmod__ = __rdivmod__ = _no_operator
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _no_operator
     __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _no_operator
 

@@ -125,6 +125,23 @@ CASES = {
                 + (x[:, 0] * x[:, 1] * x[:, 2])[:, None]),
     "argsort": (lambda x: np.sort(x, axis=1) * _rev(x),
                 lambda x: anp.stack([anp.sort(x[0]), anp.sort(x[1])]) * _rev(x)),
+    # more ufuncs (#11); the flat ones (rint, trunc, floor_divide) seen through a product
+    # with x, heaviside's d/db through heaviside(0 * x, x) = x
+    "arcsinh": (lambda x: np.arcsinh(2.0 * x), lambda x: anp.arcsinh(2.0 * x)),
+    "arccosh": (lambda x: np.arccosh(x * x + 1.5), lambda x: anp.arccosh(x * x + 1.5)),
+    "arctanh": (lambda x: np.arctanh(0.6 * x), lambda x: anp.arctanh(0.6 * x)),
+    "cbrt": (np.cbrt, lambda x: anp.sign(x) * anp.abs(x) ** (1.0 / 3.0)),
+    "copysign": (lambda x: np.copysign(x * x, _rev(x)) + np.copysign(x, 1.0),
+                 lambda x: x * x * anp.sign(_rev(x)) + anp.abs(x)),
+    "fmod": (lambda x: np.fmod(x, _rev(x) ** 2 + 0.5) + x * np.fmod(x, 0.7),
+             lambda x: (x - (_rev(x) ** 2 + 0.5) * anp.trunc(x / (_rev(x) ** 2 + 0.5)))
+             + x * (x - 0.7 * anp.trunc(x / 0.7))),
+    "heaviside": (lambda x: np.heaviside(0.0 * x, x * x) + np.heaviside(x, 0.5) * x,
+                  lambda x: x * x + anp.where(x > 0, 1.0, 0.0) * x),
+    "rint": (lambda x: np.rint(2.0 * x) * x, lambda x: anp.rint(2.0 * x) * x),
+    "trunc": (lambda x: np.trunc(2.0 * x) * x, lambda x: anp.trunc(2.0 * x) * x),
+    "floor_divide": (lambda x: (x // 0.7) * x + x // (_rev(x) ** 2 + 0.5),
+                     lambda x: anp.floor(x / 0.7) * x + anp.floor(x / (_rev(x) ** 2 + 0.5))),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
@@ -132,7 +149,10 @@ NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"sto
 
 def test_every_row_is_covered():
     assert set(CASES) == {r.name for r in ROWS if r.kind != "leaf"} - {
-        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
+        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+        # the predicates (#11): masks without gradient, like the comparisons
+        "isnan", "isinf", "isfinite", "signbit", "logical_not", "logical_and", "logical_or",
+        "logical_xor"}
 
 
 def _point(seed):
