@@ -500,3 +500,52 @@ def test_linspace_with_traced_endpoints(rng):
     _check(lambda a: np.linspace(a, 3.0, 9), 0.5)
     y, step = bnp.linspace(np.float64(0.0), 1.0, 5, retstep=True)
     assert step == 0.25
+
+
+# -- gradients as JAX's (a peer comparison: skipped without jax) ------------------------------
+
+def _quartiles(xp, x):
+    return xp.quantile(x, xp.asarray([0.25, 0.5, 0.9]), axis=0)
+
+
+JAX_CASES = {
+    "median": lambda xp, x, y: xp.median(x, axis=1) * y[:, 0],
+    "quantile": lambda xp, x, y: _quartiles(xp, x) * y[:3],
+    "percentile": lambda xp, x, y: xp.percentile(x * y, 30.0),
+    "nansum": lambda xp, x, y: xp.nansum(xp.where(x > 1.0, xp.nan, x) * y, axis=0),
+    "nanmean": lambda xp, x, y: xp.nanmean(xp.where(x > 1.0, xp.nan, x) * y, axis=1),
+    "nanmax": lambda xp, x, y: xp.nanmax(xp.where(x > 1.0, xp.nan, x * y), axis=1),
+    "nanmin": lambda xp, x, y: xp.nanmin(xp.where(x < -1.0, xp.nan, x * y)),
+    "average": lambda xp, x, y: xp.average(x, axis=1, weights=y * y + 0.5),
+    "ptp": lambda xp, x, y: xp.ptp(x * y, axis=0),
+    "cov": lambda xp, x, y: xp.cov(x, y, aweights=xp.arange(1.0, 6.0)),
+    "corrcoef": lambda xp, x, y: xp.corrcoef(x * y),
+    "convolve": lambda xp, x, y: xp.convolve(x[:, 0], y[1], mode="same"),
+    "correlate": lambda xp, x, y: xp.correlate(x.reshape(-1), y[0], mode="full"),
+    "modf": lambda xp, x, y: xp.modf(x * 3.0)[0] * y,
+    "divmod": lambda xp, x, y: xp.divmod(x * 3.0, y + 2.0)[1] * y,
+    "copysign": lambda xp, x, y: xp.copysign(x, y) * y,
+    "heaviside": lambda xp, x, y: xp.heaviside(x * 0.0, y) + xp.heaviside(x, y),
+    "fmod": lambda xp, x, y: xp.fmod(x * 3.0, y + 2.0),
+    "round": lambda xp, x, y: xp.round(x * y, 1) * x,
+    "linspace": lambda xp, x, y: xp.linspace(x[0], y[0], 5) * x[1, 0],
+    "meshgrid": lambda xp, x, y: xp.meshgrid(x[0], y[0])[0] * xp.meshgrid(x[0], y[0])[1],
+    "inverse hyperbolic": lambda xp, x, y: xp.arcsinh(x) + xp.arccosh(y * y + 1.5)
+    + xp.arctanh(x * 0.3) + xp.cbrt(y),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_CASES))
+def test_gradients_are_jaxs(name, rng):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    f = JAX_CASES[name]
+    x, y = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    w = rng.normal(size=np.shape(_np(f, np, x, y)))
+    ours = bn.grad(lambda x, y: np.sum(f(np, x, y) * w), argnums=(0, 1))(x, y)
+    theirs = jax.grad(lambda x, y: jnp.sum(f(jnp, x, y) * w), argnums=(0, 1))(x, y)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(_value(lambda x, y: f(np, x, y), x, y), _np(f, np, x, y),
+                               rtol=1e-13, atol=1e-15)
