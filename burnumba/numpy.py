@@ -11,7 +11,8 @@ import numpy as np
 
 from ._errors import (InplaceError, ShapeError, TracerBoolError, UnsupportedOpError,
                       at_user_site)
-from ._tracer import Var, broadcast_to as _expand, normalize_axis, power as _power, tiles
+from ._tracer import (Var, broadcast_to as _expand, is_mask, normalize_axis,
+                      power as _power, tiles)
 from .kernels import ROWS
 
 __all__ = [
@@ -1290,6 +1291,22 @@ def frexp(x, *args, **kwargs):
         "x * bnp.exp2(-that)"))
 
 
+def _bitwise(name, row):
+    """numpy's bitwise ufunc ``name`` (what & | ^ ~ call from a numpy array): the logical row
+    between masks, as numpy's on booleans; refused on other traced values."""
+    def f(*xs):
+        if _builder(*xs) is None:
+            return getattr(np, name)(*xs)
+        if not all(is_mask(x) for x in xs):
+            raise UnsupportedOpError(at_user_site(
+                f"numpy.{name} of a traced value that is not a mask: & | ^ ~ are traced "
+                "between masks only (comparisons, isnan, ..., numpy bool arrays), as "
+                "np.logical_and / or / xor / not"))
+        return globals()[row](*xs)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
 def modf(x):
     """numpy.modf: (fractional part, integral part), both with x's sign: fmod(x, 1) (0 with
     x's sign at +-inf, as numpy) and trunc(x). The fractional part's gradient is 1, the
@@ -1819,6 +1836,10 @@ _UFUNCS.update({
     np.fabs: fabs, np.float_power: float_power, np.conjugate: conjugate,
     np.deg2rad: deg2rad, np.radians: radians, np.rad2deg: rad2deg, np.degrees: degrees,
     np.ldexp: ldexp, np.frexp: frexp, np.modf: modf, np.divmod: divmod,
+    np.bitwise_and: _bitwise("bitwise_and", "logical_and"),
+    np.bitwise_or: _bitwise("bitwise_or", "logical_or"),
+    np.bitwise_xor: _bitwise("bitwise_xor", "logical_xor"),
+    np.invert: _bitwise("invert", "logical_not"),
 })
 
 _FUNCTIONS = {

@@ -227,6 +227,29 @@ def test_predicates_select_in_where_and_count(dtype):
     assert g.dtype == dtype
 
 
+def test_mask_operators_are_logical_ops_on_masks(rng):
+    """numpy code combines boolean masks with & | ^ ~: between traced masks (comparisons,
+    predicates, their slices), numpy bool arrays and bools they are the logical rows; on
+    other traced values they stay refused with a message that names the fix."""
+    x = np.array([-2.0, -0.5, 0.0, 0.5, 2.0, nan])
+    keep = np.array([True, False, True, True, False, True])
+
+    def f(x):
+        m = ((x > -1.0) & (x < 1.0)) | np.isnan(x)
+        m = (m ^ (x == 0.0)) & ~(x == 2.0)
+        m = (keep & m) | (m[::-1] & False) | (True & np.isinf(x))
+        return np.sum(bnp.where(m, x, 0.0) * 3.0 + ~m * x)
+    want = ((((x > -1.0) & (x < 1.0)) | np.isnan(x)) ^ (x == 0.0)) & ~(x == 2.0)
+    want = (keep & want) | (want[::-1] & False) | (True & np.isinf(x))
+    v, g = bn.value_and_grad(f)(x)
+    np.testing.assert_allclose(v, np.sum(np.where(want, x, 0.0) * 3.0 + ~want * x))
+    np.testing.assert_array_equal(g, np.where(want, 3.0, 1.0))
+    for bad in (lambda x: x & (x > 0), lambda x: ~x, lambda x: (x > 0) | x,
+                lambda x: np.ones(6) & (x > 0)):
+        with pytest.raises(bn.UnsupportedOpError, match="masks"):
+            bn.grad(lambda x: np.sum(bad(x) * x))(x)
+
+
 # -- functions: shapes, averages, nan-reductions ----------------------------------------------
 
 def test_like_functions_are_constants_of_the_shape():
