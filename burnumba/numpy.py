@@ -39,6 +39,7 @@ __all__ = [
     "nanmean", "nanmax", "nanmin", "nanprod", "isclose", "allclose", "count_nonzero",
     "median", "quantile", "percentile", "cov", "corrcoef", "correlate", "convolve",
     "meshgrid", "linspace",
+    "vecdot", "matvec", "vecmat",
 ]
 
 
@@ -1307,6 +1308,43 @@ def _bitwise(name, row):
     return f
 
 
+def vecdot(x1, x2, axis=-1):
+    """numpy.vecdot of real vectors: sum(x1 * x2) over ``axis``, the other axes broadcast."""
+    if _builder(x1, x2) is None:
+        return np.vecdot(x1, x2, axis=axis)
+    b = _builder(x1, x2)
+    x1, x2 = b.lift(x1), b.lift(x2)
+    if x1.ndim == 0 or x2.ndim == 0 or x1.shape[axis] != x2.shape[axis]:
+        raise ShapeError(at_user_site(
+            f"vecdot: shapes {x1.shape} and {x2.shape} have different lengths along axis "
+            f"{axis}"))
+    return sum(moveaxis(x1, axis, -1) * moveaxis(x2, axis, -1), axis=-1)
+
+
+def matvec(x1, x2):
+    """numpy.matvec: (..., m, n) matrices times (..., n) vectors, as one matmul."""
+    if _builder(x1, x2) is None:
+        return np.matvec(x1, x2)
+    b = _builder(x1, x2)
+    x1, x2 = b.lift(x1), b.lift(x2)
+    if x1.ndim < 2 or x2.ndim < 1:
+        raise ShapeError(at_user_site(f"matvec: shapes {x1.shape} and {x2.shape}: a matrix "
+                                      "and a vector are needed"))
+    return matmul(x1, expand_dims(x2, -1))[..., 0]
+
+
+def vecmat(x1, x2):
+    """numpy.vecmat of real vectors: (..., n) vectors times (..., n, m) matrices."""
+    if _builder(x1, x2) is None:
+        return np.vecmat(x1, x2)
+    b = _builder(x1, x2)
+    x1, x2 = b.lift(x1), b.lift(x2)
+    if x1.ndim < 1 or x2.ndim < 2:
+        raise ShapeError(at_user_site(f"vecmat: shapes {x1.shape} and {x2.shape}: a vector "
+                                      "and a matrix are needed"))
+    return matmul(expand_dims(x1, -2), x2)[..., 0, :]
+
+
 def modf(x):
     """numpy.modf: (fractional part, integral part), both with x's sign: fmod(x, 1) (0 with
     x's sign at +-inf, as numpy) and trunc(x). The fractional part's gradient is 1, the
@@ -1836,6 +1874,7 @@ _UFUNCS.update({
     np.fabs: fabs, np.float_power: float_power, np.conjugate: conjugate,
     np.deg2rad: deg2rad, np.radians: radians, np.rad2deg: rad2deg, np.degrees: degrees,
     np.ldexp: ldexp, np.frexp: frexp, np.modf: modf, np.divmod: divmod,
+    np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat,
     np.bitwise_and: _bitwise("bitwise_and", "logical_and"),
     np.bitwise_or: _bitwise("bitwise_or", "logical_or"),
     np.bitwise_xor: _bitwise("bitwise_xor", "logical_xor"),
@@ -1874,6 +1913,9 @@ def _supported(table):
     return ", ".join(sorted(f.__name__ for f in table))
 
 
+_UFUNC_KEYWORDS = {np.vecdot: {"axis"}}     # keywords a traced ufunc call may pass
+
+
 def _apply_ufunc(ufunc, method, inputs, kwargs):
     if "out" in kwargs:
         raise InplaceError(at_user_site(
@@ -1888,11 +1930,11 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
             f"{_supported(_UFUNCS)}; compose it from those or add a row to kernels/ops.py"))
-    if kwargs:
+    if set(kwargs) - _UFUNC_KEYWORDS.get(ufunc, set()):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
             "on traced values"))
-    return fn(*inputs)
+    return fn(*inputs, **kwargs)
 
 
 def _apply_function(func, args, kwargs):

@@ -250,6 +250,20 @@ def test_mask_operators_are_logical_ops_on_masks(rng):
             bn.grad(lambda x: np.sum(bad(x) * x))(x)
 
 
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((2, 3), (3,)), ((4, 1, 3), (2, 3)),
+                                    ((2, 3, 4), (3, 4))], ids=str)
+def test_vecdot_matvec_vecmat(shapes, rng):
+    """numpy 2's vector gufuncs (ufuncs, reached through __array_ufunc__)."""
+    s1, s2 = shapes
+    x, y = rng.normal(size=s1), rng.normal(size=s2)
+    _check(lambda x, y: np.vecdot(x, y), x, y)
+    if len(s1) >= 2:
+        v = rng.normal(size=s1[:-2] + s1[-1:])
+        _check(lambda x, v: np.matvec(x, v), x, v)
+        _check(lambda x, v: np.vecmat(v, np.swapaxes(x, -1, -2)), x, v)
+    _check(lambda y: np.vecdot(y, y[::-1], axis=0), y)
+
+
 # -- functions: shapes, averages, nan-reductions ----------------------------------------------
 
 def test_like_functions_are_constants_of_the_shape():
