@@ -586,3 +586,36 @@ def test_gradients_are_jaxs(name, rng):
         np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12, err_msg=name)
     np.testing.assert_allclose(_value(lambda x, y: f(np, x, y), x, y), _np(f, np, x, y),
                                rtol=1e-13, atol=1e-15)
+
+
+FLOAT32 = {
+    "average": lambda x: np.average(x, axis=0, weights=np.arange(1.0, 5.0)),
+    "ptp": lambda x: np.ptp(x, axis=1),
+    "nanmean": lambda x: np.nanmean(np.where(x > 1.0, np.nan, x), axis=1),
+    "nanmax": lambda x: np.nanmax(np.where(x > 1.0, np.nan, x), axis=0),
+    "median": lambda x: np.median(x, axis=0),
+    "quantile": lambda x: np.quantile(x, [0.3, 0.8], axis=1),
+    "cov": lambda x: np.cov(x),
+    "corrcoef": lambda x: np.corrcoef(x.T),
+    "convolve": lambda x: np.convolve(x[0], x[1], "same"),
+    "linspace": lambda x: np.linspace(x[0], x[1], 4),
+    "modf": lambda x: np.modf(x * 3.0)[0],
+    "round": lambda x: np.round(x, 1) * x,
+    "deg2rad": lambda x: np.deg2rad(x) + np.ldexp(x, 2),
+    "isclose": lambda x: bnp.where(np.isclose(x, 0.5, atol=0.3), x, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32))
+def test_functions_in_float32(name, rng):
+    """float32 tapes: float32 values and gradients, close to float64's at the same numbers."""
+    f = FLOAT32[name]
+    x32 = rng.normal(size=(4, 5)).astype(np.float32)
+    x64 = x32.astype(np.float64)
+    w = rng.normal(size=np.shape(_np(f, x64)))
+    v32, g32 = bn.value_and_grad(lambda x: np.sum(f(x) * w))(x32)
+    v64, g64 = bn.value_and_grad(lambda x: np.sum(f(x) * w))(x64)
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(v32, v64, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(g32, g64, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(_value(f, x32), _np(f, x32), rtol=1e-5, atol=1e-5)
