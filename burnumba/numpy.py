@@ -39,7 +39,7 @@ __all__ = [
     "nanmean", "nanmax", "nanmin", "nanprod", "isclose", "allclose", "count_nonzero",
     "median", "quantile", "percentile", "cov", "corrcoef", "correlate", "convolve",
     "meshgrid", "linspace",
-    "vecdot", "matvec", "vecmat",
+    "vecdot", "matvec", "vecmat", "nanvar", "nanstd",
 ]
 
 
@@ -1534,6 +1534,31 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     return prod(where(_isnan(a), 1.0, a), axis=axis, keepdims=keepdims)
 
 
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """numpy.nanvar, numpy's steps: the NaNs replaced by 0 and left out of the count and of
+    the squared deviations; NaN where count - ddof <= 0. The NaNs get gradient 0."""
+    if not isinstance(a, Var):
+        return np.nanvar(a, axis, dtype, out, ddof, keepdims, **kwargs)
+    _nan_args("nanvar", dtype, out, a._b, kwargs)
+    nan = _isnan(a)
+    arr = where(nan, 0.0, a)
+    cnt = sum(1.0 - nan, axis=axis, keepdims=True)
+    d = where(nan, 0.0, arr - sum(arr, axis=axis, keepdims=True) / cnt)
+    var = sum(d * d, axis=axis, keepdims=keepdims)
+    dof = reshape(cnt, np.shape(var)) - float(ddof)
+    bad = less_equal(dof, 0.0)
+    # the safe divisor keeps 0 / 0 out of the unchosen branch's gradient
+    return where(bad, math.nan, var / where(bad, 1.0, dof))
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """numpy.nanstd: sqrt(nanvar)."""
+    if not isinstance(a, Var):
+        return np.nanstd(a, axis, dtype, out, ddof, keepdims, **kwargs)
+    _nan_args("nanstd", dtype, out, a._b, kwargs)
+    return sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """numpy.isclose as a 0/1 mask (numpy's formula: |a - b| <= atol + rtol |b| where b is
     finite, or a == b; NaNs equal with equal_nan)."""
@@ -1902,6 +1927,7 @@ _FUNCTIONS = {
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
     np.full_like: full_like, np.average: average, np.ptp: ptp, np.nansum: nansum,
     np.nanmean: nanmean, np.nanmax: nanmax, np.nanmin: nanmin, np.nanprod: nanprod,
+    np.nanvar: nanvar, np.nanstd: nanstd,
     np.isclose: isclose, np.allclose: allclose, np.count_nonzero: count_nonzero,
     np.median: median, np.quantile: quantile, np.percentile: percentile, np.cov: cov,
     np.corrcoef: corrcoef, np.correlate: correlate, np.convolve: convolve,

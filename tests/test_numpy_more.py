@@ -369,6 +369,29 @@ def test_nan_reductions_skip_nans_with_zero_gradient(name, axis, dtype, rng):
                                        rtol=1e-14)
 
 
+@pytest.mark.parametrize("fn", [np.nanvar, np.nanstd])
+@pytest.mark.parametrize("axis,ddof", [(None, 0), (0, 1), (1, 0), (1, 3), ((0, 1), 1)])
+def test_nanvar_nanstd(fn, axis, ddof, rng):
+    x = rng.normal(size=(4, 5))
+    x[1, 2] = x[3, 0] = x[0, 1] = nan
+    got = _value(lambda x: fn(x, axis=axis, ddof=ddof), x)
+    want = _np(fn, x, axis=axis, ddof=ddof)
+    np.testing.assert_allclose(got, want, rtol=1e-13, equal_nan=True)
+    w = rng.normal(size=np.shape(want))
+    g = bn.grad(lambda x: np.sum(bnp.where(np.isnan(fn(x, axis=axis, ddof=ddof)), 0.0,
+                                           fn(x, axis=axis, ddof=ddof)) * w))(x)
+    nans = np.isnan(x)
+    assert np.all(g[nans] == 0.0) and np.all(np.isfinite(g))
+    ok = ~np.isnan(want)
+
+    def dense(z):                     # numpy on the NaN-free entries, as a function of them
+        full = x.copy()
+        full[~nans] = z
+        return np.sum(np.where(ok, _np(fn, full, axis=axis, ddof=ddof), 0.0) * w)
+    fd = _central(dense, (x[~nans],), 0)
+    np.testing.assert_allclose(g[~nans], fd, rtol=1e-6, atol=1e-7)
+
+
 def test_nan_reductions_of_numpy_arrays_call_numpy_and_refuse_what_they_cannot_trace():
     x = np.array([1.0, nan, 3.0])
     assert bnp.nansum(x) == 4.0 and bnp.nanmax(x) == 3.0 and bnp.nanmean(x) == 2.0
@@ -553,6 +576,8 @@ JAX_CASES = {
     "nanmean": lambda xp, x, y: xp.nanmean(xp.where(x > 1.0, xp.nan, x) * y, axis=1),
     "nanmax": lambda xp, x, y: xp.nanmax(xp.where(x > 1.0, xp.nan, x * y), axis=1),
     "nanmin": lambda xp, x, y: xp.nanmin(xp.where(x < -1.0, xp.nan, x * y)),
+    "nanvar": lambda xp, x, y: xp.nanvar(xp.where(x > 1.0, xp.nan, x * y), axis=0, ddof=1),
+    "nanstd": lambda xp, x, y: xp.nanstd(xp.where(x > 1.0, xp.nan, x * y), axis=1),
     "average": lambda xp, x, y: xp.average(x, axis=1, weights=y * y + 0.5),
     "ptp": lambda xp, x, y: xp.ptp(x * y, axis=0),
     "cov": lambda xp, x, y: xp.cov(x, y, aweights=xp.arange(1.0, 6.0)),
