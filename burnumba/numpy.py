@@ -39,7 +39,8 @@ __all__ = [
     "nanmean", "nanmax", "nanmin", "nanprod", "isclose", "allclose", "count_nonzero",
     "median", "quantile", "percentile", "cov", "corrcoef", "correlate", "convolve",
     "meshgrid", "linspace",
-    "vecdot", "matvec", "vecmat", "nanvar", "nanstd",
+    "vecdot", "matvec", "vecmat", "nanvar", "nanstd", "nanmedian", "nanquantile",
+    "nanpercentile",
 ]
 
 
@@ -1706,6 +1707,97 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                      weights, interpolation)
 
 
+# nanmedian and nanquantile: NaNs sort last, so a lane's order statistics are its first
+# count elements; their positions depend on the count (data), so each pick is a 0/1 mask over
+# the lane (position == index, no gradient) and a sum: vectorized, O(lane) per pick.
+def _nan_sorted(name, a, axis, nq):
+    """The sorted lanes, shaped (kept..., 1 * nq, m), and their counts of non-NaN values
+    (kept..., 1 * nq, 1)."""
+    x, axes = _lanes(name, a, axis)
+    s = sort(x, axis=-1)
+    s = reshape(s, s.shape[:-1] + (1,) * nq + s.shape[-1:])
+    cnt = sum(1.0 - _isnan(s), axis=-1, keepdims=True)
+    return s, cnt, axes
+
+
+def _pick(s, index):
+    """s[..., index] for a traced index per lane (index of shape (..., 1))."""
+    at = equal(np.arange(s.shape[-1], dtype=np.float64), index)
+    return sum(where(at, s, 0.0), axis=-1)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.nanmedian: the median of each lane's non-NaN values (NaN for an all-NaN lane);
+    the NaNs get gradient 0."""
+    if not isinstance(a, Var):
+        return np.nanmedian(a, axis, out, overwrite_input, keepdims)
+    _no_out("nanmedian", out)
+    s, cnt, axes = _nan_sorted("nanmedian", a, axis, 0)
+    half = (cnt - 1.0) * 0.5
+    lo, hi = globals()["floor"](half), globals()["ceil"](half)
+    low, high = _pick(s, lo), _pick(s, hi)
+    y = where(reshape(equal(lo, hi), low.shape), low, (low + high) * 0.5)
+    y = where(reshape(equal(cnt, 0.0), y.shape), math.nan, y)
+    return _restore("nanmedian", y, a, axes, (), keepdims)
+
+
+def _nanquantile(name, a, q, axis, method, keepdims, weights):
+    if method != "linear" or weights is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: only method='linear' without weights is traced (the positions depend "
+            "on each lane's count of NaNs); for the other methods use np.quantile on data "
+            "without NaNs"))
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: a traced q would decide which elements are read; pass q as a constant"))
+    q = np.asanyarray(q, dtype=np.float64)
+    if not np.all((q >= 0) & (q <= 1)):
+        raise ShapeError(at_user_site(f"{name}: quantiles must be in the range [0, 1]"))
+    s, cnt, axes = _nan_sorted(name, a, axis, q.ndim)
+    # numpy's linear method on the count's first elements: virtual index (count - 1) q, its
+    # floor and the next (both the last element at or above it), gamma against numpy's
+    # previous index (-1 above the last), and _lerp
+    virtual = (cnt - 1.0) * q.reshape(q.shape + (1,))
+    above = greater_equal(virtual, cnt - 1.0)
+    fl = globals()["floor"](virtual)
+    prev = where(above, cnt - 1.0, fl)
+    nxt = where(above, cnt - 1.0, fl + 1.0)
+    gamma = virtual - where(above, -1.0, fl)
+    low, high = _pick(s, prev), _pick(s, nxt)
+    gamma = reshape(gamma, low.shape)
+    diff = high - low
+    y = where(greater_equal(gamma, 0.5), high - diff * (1.0 - gamma), low + diff * gamma)
+    y = where(reshape(equal(cnt, 0.0), np.shape(cnt)[:-1]), math.nan, y)
+    return _restore(name, y, a, axes, q.shape, keepdims)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    """numpy.nanquantile (method "linear"): the quantile of each lane's non-NaN values;
+    NaN for an all-NaN lane, gradient 0 at the NaNs."""
+    if not isinstance(a, Var):
+        return np.nanquantile(a, q, axis, out, overwrite_input, method, keepdims,
+                              weights=weights, interpolation=interpolation)
+    _no_out("nanquantile", out)
+    return _nanquantile("nanquantile", a, q, axis, interpolation or method, keepdims,
+                        weights)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    """numpy.nanpercentile: nanquantile at q / 100."""
+    if not isinstance(a, Var):
+        return np.nanpercentile(a, q, axis, out, overwrite_input, method, keepdims,
+                                weights=weights, interpolation=interpolation)
+    _no_out("nanpercentile", out)
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            "nanpercentile: a traced q would decide which elements are read; pass q as a "
+            "constant"))
+    return _nanquantile("nanpercentile", a, np.true_divide(q, 100), axis,
+                        interpolation or method, keepdims, weights)
+
+
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """numpy.cov, numpy's steps: rows are variables (columns with rowvar=False), centred by
@@ -1927,7 +2019,8 @@ _FUNCTIONS = {
     np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
     np.full_like: full_like, np.average: average, np.ptp: ptp, np.nansum: nansum,
     np.nanmean: nanmean, np.nanmax: nanmax, np.nanmin: nanmin, np.nanprod: nanprod,
-    np.nanvar: nanvar, np.nanstd: nanstd,
+    np.nanvar: nanvar, np.nanstd: nanstd, np.nanmedian: nanmedian,
+    np.nanquantile: nanquantile, np.nanpercentile: nanpercentile,
     np.isclose: isclose, np.allclose: allclose, np.count_nonzero: count_nonzero,
     np.median: median, np.quantile: quantile, np.percentile: percentile, np.cov: cov,
     np.corrcoef: corrcoef, np.correlate: correlate, np.convolve: convolve,

@@ -392,13 +392,52 @@ def test_nanvar_nanstd(fn, axis, ddof, rng):
     np.testing.assert_allclose(g[~nans], fd, rtol=1e-6, atol=1e-7)
 
 
+NAN_ORDER = {
+    "nanmedian-1": lambda x: np.nanmedian(x, axis=1),
+    "nanmedian-all": lambda x: np.nanmedian(x),
+    "nanmedian-0-keep": lambda x: np.nanmedian(x, axis=0, keepdims=True),
+    "nanquantile-q": lambda x: np.nanquantile(x, [0.0, 0.3, 0.5, 0.999, 1.0], axis=1),
+    "nanquantile-2d-q": lambda x: np.nanquantile(x, [[0.1, 0.2], [0.7, 1.0]]),
+    "nanpercentile": lambda x: np.nanpercentile(x, 40, axis=0, keepdims=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_ORDER))
+def test_nanmedian_nanquantile(name, rng):
+    """Order statistics of each lane's non-NaN values (a lane of NaNs only is NaN): values as
+    numpy, gradient 0 at the NaNs, and elsewhere central differences of numpy's function of
+    the non-NaN entries."""
+    f = NAN_ORDER[name]
+    x = rng.normal(size=(4, 7))
+    x[0, 2] = x[2, 1] = x[2, 3] = nan
+    if "1" in name or "q" in name:
+        x[1] = nan
+    got, want = _value(f, x), _np(f, x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0, equal_nan=True)
+    ok = ~np.isnan(want)
+    w = rng.normal(size=want.shape)
+    g = bn.grad(lambda x: np.sum(bnp.where(np.isnan(f(x)), 0.0, f(x)) * w))(x)
+    nans = np.isnan(x)
+    assert np.all(g[nans] == 0.0) and np.all(np.isfinite(g))
+
+    def dense(z):
+        full = x.copy()
+        full[~nans] = z
+        return np.sum(np.where(ok, _np(f, full), 0.0) * w)
+    np.testing.assert_allclose(g[~nans], _central(dense, (x[~nans],), 0), rtol=1e-6,
+                               atol=1e-7)
+    with pytest.raises(bn.UnsupportedOpError, match="method='linear'"):
+        bn.grad(lambda x: np.sum(np.nanquantile(x, 0.5, method="lower")))(x)
+
+
 def test_nan_reductions_of_numpy_arrays_call_numpy_and_refuse_what_they_cannot_trace():
     x = np.array([1.0, nan, 3.0])
     assert bnp.nansum(x) == 4.0 and bnp.nanmax(x) == 3.0 and bnp.nanmean(x) == 2.0
     with pytest.raises(bn.UnsupportedOpError, match="nanmax: keyword arguments"):
         bn.grad(lambda x: np.nanmax(x, initial=0.0))(x)
-    with pytest.raises(bn.UnsupportedOpError, match="nanmedian"):
-        bn.grad(lambda x: np.nanmedian(x))(x)
+    with pytest.raises(bn.UnsupportedOpError, match="nancumprod"):
+        bn.grad(lambda x: np.sum(np.nancumprod(x)))(x)
 
 
 def test_isclose_allclose():
@@ -487,6 +526,12 @@ def test_sort_based_functions_build_a_few_nodes_for_large_arrays(rng):
                                rtol=1e-12)
     tape = bn.trace(lambda a, v: np.sum(np.convolve(a, v, "same")), x[0], x[1, :30])
     assert len(tape.op) < 12
+    # the NaN variants pick by masks over the lane: more nodes, as many for any size
+    y = x[:, :50]
+    tape = bn.trace(lambda y: np.sum(np.nanpercentile(y, [5, 50, 95], axis=0)), y)
+    assert len(tape.op) < 60
+    np.testing.assert_allclose(tape(y), np.sum(np.nanpercentile(y, [5, 50, 95], axis=0)),
+                               rtol=1e-12)
 
 
 # -- cov, corrcoef, convolve, correlate, meshgrid, linspace -----------------------------------
@@ -578,6 +623,9 @@ JAX_CASES = {
     "nanmin": lambda xp, x, y: xp.nanmin(xp.where(x < -1.0, xp.nan, x * y)),
     "nanvar": lambda xp, x, y: xp.nanvar(xp.where(x > 1.0, xp.nan, x * y), axis=0, ddof=1),
     "nanstd": lambda xp, x, y: xp.nanstd(xp.where(x > 1.0, xp.nan, x * y), axis=1),
+    "nanmedian": lambda xp, x, y: xp.nanmedian(xp.where(x > 0.8, xp.nan, x * y), axis=0),
+    "nanquantile": lambda xp, x, y: xp.nanquantile(xp.where(x > 0.8, xp.nan, x * y),
+                                                   xp.asarray([0.2, 0.75]), axis=1),
     "average": lambda xp, x, y: xp.average(x, axis=1, weights=y * y + 0.5),
     "ptp": lambda xp, x, y: xp.ptp(x * y, axis=0),
     "cov": lambda xp, x, y: xp.cov(x, y, aweights=xp.arange(1.0, 6.0)),
