@@ -1812,8 +1812,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     X = b.lift(m)
     if X.ndim > 2:
         raise ShapeError(at_user_site("cov: m has more than 2 dimensions"))
+    ndim = X.ndim
     X = reshape(X, (1, X.size)) if X.ndim < 2 else X
-    if not rowvar and X.shape[0] != 1:
+    if not rowvar and ndim != 1:
         X = transpose(X)
     if X.shape[0] == 0:
         return np.array([]).reshape(0, 0)

@@ -548,6 +548,7 @@ def test_cov(kw, rng):
     y = rng.normal(size=m.shape)
     _check(lambda m, y: np.cov(m, y, **kw), m, y)
     _check(lambda v: np.cov(v), m[0])                   # one variable: a scalar
+    _check(lambda v: np.cov(v, rowvar=False, bias=True), m[:1])   # (1, N): N variables
 
 
 def test_cov_with_traced_weights(rng):
