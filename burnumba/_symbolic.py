@@ -105,9 +105,9 @@ def _erfc(z):
 
 
 # the rules' math functions (math's names, kernels.rules.MATH) that are numpy's under
-# another name; copysign and fmod have no traced counterpart (no derivative rule uses them)
+# another name (copysign, fmod, cbrt, rint and trunc are rows of their own name)
 _NUMPY_NAME = {"fabs": "absolute", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-               "atan2": "arctan2"}
+               "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}
 
 
 def _math():

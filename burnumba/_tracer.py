@@ -274,6 +274,34 @@ def broadcast_to(x, shape):
     return x._b.gather([x], x.positions().reshape(-1)[idx], shape)
 
 
+# The rows whose output is a mask: no gradient, and numpy's twin returns booleans
+# (comparisons, isnan, logical_and ...).
+MASK_ROWS = frozenset(r.name for r in BY_NAME.values() if r.kind == "map" and r.da is None
+                      and r.db is None and {"d->?", "dd->?"} & set(
+                          getattr(getattr(np, r.name, None), "types", ())))
+
+
+def is_mask(x):
+    """Whether x holds numpy booleans: a Python or numpy bool, a bool array, or a traced
+    value every element of which a mask row wrote."""
+    if isinstance(x, (bool, np.bool_)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype == np.bool_
+    if not isinstance(x, Var):
+        return False
+    b = x._b
+    if x._view is None:
+        nodes = [x.node]
+    else:
+        owner = np.searchsorted(np.asarray(b.off), np.asarray(x._view[0]).reshape(-1), "right")
+        nodes = {int(k) for k in np.unique(owner - 1)}
+    return all(_NAMES[b.op[k]] in MASK_ROWS for k in nodes)
+
+
+_NAMES = {code: name for name, code in OPCODE.items()}
+
+
 def _scalar(x):
     return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool)
 
@@ -375,6 +403,11 @@ class Var:
 
     def __mod__(self, o): return self._b.map("remainder", self, o)
     def __rmod__(self, o): return self._b.map("remainder", o, self)
+    # // and divmod as numpy's floor_divide (gradient 0) and remainder
+    def __floordiv__(self, o): return self._b.map("floor_divide", self, o)
+    def __rfloordiv__(self, o): return self._b.map("floor_divide", o, self)
+    def __divmod__(self, o): return (self // o, self % o)
+    def __rdivmod__(self, o): return (o // self, o % self)
     def __pow__(self, o): return power(self, o)
     def __rpow__(self, o): return power(o, self)
     def __neg__(self): return self._b.map("negative", self)
@@ -399,13 +432,31 @@ class Var:
     # -- things a traced value cannot do --------------------------------------------------
     def _no_operator(self, *_):
         raise UnsupportedOpError(at_user_site(
-            "the operators // divmod << >> & | ^ ~ are not differentiable and not traced: "
-            "compute integer data (indices, masks) with numpy before the call and pass it in "
-            "as an argument, or build the value from traced ops (+ - * / ** and burnumba.numpy)"))
+            "the operators << >> & | ^ ~ are not differentiable and not traced, except & | ^ ~ "
+            "between masks (comparisons, isnan, ...): for other values compute integer data "
+            "(indices, masks) with numpy before the call and pass it in as an argument, or "
+            "build the value from traced ops (+ - * / **, np.logical_and / or / xor / not)"))
 
-    __floordiv__ = __rfloordiv__ = __divmod__ = __rdivmod__ = _no_operator
-    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __invert__ = _no_operator
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _no_operator
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_operator
+
+    # & | ^ ~ between masks (numpy's booleans: a comparison's or a predicate's 0/1 output, a
+    # numpy bool array, a Python bool) are logical_and / or / xor / not, as numpy's on bools
+    def _logical(self, name, o, reflected=False):
+        if not (is_mask(self) and is_mask(o)):
+            self._no_operator()
+        return self._b.map(name, o, self) if reflected else self._b.map(name, self, o)
+
+    def __and__(self, o): return self._logical("logical_and", o)
+    def __rand__(self, o): return self._logical("logical_and", o, True)
+    def __or__(self, o): return self._logical("logical_or", o)
+    def __ror__(self, o): return self._logical("logical_or", o, True)
+    def __xor__(self, o): return self._logical("logical_xor", o)
+    def __rxor__(self, o): return self._logical("logical_xor", o, True)
+
+    def __invert__(self):
+        if not is_mask(self):
+            self._no_operator()
+        return self._b.map("logical_not", self)
 
     def __bool__(self):
         raise TracerBoolError(at_user_site(

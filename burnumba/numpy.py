@@ -9,9 +9,10 @@ import math
 
 import numpy as np
 
-from ._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ._tracer import (Var, broadcast_to as _expand, cast_check, normalize_axis, power as _power,
-                      tiles)
+from ._errors import (InplaceError, ShapeError, TracerBoolError, UnsupportedOpError,
+                      at_user_site)
+from ._tracer import (Var, broadcast_to as _expand, cast_check, is_mask, normalize_axis,
+                      power as _power, tiles)
 from .kernels import ROWS
 
 __all__ = [
@@ -29,6 +30,17 @@ __all__ = [
     "trace", "diff", "outer", "kron", "cross", "pad", "take_along_axis",
     "prod", "cumsum", "cumprod", "sort", "argsort", "argmax", "argmin", "einsum", "tensordot",
     "select",
+    "arcsinh", "arccosh", "arctanh", "cbrt", "copysign", "fmod", "heaviside", "rint", "trunc",
+    "floor_divide", "isnan", "isinf", "isfinite", "signbit", "logical_not", "logical_and",
+    "logical_or", "logical_xor", "acos", "asin", "atan", "atan2", "acosh", "asinh", "atanh",
+    "pow", "float_power", "fabs", "conj", "conjugate", "deg2rad", "radians", "rad2deg",
+    "degrees", "ldexp", "frexp", "modf", "divmod", "round", "around", "fix", "real", "imag",
+    "zeros_like", "ones_like", "empty_like", "full_like", "average", "ptp", "nansum",
+    "nanmean", "nanmax", "nanmin", "nanprod", "isclose", "allclose", "count_nonzero",
+    "median", "quantile", "percentile", "cov", "corrcoef", "correlate", "convolve",
+    "meshgrid", "linspace",
+    "vecdot", "matvec", "vecmat", "nanvar", "nanstd", "nanmedian", "nanquantile",
+    "nanpercentile",
 ]
 
 _NOVALUE = object()        # an argument not given (numpy's own default then applies)
@@ -1613,9 +1625,781 @@ def select(condlist, choicelist, default=0):
     return out
 
 
+# -- more ufuncs and common numpy functions (#11) -------------------------------------------
+#
+# The rows arcsinh ... logical_xor are wired by name above (_UFUNCS). Here: numpy 2's alias
+# names (the same ufunc objects), the ufuncs that are compositions (deg2rad is a multiply by
+# the constant numpy multiplies by, so the values agree bit for bit), the two-output ufuncs,
+# and numpy functions composed from traced ops. Conventions: functions that only look at
+# shapes (zeros_like ...) return numpy constants; rounding (round, rint, trunc, floor_divide)
+# and the predicates (isnan, isclose, ...) have gradient 0; the nan* reductions pass gradient
+# 0 to the NaNs they skip (JAX's rule: they are where(isnan(x), identity, x) before the
+# reduction); median and quantile give NaN, with gradient 0, to a lane holding a NaN (numpy's
+# value: the lane's NaN sorts last).
+
+_isnan, _isfinite, _not_equal = (globals()[n] for n in ("isnan", "isfinite", "not_equal"))
+_logical_and, _logical_or = globals()["logical_and"], globals()["logical_or"]
+_trunc, _fmod, _floor_divide = (globals()[n] for n in ("trunc", "fmod", "floor_divide"))
+_copysign, _remainder = globals()["copysign"], globals()["remainder"]
+_arccos, _arcsin, _arctan = (globals()[n] for n in ("arccos", "arcsin", "arctan"))
+_arccosh, _arcsinh, _arctanh = (globals()[n] for n in ("arccosh", "arcsinh", "arctanh"))
+acos, asin, atan, atan2 = _arccos, _arcsin, _arctan, globals()["arctan2"]
+acosh, asinh, atanh = _arccosh, _arcsinh, _arctanh
+# np.pow is np.power; float_power is power in the tape's dtype (numpy's float64 in float64)
+pow = float_power = power
+fabs = absolute
+
+
+def conjugate(x):
+    """numpy.conjugate: a real value is its own conjugate."""
+    return x if isinstance(x, Var) else np.conjugate(x)
+
+
+conj = conjugate
+
+
+def _scaled(name, npfunc, factor):
+    def f(x):
+        return x * factor if _builder(x) is not None else npfunc(x)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"numpy.{name}: x * {factor!r}, numpy's constant, on traced values too."
+    return f
+
+
+deg2rad = radians = _scaled("deg2rad", np.deg2rad, math.pi / 180.0)
+rad2deg = degrees = _scaled("rad2deg", np.rad2deg, 180.0 / math.pi)
+
+
+def ldexp(x1, x2):
+    """numpy.ldexp: x1 * 2**x2 for constant integer exponents (a multiply by exact powers of
+    two; two of them when 2**x2 is not a normal float)."""
+    if _builder(x1, x2) is None:
+        return np.ldexp(x1, x2)
+    if isinstance(x2, Var) or np.asarray(x2).dtype.kind not in "iu":
+        raise UnsupportedOpError(at_user_site(
+            "ldexp: the exponent must be integer data known at trace time (a Python int or a "
+            "numpy integer array); for a traced exponent write x * bnp.exp2(e)"))
+    e = np.asarray(x2, dtype=np.int64)
+    if np.all((e >= -1022) & (e <= 1023)):
+        return x1 * (float(np.ldexp(1.0, e)) if e.ndim == 0 else np.ldexp(1.0, e))
+    half = e // 2
+    return x1 * np.ldexp(1.0, half) * np.ldexp(1.0, e - half)
+
+
+def frexp(x, *args, **kwargs):
+    if _builder(x) is None:
+        return np.frexp(x, *args, **kwargs)
+    raise UnsupportedOpError(at_user_site(
+        "numpy.frexp of a traced value: its exponent output is integer data, which is not "
+        "traced. For the exponent use bnp.floor(bnp.log2(bnp.abs(x))) + 1; for the mantissa, "
+        "x * bnp.exp2(-that)"))
+
+
+def _bitwise(name, row):
+    """numpy's bitwise ufunc ``name`` (what & | ^ ~ call from a numpy array): the logical row
+    between masks, as numpy's on booleans; refused on other traced values."""
+    def f(*xs):
+        if _builder(*xs) is None:
+            return getattr(np, name)(*xs)
+        if not all(is_mask(x) for x in xs):
+            raise UnsupportedOpError(at_user_site(
+                f"numpy.{name} of a traced value that is not a mask: & | ^ ~ are traced "
+                "between masks only (comparisons, isnan, ..., numpy bool arrays), as "
+                "np.logical_and / or / xor / not"))
+        return globals()[row](*xs)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+def vecdot(x1, x2, axis=-1):
+    """numpy.vecdot of real vectors: sum(x1 * x2) over ``axis``, the other axes broadcast."""
+    if _builder(x1, x2) is None:
+        return np.vecdot(x1, x2, axis=axis)
+    b = _builder(x1, x2)
+    x1, x2 = b.lift(x1), b.lift(x2)
+    if x1.ndim == 0 or x2.ndim == 0 or x1.shape[axis] != x2.shape[axis]:
+        raise ShapeError(at_user_site(
+            f"vecdot: shapes {x1.shape} and {x2.shape} have different lengths along axis "
+            f"{axis}"))
+    return sum(moveaxis(x1, axis, -1) * moveaxis(x2, axis, -1), axis=-1)
+
+
+def matvec(x1, x2):
+    """numpy.matvec: (..., m, n) matrices times (..., n) vectors, as one matmul."""
+    if _builder(x1, x2) is None:
+        return np.matvec(x1, x2)
+    b = _builder(x1, x2)
+    x1, x2 = b.lift(x1), b.lift(x2)
+    if x1.ndim < 2 or x2.ndim < 1:
+        raise ShapeError(at_user_site(f"matvec: shapes {x1.shape} and {x2.shape}: a matrix "
+                                      "and a vector are needed"))
+    return matmul(x1, expand_dims(x2, -1))[..., 0]
+
+
+def vecmat(x1, x2):
+    """numpy.vecmat of real vectors: (..., n) vectors times (..., n, m) matrices."""
+    if _builder(x1, x2) is None:
+        return np.vecmat(x1, x2)
+    b = _builder(x1, x2)
+    x1, x2 = b.lift(x1), b.lift(x2)
+    if x1.ndim < 1 or x2.ndim < 2:
+        raise ShapeError(at_user_site(f"vecmat: shapes {x1.shape} and {x2.shape}: a vector "
+                                      "and a matrix are needed"))
+    return matmul(expand_dims(x1, -2), x2)[..., 0, :]
+
+
+def modf(x):
+    """numpy.modf: (fractional part, integral part), both with x's sign: fmod(x, 1) (0 with
+    x's sign at +-inf, as numpy) and trunc(x). The fractional part's gradient is 1, the
+    integral part's 0 (JAX)."""
+    if _builder(x) is None:
+        return np.modf(x)
+    whole = _trunc(x)
+    frac = where(globals()["isinf"](x), _copysign(0.0, x), _fmod(x, 1.0))
+    return frac, whole
+
+
+def divmod(x1, x2):
+    """numpy.divmod: (x1 // x2, x1 % x2), numpy's floor_divide and remainder."""
+    if _builder(x1, x2) is None:
+        return np.divmod(x1, x2)
+    return _floor_divide(x1, x2), _remainder(x1, x2)
+
+
+def round(a, decimals=0, out=None):
+    """numpy.round: rint(a * 10**d) / 10**d (rint(a / 10**-d) * 10**-d for d < 0), numpy's
+    formula, so ties go to even as numpy's; gradient 0."""
+    if not isinstance(a, Var):
+        return np.round(a, decimals, out)
+    _no_out("round", out)
+    rint = globals()["rint"]
+    if decimals == 0:
+        return rint(a)
+    if decimals > 0:
+        f = 10.0 ** decimals
+        return rint(a * f) / f
+    f = 10.0 ** -decimals
+    return rint(a / f) * f
+
+
+around = round
+
+
+def real(val):
+    """numpy.real: a real value itself."""
+    return val if isinstance(val, Var) else np.real(val)
+
+
+def imag(val):
+    """numpy.imag: zeros (a constant) for a real traced value."""
+    return np.zeros(val.shape, val.dtype) if isinstance(val, Var) else np.imag(val)
+
+
+def _like(name, npfunc, fill):
+    def f(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+        if not isinstance(a, Var):
+            return npfunc(a, dtype, order, subok, shape, **kwargs)
+        return np.full(a.shape if shape is None else shape, fill,
+                       dtype=a.dtype if dtype is None else dtype)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"numpy.{name}: of a traced value, a numpy array of its shape (a constant: "
+                 "no gradient flows through it)")
+    return f
+
+
+zeros_like = _like("zeros_like", np.zeros_like, 0.0)
+ones_like = _like("ones_like", np.ones_like, 1.0)
+empty_like = _like("empty_like", np.empty_like, 0.0)      # zeros: a tape's values are defined
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """numpy.full_like: a constant when fill_value is; a traced fill_value is broadcast (its
+    gradient is the sum over the copies)."""
+    if _builder(a, fill_value) is None:
+        return np.full_like(a, fill_value, dtype, order, subok, shape, **kwargs)
+    if shape is None:
+        shape = a.shape if isinstance(a, Var) else np.shape(a)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not isinstance(fill_value, Var):
+        return np.full(shape, fill_value, dtype=a.dtype if dtype is None else dtype)
+    if dtype is not None:
+        _float_only("full_like", dtype, fill_value._b)
+    return _expand(fill_value, shape)
+
+
+def _axis_tuple(name, axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(normalize_axis(int(ax), ndim, name) for ax in axes)
+    if len(set(out)) != len(out):
+        raise ShapeError(at_user_site(f"{name}: repeated axis in {axis}"))
+    return out
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy.average: mean(a) or sum(a * w) / sum(w) along ``axis`` (weights 1-D along the
+    axis when their shape differs from a's, as numpy); ``returned`` adds the sum of the
+    weights (the count without weights), broadcast to the average's shape."""
+    b = _builder(a, weights)
+    if b is None:
+        return np.average(a, axis, weights, returned, keepdims=keepdims)
+    a = b.lift(a)
+    axes = None if axis is None else _axis_tuple("average", axis, a.ndim)
+    if weights is None:
+        avg = mean(a, axis=axes, keepdims=keepdims)
+        scl = np.full(np.shape(avg), a.size / builtins.max(math.prod(np.shape(avg)), 1),
+                      dtype=b.dtype)
+    else:
+        wgt = weights if isinstance(weights, Var) else np.asarray(weights, dtype=np.float64)
+        if tuple(a.shape) != tuple(np.shape(wgt)):
+            if axes is None:
+                raise UnsupportedOpError(at_user_site(
+                    "average: axis must be specified when shapes of a and weights differ"))
+            if tuple(np.shape(wgt)) != tuple(a.shape[ax] for ax in axes):
+                raise ShapeError(at_user_site(
+                    "average: shape of weights must be consistent with shape of a along the "
+                    f"specified axis: weights {np.shape(wgt)}, a {a.shape}, axis {axis}"))
+            wgt = transpose(wgt, tuple(np.argsort(axes)))
+            wgt = reshape(wgt, tuple(s if ax in axes else 1 for ax, s in enumerate(a.shape)))
+        scl = sum(wgt, axis=axes, keepdims=keepdims)
+        if not isinstance(scl, Var) and np.any(scl == 0.0):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        avg = sum(a * wgt, axis=axes, keepdims=keepdims) / scl
+        if returned and np.shape(scl) != np.shape(avg):
+            scl = broadcast_to(scl, np.shape(avg))
+    return (avg, scl) if returned else avg
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """numpy.ptp: max - min (each with its ties' even split of the gradient)."""
+    if not isinstance(a, Var):
+        return np.ptp(a, axis, out, keepdims)
+    _no_out("ptp", out)
+    return max(a, axis=axis, keepdims=keepdims) - min(a, axis=axis, keepdims=keepdims)
+
+
+def _nan_args(name, dtype, out, b, kwargs):
+    _float_only(name, dtype, b)
+    _no_out(name, out)
+    if kwargs:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: keyword arguments {sorted(kwargs)} are not supported on traced values "
+            f"(for where=, write bnp.{name}(bnp.where(mask, x, nan)))"))
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """numpy.nansum: sum(where(isnan(a), 0, a)); the NaNs get gradient 0."""
+    if not isinstance(a, Var):
+        return np.nansum(a, axis, dtype, out, keepdims, **kwargs)
+    _nan_args("nansum", dtype, out, a._b, kwargs)
+    return sum(where(_isnan(a), 0.0, a), axis=axis, keepdims=keepdims)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """numpy.nanmean: nansum / the count of non-NaN elements (NaN for an all-NaN slice)."""
+    if not isinstance(a, Var):
+        return np.nanmean(a, axis, dtype, out, keepdims, **kwargs)
+    _nan_args("nanmean", dtype, out, a._b, kwargs)
+    nan = _isnan(a)
+    return (sum(where(nan, 0.0, a), axis=axis, keepdims=keepdims)
+            / sum(1.0 - nan, axis=axis, keepdims=keepdims))
+
+
+def _nanextreme(name, a, axis, out, keepdims, largest, kwargs):
+    _nan_args(name, None, out, a._b, kwargs)
+    nan = _isnan(a)
+    skip = -math.inf if largest else math.inf
+    m = (max if largest else min)(where(nan, skip, a), axis=axis, keepdims=keepdims)
+    # a slice of NaNs only is NaN (numpy warns; here it is data)
+    return where(min(nan, axis=axis, keepdims=keepdims), math.nan, m)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, **kwargs):
+    """numpy.nanmax: the largest non-NaN element (NaN for an all-NaN slice)."""
+    if not isinstance(a, Var):
+        return np.nanmax(a, axis, out, keepdims, **kwargs)
+    return _nanextreme("nanmax", a, axis, out, keepdims, True, kwargs)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, **kwargs):
+    """numpy.nanmin: the smallest non-NaN element (NaN for an all-NaN slice)."""
+    if not isinstance(a, Var):
+        return np.nanmin(a, axis, out, keepdims, **kwargs)
+    return _nanextreme("nanmin", a, axis, out, keepdims, False, kwargs)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """numpy.nanprod: prod(where(isnan(a), 1, a))."""
+    if not isinstance(a, Var):
+        return np.nanprod(a, axis, dtype, out, keepdims, **kwargs)
+    _nan_args("nanprod", dtype, out, a._b, kwargs)
+    return prod(where(_isnan(a), 1.0, a), axis=axis, keepdims=keepdims)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """numpy.nanvar, numpy's steps: the NaNs replaced by 0 and left out of the count and of
+    the squared deviations; NaN where count - ddof <= 0. The NaNs get gradient 0."""
+    if not isinstance(a, Var):
+        return np.nanvar(a, axis, dtype, out, ddof, keepdims, **kwargs)
+    _nan_args("nanvar", dtype, out, a._b, kwargs)
+    nan = _isnan(a)
+    arr = where(nan, 0.0, a)
+    cnt = sum(1.0 - nan, axis=axis, keepdims=True)
+    d = where(nan, 0.0, arr - sum(arr, axis=axis, keepdims=True) / cnt)
+    var = sum(d * d, axis=axis, keepdims=keepdims)
+    dof = reshape(cnt, np.shape(var)) - float(ddof)
+    bad = less_equal(dof, 0.0)
+    # the safe divisor keeps 0 / 0 out of the unchosen branch's gradient
+    return where(bad, math.nan, var / where(bad, 1.0, dof))
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """numpy.nanstd: sqrt(nanvar)."""
+    if not isinstance(a, Var):
+        return np.nanstd(a, axis, dtype, out, ddof, keepdims, **kwargs)
+    _nan_args("nanstd", dtype, out, a._b, kwargs)
+    return sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.isclose as a 0/1 mask (numpy's formula: |a - b| <= atol + rtol |b| where b is
+    finite, or a == b; NaNs equal with equal_nan)."""
+    if _builder(a, b, rtol, atol) is None:
+        return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
+    out = _logical_or(_logical_and(close, _isfinite(b)), equal(a, b))
+    if equal_nan:
+        out = _logical_or(out, _logical_and(_isnan(a), _isnan(b)))
+    return out
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if _builder(a, b, rtol, atol) is None:
+        return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    raise TracerBoolError(at_user_site(
+        "numpy.allclose of a traced value returns a Python bool, which is not known while "
+        "tracing. Use bnp.isclose(a, b) (a 0/1 mask) with bnp.where, or bnp.min(bnp.isclose("
+        "a, b)) for a traced 0/1 that says whether all are close"))
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """numpy.count_nonzero of a traced value: the count as a traced float (no gradient)."""
+    if not isinstance(a, Var):
+        return np.count_nonzero(a, axis=axis, keepdims=keepdims)
+    return sum(_not_equal(a, 0.0), axis=axis, keepdims=keepdims)
+
+
+def _lanes(name, a, axis):
+    """a with the axes reduced by ``axis`` (None: all) moved last and merged into one:
+    (that array, the reduced axes)."""
+    axes = _axis_tuple(name, axis, a.ndim)
+    keep = [ax for ax in range(a.ndim) if ax not in axes]
+    x = transpose(a, keep + sorted(axes)) if a.ndim else a
+    x = reshape(x, tuple(a.shape[k] for k in keep) + (-1,))
+    if x.shape[-1] == 0:
+        raise ShapeError(at_user_site(f"{name} of an empty slice: shape {a.shape}, axis "
+                                      f"{axis}"))
+    return x, axes
+
+
+def _restore(name, y, a, axes, qshape, keepdims):
+    """y of shape (kept..., *qshape) -> numpy's (*qshape, kept...), keepdims as numpy."""
+    nk = y.ndim - len(qshape)
+    if qshape:
+        y = transpose(y, list(range(nk, y.ndim)) + list(range(nk)))
+    if keepdims:
+        shape = tuple(1 if ax in axes else s for ax, s in enumerate(a.shape))
+        y = reshape(y, tuple(qshape) + shape)
+    return y
+
+
+def _nan_lanes(s, y, qshape):
+    """NaN where the sorted lane's last element is NaN (numpy's check); broadcast over q."""
+    last = _isnan(s[..., -1])
+    last = reshape(last, last.shape + (1,) * len(qshape))
+    return where(last, math.nan, y)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.median: the middle element of the sorted lane, or the mean of the two middle
+    ones; NaN for a lane with a NaN. The gradient goes to the middle element(s), through the
+    sort's permutation."""
+    if not isinstance(a, Var):
+        return np.median(a, axis, out, overwrite_input, keepdims)
+    _no_out("median", out)
+    x, axes = _lanes("median", a, axis)
+    s = sort(x, axis=-1)
+    n = s.shape[-1]
+    y = s[..., n // 2] if n % 2 else (s[..., n // 2 - 1] + s[..., n // 2]) * 0.5
+    y = _nan_lanes(s, y, ())
+    return _restore("median", y, a, axes, (), keepdims)
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf",
+                     "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+                     "hazen", "weibull", "median_unbiased", "normal_unbiased")
+
+
+def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
+    from numpy.lib import _function_base_impl as fb     # numpy's own indices and gamma
+    if interpolation is not None:
+        method = interpolation
+    if weights is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}(..., weights=...) is not supported on traced values"))
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: a traced q would decide which elements are read; pass q as a constant "
+            "(a number or a numpy array)"))
+    if method not in fb._QuantileMethods:
+        raise ShapeError(at_user_site(
+            f"{name}: {method!r} is not a valid method. Use one of: {_QUANTILE_METHODS}"))
+    q = np.asanyarray(q, dtype=np.float64)
+    if not np.all((q >= 0) & (q <= 1)):
+        raise ShapeError(at_user_site(f"{name}: quantiles must be in the range [0, 1]"))
+    x, axes = _lanes(name, a, axis)
+    s = sort(x, axis=-1)
+    n = s.shape[-1]
+    props = fb._QuantileMethods[method]
+    virtual = np.asanyarray(props["get_virtual_index"](n, q))
+    if props["fix_gamma"] is None or np.issubdtype(virtual.dtype, np.integer):
+        y = s[..., np.asarray(virtual, dtype=np.int64) % n]
+    else:
+        prev, nxt = fb._get_indexes(np.empty(n), virtual, n)
+        gamma = np.asarray(fb._get_gamma(virtual, prev, props), dtype=np.float64)
+        prev, nxt = np.asarray(prev) % n, np.asarray(nxt) % n
+        # numpy's _lerp: a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5 (the gathers
+        # pick a or b at trace time, the sign goes into the constant)
+        high = gamma >= 0.5
+        base = s[..., np.where(high, nxt, prev)]
+        coef = np.where(high, -(1.0 - gamma), gamma)
+        y = base + (s[..., nxt] - s[..., prev]) * coef
+    y = _nan_lanes(s, y, q.shape)
+    return _restore(name, y, a, axes, q.shape, keepdims)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None, interpolation=None):
+    """numpy.quantile: numpy's indices and interpolation (every method but weights) applied
+    to the sorted lanes (bnp.sort); NaN for a lane with a NaN.
+
+    >>> bn.grad(lambda x: np.quantile(x, 0.25))(np.array([3.0, 1.0, 2.0]))   # doctest: +SKIP
+    array([0. , 0.5, 0.5])
+    """
+    if not isinstance(a, Var):
+        return np.quantile(a, q, axis, out, overwrite_input, method, keepdims,
+                           weights=weights, interpolation=interpolation)
+    _no_out("quantile", out)
+    return _quantile("quantile", a, q, axis, method, keepdims, weights, interpolation)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, interpolation=None):
+    """numpy.percentile: quantile at q / 100."""
+    if not isinstance(a, Var):
+        return np.percentile(a, q, axis, out, overwrite_input, method, keepdims,
+                             weights=weights, interpolation=interpolation)
+    _no_out("percentile", out)
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            "percentile: a traced q would decide which elements are read; pass q as a "
+            "constant"))
+    return _quantile("percentile", a, np.true_divide(q, 100), axis, method, keepdims,
+                     weights, interpolation)
+
+
+# nanmedian and nanquantile: NaNs sort last, so a lane's order statistics are its first
+# count elements; their positions depend on the count (data), so each pick is a 0/1 mask over
+# the lane (position == index, no gradient) and a sum: vectorized, O(lane) per pick.
+def _nan_sorted(name, a, axis, nq):
+    """The sorted lanes, shaped (kept..., 1 * nq, m), and their counts of non-NaN values
+    (kept..., 1 * nq, 1)."""
+    x, axes = _lanes(name, a, axis)
+    s = sort(x, axis=-1)
+    s = reshape(s, s.shape[:-1] + (1,) * nq + s.shape[-1:])
+    cnt = sum(1.0 - _isnan(s), axis=-1, keepdims=True)
+    return s, cnt, axes
+
+
+def _pick(s, index):
+    """s[..., index] for a traced index per lane (index of shape (..., 1))."""
+    at = equal(np.arange(s.shape[-1], dtype=np.float64), index)
+    return sum(where(at, s, 0.0), axis=-1)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.nanmedian: the median of each lane's non-NaN values (NaN for an all-NaN lane);
+    the NaNs get gradient 0."""
+    if not isinstance(a, Var):
+        return np.nanmedian(a, axis, out, overwrite_input, keepdims)
+    _no_out("nanmedian", out)
+    s, cnt, axes = _nan_sorted("nanmedian", a, axis, 0)
+    half = (cnt - 1.0) * 0.5
+    lo, hi = globals()["floor"](half), globals()["ceil"](half)
+    low, high = _pick(s, lo), _pick(s, hi)
+    y = where(reshape(equal(lo, hi), low.shape), low, (low + high) * 0.5)
+    y = where(reshape(equal(cnt, 0.0), y.shape), math.nan, y)
+    return _restore("nanmedian", y, a, axes, (), keepdims)
+
+
+def _nanquantile(name, a, q, axis, method, keepdims, weights):
+    if method != "linear" or weights is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: only method='linear' without weights is traced (the positions depend "
+            "on each lane's count of NaNs); for the other methods use np.quantile on data "
+            "without NaNs"))
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: a traced q would decide which elements are read; pass q as a constant"))
+    q = np.asanyarray(q, dtype=np.float64)
+    if not np.all((q >= 0) & (q <= 1)):
+        raise ShapeError(at_user_site(f"{name}: quantiles must be in the range [0, 1]"))
+    s, cnt, axes = _nan_sorted(name, a, axis, q.ndim)
+    # numpy's linear method on the count's first elements: virtual index (count - 1) q, its
+    # floor and the next (both the last element at or above it), gamma against numpy's
+    # previous index (-1 above the last), and _lerp
+    virtual = (cnt - 1.0) * q.reshape(q.shape + (1,))
+    above = greater_equal(virtual, cnt - 1.0)
+    fl = globals()["floor"](virtual)
+    prev = where(above, cnt - 1.0, fl)
+    nxt = where(above, cnt - 1.0, fl + 1.0)
+    gamma = virtual - where(above, -1.0, fl)
+    low, high = _pick(s, prev), _pick(s, nxt)
+    gamma = reshape(gamma, low.shape)
+    diff = high - low
+    y = where(greater_equal(gamma, 0.5), high - diff * (1.0 - gamma), low + diff * gamma)
+    y = where(reshape(equal(cnt, 0.0), np.shape(cnt)[:-1]), math.nan, y)
+    return _restore(name, y, a, axes, q.shape, keepdims)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None, interpolation=None):
+    """numpy.nanquantile (method "linear"): the quantile of each lane's non-NaN values;
+    NaN for an all-NaN lane, gradient 0 at the NaNs."""
+    if not isinstance(a, Var):
+        return np.nanquantile(a, q, axis, out, overwrite_input, method, keepdims,
+                              weights=weights, interpolation=interpolation)
+    _no_out("nanquantile", out)
+    return _nanquantile("nanquantile", a, q, axis, interpolation or method, keepdims,
+                        weights)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+    """numpy.nanpercentile: nanquantile at q / 100."""
+    if not isinstance(a, Var):
+        return np.nanpercentile(a, q, axis, out, overwrite_input, method, keepdims,
+                                weights=weights, interpolation=interpolation)
+    _no_out("nanpercentile", out)
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            "nanpercentile: a traced q would decide which elements are read; pass q as a "
+            "constant"))
+    return _nanquantile("nanpercentile", a, np.true_divide(q, 100), axis,
+                        interpolation or method, keepdims, weights)
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """numpy.cov, numpy's steps: rows are variables (columns with rowvar=False), centred by
+    their (weighted) mean, X @ X.T / (N - ddof). Weights may be constants or traced."""
+    if _builder(m, y, fweights, aweights) is None:
+        return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
+    b = _builder(m, y, fweights, aweights)
+    if dtype is not None:
+        _float_only("cov", dtype, b)
+    if ddof is not None and ddof != int(ddof):
+        raise ShapeError(at_user_site("cov: ddof must be integer"))
+    X = b.lift(m)
+    if X.ndim > 2:
+        raise ShapeError(at_user_site("cov: m has more than 2 dimensions"))
+    ndim = X.ndim
+    X = reshape(X, (1, X.size)) if X.ndim < 2 else X
+    if not rowvar and ndim != 1:
+        X = transpose(X)
+    if X.shape[0] == 0:
+        return np.array([]).reshape(0, 0)
+    if y is not None:
+        Y = b.lift(y)
+        if Y.ndim > 2:
+            raise ShapeError(at_user_site("cov: y has more than 2 dimensions"))
+        Y = reshape(Y, (1, Y.size)) if Y.ndim < 2 else Y
+        if not rowvar and Y.shape[0] != 1:
+            Y = transpose(Y)
+        X = concatenate([X, Y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    for wt, what in ((fweights, "fweights"), (aweights, "aweights")):
+        if wt is None:
+            continue
+        if not isinstance(wt, Var):
+            wt = np.asarray(wt, dtype=np.float64)
+            if what == "fweights" and np.any(wt != np.around(wt)):
+                raise ShapeError(at_user_site("cov: fweights must be integer"))
+            if np.any(wt < 0):
+                raise ShapeError(at_user_site(f"cov: {what} cannot be negative"))
+        if np.ndim(wt) != 1 or np.shape(wt)[0] != X.shape[1]:
+            raise ShapeError(at_user_site(f"cov: incompatible numbers of samples and {what}"))
+        w = wt if w is None else w * wt
+    if w is None:
+        avg = mean(X, axis=1)
+        fact = X.shape[1] - ddof
+    else:
+        avg, w_sum = average(X, axis=1, weights=w, returned=True)
+        w_sum = w_sum[0]
+        if ddof == 0:
+            fact = w_sum
+        elif aweights is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * sum(w * aweights) / w_sum
+    if not isinstance(fact, Var) and fact <= 0:
+        fact = 0.0
+    X = X - reshape(avg, (X.shape[0], 1))
+    X_T = transpose(X) if w is None else transpose(X * w)
+    c = matmul(X, X_T)
+    if isinstance(fact, Var):
+        return squeeze(c * reciprocal(fact))
+    with np.errstate(divide="ignore"):
+        c = c * float(np.true_divide(1.0, fact))
+    return squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """numpy.corrcoef: cov / (stddev_i stddev_j), clipped to [-1, 1] as numpy."""
+    if _builder(x, y) is None:
+        return np.corrcoef(x, y, rowvar, dtype=dtype)
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    stddev = sqrt(diagonal(c))
+    c = c / reshape(stddev, (-1, 1))
+    c = c / reshape(stddev, (1, -1))
+    return clip(c, -1, 1)
+
+
+def _correlate_rows(a, v, start, length):
+    """Entries start .. start + length of the full correlation c[k] = sum_j a[k - (m - 1)
+    + j] v[j] (zero outside a): one gather of a's sliding windows (zero padded, built with
+    numpy index arithmetic) and one matrix-vector product."""
+    m = v.shape[0]
+    padded = pad(a, (m - 1, m - 1)) if m > 1 else a
+    windows = np.arange(start, start + length)[:, None] + np.arange(m)[None, :]
+    return matmul(padded[windows], v)
+
+
+def _correlate(name, a, v, mode, reverse_v):
+    b = _builder(a, v)
+    a, v = b.lift(a), b.lift(v)
+    a = reshape(a, (1,)) if a.ndim == 0 else a
+    v = reshape(v, (1,)) if v.ndim == 0 else v
+    if a.ndim != 1 or v.ndim != 1:
+        raise ShapeError(at_user_site(f"{name}: object too deep for desired array (1-D "
+                                      f"arrays only; got {a.shape} and {v.shape})"))
+    if a.shape[0] == 0 or v.shape[0] == 0:
+        raise ShapeError(at_user_site(f"{name}: {'a' if a.shape[0] == 0 else 'v'} cannot "
+                                      "be empty"))
+    if reverse_v and v.shape[0] > a.shape[0]:
+        a, v = v, a                                    # convolve is symmetric (numpy swaps)
+    if reverse_v:
+        v = v[::-1]
+    modes = {"valid": 0, "same": 1, "full": 2, 0: 0, 1: 1, 2: 2, "v": 0, "s": 1, "f": 2}
+    if mode not in modes:
+        raise ShapeError(at_user_site(f"{name}: mode must be one of 'valid', 'same', or "
+                                      f"'full' (got {mode!r})"))
+    n1, n2 = a.shape[0], v.shape[0]
+    big, small, full = builtins.max(n1, n2), builtins.min(n1, n2), n1 + n2 - 1
+    start, length = {0: (small - 1, big - small + 1), 1: (small - 1 - small // 2, big),
+                     2: (0, full)}[modes[mode]]
+    if n1 < n2:                                        # numpy swaps and reverses the result
+        start = full - start - length
+    return _correlate_rows(a, v, start, length)
+
+
+def correlate(a, v, mode="valid"):
+    """numpy.correlate of 1-D arrays (modes valid, same, full): a sliding-window gather and
+    one matrix-vector product."""
+    if _builder(a, v) is None:
+        return np.correlate(a, v, mode)
+    return _correlate("correlate", a, v, mode, False)
+
+
+def convolve(a, v, mode="full"):
+    """numpy.convolve of 1-D arrays: the correlation with the shorter array reversed."""
+    if _builder(a, v) is None:
+        return np.convolve(a, v, mode)
+    return _correlate("convolve", a, v, mode, True)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """numpy.meshgrid of traced vectors: reshapes and broadcast_to (gathers)."""
+    b = _builder(xi)
+    if b is None:
+        return np.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
+    if indexing not in ("xy", "ij"):
+        raise ShapeError(at_user_site("meshgrid: valid values for `indexing` are 'xy' and 'ij'"))
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    out = [reshape(b.lift(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        out[0] = reshape(out[0], (1, -1) + s0[2:])
+        out[1] = reshape(out[1], (-1, 1) + s0[2:])
+    if not sparse:
+        shape = np.broadcast_shapes(*(x.shape for x in out))
+        out = [broadcast_to(x, shape) for x in out]
+    return tuple(out)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
+    """numpy.linspace with traced endpoints: start + arange(num) * step (numpy's formula),
+    the last sample exactly ``stop`` when endpoint."""
+    b = _builder(start, stop)
+    if b is None:
+        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, **kwargs)
+    if dtype is not None:
+        _float_only("linspace", dtype, b)
+    num = int(num)
+    if num < 0:
+        raise ShapeError(at_user_site(f"linspace: number of samples, {num}, must be "
+                                      "non-negative"))
+    start, stop = b.lift(start), b.lift(stop)
+    div = (num - 1) if endpoint else num
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    start, stop = broadcast_to(start, shape), broadcast_to(stop, shape)
+    delta = stop - start
+    steps = np.arange(0, num, dtype=np.float64).reshape((-1,) + (1,) * len(shape))
+    step = delta / div if div > 0 else b.const(math.nan)
+    y = (steps * step if div > 0 else steps * delta) + start
+    if endpoint and num > 1:
+        y = concatenate([y[:-1], reshape(stop, (1,) + shape)], axis=0)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return (y, step) if retstep else y
+
+
+def fix(x, out=None):
+    """numpy.fix: round toward zero (trunc, the same values and signed zeros); gradient 0."""
+    if not isinstance(x, Var):
+        return np.fix(x, out)
+    _no_out("fix", out)
+    return _trunc(x)
+
+
 # -- numpy protocol dispatch -----------------------------------------------------------------
 
 _UFUNCS.update({np.positive: positive, np.power: power, np.matmul: matmul})
+_UFUNCS.update({
+    np.fabs: fabs, np.float_power: float_power, np.conjugate: conjugate,
+    np.deg2rad: deg2rad, np.radians: radians, np.rad2deg: rad2deg, np.degrees: degrees,
+    np.ldexp: ldexp, np.frexp: frexp, np.modf: modf, np.divmod: divmod,
+    np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat,
+    np.bitwise_and: _bitwise("bitwise_and", "logical_and"),
+    np.bitwise_or: _bitwise("bitwise_or", "logical_or"),
+    np.bitwise_xor: _bitwise("bitwise_xor", "logical_xor"),
+    np.invert: _bitwise("invert", "logical_not"),
+})
 
 _FUNCTIONS = {
     np.sum: sum, np.mean: mean, np.max: max, np.amax: max, np.min: min, np.amin: min,
@@ -1634,11 +2418,24 @@ _FUNCTIONS = {
     np.prod: prod, np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.argsort: argsort,
     np.argmax: argmax, np.argmin: argmin, np.einsum: einsum, np.tensordot: tensordot,
     np.select: select,
+    np.round: round, np.around: around, np.fix: fix, np.real: real, np.imag: imag,
+    np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
+    np.full_like: full_like, np.average: average, np.ptp: ptp, np.nansum: nansum,
+    np.nanmean: nanmean, np.nanmax: nanmax, np.nanmin: nanmin, np.nanprod: nanprod,
+    np.nanvar: nanvar, np.nanstd: nanstd, np.nanmedian: nanmedian,
+    np.nanquantile: nanquantile, np.nanpercentile: nanpercentile,
+    np.isclose: isclose, np.allclose: allclose, np.count_nonzero: count_nonzero,
+    np.median: median, np.quantile: quantile, np.percentile: percentile, np.cov: cov,
+    np.corrcoef: corrcoef, np.correlate: correlate, np.convolve: convolve,
+    np.meshgrid: meshgrid, np.linspace: linspace,
 }
 
 
 def _supported(table):
     return ", ".join(sorted(f.__name__ for f in table))
+
+
+_UFUNC_KEYWORDS = {np.vecdot: {"axis"}}     # keywords a traced ufunc call may pass
 
 
 def _apply_ufunc(ufunc, method, inputs, kwargs):
@@ -1655,14 +2452,19 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
             f"{_supported(_UFUNCS)}; compose it from those or add a row to kernels/ops.py"))
-    if kwargs:
+    if set(kwargs) - _UFUNC_KEYWORDS.get(ufunc, set()):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
             "on traced values"))
-    return fn(*inputs)
+    return fn(*inputs, **kwargs)
 
 
 def _apply_function(func, args, kwargs):
+    if func is np.copyto:
+        raise InplaceError(at_user_site(
+            "numpy.copyto of a traced value writes it into a numpy array, which is not "
+            "traceable (np.full_like(array, traced_fill) does that): use bnp.full_like or "
+            "bnp.broadcast_to(fill, shape)"))
     fn = _FUNCTIONS.get(func)
     if fn is None:
         name = getattr(func, "__module__", "numpy") + "." + func.__name__

@@ -147,7 +147,8 @@ ALLOWED_IMPORTS = frozenset({
     "memset", "memcpy", "memmove", "expf", "logf", "sqrtf", "sinf", "cosf", "tanhf", "erff",
     "powf", "fmodf", "floorf", "ceilf", "tan", "tanf", "sinhf", "coshf", "asinf", "acosf",
     "atanf", "atan2f", "hypotf", "exp2f", "expm1f", "log1pf", "log2f", "log10f", "copysignf",
-    "fabsf"})
+    "fabsf", "asinhf", "acoshf", "atanhf", "cbrt", "cbrtf", "rint", "rintf", "trunc", "truncf",
+    "nearbyint", "nearbyintf"})
 
 
 def _c_entry(context, library, fndesc, name, on_error):

@@ -53,12 +53,14 @@ written with ``bn`` / ``bnp`` / ``np`` over the inputs ``a, b, c`` (None: intege
 numbers were measured with numpy 2.4 and JAX 0.10 (x64). Gradients are compared up to the sign
 of a zero: a slot starts at +0.0 and +0.0 + -0.0 is +0.0.
 """
-# the functions the rules call (kernels/rules.py: MATH); floor, ceil, fmod and exp2 are
-# numpy's, whose results are floats (math.floor is an int) and which numba compiles
-from math import (acos, asin, atan, atan2, copysign, cos, cosh, erf, erfc, exp,  # noqa: F401
-                  expm1, fabs, hypot, log, log1p, log2, log10, sin, sinh, sqrt, tan)
+# the functions the rules call (kernels/rules.py: MATH); floor, ceil, fmod, exp2, cbrt, rint
+# and trunc are numpy's, whose results are floats (math.floor is an int) and which numba
+# compiles
+from math import (acos, acosh, asin, asinh, atan, atan2, atanh, copysign, cos,  # noqa: F401
+                  cosh, erf, erfc, exp, expm1, fabs, hypot, log, log1p, log2, log10, sin, sinh,
+                  sqrt, tan)
 
-from numpy import ceil, exp2, floor, fmod  # noqa: F401
+from numpy import cbrt, ceil, exp2, floor, fmod, rint, trunc  # noqa: F401
 from typing import Callable, NamedTuple, Optional, Tuple
 
 from .layout import ERR_INDEX, ERR_TARGET  # noqa: F401  (the block rules' error codes)
@@ -955,6 +957,27 @@ def _remainder_db(a, b, y, g):
     q = a / b
     t = floor(q) if q >= 0.0 else ceil(q)
     return -g * (t - (1.0 if y != y or (y != 0.0 and (a < 0.0) != (b < 0.0)) else 0.0))
+
+
+# -- more ufuncs (#11): fmod's d/db and floor_divide, as numpy's npy_divmod step for step.
+# fmod(a, b) = a - t b with t = trunc(a / b): d/db = -t, which JAX writes -sign(q) floor(|q|)
+def _fmod_db(a, b, g):
+    q = a / b
+    t = floor(q) if q >= 0.0 else ceil(q)
+    return -g * t
+
+
+# numpy's floor_divide: b = 0 gives a / b (+-inf, or NaN for 0 / 0); otherwise the quotient
+# of a - fmod(a, b), moved down by 1 where fmod's sign differs from b's, floored and snapped
+# to the nearest integer (1 // 0.1 is 9.0, not floor(1 / 0.1) = 10.0); a zero quotient takes
+# the sign of a / b
+def _floor_divide(a, b):
+    m = fmod(a, b)
+    d0 = (a - m) / b
+    d = d0 - 1.0 if m != 0.0 and (b < 0.0) != (m < 0.0) else d0
+    f = floor(d)
+    return a / b if b == 0.0 else (
+        (f + 1.0 if d - f > 0.5 else f) if d != 0.0 else copysign(0.0, a / b))
 
 
 # -- reductions and scans (#11): the rules of the cumsum, cumprod and argsort rows. Each is
@@ -2712,6 +2735,299 @@ ROWS = (
            ('np.sort(a)', [[3.0, nan, -inf, 0.0, -0.0, inf, 1.0]], [-inf, 0.0, -0.0, 1.0, 3.0, inf, nan], [1.0, -2.0, 0.5, 3.0, -1.0, 0.25, 2.0], [[-1.0, 2.0, 1.0, -2.0, 0.5, 0.25, 3.0]]),  # bnp.sort(x): NaN last, 0.0 before -0.0 where it came first
            ('np.sort(a)', [[nan, 1.0, nan, -0.0, 0.0, -0.0]], [-0.0, 0.0, -0.0, 1.0, nan, nan], [1.0, -2.0, 0.5, 3.0, -1.0, 0.25], [[-1.0, 3.0, 0.25, 1.0, -2.0, 0.5]]),  # bnp.sort(x): ties in their order, NaNs too
            ('np.sort(a, axis=0)', [[[2.0, -inf], [2.0, inf], [-1.0, nan]]], [[-1.0, -inf], [2.0, inf], [2.0, nan]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0]], [[[0.5, -2.0], [-1.0, 1.0], [1.0, 2.0]]]),  # bnp.sort(x, axis=0) (inner > 1)
+       )),
+    # -- more ufuncs (#11) --
+    # the inverse hyperbolic functions (libm's, as numpy's); derivatives as JAX writes them:
+    # asinh' = 1 / sqrt(a^2 + 1), acosh' = 1 / sqrt(a^2 - 1) (NaN below 1, inf at 1),
+    # atanh' = 1 / (1 + a) * 1 / (1 - a) (inf at +-1, NaN outside [-1, 1])
+    Op("arcsinh", 1, "map", lambda a: asinh(a), da=lambda a, g: g / sqrt(a * a + 1.0),
+       special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, -inf, (0.0,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((1.5,), 0.0, 1.1947632172871092, (0.5547001962252291,)),
+           ((-2.0,), 0.0, -1.4436354751788103, (0.4472135954999579,)),
+           ((1e-10,), 0.0, 1e-10, (1.0,)),
+       )),
+    Op("arccosh", 1, "map", lambda a: acosh(a), da=lambda a, g: g / sqrt(a * a - 1.0),
+       domain=((1.2, 4.0),), special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, nan, (0.0,)),
+           ((0.0,), 0.0, nan, (nan,)),
+           ((-0.0,), 0.0, nan, (nan,)),
+           ((1.5,), 0.0, 0.9624236501192069, (0.8944271909999159,)),
+           ((1.0,), 0.0, 0.0, (inf,)),
+           ((0.5,), 0.0, nan, (nan,)),
+           ((3.0,), 0.0, 1.762747174039086, (0.35355339059327373,)),
+       )),
+    Op("arctanh", 1, "map", lambda a: atanh(a),
+       da=lambda a, g: 1.0 / (1.0 + a) * (g / (1.0 - a)), domain=((-0.9, 0.9),), special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, nan, (-0.0,)),
+           ((-inf,), 0.0, nan, (-0.0,)),
+           ((0.0,), 0.0, 0.0, (1.0,)),
+           ((-0.0,), 0.0, -0.0, (1.0,)),
+           ((0.5,), 0.0, 0.5493061443340549, (1.3333333333333333,)),
+           ((1.0,), 0.0, inf, (inf,)),
+           ((-1.0,), 0.0, -inf, (inf,)),
+           ((1.5,), 0.0, nan, (-0.8,)),
+           ((1e-10,), 0.0, 1e-10, (1.0,)),
+       )),
+    # cbrt' = 1 / (3 y^2), from the output (JAX): inf at 0
+    Op("cbrt", 1, "map", lambda a: cbrt(a), da=lambda y, g: g * (0.3333333333333333 / (y * y)),
+       avoid="abs(a) < 0.05", special=(
+           ((nan,), 0.0, nan, (nan,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, -inf, (0.0,)),
+           ((0.0,), 0.0, 0.0, (inf,)),
+           ((-0.0,), 0.0, -0.0, (inf,)),
+           ((1.5,), 0.0, 1.1447142425533319, (0.25438094278962925,)),
+           ((-8.0,), 0.0, -2.0, (0.08333333333333333,)),
+           ((1e-300,), 0.0, 1e-100, (3.3333333333333334e+199,)),
+       )),
+    # copysign(a, b) = |a| with b's sign bit: d/da = +-1, + where a and the result agree in
+    # sign (a >= 0 counts +, as JAX's where(signbit(b), -abs(a), abs(a)) with abs'(0) = 1);
+    # NaN for a NaN a, as absolute (JAX: -1 there); d/db = 0 (no rule)
+    Op("copysign", 2, "map", lambda a, b: copysign(a, b),
+       da=lambda a, b, g: g * (copysign(1.0, b) if a >= 0.0 else (
+           -copysign(1.0, b) if a < 0.0 else a)),
+       avoid="abs(a) < 1e-3 or abs(b) < 1e-3",
+       kinks=((0.0, 1.5, 1.0, 0.0), (0.0, -1.5, -1.0, 0.0), (-0.0, -1.5, -1.0, 0.0)),
+       special=(
+           ((nan, 1.5), 0.0, nan, (nan, 0.0)),  # JAX: (-1.0, 0.0)
+           ((inf, 1.5), 0.0, inf, (1.0, 0.0)),
+           ((-inf, 1.5), 0.0, inf, (-1.0, 0.0)),
+           ((0.0, 1.5), 0.0, 0.0, (1.0, 0.0)),
+           ((-0.0, 1.5), 0.0, 0.0, (1.0, 0.0)),
+           ((1.5, nan), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, -inf), 0.0, -1.5, (-1.0, 0.0)),
+           ((1.5, 0.0), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, -0.0), 0.0, -1.5, (-1.0, 0.0)),
+           ((nan, nan), 0.0, nan, (nan, 0.0)),  # JAX: (-1.0, 0.0)
+           ((0.0, -0.0), 0.0, -0.0, (-1.0, 0.0)),
+           ((-0.0, 0.0), 0.0, 0.0, (1.0, 0.0)),
+           ((1.5, -2.0), 0.0, -1.5, (-1.0, 0.0)),
+           ((-1.5, 2.0), 0.0, 1.5, (-1.0, 0.0)),
+           ((-0.0, -1.0), 0.0, -0.0, (-1.0, 0.0)),
+           ((0.0, 0.0), 0.0, 0.0, (1.0, 0.0)),
+           ((inf, -0.0), 0.0, -inf, (-1.0, 0.0)),
+       )),
+    # fmod (C's remainder, the sign of a): d/da = 1, d/db = -trunc(a / b) (JAX)
+    Op("fmod", 2, "map", lambda a, b: fmod(a, b), da=lambda g: g, db=_fmod_db,
+       domain=((-3.0, 3.0), (-2.0, 2.0)),
+       avoid="abs(b) < 0.5 or abs(a / b - round(a / b)) < 1e-3",
+       kinks=((4.0, 2.0, 1.0, -2.0), (-4.0, 2.0, 1.0, 2.0), (3.0, -1.5, 1.0, 2.0)),
+       special=(
+           ((nan, 1.5), 0.0, nan, (1.0, nan)),
+           ((inf, 1.5), 0.0, nan, (1.0, -inf)),
+           ((-inf, 1.5), 0.0, nan, (1.0, inf)),
+           ((0.0, 1.5), 0.0, 0.0, (1.0, -0.0)),
+           ((-0.0, 1.5), 0.0, -0.0, (1.0, 0.0)),
+           ((1.5, nan), 0.0, nan, (1.0, nan)),
+           ((1.5, inf), 0.0, 1.5, (1.0, -0.0)),
+           ((1.5, -inf), 0.0, 1.5, (1.0, 0.0)),
+           ((1.5, 0.0), 0.0, nan, (1.0, -inf)),
+           ((1.5, -0.0), 0.0, nan, (1.0, inf)),
+           ((nan, nan), 0.0, nan, (1.0, nan)),
+           ((0.0, -0.0), 0.0, nan, (1.0, nan)),
+           ((-0.0, 0.0), 0.0, nan, (1.0, nan)),
+           ((5.5, 2.0), 0.0, 1.5, (1.0, -2.0)),
+           ((-5.5, 2.0), 0.0, -1.5, (1.0, 2.0)),
+           ((5.5, -2.0), 0.0, 1.5, (1.0, 2.0)),
+           ((inf, inf), 0.0, nan, (1.0, nan)),
+           ((4.0, 2.0), 0.0, 0.0, (1.0, -2.0)),
+           ((-4.0, 2.0), 0.0, -0.0, (1.0, 2.0)),
+           ((3.0, -1.5), 0.0, 0.0, (1.0, 2.0)),
+           ((-0.0, -1.5), 0.0, -0.0, (1.0, -0.0)),
+       )),
+    # heaviside(a, b): 0 below 0, 1 above, b at a = +-0, NaN for a NaN a (numpy). d/da = 0;
+    # d/db = 1 where the output is b (a == 0), as JAX's where(a < 0, 0, where(a > 0, 1, b))
+    # (JAX also passes 1 at a NaN a, whose output numpy makes NaN: 0 here)
+    Op("heaviside", 2, "map",
+       lambda a, b: 0.0 if a < 0.0 else (1.0 if a > 0.0 else (b if a == 0.0 else a)),
+       db=lambda a, g: g if a == 0.0 else 0.0,
+       avoid="abs(a) < 1e-3", kinks=((0.0, 0.5, 0.0, 1.0), (-0.0, 2.0, 0.0, 1.0)),
+       special=(
+           ((nan, 1.5), 0.0, nan, (0.0, 0.0)),  # JAX: (1.0, 0.0)
+           ((inf, 1.5), 0.0, 1.0, (0.0, 0.0)),
+           ((-inf, 1.5), 0.0, 0.0, (0.0, 0.0)),
+           ((0.0, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((-0.0, 1.5), 0.0, 1.5, (0.0, 1.0)),
+           ((1.5, nan), 0.0, 1.0, (0.0, 0.0)),
+           ((1.5, inf), 0.0, 1.0, (0.0, 0.0)),
+           ((1.5, -inf), 0.0, 1.0, (0.0, 0.0)),
+           ((1.5, 0.0), 0.0, 1.0, (0.0, 0.0)),
+           ((1.5, -0.0), 0.0, 1.0, (0.0, 0.0)),
+           ((nan, nan), 0.0, nan, (0.0, 0.0)),  # JAX: (1.0, 0.0)
+           ((0.0, -0.0), 0.0, -0.0, (0.0, 1.0)),
+           ((-0.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((-0.0, -0.0), 0.0, -0.0, (0.0, 1.0)),
+           ((0.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+           ((0.0, 2.0), 0.0, 2.0, (0.0, 1.0)),
+           ((-2.0, 0.5), 0.0, 0.0, (0.0, 0.0)),
+           ((nan, 0.5), 0.0, nan, (0.0, 0.0)),  # JAX: (1.0, 0.0)
+       )),
+    # rint (round half to even, as numpy) and trunc are flat with jumps: gradient 0, as
+    # floor and ceil (JAX: round and trunc have zero derivatives)
+    Op("rint", 1, "map", lambda a: rint(a), avoid="abs(a - round(a)) > 0.499",
+       kinks=((0.5, 0.0), (1.5, 0.0), (-2.5, 0.0)), doc="rint(a); gradient 0",
+       special=(
+           ((nan,), 0.0, nan, (0.0,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, -inf, (0.0,)),
+           ((0.0,), 0.0, 0.0, (0.0,)),
+           ((-0.0,), 0.0, -0.0, (0.0,)),
+           ((1.5,), 0.0, 2.0, (0.0,)),
+           ((2.5,), 0.0, 2.0, (0.0,)),
+           ((-0.5,), 0.0, -0.0, (0.0,)),
+           ((-1.7,), 0.0, -2.0, (0.0,)),
+           ((0.49999999999999994,), 0.0, 0.0, (0.0,)),
+       )),
+    Op("trunc", 1, "map", lambda a: trunc(a), avoid="abs(a - round(a)) < 1e-3",
+       kinks=((2.0, 0.0), (-1.0, 0.0), (0.0, 0.0)), doc="trunc(a); gradient 0",
+       special=(
+           ((nan,), 0.0, nan, (0.0,)),
+           ((inf,), 0.0, inf, (0.0,)),
+           ((-inf,), 0.0, -inf, (0.0,)),
+           ((0.0,), 0.0, 0.0, (0.0,)),
+           ((-0.0,), 0.0, -0.0, (0.0,)),
+           ((1.5,), 0.0, 1.0, (0.0,)),
+           ((-1.5,), 0.0, -1.0, (0.0,)),
+           ((2.0,), 0.0, 2.0, (0.0,)),
+           ((-0.5,), 0.0, -0.0, (0.0,)),
+       )),
+    # floor_divide (numpy's //): gradient 0 for both operands (JAX)
+    Op("floor_divide", 2, "map", _floor_divide, domain=((-3.0, 3.0), (-2.0, 2.0)),
+       avoid="abs(b) < 0.5 or abs(a / b - round(a / b)) < 1e-3",
+       kinks=((4.0, 2.0, 0.0, 0.0), (-4.0, 2.0, 0.0, 0.0)),
+       doc="floor(a / b) as numpy's floor_divide; gradient 0", special=(
+           ((nan, 1.5), 0.0, nan, (0.0, 0.0)),
+           ((inf, 1.5), 0.0, nan, (0.0, 0.0)),
+           ((-inf, 1.5), 0.0, nan, (0.0, 0.0)),
+           ((0.0, 1.5), 0.0, 0.0, (0.0, 0.0)),
+           ((-0.0, 1.5), 0.0, -0.0, (0.0, 0.0)),
+           ((1.5, nan), 0.0, nan, (0.0, 0.0)),
+           ((1.5, inf), 0.0, 0.0, (0.0, 0.0)),
+           ((1.5, -inf), 0.0, -1.0, (0.0, 0.0)),
+           ((1.5, 0.0), 0.0, inf, (0.0, 0.0)),
+           ((1.5, -0.0), 0.0, -inf, (0.0, 0.0)),
+           ((nan, nan), 0.0, nan, (0.0, 0.0)),
+           ((0.0, -0.0), 0.0, nan, (0.0, 0.0)),
+           ((-0.0, 0.0), 0.0, nan, (0.0, 0.0)),
+           ((5.5, 2.0), 0.0, 2.0, (0.0, 0.0)),
+           ((-5.5, 2.0), 0.0, -3.0, (0.0, 0.0)),
+           ((5.5, -2.0), 0.0, -3.0, (0.0, 0.0)),
+           ((inf, inf), 0.0, nan, (0.0, 0.0)),
+           ((1.0, 0.1), 0.0, 9.0, (0.0, 0.0)),
+           ((-0.0, 1.5), 0.0, -0.0, (0.0, 0.0)),
+           ((0.0, -1.5), 0.0, -0.0, (0.0, 0.0)),
+           ((0.0, 0.0), 0.0, nan, (0.0, 0.0)),
+           ((-1.0, 0.0), 0.0, -inf, (0.0, 0.0)),
+           ((1e-300, 1e+300), 0.0, 0.0, (0.0, 0.0)),
+           ((-1e-300, 1e+300), 0.0, -1.0, (0.0, 0.0)),
+       )),
+    # predicates: 0.0 / 1.0 masks without gradient, as the comparisons; a nonzero operand
+    # (NaN too) is true for the logical ones, as numpy's
+    Op("isnan", 1, "map", lambda a: 1.0 if a != a else 0.0, special=(
+           ((nan,), 0.0, 1.0, (None,)),
+           ((inf,), 0.0, 0.0, (None,)),
+           ((-inf,), 0.0, 0.0, (None,)),
+           ((0.0,), 0.0, 0.0, (None,)),
+           ((-0.0,), 0.0, 0.0, (None,)),
+           ((1.5,), 0.0, 0.0, (None,)),
+       )),
+    Op("isinf", 1, "map", lambda a: 1.0 if fabs(a) == inf else 0.0, special=(
+           ((nan,), 0.0, 0.0, (None,)),
+           ((inf,), 0.0, 1.0, (None,)),
+           ((-inf,), 0.0, 1.0, (None,)),
+           ((0.0,), 0.0, 0.0, (None,)),
+           ((-0.0,), 0.0, 0.0, (None,)),
+           ((1.5,), 0.0, 0.0, (None,)),
+       )),
+    Op("isfinite", 1, "map", lambda a: 1.0 if fabs(a) < inf else 0.0, special=(
+           ((nan,), 0.0, 0.0, (None,)),
+           ((inf,), 0.0, 0.0, (None,)),
+           ((-inf,), 0.0, 0.0, (None,)),
+           ((0.0,), 0.0, 1.0, (None,)),
+           ((-0.0,), 0.0, 1.0, (None,)),
+           ((1.5,), 0.0, 1.0, (None,)),
+           ((1e+308,), 0.0, 1.0, (None,)),
+       )),
+    Op("signbit", 1, "map", lambda a: 1.0 if copysign(1.0, a) < 0.0 else 0.0, special=(
+           ((nan,), 0.0, 0.0, (None,)),
+           ((inf,), 0.0, 0.0, (None,)),
+           ((-inf,), 0.0, 1.0, (None,)),
+           ((0.0,), 0.0, 0.0, (None,)),
+           ((-0.0,), 0.0, 1.0, (None,)),
+           ((1.5,), 0.0, 0.0, (None,)),
+           ((-1.5,), 0.0, 1.0, (None,)),
+       )),
+    Op("logical_not", 1, "map", lambda a: 1.0 if a == 0.0 else 0.0, special=(
+           ((nan,), 0.0, 0.0, (None,)),
+           ((inf,), 0.0, 0.0, (None,)),
+           ((-inf,), 0.0, 0.0, (None,)),
+           ((0.0,), 0.0, 1.0, (None,)),
+           ((-0.0,), 0.0, 1.0, (None,)),
+           ((1.5,), 0.0, 0.0, (None,)),
+           ((-1.5,), 0.0, 0.0, (None,)),
+       )),
+    Op("logical_and", 2, "map", lambda a, b: 1.0 if a != 0.0 and b != 0.0 else 0.0,
+       special=(
+           ((nan, 1.5), 0.0, 1.0, (None, None)),
+           ((inf, 1.5), 0.0, 1.0, (None, None)),
+           ((-inf, 1.5), 0.0, 1.0, (None, None)),
+           ((0.0, 1.5), 0.0, 0.0, (None, None)),
+           ((-0.0, 1.5), 0.0, 0.0, (None, None)),
+           ((1.5, nan), 0.0, 1.0, (None, None)),
+           ((1.5, inf), 0.0, 1.0, (None, None)),
+           ((1.5, -inf), 0.0, 1.0, (None, None)),
+           ((1.5, 0.0), 0.0, 0.0, (None, None)),
+           ((1.5, -0.0), 0.0, 0.0, (None, None)),
+           ((nan, nan), 0.0, 1.0, (None, None)),
+           ((0.0, -0.0), 0.0, 0.0, (None, None)),
+           ((-0.0, 0.0), 0.0, 0.0, (None, None)),
+           ((0.0, 0.0), 0.0, 0.0, (None, None)),
+           ((1.5, 1.5), 0.0, 1.0, (None, None)),
+       )),
+    Op("logical_or", 2, "map", lambda a, b: 1.0 if a != 0.0 or b != 0.0 else 0.0, special=(
+           ((nan, 1.5), 0.0, 1.0, (None, None)),
+           ((inf, 1.5), 0.0, 1.0, (None, None)),
+           ((-inf, 1.5), 0.0, 1.0, (None, None)),
+           ((0.0, 1.5), 0.0, 1.0, (None, None)),
+           ((-0.0, 1.5), 0.0, 1.0, (None, None)),
+           ((1.5, nan), 0.0, 1.0, (None, None)),
+           ((1.5, inf), 0.0, 1.0, (None, None)),
+           ((1.5, -inf), 0.0, 1.0, (None, None)),
+           ((1.5, 0.0), 0.0, 1.0, (None, None)),
+           ((1.5, -0.0), 0.0, 1.0, (None, None)),
+           ((nan, nan), 0.0, 1.0, (None, None)),
+           ((0.0, -0.0), 0.0, 0.0, (None, None)),
+           ((-0.0, 0.0), 0.0, 0.0, (None, None)),
+           ((0.0, 0.0), 0.0, 0.0, (None, None)),
+           ((1.5, 1.5), 0.0, 1.0, (None, None)),
+       )),
+    Op("logical_xor", 2, "map", lambda a, b: 1.0 if (a != 0.0) != (b != 0.0) else 0.0,
+       special=(
+           ((nan, 1.5), 0.0, 0.0, (None, None)),
+           ((inf, 1.5), 0.0, 0.0, (None, None)),
+           ((-inf, 1.5), 0.0, 0.0, (None, None)),
+           ((0.0, 1.5), 0.0, 1.0, (None, None)),
+           ((-0.0, 1.5), 0.0, 1.0, (None, None)),
+           ((1.5, nan), 0.0, 0.0, (None, None)),
+           ((1.5, inf), 0.0, 0.0, (None, None)),
+           ((1.5, -inf), 0.0, 0.0, (None, None)),
+           ((1.5, 0.0), 0.0, 1.0, (None, None)),
+           ((1.5, -0.0), 0.0, 1.0, (None, None)),
+           ((nan, nan), 0.0, 0.0, (None, None)),
+           ((0.0, -0.0), 0.0, 0.0, (None, None)),
+           ((-0.0, 0.0), 0.0, 0.0, (None, None)),
+           ((0.0, 0.0), 0.0, 0.0, (None, None)),
+           ((1.5, 1.5), 0.0, 0.0, (None, None)),
+           ((nan, -0.0), 0.0, 1.0, (None, None)),
        )),
 
     # -- linalg: numpy.linalg's factorizations on stacks of (n, n) matrices, as loops (see

@@ -16,7 +16,8 @@ from .ops import ROWS
 
 # numpy's scalar functions under math's names, which follow IEEE at 0, inf and NaN (math's
 # raise there); math's erf / erfc do too
-_NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2"}
+_NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+                "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}
 IEEE_MATH = {name: getattr(np, _NUMPY_NAMES.get(name, name))
              for name in rules.MATH if name not in ("erf", "erfc")}
 IEEE_MATH.update(erf=math.erf, erfc=math.erfc)

@@ -30,10 +30,12 @@ from typing import NamedTuple, Tuple
 from .errors import KernelError
 
 # The math functions a rule may call: math's names, which numba compiles to libm calls.
-# floor, ceil, fmod and exp2 are numpy's (float results, which numba compiles too).
+# floor, ceil, fmod, exp2, cbrt, rint and trunc are numpy's (float results, which numba
+# compiles too).
 MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "erfc",
         "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "hypot", "exp2", "expm1",
-        "log1p", "log2", "log10", "floor", "ceil", "fmod")
+        "log1p", "log2", "log10", "floor", "ceil", "fmod", "asinh", "acosh", "atanh", "cbrt",
+        "rint", "trunc")
 # Names of constants a rule may read (IEEE's infinity and NaN have no literal).
 CONSTANTS = ("inf", "nan")
 

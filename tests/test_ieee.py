@@ -54,6 +54,25 @@ CALLS = {
     "fmax": lambda a, b, c: np.fmax(a, b),
     "fmin": lambda a, b, c: np.fmin(a, b),
     "remainder": lambda a, b, c: a % b,
+    # more ufuncs (#11)
+    "arcsinh": lambda a, c: np.arcsinh(a),
+    "arccosh": lambda a, c: np.arccosh(a),
+    "arctanh": lambda a, c: np.arctanh(a),
+    "cbrt": lambda a, c: np.cbrt(a),
+    "copysign": lambda a, b, c: np.copysign(a, b),
+    "fmod": lambda a, b, c: np.fmod(a, b),
+    "heaviside": lambda a, b, c: np.heaviside(a, b),
+    "rint": lambda a, c: np.rint(a),
+    "trunc": lambda a, c: np.trunc(a),
+    "floor_divide": lambda a, b, c: a // b,
+    "isnan": lambda a, c: np.isnan(a),
+    "isinf": lambda a, c: np.isinf(a),
+    "isfinite": lambda a, c: np.isfinite(a),
+    "signbit": lambda a, c: np.signbit(a),
+    "logical_not": lambda a, c: np.logical_not(a),
+    "logical_and": lambda a, b, c: np.logical_and(a, b),
+    "logical_or": lambda a, b, c: np.logical_or(a, b),
+    "logical_xor": lambda a, b, c: np.logical_xor(a, b),
 }
 
 

@@ -69,9 +69,26 @@ CASES = {
     "fmax": (np.fmax, anp.fmax),
     "fmin": (np.fmin, anp.fmin),
     "remainder": (lambda a, b: a % b, lambda a, b: a % b),
+    # more ufuncs (#11); autograd has no derivative of cbrt, copysign or fmod: their formulas
+    "arcsinh": (np.arcsinh, anp.arcsinh),
+    "arccosh": (np.arccosh, anp.arccosh),
+    "arctanh": (np.arctanh, anp.arctanh),
+    "cbrt": (np.cbrt, lambda a: anp.sign(a) * anp.abs(a) ** (1.0 / 3.0)),
+    "copysign": (np.copysign, lambda a, b: anp.abs(a) * anp.sign(b)),
+    "fmod": (np.fmod, lambda a, b: a - b * anp.trunc(a / b)),
+    # (away from a = 0, its kinks: heaviside's d/db is 1 there only)
+    "heaviside": (np.heaviside, lambda a, b: anp.where(a < 0, 0.0, 1.0) + 0.0 * b),
+    "rint": (np.rint, anp.rint),
+    "trunc": (np.trunc, anp.trunc),
+    "floor_divide": (lambda a, b: a // b, lambda a, b: anp.floor_divide(a, b)),
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
-               "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal}
+               "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal,
+               "logical_and": np.logical_and, "logical_or": np.logical_or,
+               "logical_xor": np.logical_xor}
+# the unary predicates (#11): 0/1 masks without gradient, as the comparisons
+PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+              "signbit": np.signbit, "logical_not": np.logical_not}
 # block rows are tested in test_structural.py and (the tensor rows) test_tensor_ops.py; the
 # adjoint rows (scatter, take_add) and stop_gradient in test_transforms.py
 BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "softmax",
@@ -88,7 +105,7 @@ MAPS = sorted(CASES)
 def test_every_row_is_tested():
     """Adding a row to kernels/ops.py without a test here fails."""
     rows = {r.name for r in ROWS if r.kind != "leaf"}
-    assert rows == set(CASES) | set(COMPARISONS) | BLOCKS | NO_GRADIENT
+    assert rows == set(CASES) | set(COMPARISONS) | set(PREDICATES) | BLOCKS | NO_GRADIENT
 
 
 @pytest.mark.parametrize("name", MAPS)
@@ -201,6 +218,32 @@ def test_comparisons_are_masks_without_gradient(name, rng):
     np.testing.assert_allclose(g[1], mask * a)
 
 
+@pytest.mark.parametrize("name", sorted(PREDICATES) + ["logical_and", "logical_or",
+                                                     "logical_xor"])
+def test_predicates_are_masks_usable_in_where_and_arithmetic(name, rng):
+    """Masks from values with zeros, signed zeros, infinities and NaNs: numpy's booleans as
+    0/1, selecting in where, and no gradient (in tensors and as Python floats)."""
+    np_fn = PREDICATES.get(name) or COMPARISONS[name]
+    a = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 3.0])
+    b = np.array([0.0, 2.0, -0.0, np.nan, 0.0, 1.0, 0.0, -np.inf])
+    args = (a,) if name in PREDICATES else (a, b)
+    want = np_fn(*args).astype(float)
+    tape = bn.trace(lambda *xs: np_fn(*xs) * 1.0, *args, argnums=tuple(range(len(args))))
+    assert name in tape.ops
+    np.testing.assert_array_equal(tape(*args), want)
+    w = rng.normal(size=a.size)
+
+    def f(*xs):
+        return np.sum(bnp.where(np_fn(*xs), w * w, w) + np_fn(*xs) * 2.0)
+    g = bn.grad(f, argnums=tuple(range(len(args))))(*args)
+    assert all(np.all(gk == 0.0) for gk in g)
+    np.testing.assert_allclose(bn.trace(f, *args)(*args),
+                               np.sum(np.where(want, w * w, w) + want * 2.0), rtol=1e-14)
+    for k in range(a.size):                            # the scalar (inline) path
+        xs = tuple(float(x[k]) for x in args)
+        assert bn.trace(lambda *v: np_fn(*v) * 1.0, *xs)(*xs) == want[k]
+
+
 def test_sigmoid_is_finite_at_large_inputs():
     for x in (-800.0, -40.0, 40.0, 800.0):
         v, g = bn.value_and_grad(bn.sigmoid)(x)
@@ -223,7 +266,10 @@ def test_integer_powers_of_negative_numbers():
 # a, b) gives a tie to b; autograd splits it), checked in test_kinks_at_exact_values.
 JUMPS = [("sign", (0.0,)), ("sign", (-0.0,)), ("floor", (2.0,)), ("floor", (-1.0,)),
          ("floor", (0.0,)), ("ceil", (2.0,)), ("ceil", (-3.0,)), ("remainder", (4.0, 2.0)),
-         ("remainder", (-4.0, 2.0)), ("remainder", (3.0, -1.5)), ("remainder", (0.0, 0.7))]
+         ("remainder", (-4.0, 2.0)), ("remainder", (3.0, -1.5)), ("remainder", (0.0, 0.7)),
+         ("rint", (0.5,)), ("rint", (-2.5,)), ("trunc", (2.0,)), ("trunc", (-1.0,)),
+         ("fmod", (4.0, 2.0)), ("fmod", (-4.0, 2.0)), ("fmod", (3.0, -1.5)),
+         ("floor_divide", (4.0, 2.0)), ("floor_divide", (-3.0, 1.5))]
 
 
 @pytest.mark.parametrize("name,xs", JUMPS, ids=[f"{n}-{x}" for n, x in JUMPS])

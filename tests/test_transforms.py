@@ -146,6 +146,23 @@ CASES = {
                  lambda x: anp.linalg.cholesky(_spd(x, anp))),
     "eigh": (lambda x: np.linalg.eigh(_spd(x, np))[0] + np.linalg.eigh(_spd(x, np))[1] ** 2,
              lambda x: anp.linalg.eigh(_spd(x, anp))[0] + anp.linalg.eigh(_spd(x, anp))[1] ** 2),
+    # more ufuncs (#11); the flat ones (rint, trunc, floor_divide) seen through a product
+    # with x, heaviside's d/db through heaviside(0 * x, x) = x
+    "arcsinh": (lambda x: np.arcsinh(2.0 * x), lambda x: anp.arcsinh(2.0 * x)),
+    "arccosh": (lambda x: np.arccosh(x * x + 1.5), lambda x: anp.arccosh(x * x + 1.5)),
+    "arctanh": (lambda x: np.arctanh(0.6 * x), lambda x: anp.arctanh(0.6 * x)),
+    "cbrt": (np.cbrt, lambda x: anp.sign(x) * anp.abs(x) ** (1.0 / 3.0)),
+    "copysign": (lambda x: np.copysign(x * x, _rev(x)) + np.copysign(x, 1.0),
+                 lambda x: x * x * anp.sign(_rev(x)) + anp.abs(x)),
+    "fmod": (lambda x: np.fmod(x, _rev(x) ** 2 + 0.5) + x * np.fmod(x, 0.7),
+             lambda x: (x - (_rev(x) ** 2 + 0.5) * anp.trunc(x / (_rev(x) ** 2 + 0.5)))
+             + x * (x - 0.7 * anp.trunc(x / 0.7))),
+    "heaviside": (lambda x: np.heaviside(0.0 * x, x * x) + np.heaviside(x, 0.5) * x,
+                  lambda x: x * x + anp.where(x > 0, 1.0, 0.0) * x),
+    "rint": (lambda x: np.rint(2.0 * x) * x, lambda x: anp.rint(2.0 * x) * x),
+    "trunc": (lambda x: np.trunc(2.0 * x) * x, lambda x: anp.trunc(2.0 * x) * x),
+    "floor_divide": (lambda x: (x // 0.7) * x + x // (_rev(x) ** 2 + 0.5),
+                     lambda x: anp.floor(x / 0.7) * x + anp.floor(x / (_rev(x) ** 2 + 0.5))),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
@@ -153,7 +170,10 @@ NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"sto
 
 def test_every_row_is_covered():
     assert set(CASES) == {r.name for r in ROWS if r.kind != "leaf"} - {
-        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
+        "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+        # the predicates (#11): masks without gradient, like the comparisons
+        "isnan", "isinf", "isfinite", "signbit", "logical_not", "logical_and", "logical_or",
+        "logical_xor"}
 
 
 def _point(seed):
