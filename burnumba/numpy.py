@@ -1269,17 +1269,10 @@ def _take_rows(x, idx):
 # multiplies and one matmul per pair of operands.
 
 def _float_only(name, dtype, b):
-    if dtype is not None and np.dtype(dtype) != b.dtype:
-        raise UnsupportedOpError(at_user_site(
-            f"{name}(..., dtype={np.dtype(dtype)}) on a traced value: a tape computes in one "
-            f"float dtype ({b.dtype}); drop dtype= (integer results are not differentiable)"))
-
-
-def _no_out(name, out):
-    if out is not None:
-        raise InplaceError(at_user_site(
-            f"numpy.{name}(..., out=...) writes in place, which is not traceable: use the "
-            "returned value instead"))
+    """numpy's ``dtype=`` argument, as the reductions take it (``cast_check``: another float
+    dtype warns and computes in the tape's; integer, boolean and complex are errors)."""
+    if dtype is not None:
+        cast_check(f"{name}(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE,
