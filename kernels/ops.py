@@ -105,8 +105,13 @@ def _gelu_tanh(a):
     return a / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
 
 
-def _gelu_tanh_da(a, g):
-    sg = 1.0 / (1.0 + exp(-2.0 * 0.7978845608028654 * (a + 0.044715 * a * a * a)))
+def _gelu_tanh_da(a, y, g):
+    # sg = y / a, the forward's output over its input, so the backward runs no exp and its
+    # loop vectorizes. Near 0, where y = a sg may underflow, sg = 1/2 + u/2 instead (exact
+    # in double for |a| < 1e-8: the next term, u^3 / 6, is below 1e-24). Both branches are
+    # guarded, so a traced second derivative never differentiates 0 / 0
+    big = fabs(a) >= 1e-8
+    sg = (y if big else 0.5 + 0.3989422804014327 * a) / (a if big else 1.0)
     return g * (sg + 2.0 * a * sg * (1.0 - sg) * 0.7978845608028654 * (1.0 + 0.134145 * a * a))
 
 
