@@ -31,14 +31,23 @@ def tables():
     (``absolute (abs)``)."""
     from . import numpy as bnp
     from ._tracer import supported_methods
-    ufuncs = []
-    for uf in bnp._UFUNCS:
+    ufuncs, refused = [], set()
+    for uf, impl in bnp._UFUNCS.items():
+        if getattr(impl, "refused", False):
+            refused.add(uf.__name__)
+            continue
         aliases = sorted(n for n in dir(np) if n != uf.__name__ and getattr(np, n) is uf)
         ufuncs.append(uf.__name__ + (f" ({', '.join(aliases)})" if aliases else ""))
     # numpy dispatches np.array / np.asarray only with like= (a traced value)
-    functions = sorted({_public_name(f) + ("(..., like=x)" if f in (np.array, np.asarray)
-                                           else "") for f in bnp._FUNCTIONS})
-    return {"ufuncs": sorted(ufuncs), "functions": functions, "methods": supported_methods()}
+    functions = set()
+    for f, impl in bnp._FUNCTIONS.items():
+        if getattr(impl, "refused", False):       # dispatched only to explain the refusal
+            refused.add(_public_name(f))
+            continue
+        functions.add(_public_name(f) + ("(..., like=x)" if f in (np.array, np.asarray)
+                                         else ""))
+    return {"ufuncs": sorted(ufuncs), "functions": sorted(functions),
+            "methods": supported_methods(), "refused": sorted(refused)}
 
 
 def _wrapped(title, names):
@@ -52,7 +61,9 @@ def markdown():
     parts = [
         _wrapped("ufuncs", t["ufuncs"]) + "\n",
         _wrapped("functions", t["functions"]) + "\n",
-        _wrapped("ndarray methods and attributes", t["methods"]),
+        _wrapped("ndarray methods and attributes", t["methods"]) + "\n",
+        _wrapped("refused on traced values, with an error that says what to use instead",
+                 t["refused"]),
     ]
     return "\n".join(parts)
 

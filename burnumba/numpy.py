@@ -1384,6 +1384,7 @@ def _integer_result(name, hint):
             f"differentiable and are not traced. {hint}"))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy.{name} on numpy arrays; refused on traced values (integer result)."
+    f.refused = True            # dispatched only to explain (burnumba._supported lists it so)
     return f
 
 
@@ -1688,6 +1689,9 @@ def frexp(x, *args, **kwargs):
         "x * bnp.exp2(-that)"))
 
 
+frexp.refused = True
+
+
 def _bitwise(name, row):
     """numpy's bitwise ufunc ``name`` (what & | ^ ~ call from a numpy array): the logical row
     between masks, as numpy's on booleans; refused on other traced values."""
@@ -1974,6 +1978,9 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         "numpy.allclose of a traced value returns a Python bool, which is not known while "
         "tracing. Use bnp.isclose(a, b) (a 0/1 mask) with bnp.where, or bnp.min(bnp.isclose("
         "a, b)) for a traced 0/1 that says whether all are close"))
+
+
+allclose.refused = True
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
