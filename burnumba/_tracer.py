@@ -165,22 +165,27 @@ class Builder:
     def _scalar_map(self, row, xs, imm):
         """The common case of a scalar graph, without broadcasting: every operand a traced
         scalar of this trace or a Python float. Returns the new node, or None for the general
-        path (which also raises the errors)."""
-        nodes = []
-        for x in xs:
-            if type(x) is Var and x._b is self and self.live:
-                nodes.append(x.node)
-            elif type(x) is float:
-                nodes.append(self.const(x)._node)
-            else:
-                return None
+        path (which also raises the errors). No temporary containers: in a large scalar
+        graph every allocation the collector tracks brings its next pass nearer."""
+        a = self._scalar_node(xs[0])
+        if a is None:
+            return None
         need = self.need
-        if len(nodes) == 1:
-            return self.add(row.name, (), nodes[0], -1, imm=imm,
-                            need=need[nodes[0]] and row.da is not None)
-        a, b = nodes
+        if len(xs) == 1:
+            return self.add(row.name, (), a, -1, imm=imm, need=need[a] and row.da is not None)
+        b = self._scalar_node(xs[1])
+        if b is None:
+            return None
         return self.add(row.name, (), a, b, imm=imm,
                         need=(need[a] and row.da is not None) or (need[b] and row.db is not None))
+
+    def _scalar_node(self, x):
+        """The node of x for _scalar_map, or None."""
+        if type(x) is Var and x._b is self and self.live:
+            return x.node
+        if type(x) is float:
+            return self.const(x)._node
+        return None
 
     def gather(self, sources, positions, shape):
         """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
