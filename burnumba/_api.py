@@ -13,7 +13,7 @@ from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ._pytree import flatten, unflatten
 from ._signature import Signature, is_data, structure, tape_dtype
 from ._tape import Tape
-from ._tracer import Builder, Var
+from ._tracer import MASK_ROWS, Builder, Var
 from .kernels import ROWS
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
@@ -91,12 +91,9 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
                 argnums=argnums, single=single, static=static, forward_mode=forward_mode)
 
 
-# The comparison rows: no gradient, and numpy's twin returns booleans. (sign, floor, ceil
-# and stop_gradient also have no gradient rule, but their values are floats: grad of them
-# is 0, as in JAX.)
-_MASKS = frozenset(r.name for r in ROWS if r.kind == "map" and r.da is None and r.db is None
-                   and {"d->?", "dd->?"} & set(getattr(getattr(np, r.name, None), "types",
-                                                        ())))
+# The mask rows (comparisons, isnan, logical_and ...: no gradient, and numpy's twin returns
+# booleans) are _tracer.MASK_ROWS. (sign, floor, ceil and stop_gradient also have no
+# gradient rule, but their values are floats: grad of them is 0, as in JAX.)
 
 
 def _stacked(b, x):
@@ -112,7 +109,7 @@ def _as_output(b, result, need_scalar):
     if need_scalar and (isinstance(result, (bool, np.bool_)) or (
             isinstance(result, np.ndarray) and result.dtype.kind == "b") or (
             isinstance(result, Var) and result._view is None
-            and ROWS[b.op[result.node]].name in _MASKS)):
+            and ROWS[b.op[result.node]].name in MASK_ROWS)):
         raise OutputError(at_user_site(
             "grad needs a float output, but the function returns a boolean (a comparison "
             "mask, which has no gradient; JAX refuses it too): return a float, e.g. "
