@@ -1,10 +1,25 @@
 """What the bench reports share: a measurement run in a fresh child process, a short error
-text, whether a peer is installed, and a table printed aligned or as Markdown."""
+text, whether a peer is installed, a timed loop, and a table printed aligned or as
+Markdown."""
 import importlib.util
+import itertools
 import json
+import statistics
 import subprocess
 import sys
 import time
+
+
+def time_per_call(call, n, repeats):
+    """Median over ``repeats`` of (one loop of n calls) / n, in seconds; and every repeat."""
+    per_call = []
+    for _ in range(repeats):
+        loop = itertools.repeat(None, n)
+        t0 = time.perf_counter()
+        for _ in loop:
+            call()
+        per_call.append((time.perf_counter() - t0) / n)
+    return statistics.median(per_call), per_call
 
 
 def short_error(e, limit=160):

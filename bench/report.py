@@ -28,12 +28,10 @@ Methodology
 import argparse
 import gc
 import importlib.metadata
-import itertools
 import json
 import math
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,22 +39,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _child import time_per_call  # noqa: E402
 from workloads import MODULES, SYSTEMS, WORKLOADS, burnumba_tape, make, warm_up  # noqa: E402
 
 TARGET_S = 0.5          # a peer's repeat is cut to about this long
 QUICK_TARGET_S = 0.05
-
-
-def time_per_call(call, n, repeats):
-    """Median over ``repeats`` of (one loop of n calls) / n, in seconds; and every repeat."""
-    per_call = []
-    for _ in range(repeats):
-        loop = itertools.repeat(None, n)
-        t0 = time.perf_counter()
-        for _ in loop:
-            call()
-        per_call.append((time.perf_counter() - t0) / n)
-    return statistics.median(per_call), per_call
 
 
 def calls_within(call, calls, target_s):

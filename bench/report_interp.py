@@ -33,7 +33,6 @@ import ctypes
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -42,6 +41,7 @@ import numpy as np
 
 import burnumba as bn
 import burnumba.numpy as bnp
+from _child import time_per_call
 from burnumba.kernels import OPCODE, layout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,17 +104,6 @@ def build_c(cflags):
     return fn, " ".join([os.path.basename(cc), *cflags.split()])
 
 
-def timed(call, calls, repeats):
-    """Median seconds per call over ``repeats`` loops of ``calls`` calls."""
-    per = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(calls):
-            call()
-        per.append((time.perf_counter() - t) / calls)
-    return statistics.median(per)
-
-
 def measure(ops, calls, repeats, c_fn):
     f = random_graph(ops)
     x = np.random.default_rng(1).uniform(-1.0, 1.0, INPUTS)
@@ -125,7 +114,7 @@ def measure(ops, calls, repeats, c_fn):
     value, grad = vg(x)
     for _ in range(20):
         vg(x)
-    bn_s = timed(lambda: vg(x), calls, repeats)
+    bn_s = time_per_call(lambda: vg(x), calls, repeats)[0]
     row = {"ops": ops, "nodes": n, "trace_us_per_node": trace_s / n * 1e6,
            "burnumba_us": bn_s * 1e6, "burnumba_ns_per_node": bn_s / n * 1e9}
     if c_fn is not None:
@@ -153,7 +142,7 @@ def measure(ops, calls, repeats, c_fn):
         row["c_max_grad_diff"] = float(diff)
         for _ in range(20):
             c_fn(ip, fp, ctypes.byref(err))
-        c_s = timed(lambda: c_fn(ip, fp, ctypes.byref(err)), calls, repeats)
+        c_s = time_per_call(lambda: c_fn(ip, fp, ctypes.byref(err)), calls, repeats)[0]
         row.update(c_us=c_s * 1e6, c_ns_per_node=c_s / n * 1e9, ratio=bn_s / c_s)
     return row
 

@@ -30,14 +30,13 @@ import io
 import json
 import os
 import pickle
-import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _child import time_per_call  # noqa: E402
 from workloads import WORKLOADS  # noqa: E402
 
 import burnumba as bn  # noqa: E402
@@ -85,13 +84,8 @@ def methods(tape, tmp):
 
 
 def timed(fn, n, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(times)
+    """Median microseconds per call."""
+    return time_per_call(fn, n, repeats)[0] * 1e6
 
 
 def run(n, repeats):

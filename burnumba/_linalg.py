@@ -70,6 +70,13 @@ def _real(name, *xs):
                 "imaginary parts, or compute it with numpy outside the traced function"))
 
 
+def _matrices(name, a):
+    """Check a traced stack of square matrices (..., n, n); return n and the stack's shape."""
+    _real(name, a)
+    _square(name, a)
+    return a.shape[-1], a.shape[:-2]
+
+
 def _square(name, a):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ShapeError(at_user_site(
@@ -189,10 +196,7 @@ def inv(a):
     bld = _builder(a)
     if bld is None:
         return np.linalg.inv(a)
-    _real("inv", a)
-    _square("inv", a)
-    n = a.shape[-1]
-    batch = a.shape[:-2]
+    n, batch = _matrices("inv", a)
     X = solve_rows(_stack(a, batch, (n, n)), _stack(bld.const(np.eye(n)), batch, (n, n)))
     return _bnp().reshape(X, a.shape)
 
@@ -208,10 +212,7 @@ def slogdet(a):
     bld = _builder(a)
     if bld is None:
         return np.linalg.slogdet(a)
-    _real("slogdet", a)
-    _square("slogdet", a)
-    n = a.shape[-1]
-    batch = a.shape[:-2]
+    n, batch = _matrices("slogdet", a)
     sign, logdet = slogdet_rows(_stack(a, batch, (n, n)))
     bnp = _bnp()
     return SlogdetResult(bnp.reshape(sign, batch), bnp.reshape(logdet, batch))
@@ -228,8 +229,7 @@ def det(a):
     """
     if _builder(a) is None:
         return np.linalg.det(a)
-    _real("det", a)
-    _square("det", a)
+    _matrices("det", a)
     sign, logdet = slogdet(a)
     return sign * _bnp().exp(logdet)
 
@@ -246,11 +246,8 @@ def cholesky(a, /, *, upper=False):
     bld = _builder(a)
     if bld is None:
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
-    _real("cholesky", a)
-    _square("cholesky", a)
+    n, batch = _matrices("cholesky", a)
     bnp = _bnp()
-    n = a.shape[-1]
-    batch = a.shape[:-2]
     src = bnp.swapaxes(a, -1, -2) if upper else a
     L = bnp.reshape(cholesky_rows(_stack(src, batch, (n, n))), a.shape)
     return bnp.swapaxes(L, -1, -2) if upper else L
@@ -270,13 +267,10 @@ def eigh(a, UPLO="L"):
     bld = _builder(a)
     if bld is None:
         return np.linalg.eigh(a, UPLO=UPLO)
-    _real("eigh", a)
-    _square("eigh", a)
+    n, batch = _matrices("eigh", a)
     if UPLO not in ("L", "U", "l", "u"):
         raise ShapeError(at_user_site(f"numpy.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}"))
     bnp = _bnp()
-    n = a.shape[-1]
-    batch = a.shape[:-2]
     src = bnp.swapaxes(a, -1, -2) if UPLO in ("U", "u") else a
     w, U = eigh_rows(_stack(src, batch, (n, n)))
     return EighResult(bnp.reshape(w, batch + (n,)), bnp.reshape(U, a.shape))

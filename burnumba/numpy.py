@@ -2041,6 +2041,14 @@ _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "invert
                      "hazen", "weibull", "median_unbiased", "normal_unbiased")
 
 
+def _constant_q(name, q):
+    """Refuse a traced q: the quantile's position decides which elements are read."""
+    if _builder(q) is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name}: a traced q would decide which elements are read; pass q as a constant "
+            "(a number or a numpy array)"))
+
+
 def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
     from numpy.lib import _function_base_impl as fb     # numpy's own indices and gamma
     if interpolation is not None:
@@ -2048,10 +2056,7 @@ def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
     if weights is not None:
         raise UnsupportedOpError(at_user_site(
             f"{name}(..., weights=...) is not supported on traced values"))
-    if _builder(q) is not None:
-        raise UnsupportedOpError(at_user_site(
-            f"{name}: a traced q would decide which elements are read; pass q as a constant "
-            "(a number or a numpy array)"))
+    _constant_q(name, q)
     if method not in fb._QuantileMethods:
         raise ShapeError(at_user_site(
             f"{name}: {method!r} is not a valid method. Use one of: {_QUANTILE_METHODS}"))
@@ -2101,10 +2106,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
         return np.percentile(a, q, axis, out, overwrite_input, method, keepdims,
                              weights=weights, interpolation=interpolation)
     _no_out("percentile", out)
-    if _builder(q) is not None:
-        raise UnsupportedOpError(at_user_site(
-            "percentile: a traced q would decide which elements are read; pass q as a "
-            "constant"))
+    _constant_q("percentile", q)
     return _quantile("percentile", a, np.true_divide(q, 100), axis, method, keepdims,
                      weights, interpolation)
 
@@ -2149,9 +2151,7 @@ def _nanquantile(name, a, q, axis, method, keepdims, weights):
             f"{name}: only method='linear' without weights is traced (the positions depend "
             "on each lane's count of NaNs); for the other methods use np.quantile on data "
             "without NaNs"))
-    if _builder(q) is not None:
-        raise UnsupportedOpError(at_user_site(
-            f"{name}: a traced q would decide which elements are read; pass q as a constant"))
+    _constant_q(name, q)
     q = np.asanyarray(q, dtype=np.float64)
     if not np.all((q >= 0) & (q <= 1)):
         raise ShapeError(at_user_site(f"{name}: quantiles must be in the range [0, 1]"))
@@ -2192,10 +2192,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
         return np.nanpercentile(a, q, axis, out, overwrite_input, method, keepdims,
                                 weights=weights, interpolation=interpolation)
     _no_out("nanpercentile", out)
-    if _builder(q) is not None:
-        raise UnsupportedOpError(at_user_site(
-            "nanpercentile: a traced q would decide which elements are read; pass q as a "
-            "constant"))
+    _constant_q("nanpercentile", q)
     return _nanquantile("nanpercentile", a, np.true_divide(q, 100), axis,
                         interpolation or method, keepdims, weights)
 

@@ -170,3 +170,27 @@ def test_forked_child_reuses_the_parents_tape():
     p.start()
     assert parent.poll(60) and parent.recv() == _bits(expected)
     p.join(30)
+
+
+def test_threads_calling_one_function_of_the_issue_11_rows_get_serial_results():
+    """The rows added for numpy breadth (sort's run-time argsort, cumprod, linalg's
+    factorizations, einsum's products, traced integer indices) from many threads at once,
+    bit for bit against serial calls."""
+    def f(a, x, idx):
+        s = np.sort(x, axis=1)
+        m = a @ a.T + 3.0 * np.eye(3)
+        sol = np.linalg.solve(m, x[:, :3].T)
+        w, v = np.linalg.eigh(m)
+        rows = x[np.arange(3), idx]
+        return (np.sum(np.cumprod(s, axis=1)) + np.sum(sol * sol) + np.sum(w)
+                + np.sum(np.einsum("ij,jk->ik", v, m) ** 2) + np.sum(rows)
+                + np.linalg.slogdet(m)[1] + np.sum(np.linalg.cholesky(m)))
+    vg = bn.value_and_grad(f, argnums=(0, 1))
+    rng = np.random.default_rng(3)
+    inputs = [(rng.normal(size=(3, 3)), rng.uniform(0.5, 1.5, size=(3, 5)),
+               rng.integers(0, 5, size=3)) for _ in range(60)]
+    serial = [_bits(vg(*x)) for x in inputs]
+    results = _hammer(vg, inputs)
+    for k, got in results.items():
+        assert len(got) == THREADS
+        assert all(_bits(r) == serial[k] for r in got), f"input {k}"
