@@ -125,6 +125,14 @@ def _update_signature(name, dtype):
     return (kinds["d"] if ret == "d" else types.void)(*[kinds[k] for k in args])
 
 
+def _native_names(row_name):
+    """What a row module's functions call, compiled: gemm, and for a map row the math
+    functions its loops vectorize with (``_native.VECTOR_MATH``)."""
+    from . import _native
+    vector = _native.VECTOR_MATH if BY_NAME[row_name].kind == "map" else {}
+    return {**_native.NATIVE, **vector}
+
+
 def _externals(linked, dtype, jvp=False):
     """The dispatcher's row functions as numba external functions (C symbols)."""
     from numba import types
@@ -252,8 +260,7 @@ def build_row(name, dtype, part="core"):
     target = cache.path("obj", cache.object_key(name, dtype, part) + ".o")
     if os.path.exists(target):
         return target
-    from . import _native
-    module = bind(load_module(p, "row_" + key), _native.NATIVE)
+    module = bind(load_module(p, "row_" + key), _native_names(name))
     row_sig = _types(dtype)[1]
     exports = [(getattr(module, fn), symbol(name, fn, dtype), row_sig)
                for fn in row_functions(BY_NAME[name], part)]
@@ -326,9 +333,8 @@ def _jit_row(name, dtype):
     that a dispatcher compiled later links against them. Returns the cfuncs (kept alive)."""
     import llvmlite.binding as llvm
     from numba import cfunc
-    from . import _native
     key, p = row_source(name, dtype)
-    module = bind(load_module(p, "row_" + key), _native.NATIVE)
+    module = bind(load_module(p, "row_" + key), _native_names(name))
     row_sig = _types(dtype)[1]
     compiled = []
     for fn in row_functions(BY_NAME[name]):

@@ -2,6 +2,8 @@
 
 ``_native.py`` supplies the compiled versions under the same names and signatures.
 """
+import math
+
 import numpy as np
 
 
@@ -21,3 +23,39 @@ def gemm(C, ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy):
     y = Y[oy:oy + M * ldy].reshape(M, ldy)[:, :N]
     product = np.matmul(a, b, dtype=np.float64)
     y[...] = product if beta == 0.0 else product + beta * y
+
+
+# -- exp without libm ------------------------------------------------------------------------
+# libm's exp is a call LLVM cannot vectorize, and it dominates the map rows' loops that use
+# it (exp, tanh, sigmoid, gelu: 3.6x slower over 65,536 doubles than the arithmetic below,
+# which vectorizes; _native.VECTOR_MATH says where it is used).
+# exp(x) = 2^k exp(r), k = rint(x / ln 2), r = x - k ln 2 in [-ln2/2, ln2/2] (Cody and
+# Waite: ln 2 in two parts, the first with 21 trailing zero bits so that k * LN2_HI is
+# exact); exp(r) by its Taylor series to r^13 (truncation below 5e-18 relative). Measured
+# against glibc's exp on 2 * 10^6 points over the whole range, subnormal results included:
+# at most 1 ulp, 0.11 ulp on average (tests/test_exp.py).
+LOG2E = 1.4426950408889634
+LN2_HI = 6.93147180369123816490e-01
+LN2_LO = 1.90821492927058770002e-10
+
+
+def pow2(k):
+    """2.0 ** k for an integer k in [-1022, 1023] (``_native`` builds the exponent bits)."""
+    return math.ldexp(1.0, int(k))
+
+
+def exp(x):
+    """e ** x within 1 ulp, in float64 arithmetic; inf above 709.78..., 0 below -745.13...,
+    NaN for NaN."""
+    xc = min(max(x, -746.0), 710.0)     # beyond these exp is inf or 0; k stays in [-1076, 1024]
+    kf = np.rint(xc * LOG2E)
+    r = (xc - kf * LN2_HI) - kf * LN2_LO
+    p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (
+        1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (
+            1.0 / 3628800 + r * (1.0 / 39916800 + r * (1.0 / 479001600 + r * (
+                1.0 / 6227020800)))))))))))))
+    # 2^k in two factors, each a normal number: one rounding, into the subnormals too
+    k = np.int64(kf)
+    h = k >> 1
+    y = p * pow2(h) * pow2(k - h)
+    return y if x == x else x
