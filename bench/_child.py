@@ -32,15 +32,19 @@ def installed(module):
     return importlib.util.find_spec(module) is not None
 
 
-def run_child(script, spec, timeout=1800, env=None):
+def run_child(script, spec, timeout=1800, env=None, cpus=None):
     """Run ``script --child <spec as JSON>`` and return the JSON object its last stdout line
     holds, with ``status`` "ok" and ``process_s`` (the child's wall time, unless it reported
     its own); on a failure, ``status`` "error: ..." (the
-    last stderr line) and the stderr tail, or ``timed_out`` True."""
+    last stderr line) and the stderr tail, or ``timed_out`` True. ``cpus``: the CPUs the
+    child runs on from its start (``_single_thread.pin``), else the parent's."""
+    from _single_thread import pinned
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, script, "--child", json.dumps(spec)], env=env,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        with pinned(cpus):
+            proc = subprocess.run([sys.executable, script, "--child", json.dumps(spec)],
+                                  env=env, capture_output=True, text=True, timeout=timeout,
+                                  check=False)
     except subprocess.TimeoutExpired:
         return {"status": f"error: timed out after {timeout} s", "timed_out": True,
                 "process_s": timeout}

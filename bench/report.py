@@ -24,7 +24,12 @@ Methodology
   reusing that now-filled cache directory; it loads the kernel without importing numba.
   Both exclude the interpreter's own start-up; the parent also reports each process's wall
   time, which includes it.
+* One thread per system, on one core: the libraries are pinned to one thread through the
+  environment (bench/_single_thread.py, imported first), and this process pins itself to
+  one CPU before any system is imported (jax's dispatch and XLA's pool included); the
+  start-up processes are not pinned.
 """
+import _single_thread  # noqa: I001  (first: pins every library to one thread)
 import argparse
 import gc
 import importlib.metadata
@@ -95,8 +100,9 @@ def compile_times():
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, BURNUMBA_CACHE_DIR=cache)
         for name in ("cold", "warm"):
             t0 = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-c", CHILD.format(here=HERE)], env=env,
-                                  capture_output=True, text=True)
+            with _single_thread.pinned(_single_thread.CPUS):
+                proc = subprocess.run([sys.executable, "-c", CHILD.format(here=HERE)],
+                                      env=env, capture_output=True, text=True)
             if proc.returncode:
                 raise RuntimeError(f"the {name} start-up process failed:\n{proc.stderr}")
             r = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -198,6 +204,7 @@ def main(argv=None):
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         p.error(f"unknown system(s) {unknown}; choose from {list(SYSTEMS)}")
+    _single_thread.pin(_single_thread.one_core())
     calls = args.calls or (2000 if args.quick else 100_000)
     repeats = args.repeats or (3 if args.quick else 5)
     target_s = QUICK_TARGET_S if args.quick else TARGET_S

@@ -21,8 +21,11 @@ Methodology (as ``report.py``)
   range from ~100 us to ~1 s, so unlike ``report.py`` burnumba gets no fixed N either.
 * Single-threaded: this file pins OMP / OpenBLAS / MKL / numba to one thread through the
   environment before anything is imported, torch with ``torch.set_num_threads(1)`` and XLA with
-  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``, so every
-  system runs on one core (the benchmark VM has 2). Set BENCH_THREADS=0 to keep the defaults.
+  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``; and since XLA still computes a large
+  product on two cores with that flag, the process pins itself to one CPU before any
+  system is imported (``_single_thread.one_core``; the first-result processes are not
+  pinned). So every system runs on one core (the benchmark VM has 2). Set BENCH_THREADS=0 to
+  keep the defaults.
 * Checks (not timing): each loss against a numpy float64 forward pass (``reference_loss``;
   tolerance 1e-8 x the sum of the absolute loss terms in float64, 1e-4 x in float32), and each
   gradient against a reference system's float64 gradient (autograd if installed, else jax,
@@ -65,7 +68,7 @@ Time to first result (``--skip-first`` leaves it out)
   nothing.
 * The first result's loss is checked against the numpy reference like the steady state's.
 """
-import _single_thread  # noqa: F401, I001  (first: pins every library to one thread)
+import _single_thread  # noqa: I001  (first: pins every library to one thread)
 import os
 
 import argparse  # noqa: E402
@@ -187,7 +190,7 @@ def measure_with_first(system, workload, batch, dtype, caches, measure_args, ref
     ref, scale = ref_loss
 
     def child_run(env=None):
-        r = run_child(os.path.abspath(__file__), spec, env=env)
+        r = run_child(os.path.abspath(__file__), spec, env=env, cpus=_single_thread.CPUS)
         if r.get("status") == "ok":
             r["loss_ok"] = abs(r["loss"] - ref) <= loss_tolerance(dtype, scale)
         return r
@@ -320,6 +323,9 @@ def main(argv=None):
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return None
+    # the steady state is timed in this process, on one core from here on (before any
+    # system's library starts its threads); the first-result processes get every core back
+    _single_thread.pin(_single_thread.one_core())
 
     def listed(text, allowed, what):
         items = [s.strip() for s in text.split(",") if s.strip()]

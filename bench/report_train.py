@@ -35,8 +35,10 @@ Methodology
   (float32).
 * Single-threaded: OMP / OpenBLAS / MKL / numba pinned to one thread through the environment
   before anything is imported, ``torch.set_num_threads(1)``, and
-  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` (bench/_single_thread.py). Set
-  BENCH_THREADS=0 to keep the libraries' defaults.
+  ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` (bench/_single_thread.py); and since XLA
+  still computes a large product on two cores with that flag, the timing and curve
+  processes run pinned to one CPU from their start (``_single_thread.one_core``; the
+  cold-start processes are not pinned). Set BENCH_THREADS=0 to keep the libraries' defaults.
 * torch's GPT runs twice, with explicit masked-softmax attention and with
   ``F.scaled_dot_product_attention(is_causal=True)``; the main table shows the faster.
   torch.compile's GPT runs both too (``--compile-attention both``, the default), each with
@@ -75,7 +77,7 @@ Methodology
   validation batches at the end, and the relative gaps to torch (target: within 2 %). The
   curves (smoothed over 50 steps) go to ``bench/results/learning_curves.svg``.
 """
-import _single_thread  # noqa: F401, I001  (first: pins every library to one thread)
+import _single_thread  # noqa: I001  (first: pins every library to one thread)
 import os
 
 import argparse  # noqa: E402
@@ -526,11 +528,11 @@ def main(argv=None):
                                      else ""), file=sys.stderr, flush=True)
                         spec = dict(base, mode="time", budget_s=budget,
                                     warmup_s=0.1 if args.quick else WARMUP_S)
-                        r = run_child(SCRIPT, spec, env=env)
+                        r = run_child(SCRIPT, spec, env=env, cpus=_single_thread.one_core())
                         if r.get("numba_compiled"):
                             # burnumba's sources changed since the priming process: this one
                             # compiled, and the compiler's memory is in its peak RSS. Once more.
-                            r = run_child(SCRIPT, spec, env=env)
+                            r = run_child(SCRIPT, spec, env=env, cpus=_single_thread.one_core())
                             r["rerun_after_compile"] = True
                         if r["status"] == "ok":
                             r["ref_loss"] = ref
@@ -630,7 +632,8 @@ def main(argv=None):
                 t0 = time.perf_counter()
                 # the cache folders of the timing run of this model, if it ran (warm)
                 env = envs.get((system, "gpt", CURVE_BATCH, curve_dtype)) if cases else None
-                r = run_child(SCRIPT, spec, timeout=6 * 3600, env=env)
+                r = run_child(SCRIPT, spec, timeout=6 * 3600, env=env,
+                              cpus=_single_thread.one_core())
                 r["wall_s"] = time.perf_counter() - t0
                 curves[system] = r
                 print(f"  . curve {system}: {r['status']} in {r['wall_s']:.0f} s",

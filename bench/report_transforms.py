@@ -31,16 +31,18 @@ Methodology
 * One thread per system: OMP / OpenBLAS / MKL / numba pinned to one thread through the
   environment before anything is imported, torch with ``torch.set_num_threads(1)`` (which
   torch.compile's generated C++ also uses) and XLA with
-  ``--xla_cpu_multi_thread_eigen=false`` (bench/_single_thread.py). The one exception is the
-  row labelled "burnumba (2 threads)": ``bn.vmap(..., threads=2)``, BLAS still on one thread
-  per vmap thread. The machine has 2 cores, so that row needs an idle machine: the load
-  average at the start and at the end is printed.
+  ``--xla_cpu_multi_thread_eigen=false`` (bench/_single_thread.py), and each child process
+  pinned to one CPU from its start (``_single_thread.one_core``: XLA still uses a pool of
+  its own under that flag). The one exception is the row labelled "burnumba (2 threads)":
+  ``bn.vmap(..., threads=2)``, not pinned, BLAS still on one thread per vmap thread. The
+  machine has 2 cores, so that row needs an idle machine: the load average at the start and
+  at the end is printed.
 * "cpu/wall" is the process's CPU time over the wall time of the timed loops, all threads
   counted: about 1 for a system that computes on one thread; above 1 for one that uses more
   (jax's default asynchronous dispatch hands each call to a second thread, and XLA may run
-  independent parts of a computation on a pool of its own, which no flag pins); below 1 when
-  the process waited for a core because another process was running, so that its figure is
-  inflated by the wait. jax runs twice: with synchronous dispatch
+  independent parts of a computation on a pool of its own, which no flag pins, hence the
+  pinning); below 1 when the process waited for a core because another process was
+  running, so that its figure is inflated by the wait. jax runs twice: with synchronous dispatch
   (``jax_cpu_enable_async_dispatch`` off; the main row) and with its default.
 * The ratio is peer / burnumba (one thread), so > 1 means burnumba is faster. For the njit
   case the base is the njit handle; BurTorch's 42-155 ns is the paper's figure for its C++
@@ -48,7 +50,7 @@ Methodology
 * A torch.compile child that has not finished within 150 s is reported as failed, with the
   reason; any child's error is reported, not fatal.
 """
-import _single_thread  # noqa: F401, I001  (first: pins every library to one thread)
+import _single_thread  # noqa: I001  (first: pins every library to one thread)
 import os
 
 import argparse  # noqa: E402
@@ -213,7 +215,9 @@ def main(argv=None):
             spec = {"case": case, "system": system, "repeats": repeats, "target_s": target_s,
                     "max_calls": args.calls}
             timeout = COMPILE_TIMEOUT_S if system == "torch-compile" else CHILD_TIMEOUT_S
-            r = run_child(os.path.abspath(__file__), spec, timeout)
+            one = tw.THREADS.get(system, 1) == 1
+            r = run_child(os.path.abspath(__file__), spec, timeout,
+                          cpus=_single_thread.one_core() if one else None)
             if r.get("timed_out"):
                 r["status"] = (f"error: {tw.LABELS[system]} did not finish within {timeout} s "
                                "(first call = compile, check and timing together)")
