@@ -95,7 +95,8 @@ def python_kernel(row_names, tensor_names, dtype, jvp=False):
     bound = {}
     for name in linked:
         key, p = row_source(name, dtype)
-        module = bind(load_module(p, "row_" + key), {"gemm": _prims.gemm, **IEEE_MATH})
+        module = bind(load_module(p, "row_" + key),
+                      {"gemm": _prims.gemm, "gemv": _prims.gemv, **IEEE_MATH})
         for fn in row_functions(BY_NAME[name]):
             bound[fn] = getattr(module, fn)
     key, p = dispatcher_source(row_names, linked, dtype, jvp)
@@ -131,6 +132,12 @@ def _native_names(row_name):
     from . import _native
     vector = _native.VECTOR_MATH if BY_NAME[row_name].kind == "map" else {}
     return {**_native.NATIVE, **vector}
+
+
+def _dispatcher_names(linked, dtype, jvp):
+    """What the dispatcher calls: its rows' functions, and vexp (an inline block's)."""
+    from . import _native
+    return {**_externals(linked, dtype, jvp), "vexp": _native.exp}
 
 
 def _externals(linked, dtype, jvp=False):
@@ -283,7 +290,7 @@ def build_kernel(row_names, tensor_names, dtype, jvp=False):
     objects = [build_row(n, dtype, part) for n in linked
                for part in (("core", "jvp") if jvp else ("core",))]
     _, p = dispatcher_source(row_names, linked, dtype, jvp)
-    module = bind(load_module(p, "run_" + key), _externals(linked, dtype, jvp))
+    module = bind(load_module(p, "run_" + key), _dispatcher_names(linked, dtype, jvp))
     run_symbol = f"bn_run_{key.replace('-', '_')}"
     run_obj = cache.path("obj", key + ".o")
     cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])]))
@@ -351,7 +358,7 @@ def jit_kernel(row_names, tensor_names, dtype, jvp=False):
     row_names, linked = kernel_rows(row_names, tensor_names)
     keep = [_jit_row(n, dtype) for n in linked]
     key, p = dispatcher_source(row_names, linked, dtype, jvp)
-    module = bind(load_module(p, "run_" + key), _externals(linked, dtype, jvp))
+    module = bind(load_module(p, "run_" + key), _dispatcher_names(linked, dtype, jvp))
     run = cfunc(_types(dtype)[2], **COMPILE_OPTIONS)(module.run)
     return run.address, (run, keep)
 

@@ -25,6 +25,17 @@ def gemm(C, ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy):
     y[...] = product if beta == 0.0 else product + beta * y
 
 
+def gemv(C, ta, M, N, A, oa, lda, X, ox, beta, Y, oy):
+    """Y[oy:] = op(A) @ X[ox:] + beta * Y[oy:]: BLAS's gemv with alpha = 1 and unit strides,
+    for the M x N matrix A stored row-major at A[oa], lda apart (op(A) = A^T when ta)."""
+    a = _operand(A, oa, M, N, lda, False)
+    a = a.T if ta else a
+    rows, cols = a.shape
+    y = Y[oy:oy + rows]
+    product = np.matmul(a, X[ox:ox + cols], dtype=np.float64)
+    y[...] = product if beta == 0.0 else product + beta * y
+
+
 # -- exp without libm ------------------------------------------------------------------------
 # libm's exp is a call LLVM cannot vectorize, and it dominates the map rows' loops that use
 # it (exp, tanh, sigmoid, gelu: 3.6x slower over 65,536 doubles than the arithmetic below,
@@ -54,8 +65,11 @@ def exp(x):
         1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (
             1.0 / 3628800 + r * (1.0 / 39916800 + r * (1.0 / 479001600 + r * (
                 1.0 / 6227020800)))))))))))))
-    # 2^k in two factors, each a normal number: one rounding, into the subnormals too
+    # 2^k in two factors, each a normal number: one rounding, into the subnormals too. At
+    # and below -746 (exp is 0 there) the second factor is 0, so that the product is 0 with
+    # no subnormal intermediate: those take a slow path in the FPU (2.2x slower for a slice
+    # of -inf, softmax's masked entries)
     k = np.int64(kf)
     h = k >> 1
-    y = p * pow2(h) * pow2(k - h)
+    y = p * pow2(h) * (pow2(k - h) if x > -746.0 else 0.0)
     return y if x == x else x

@@ -61,14 +61,15 @@ def engine_name():
 # -- BLAS ----------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def blas():
-    """(dgemm address, sgemm address, ilp64) of the BLAS numpy loaded, or (0, 0, 0): then
-    matmul runs as loops. Found with threadpoolctl (which lists the BLAS libraries loaded in
+    """(dgemm, sgemm, ilp64, dgemv, sgemv) of the BLAS numpy loaded: the routines'
+    addresses and whether it takes 64-bit integers; all 0 without one: then matmul runs as
+    loops. Found with threadpoolctl (which lists the BLAS libraries loaded in
     this process) and ctypes; its thread count is the user's, as for numpy's own products."""
     try:
         from threadpoolctl import threadpool_info
         libraries = [i for i in threadpool_info() if i.get("user_api") == "blas"]
     except Exception:             # noqa: BLE001  (no threadpoolctl, or it failed: loops)
-        return 0, 0, 0
+        return 0, 0, 0, 0, 0
     for info in libraries:
         try:
             lib = ctypes.CDLL(info["filepath"])
@@ -77,13 +78,13 @@ def blas():
         for prefix in ("scipy_", ""):
             for suffix, ilp64 in (("64_", 1), ("", 0)):
                 try:
-                    d = getattr(lib, f"{prefix}cblas_dgemm{suffix}")
-                    s = getattr(lib, f"{prefix}cblas_sgemm{suffix}")
+                    found = [getattr(lib, f"{prefix}cblas_{name}{suffix}")
+                             for name in ("dgemm", "sgemm", "dgemv", "sgemv")]
                 except AttributeError:
                     continue
-                return (ctypes.cast(d, ctypes.c_void_p).value,
-                        ctypes.cast(s, ctypes.c_void_p).value, ilp64)
-    return 0, 0, 0
+                d, s, dv, sv = (ctypes.cast(f, ctypes.c_void_p).value for f in found)
+                return d, s, ilp64, dv, sv
+    return 0, 0, 0, 0, 0
 
 
 # OpenBLAS runs a product on one thread when M * N * K <= 65536 * GEMM_MULTITHREAD_THRESHOLD
@@ -150,8 +151,10 @@ def blas_threads():
 def control_block(dtype):
     """A new control block C for a run state of ``dtype``."""
     C = np.zeros(layout.CSIZE, np.int64)
-    dgemm, sgemm, ilp64 = blas()
-    C[layout.C_GEMM] = dgemm if np.dtype(dtype) == np.float64 else sgemm
+    dgemm, sgemm, ilp64, dgemv, sgemv = blas()
+    double = np.dtype(dtype) == np.float64
+    C[layout.C_GEMM] = dgemm if double else sgemm
+    C[layout.C_GEMV] = dgemv if double else sgemv
     C[layout.C_ILP64] = ilp64
     return C
 

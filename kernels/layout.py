@@ -37,7 +37,8 @@ C_BATCH_X = 8        # where their rows start in F (samples x inputs),
 C_BATCH_Y = 9        # where the output rows start in F (samples x outputs),
 C_BATCH_G = 10       # MODE_BATCH_GRAD: the gradients per sample (of the first values),
 C_BATCH_SEGS = 11    # and the segments of val a sample's inputs go to: (start, count)
-CSIZE = 12           # pairs at C[CSIZE:], in the order of a row of X
+C_GEMV = 12          # address of cblas_dgemv / cblas_sgemv (the BLAS of C_GEMM), or 0
+CSIZE = 13           # pairs at C[CSIZE:], in the order of a row of X
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
 MODE_FORWARD = 0           # evaluate every node

@@ -35,7 +35,9 @@ also call
 ``gemm(ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy)``, BLAS's product
 ``Y = op(A) @ op(B) + beta * Y`` on row-major slices of ``val`` / ``grad`` starting at
 ``oa`` / ``ob`` / ``oy`` (``op`` transposes when its flag is 1), when ``blas`` is true (a BLAS
-was found; otherwise a block must loop); both are arguments of the rule. A block reports bad data by returning an error code
+was found; otherwise a block must loop), and ``gemv(ta, M, N, A, oa, lda, X, ox, beta, Y,
+oy)``, ``Y = op(A) @ X + beta * Y`` for the M x N matrix A (unit strides); all three are
+arguments of the rule. A block reports bad data by returning an error code
 (``ERR_INDEX``, ``ERR_TARGET``): the kernels never raise, and the caller turns the code into
 a burnumba error that names the node.
 
@@ -63,6 +65,7 @@ from math import (acos, acosh, asin, asinh, atan, atan2, atanh, copysign, cos,  
 from numpy import cbrt, ceil, exp2, floor, fmod, rint, trunc  # noqa: F401
 from typing import Callable, NamedTuple, Optional, Tuple
 
+from ._prims import exp as vexp  # noqa: F401  (rules.BLOCK_MATH; compiled: kernels/_native)
 from .layout import ERR_INDEX, ERR_TARGET  # noqa: F401  (the block rules' error codes)
 from .rules import template
 
@@ -468,18 +471,39 @@ def _max_axis_jvp(i, oy, p, P, off, a0, val, grad):
             grad[oy + o * inner + k] = acc / ties
 
 
-def _softmax_fwd(i, oy, p, P, off, a0, val):
+def _softmax_fwd(i, oy, ny, p, P, off, a0, val):
     outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
-    for o in range(outer):
-        for k in range(inner):
-            mx = _max_along(o, k, m, inner, oa, val)
-            s = 0.0
-            for j in range(m):
-                e = exp(val[oa + (o * m + j) * inner + k] - mx)
-                val[oy + (o * m + j) * inner + k] = e
-                s += e
-            for j in range(m):
-                val[oy + (o * m + j) * inner + k] /= s
+    if ny >= 64:
+        # three passes, so that the exponentials are one loop over the whole slice (vexp: it
+        # vectorizes; the GPT block's 64 x 6 x 8 x 8 scores: 49 against 128 us). Below 64
+        # values the one pass with libm's exp is faster.
+        for o in range(outer):
+            for k in range(inner):
+                mx = _max_along(o, k, m, inner, oa, val)
+                for j in range(m):
+                    q = (o * m + j) * inner + k
+                    val[oy + q] = val[oa + q] - mx
+        for q in range(ny):
+            val[oy + q] = vexp(val[oy + q])
+        for o in range(outer):
+            for k in range(inner):
+                s = 0.0
+                for j in range(m):
+                    s += val[oy + (o * m + j) * inner + k]
+                for j in range(m):
+                    val[oy + (o * m + j) * inner + k] /= s
+    else:
+        # a few values (a scalar graph's softmax): one pass with libm's exp, faster there
+        for o in range(outer):
+            for k in range(inner):
+                mx = _max_along(o, k, m, inner, oa, val)
+                s = 0.0
+                for j in range(m):
+                    e = exp(val[oa + (o * m + j) * inner + k] - mx)
+                    val[oy + (o * m + j) * inner + k] = e
+                    s += e
+                for j in range(m):
+                    val[oy + (o * m + j) * inner + k] /= s
 
 
 def _softmax_bwd(i, oy, p, P, off, a0, need, val, grad):
@@ -509,25 +533,51 @@ def _softmax_jvp(i, oy, p, P, off, a0, val, grad):
                 grad[oy + q] = val[oy + q] * (grad[oa + q] - dot)
 
 
-def _causal_softmax_fwd(i, oy, c, p, P, off, a0, val):
+def _causal_softmax_fwd(i, oy, ny, c, p, P, off, a0, val):
     outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
-    for o in range(outer):
-        t = o % m
-        b0 = oa + o * m
-        y0 = oy + o * m
-        mx = val[b0]
-        for j in range(1, t + 1):
-            mx = max(mx, val[b0 + j])
-        s = 0.0
-        for j in range(t + 1):
-            e = exp(c * (val[b0 + j] - mx))
-            val[y0 + j] = e
-            s += e
-        r = 1.0 / s
-        for j in range(t + 1):
-            val[y0 + j] *= r
-        for j in range(t + 1, m):
-            val[y0 + j] = 0.0
+    if ny >= 64:
+        # as softmax: the shifted values (-inf in the masked half, whose exp is 0), then one
+        # vectorized loop of exponentials over the slice, then the sums
+        for o in range(outer):
+            t = o % m
+            b0 = oa + o * m
+            y0 = oy + o * m
+            mx = val[b0]
+            for j in range(1, t + 1):
+                mx = max(mx, val[b0 + j])
+            for j in range(t + 1):
+                val[y0 + j] = c * (val[b0 + j] - mx)
+            for j in range(t + 1, m):
+                val[y0 + j] = -inf
+        for q in range(ny):
+            val[oy + q] = vexp(val[oy + q])
+        for o in range(outer):
+            t = o % m
+            y0 = oy + o * m
+            s = 0.0
+            for j in range(t + 1):
+                s += val[y0 + j]
+            r = 1.0 / s
+            for j in range(t + 1):
+                val[y0 + j] *= r
+    else:
+        for o in range(outer):
+            t = o % m
+            b0 = oa + o * m
+            y0 = oy + o * m
+            mx = val[b0]
+            for j in range(1, t + 1):
+                mx = max(mx, val[b0 + j])
+            s = 0.0
+            for j in range(t + 1):
+                e = exp(c * (val[b0 + j] - mx))
+                val[y0 + j] = e
+                s += e
+            r = 1.0 / s
+            for j in range(t + 1):
+                val[y0 + j] *= r
+            for j in range(t + 1, m):
+                val[y0 + j] = 0.0
 
 
 def _causal_softmax_bwd(i, oy, c, p, P, off, a0, need, val, grad):
@@ -843,13 +893,41 @@ def _take_add_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
             grad[oy + t * width + e] += grad[oa + k * width + e]
 
 
-def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm):
+def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm, gemv):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     for bt in range(nb):
         xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
-        # up to 4 rows (a vector times a matrix): B is read once, row by row, in unit strides;
-        # one-thread sgemm with M = 1 took 474 us for 1 x 1024 x 1024 against 89 us for this
-        if M * K * N <= 512 or not blas or M <= 4:
+        # B small enough for L1 (attention's per-head products): four columns of a row of Y
+        # at a time, summed in registers over k, in k order as the loop below (the 384
+        # products of 8x8 by 8x4 in 29 against 101 us: the loop below stores and reloads Y
+        # at every k, since nothing tells LLVM that Y and B do not overlap)
+        if (M * K * N <= 512 or not blas or M <= 4) and K * N <= 4096:
+            n4 = N - N % 4
+            for r in range(M):
+                for n in range(0, n4, 4):
+                    s0 = 0.0
+                    s1 = 0.0
+                    s2 = 0.0
+                    s3 = 0.0
+                    for k in range(K):
+                        av = val[xa + r * K + k]
+                        q = xb + k * N + n
+                        s0 += av * val[q]
+                        s1 += av * val[q + 1]
+                        s2 += av * val[q + 2]
+                        s3 += av * val[q + 3]
+                    q = xy + r * N + n
+                    val[q] = s0
+                    val[q + 1] = s1
+                    val[q + 2] = s2
+                    val[q + 3] = s3
+                for n in range(n4, N):
+                    acc = 0.0
+                    for k in range(K):
+                        acc += val[xa + r * K + k] * val[xb + k * N + n]
+                    val[xy + r * N + n] = acc
+        # small, or no BLAS: B is read once, row by row, in unit strides
+        elif M * K * N <= 512 or not blas:
             for r in range(M):
                 for n in range(N):
                     val[xy + r * N + n] = 0.0
@@ -857,17 +935,78 @@ def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm):
                     av = val[xa + r * K + k]
                     for n in range(N):
                         val[xy + r * N + n] += av * val[xb + k * N + n]
+        # up to 4 rows: one gemv each, y_r = B^T a_r (one thread, 1 x 1024 x 1024 float32:
+        # 60 us, against 105 us for the loop above and 462 us for sgemm with M = 1)
+        elif M <= 4:
+            for r in range(M):
+                gemv(1, K, N, val, xb, N, val, xa + r * K, 0.0, val, xy + r * N)
         else:
             gemm(0, 0, M, N, K, val, xa, K, val, xb, N, 0.0, val, xy, N)
 
 
-def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
+def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm, gemv):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     need_a = need[ia]
     need_b = need[ib]
     for bt in range(nb):
         xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
         loops = M * K * N <= 512 or not blas
+        if loops and M >= 4 and K * N <= 4096:
+            # several rows, B in L1 (attention's per-head products): dA four columns at a
+            # time and dB four columns at a time, each summed in registers and added once
+            # (the 384 products of 8x8 by 8x4: 63 against 85 us). With one row the loops
+            # below are faster.
+            k4 = K - K % 4
+            n4 = N - N % 4
+            if need_a:
+                for r in range(M):
+                    for k in range(0, k4, 4):
+                        s0 = 0.0
+                        s1 = 0.0
+                        s2 = 0.0
+                        s3 = 0.0
+                        for n in range(N):
+                            gy = grad[xy + r * N + n]
+                            q = xb + k * N + n
+                            s0 += gy * val[q]
+                            s1 += gy * val[q + N]
+                            s2 += gy * val[q + 2 * N]
+                            s3 += gy * val[q + 3 * N]
+                        q = xa + r * K + k
+                        grad[q] += s0
+                        grad[q + 1] += s1
+                        grad[q + 2] += s2
+                        grad[q + 3] += s3
+                    for k in range(k4, K):
+                        acc = 0.0
+                        for n in range(N):
+                            acc += grad[xy + r * N + n] * val[xb + k * N + n]
+                        grad[xa + r * K + k] += acc
+            if need_b:
+                for k in range(K):
+                    for n in range(0, n4, 4):
+                        s0 = 0.0
+                        s1 = 0.0
+                        s2 = 0.0
+                        s3 = 0.0
+                        for r in range(M):
+                            av = val[xa + r * K + k]
+                            q = xy + r * N + n
+                            s0 += av * grad[q]
+                            s1 += av * grad[q + 1]
+                            s2 += av * grad[q + 2]
+                            s3 += av * grad[q + 3]
+                        q = xb + k * N + n
+                        grad[q] += s0
+                        grad[q + 1] += s1
+                        grad[q + 2] += s2
+                        grad[q + 3] += s3
+                    for n in range(n4, N):
+                        acc = 0.0
+                        for r in range(M):
+                            acc += val[xa + r * K + k] * grad[xy + r * N + n]
+                        grad[xb + k * N + n] += acc
+            continue
         if need_a and loops:
             for r in range(M):
                 for k in range(K):
@@ -876,25 +1015,11 @@ def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
                         acc += grad[xy + r * N + n] * val[xb + k * N + n]
                     grad[xa + r * K + k] += acc
         elif need_a and M <= 4:
-            # a vector times B^T: K dot products along B's rows, in four partial sums so that
-            # the adds pipeline (a one-thread sgemm with M = 1 packs B first, several times
-            # slower at 1 x 1024 x 1024)
-            n4 = N - N % 4
+            # a vector times B^T: one gemv per row, dA_r += B dY_r (one thread, 1 x 1024 x
+            # 1024 float32: 76 us, against 300 us for K dot products in loops, which do not
+            # vectorize, and 789 us for sgemm with M = 1)
             for r in range(M):
-                for k in range(K):
-                    s0 = 0.0
-                    s1 = 0.0
-                    s2 = 0.0
-                    s3 = 0.0
-                    for n in range(0, n4, 4):
-                        s0 += grad[xy + r * N + n] * val[xb + k * N + n]
-                        s1 += grad[xy + r * N + n + 1] * val[xb + k * N + n + 1]
-                        s2 += grad[xy + r * N + n + 2] * val[xb + k * N + n + 2]
-                        s3 += grad[xy + r * N + n + 3] * val[xb + k * N + n + 3]
-                    acc = (s0 + s1) + (s2 + s3)
-                    for n in range(n4, N):
-                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                    grad[xa + r * K + k] += acc
+                gemv(0, K, N, val, xb, N, grad, xy + r * N, 1.0, grad, xa + r * K)
         elif need_a:
             gemm(0, 1, M, K, N, grad, xy, N, val, xb, N, 1.0, grad, xa, K)
         # dB as M rank-1 updates added in place: for small products, and for at most 4 rows,

@@ -21,6 +21,7 @@ _NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "
 IEEE_MATH = {name: getattr(np, _NUMPY_NAMES.get(name, name))
              for name in rules.MATH if name not in ("erf", "erfc")}
 IEEE_MATH.update(erf=math.erf, erfc=math.erfc)
+IEEE_MATH["vexp"] = np.exp      # rules.BLOCK_MATH: exp, in loops that vectorize
 _MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np)
 
 
@@ -46,7 +47,8 @@ _NAMES = "i, oy, ny, c, p, P, off, a0, a1, need, val, grad, scratch"
 def _block(code, name):
     """A block's statements as a function of the sweep's locals; returns 0 or an error."""
     namespace = dict(_MATH, ERR_INDEX=layout.ERR_INDEX, ERR_TARGET=layout.ERR_TARGET,
-                     blas=True, gemm=lambda *args: _prims.gemm(None, *args))
+                     blas=True, gemm=lambda *args: _prims.gemm(None, *args),
+                     gemv=lambda *args: _prims.gemv(None, *args))
     exec(compile(f"def block({_NAMES}):\n" + textwrap.indent(code, "    ") + "\n    return 0\n",
                  f"<{name}>", "exec"), namespace)
     return namespace["block"]

@@ -211,8 +211,13 @@ def source(rule):
 # their own locals, MATH, CONSTANTS and BLOCK_GLOBALS. Statements several rules share are
 # templates (below), called as ``names = _template(args)``.
 BLOCK_ARGS = ("i", "oy", "ny", "c", "p", "P", "off", "a0", "a1", "need", "val", "grad",
-              "scratch", "blas", "gemm")
+              "scratch", "blas", "gemm", "gemv")
 BLOCK_GLOBALS = ("range", "max", "min", "int", "abs", "ERR_INDEX", "ERR_TARGET")
+# Math only block rules call. ``vexp`` is exp computed in arithmetic (kernels/_prims.exp,
+# within 1 ulp of libm's): a loop whose body calls it can vectorize, where a call of libm's
+# exp keeps it scalar; in a loop that stays scalar anyway, libm's exp is faster. A block
+# that exponentiates many values does it in a loop of its own with vexp (softmax).
+BLOCK_MATH = ("vexp",)
 
 
 def template(fn):
@@ -305,7 +310,8 @@ def _block_source(fn, op, slot):
     module = ast.fix_missing_locations(_Paste(fn, where).visit(ast.Module(body, [])))
     stored = {n.id for n in ast.walk(module) if isinstance(n, ast.Name)
               and isinstance(n.ctx, (ast.Store, ast.Del))}
-    known = set(params) | stored | set(MATH) | set(CONSTANTS) | set(BLOCK_GLOBALS)
+    known = (set(params) | stored | set(MATH) | set(BLOCK_MATH) | set(CONSTANTS)
+             | set(BLOCK_GLOBALS))
     unknown = sorted(_names(module) - known)
     if unknown:
         raise RuleError(f"{where}: {unknown[0]!r} is neither a block argument, a local, nor "

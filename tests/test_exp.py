@@ -131,3 +131,58 @@ def test_the_map_rows_that_use_it_agree_with_numpy(op, dtype):
     np.testing.assert_allclose(got[ok], want[ok], rtol=rtol, atol=1e-300)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+
+
+# -- block rows: softmax and causal_softmax exponentiate a slice of 64 values or more in one
+# loop of their own with this exp (rules.BLOCK_MATH's vexp), fewer in one pass with libm's.
+# The large path must follow the small one's conventions row by row: the special values
+# (tested on small slices by the op table) and the values themselves, to an ulp or two.
+def _rows_with_specials(rng, n):
+    x = rng.normal(0.0, 3.0, (n, 5))
+    x[1, 2] = -np.inf                      # a masked entry: 0
+    x[2, :] = -np.inf                      # no finite entry: NaN
+    x[3, 0] = np.nan                       # NaN: the lane is NaN
+    x[4, 4] = np.inf                       # +inf: the lane is NaN
+    x[5, 1] = x[5, 3] = -0.0
+    x[6, :] = [800.0, -800.0, 0.0, 1.0, 2.0]     # shifted values far below -746
+    return x
+
+
+def _assert_close_rows(big, small):
+    assert np.array_equal(np.isnan(big), np.isnan(small))
+    ok = ~np.isnan(small)
+    assert np.array_equal(big[ok] == 0.0, small[ok] == 0.0)
+    np.testing.assert_allclose(big[ok], small[ok], rtol=4e-16, atol=0.0)
+
+
+def test_softmax_of_a_large_slice_agrees_with_small_ones():
+    rng = np.random.default_rng(3)
+    x = _rows_with_specials(rng, 40)                       # 200 values: the vexp path
+    w = rng.normal(size=x.shape)
+    vg = bn.value_and_grad(lambda x: np.sum(bn.softmax(x, axis=-1) * w))
+    big = bn.trace(lambda x: bn.softmax(x, axis=-1), x)(x)
+    small = np.array([bn.trace(lambda r: bn.softmax(r), row)(row) for row in x])
+    _assert_close_rows(big, small)
+    # along axis 0 (inner > 1) as well
+    big0 = bn.trace(lambda x: bn.softmax(x, axis=0), x.T)(x.T)
+    _assert_close_rows(big0.T, small)
+    # the gradient (the backward is one code for both): against the rows' own
+    g = vg(x)[1]
+    rows = [bn.value_and_grad(lambda r, wr=wr: np.sum(bn.softmax(r) * wr))(r)[1]
+            for r, wr in zip(x, w)]
+    finite = np.isfinite(small).all(axis=1)
+    np.testing.assert_allclose(g[finite], np.array(rows)[finite], rtol=1e-14, atol=1e-300)
+
+
+def test_causal_softmax_of_a_large_slice_agrees_with_small_ones():
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.0, 3.0, (16, 3, 3))                   # 144 values: the vexp path
+    x[1, 2, 0] = -np.inf
+    x[2, 0, 0] = -np.inf                                   # row 0 has no finite entry
+    x[3, 1, 0] = np.nan
+    x[4, 2, 1] = np.inf
+    x[5, 0, 1] = x[5, 0, 2] = np.nan                       # the masked half is never read
+    big = bn.trace(lambda x: bn.causal_softmax(x, 0.5), x)(x)
+    small = np.array([bn.trace(lambda b: bn.causal_softmax(b, 0.5), blk)(blk) for blk in x])
+    _assert_close_rows(big.reshape(-1, 3), small.reshape(-1, 3))
+    assert np.all(big[:, np.triu_indices(3, 1)[0], np.triu_indices(3, 1)[1]] == 0.0)

@@ -143,6 +143,10 @@ MATMUL_SHAPES = [
     ((1, 300), (300, 40)),          # a vector times a matrix beyond BLAS's threshold: loops
     ((3, 70), (70, 9)),             # ... with up to 4 rows (N not a multiple of 4)
     ((2, 5, 64), (64, 33)),         # 10 rows folded: BLAS
+    ((2, 3, 8, 4), (2, 3, 4, 8)),   # attention's per-head products, B small (K * N <= 4096):
+    ((2, 3, 8, 8), (2, 3, 8, 4)),   # sums in registers, four columns at a time
+    ((2, 6, 7), (2, 7, 5)),         # ... with K and N not multiples of 4
+    ((7, 6), (6, 9)),               # ... one product of several rows
 ]
 MM_IDS = [f"{a}@{b}".replace(" ", "") for a, b in MATMUL_SHAPES]
 
