@@ -126,7 +126,8 @@ exp = njit(inline="always")(pytypes.FunctionType(
 # (rules.BLOCK_MATH)
 NATIVE = {"gemm": gemm, "gemv": gemv, "vexp": exp}
 # What a map row's loops call instead of libm: they vectorize with it (exp over 65,536
-# doubles: 80 against 288 us). Block rows and the dispatcher's scalar cases keep libm's exp,
-# which is faster where a loop stays scalar (a softmax along 8 elements: 102 against 266 us
-# for 3,072 rows), so an exp there may differ from a map loop's in the last bit.
+# doubles: 80 against 288 us). Block rows' ``exp`` and the dispatcher's scalar cases keep
+# libm's, which is faster where a loop stays scalar (a softmax along 8 elements: 102 against
+# 266 us for 3,072 rows), so an exp there may differ from a map loop's in the last bit; a
+# block that has a loop of exponentials alone calls ``vexp`` there (softmax, >= 64 values).
 VECTOR_MATH = {"exp": exp}
