@@ -18,6 +18,61 @@ from .layout import C_GEMM, C_GEMV, C_ILP64
 CblasRowMajor, CblasNoTrans, CblasTrans = 101, 111, 112
 
 
+def _cblas(context, builder, signature, args, slot, dtype, spec):
+    """Call the cblas routine whose address is ``C[slot]`` (``args[0]`` is C), with 32- or
+    64-bit integers as ``C[C_ILP64]`` says. ``spec`` lists its arguments: "order" (row-major),
+    ("trans", k) (CblasTrans when args[k] is nonzero), ("int", k), "unit" (the integer 1),
+    "one" (the real 1), ("real", k), ("ptr", k, ko) (the array args[k] at offset args[ko])."""
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+    real = context.get_value_type(dtype)
+
+    def int64(k):
+        return context.cast(builder, args[k], signature.args[k], types.int64)
+
+    address = builder.load(builder.gep(args[0], [ir.Constant(i64, slot)]))
+    ilp64 = builder.load(builder.gep(args[0], [ir.Constant(i64, C_ILP64)]))
+
+    def call(blasint):
+        def n(v):
+            return builder.trunc(v, blasint) if blasint.width < 64 else v
+        kinds, values = [], []
+        for item in spec:
+            kind = item if isinstance(item, str) else item[0]
+            if kind == "order":
+                kinds.append(i32)
+                values.append(ir.Constant(i32, CblasRowMajor))
+            elif kind == "trans":
+                nonzero = builder.icmp_signed("!=", int64(item[1]), ir.Constant(i64, 0))
+                kinds.append(i32)
+                values.append(builder.select(nonzero, ir.Constant(i32, CblasTrans),
+                                             ir.Constant(i32, CblasNoTrans)))
+            elif kind == "int":
+                kinds.append(blasint)
+                values.append(n(int64(item[1])))
+            elif kind == "unit":
+                kinds.append(blasint)
+                values.append(ir.Constant(blasint, 1))
+            elif kind == "one":
+                kinds.append(real)
+                values.append(ir.Constant(real, 1.0))
+            elif kind == "real":
+                kinds.append(real)
+                values.append(context.cast(builder, args[item[1]], signature.args[item[1]],
+                                           dtype))
+            else:                                   # "ptr"
+                kinds.append(real.as_pointer())
+                values.append(builder.gep(args[item[1]], [int64(item[2])]))
+        fnty = ir.FunctionType(ir.VoidType(), kinds)
+        builder.call(builder.inttoptr(address, fnty.as_pointer()), values)
+
+    wide = builder.icmp_signed("!=", ilp64, ir.Constant(i64, 0))
+    with builder.if_else(wide) as (then, otherwise):
+        with then:
+            call(i64)
+        with otherwise:
+            call(i32)
+
+
 @intrinsic
 def gemm(typingctx, C, ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy):
     """cblas_?gemm(RowMajor, op(ta), op(tb), M, N, K, 1, A + oa, lda, B + ob, ldb, beta,
@@ -26,39 +81,10 @@ def gemm(typingctx, C, ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy
     sig = types.void(C, ta, tb, M, N, K, A, oa, lda, B, ob, ldb, beta, Y, oy, ldy)
 
     def codegen(context, builder, signature, args):
-        i32, i64 = ir.IntType(32), ir.IntType(64)
-        as64 = [context.cast(builder, v, t, types.int64) if isinstance(t, types.Integer) else v
-                for v, t in zip(args, signature.args)]
-        (c, ta, tb, M, N, K, a, oa, lda, b, ob, ldb, _, y, oy, ldy) = as64
-        real = context.get_value_type(dtype)
-        beta = context.cast(builder, args[12], signature.args[12], dtype)
-        address = builder.load(builder.gep(c, [ir.Constant(i64, C_GEMM)]))
-        ilp64 = builder.load(builder.gep(c, [ir.Constant(i64, C_ILP64)]))
-        pa, pb, py = builder.gep(a, [oa]), builder.gep(b, [ob]), builder.gep(y, [oy])
-
-        def flag(t):
-            nonzero = builder.icmp_signed("!=", t, ir.Constant(i64, 0))
-            return builder.select(nonzero, ir.Constant(i32, CblasTrans),
-                                  ir.Constant(i32, CblasNoTrans))
-
-        def call(blasint):
-            fnty = ir.FunctionType(ir.VoidType(), [
-                i32, i32, i32, blasint, blasint, blasint, real, real.as_pointer(), blasint,
-                real.as_pointer(), blasint, real, real.as_pointer(), blasint])
-            fn = builder.inttoptr(address, fnty.as_pointer())
-
-            def n(v):
-                return builder.trunc(v, blasint) if blasint.width < 64 else v
-            builder.call(fn, [ir.Constant(i32, CblasRowMajor), flag(ta), flag(tb), n(M), n(N),
-                              n(K), ir.Constant(real, 1.0), pa, n(lda), pb, n(ldb), beta, py,
-                              n(ldy)])
-
-        wide = builder.icmp_signed("!=", ilp64, ir.Constant(i64, 0))
-        with builder.if_else(wide) as (then, otherwise):
-            with then:
-                call(i64)
-            with otherwise:
-                call(i32)
+        _cblas(context, builder, signature, args, C_GEMM, dtype,
+               ["order", ("trans", 1), ("trans", 2), ("int", 3), ("int", 4), ("int", 5),
+                "one", ("ptr", 6, 7), ("int", 8), ("ptr", 9, 10), ("int", 11), ("real", 12),
+                ("ptr", 13, 14), ("int", 15)])
         return context.get_dummy_value()
 
     return sig, codegen
@@ -72,36 +98,9 @@ def gemv(typingctx, C, ta, M, N, A, oa, lda, X, ox, beta, Y, oy):
     sig = types.void(C, ta, M, N, A, oa, lda, X, ox, beta, Y, oy)
 
     def codegen(context, builder, signature, args):
-        i32, i64 = ir.IntType(32), ir.IntType(64)
-        as64 = [context.cast(builder, v, t, types.int64) if isinstance(t, types.Integer) else v
-                for v, t in zip(args, signature.args)]
-        (c, ta, M, N, a, oa, lda, x, ox, _, y, oy) = as64
-        real = context.get_value_type(dtype)
-        beta = context.cast(builder, args[9], signature.args[9], dtype)
-        address = builder.load(builder.gep(c, [ir.Constant(i64, C_GEMV)]))
-        ilp64 = builder.load(builder.gep(c, [ir.Constant(i64, C_ILP64)]))
-        pa, px, py = builder.gep(a, [oa]), builder.gep(x, [ox]), builder.gep(y, [oy])
-        trans = builder.select(builder.icmp_signed("!=", ta, ir.Constant(i64, 0)),
-                               ir.Constant(i32, CblasTrans), ir.Constant(i32, CblasNoTrans))
-
-        def call(blasint):
-            fnty = ir.FunctionType(ir.VoidType(), [
-                i32, i32, blasint, blasint, real, real.as_pointer(), blasint,
-                real.as_pointer(), blasint, real, real.as_pointer(), blasint])
-            fn = builder.inttoptr(address, fnty.as_pointer())
-
-            def n(v):
-                return builder.trunc(v, blasint) if blasint.width < 64 else v
-            one = ir.Constant(blasint, 1)
-            builder.call(fn, [ir.Constant(i32, CblasRowMajor), trans, n(M), n(N),
-                              ir.Constant(real, 1.0), pa, n(lda), px, one, beta, py, one])
-
-        wide = builder.icmp_signed("!=", ilp64, ir.Constant(i64, 0))
-        with builder.if_else(wide) as (then, otherwise):
-            with then:
-                call(i64)
-            with otherwise:
-                call(i32)
+        _cblas(context, builder, signature, args, C_GEMV, dtype,
+               ["order", ("trans", 1), ("int", 2), ("int", 3), "one", ("ptr", 4, 5),
+                ("int", 6), ("ptr", 7, 8), "unit", ("real", 9), ("ptr", 10, 11), "unit"])
         return context.get_dummy_value()
 
     return sig, codegen

@@ -238,6 +238,26 @@ def _batch(bt, p, P, oa, ob, oy, M, K, N):
     return xa, xb, xy
 
 
+@template
+def _four_sums(T, u, ua, us, w, wa, ws, wl):
+    """Four sums kept in registers: s_l = sum over t < T of u[ua + t us] w[wa + t ws + l wl],
+    l = 0..3, each in t order (matmul's small products, four output columns at a time; a
+    loop that adds into the output in memory stores and reloads it at every t, since
+    nothing tells LLVM that the output and the operands do not overlap)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for t in range(T):
+        x = u[ua + t * us]
+        q = wa + t * ws
+        s0 += x * w[q]
+        s1 += x * w[q + wl]
+        s2 += x * w[q + 2 * wl]
+        s3 += x * w[q + 3 * wl]
+    return s0, s1, s2, s3
+
+
 # -- the block rows' rules (statements over the sweep's locals: kernels/rules.py), in the
 # order of the table
 
@@ -898,24 +918,15 @@ def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm, gemv):
     for bt in range(nb):
         xa, xb, xy = _batch(bt, p, P, oa, ob, oy, M, K, N)
         # B small enough for L1 (attention's per-head products): four columns of a row of Y
-        # at a time, summed in registers over k, in k order as the loop below (the 384
-        # products of 8x8 by 8x4 in 29 against 101 us: the loop below stores and reloads Y
-        # at every k, since nothing tells LLVM that Y and B do not overlap)
+        # at a time, summed in registers over k, in k order as the loop below (_four_sums;
+        # the 384 products of 8x8 by 8x4 in 29 against 101 us)
         if (M * K * N <= 512 or not blas or M <= 4) and K * N <= 4096:
             n4 = N - N % 4
             for r in range(M):
+                arow = xa + r * K
                 for n in range(0, n4, 4):
-                    s0 = 0.0
-                    s1 = 0.0
-                    s2 = 0.0
-                    s3 = 0.0
-                    for k in range(K):
-                        av = val[xa + r * K + k]
-                        q = xb + k * N + n
-                        s0 += av * val[q]
-                        s1 += av * val[q + 1]
-                        s2 += av * val[q + 2]
-                        s3 += av * val[q + 3]
+                    bcol = xb + n
+                    s0, s1, s2, s3 = _four_sums(K, val, arow, 1, val, bcol, N, 1)
                     q = xy + r * N + n
                     val[q] = s0
                     val[q + 1] = s1
@@ -960,18 +971,10 @@ def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm, gemv):
             n4 = N - N % 4
             if need_a:
                 for r in range(M):
+                    gyrow = xy + r * N
                     for k in range(0, k4, 4):
-                        s0 = 0.0
-                        s1 = 0.0
-                        s2 = 0.0
-                        s3 = 0.0
-                        for n in range(N):
-                            gy = grad[xy + r * N + n]
-                            q = xb + k * N + n
-                            s0 += gy * val[q]
-                            s1 += gy * val[q + N]
-                            s2 += gy * val[q + 2 * N]
-                            s3 += gy * val[q + 3 * N]
+                        brow = xb + k * N
+                        s0, s1, s2, s3 = _four_sums(N, grad, gyrow, 1, val, brow, 1, N)
                         q = xa + r * K + k
                         grad[q] += s0
                         grad[q + 1] += s1
@@ -984,18 +987,10 @@ def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm, gemv):
                         grad[xa + r * K + k] += acc
             if need_b:
                 for k in range(K):
+                    acol = xa + k
                     for n in range(0, n4, 4):
-                        s0 = 0.0
-                        s1 = 0.0
-                        s2 = 0.0
-                        s3 = 0.0
-                        for r in range(M):
-                            av = val[xa + r * K + k]
-                            q = xy + r * N + n
-                            s0 += av * grad[q]
-                            s1 += av * grad[q + 1]
-                            s2 += av * grad[q + 2]
-                            s3 += av * grad[q + 3]
+                        gycol = xy + n
+                        s0, s1, s2, s3 = _four_sums(M, val, acol, K, grad, gycol, N, 1)
                         q = xb + k * N + n
                         grad[q] += s0
                         grad[q + 1] += s1

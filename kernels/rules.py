@@ -22,6 +22,7 @@ math, numba and numpy) and read ``inf`` and ``nan``, and nothing else: no global
 closures, no defaults.
 """
 import ast
+import copy
 import functools
 import inspect
 import textwrap
@@ -173,11 +174,17 @@ def _read(fn, op, slot, allowed):
 
 
 class _Rename(ast.NodeTransformer):
+    """Names -> other names (a str: a map rule's locals), or -> the name or number a
+    template's call gave for an argument (an ast node)."""
+
     def __init__(self, names):
         self.names = names
 
     def visit_Name(self, node):
-        return ast.Name(self.names.get(node.id, node.id), node.ctx)
+        new = self.names.get(node.id, node.id)
+        if isinstance(new, str):
+            return ast.Name(new, node.ctx)
+        return ast.copy_location(copy.deepcopy(new), node)
 
 
 def _check_names(node, known, where):
@@ -222,9 +229,12 @@ BLOCK_MATH = ("vexp",)
 
 def template(fn):
     """Mark ``fn`` as a template of block statements. A block rule calls it as
-    ``r1, r2 = fn(x, y)`` with the template's own argument names (x, y) and its returned
-    names (``return r1, r2``); the generator pastes the template's statements in place of
-    the call, so compiled code has no call. Called from Python, it is a function."""
+    ``r1, r2 = fn(x, y)`` with its returned names (``return r1, r2``) and, for each
+    argument, a name or a number: the template's own argument name, or another name or a
+    number, which the generator writes in place of the argument (``fn(val, 1)`` for
+    ``def fn(u, step)`` reads ``val`` with step 1). The generator pastes the template's
+    statements in place of the call, so compiled code has no call. Called from Python, it
+    is a function."""
     fn.__bn_template__ = True
     return fn
 
@@ -276,10 +286,19 @@ class _Paste(ast.NodeTransformer):
             return self.generic_visit(node)
         where = f"{self.where}, template {t.__name__}"
         params, body = _plain_body(_node(t, where), where)
-        given = [a.id if isinstance(a, ast.Name) else None for a in node.value.args]
-        if tuple(given) != params or node.value.keywords:
-            raise RuleError(f"{where}: call it with its own argument names "
-                            f"{t.__name__}({', '.join(params)})")
+        given = node.value.args
+        if (len(given) != len(params) or node.value.keywords
+                or not all(isinstance(a, (ast.Name, ast.Constant)) for a in given)):
+            raise RuleError(f"{where}: call it with a name or a number for each argument "
+                            f"of {t.__name__}({', '.join(params)})")
+        renamed = {p: a for p, a in zip(params, given)
+                   if not (isinstance(a, ast.Name) and a.id == p)}
+        assigned = {n.id for st in body for n in ast.walk(st)
+                    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        if assigned & set(renamed):
+            raise RuleError(f"{where}: it assigns its argument "
+                            f"{sorted(assigned & set(renamed))[0]!r}: call it with that "
+                            "argument's own name")
         if not body or not isinstance(body[-1], ast.Return):
             raise RuleError(f"{where}: a template ends with `return <names>`")
         returned = _name_list(body[-1].value)
@@ -290,7 +309,7 @@ class _Paste(ast.NodeTransformer):
         if inner:
             raise RuleError(f"{where}: only the last statement of a template returns (an "
                             "error code is the calling rule's to return)")
-        return body[:-1]
+        return [_Rename(renamed).visit(copy.deepcopy(st)) for st in body[:-1]]
 
 
 @functools.lru_cache(maxsize=None)

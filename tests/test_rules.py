@@ -212,6 +212,29 @@ def _axis_(i, p, P, a0, off):
     return 0, 0, 0, 0, 0
 
 
+@rules.template
+def _scaled_(u, ua, us):
+    s = u[ua] * us
+    return s
+
+
+@rules.template
+def _bumps_(u, ua):
+    ua = ua + 1
+    s = u[ua]
+    return s
+
+
+def _block_renamed(i, oy, val, grad):
+    s = _scaled_(grad, oy, 2)
+    val[i] = s
+
+
+def _block_assigns_renamed(i, oy, val):
+    s = _bumps_(val, i)
+    val[oy] = s
+
+
 _axis_ = rules.template(_axis_)
 BLOCK_BAD = [
     (_block_bad_argument, "'x' is not one of the block arguments"),
@@ -219,6 +242,7 @@ BLOCK_BAD = [
     (_block_other_names, "'q' is not one of the block arguments"),
     (_block_global, "'_SCALE' is neither a block argument"),
     (_block_early, "only the last statement of a template returns"),
+    (_block_assigns_renamed, "it assigns its argument 'ua'"),
     ("val[i] = 0.0", "a block rule is a def"),
 ]
 
@@ -228,3 +252,10 @@ def test_a_block_rule_outside_the_contract_is_an_error_naming_the_op(fn, words):
     with pytest.raises(RuleError) as e:
         rules.block_source(fn, "myblock", "fwd")
     assert "op 'myblock'" in str(e.value) and words in str(e.value)
+
+
+def test_a_template_called_with_other_names_and_numbers_reads_them():
+    """A template's arguments may be other names or numbers: they are written in place of
+    the arguments (matmul's _four_sums reads val or grad, with strides 1, K or N)."""
+    source = rules.block_source(_block_renamed, "myblock", "fwd")
+    assert "s = grad[oy] * 2" in source and "u" not in source.split()

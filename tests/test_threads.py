@@ -78,6 +78,25 @@ def test_threads_calling_one_tensor_function_get_serial_results():
         assert all(_bits(r) == serial[k] for r in got), k
 
 
+def test_threads_get_serial_results_through_gemv_register_loops_and_vexp():
+    """The matmul paths that call cblas_?gemv (a vector times a large matrix) and sum in
+    registers (per-head products, forward and backward), and softmax's and causal softmax's
+    vectorized-exp path (64 values or more): bit for bit against serial calls."""
+    def loss(w, x, q, k):
+        h = np.tanh(x @ w["big"])                                   # (2, 64) @ (64, 96): gemv
+        att = bn.softmax(q @ np.transpose(k, (0, 1, 3, 2)), axis=-1)    # (2, 3, 8, 8)
+        causal = bn.causal_softmax(q @ np.transpose(k, (0, 1, 3, 2)), 0.5)
+        return np.sum(h * h) + np.sum(att @ k * w["v"]) + np.sum(causal * att)
+    rng = np.random.default_rng(4)
+    w = {"big": rng.normal(size=(64, 96)), "v": rng.normal(size=(2, 3, 8, 4))}
+    inputs = [(w, rng.normal(size=(2, 64)), rng.normal(size=(2, 3, 8, 4)),
+               rng.normal(size=(2, 3, 8, 4))) for _ in range(40)]
+    vg = bn.value_and_grad(loss, argnums=(0, 1, 2, 3))
+    serial = [_bits(bn.value_and_grad(loss, argnums=(0, 1, 2, 3))(*x)) for x in inputs]
+    for k, got in _hammer(vg, inputs).items():
+        assert all(_bits(r) == serial[k] for r in got), k
+
+
 def test_threads_sharing_one_tape_and_vjp():
     tape = bn.trace(lambda x, y: np.sum(np.sin(x) * y), np.ones(300), np.ones(300),
                     argnums=(0, 1))
