@@ -170,15 +170,16 @@ class _VMapped:
         """(the traced form of f on one sample, once per signature; this call's leaves in
         the tape's input order)."""
         try:
-            sig = Signature(sample, {}, ())
+            if self.transformed is not None:      # the gradient's tape orders the leaves
+                sig = self.transformed.tape_for(sample, {})[1]
+            else:
+                sig = Signature(sample, {}, ())
         except NestedTrace:
             raise nested_unsupported("bn.vmap") from None
         key = (batched_args, sig.key)
         found = self.traced.get(key)
         if found is None:
             found = self._new_trace(sample, batched_args, key)
-        if found.mode == layout.MODE_BATCH_GRAD:      # the gradient's tape orders them
-            sig = self.transformed.tape_for(sample, {})[1]
         return found, sig.diff + sig.data
 
     def _new_trace(self, sample, batched_args, key):
@@ -248,7 +249,8 @@ class _VMapped:
         return _Traced(tape, sig, _slots(sig, batched_args), layout.MODE_BATCH,
                        sum(math.prod(s) for s in shapes), unpack)
 
-    def _run_chunk(self, traced, shared, X, lo, hi):
+    def _run_chunk(self, traced, shared, X, Y, lo, hi):
+        """Run samples lo .. hi - 1 in this thread's state; their result rows go to Y."""
         n = hi - lo
         state = traced.batch_state(n)
         state.X[:n] = X[lo:hi]
@@ -261,7 +263,7 @@ class _VMapped:
         if value != value and state.C[layout.C_ERR]:
             from ._tape import State
             State.raise_error(state)        # the message a plain run gives
-        return state.Y[:n].copy()
+        Y[lo:hi] = state.Y[:n]
 
     def __call__(self, *args):
         batched, size, sample = self._split(args)
@@ -272,19 +274,26 @@ class _VMapped:
             check_integer_data(y, dtype)
         X = np.concatenate([batched[where].reshape(size, -1) for _, _, where in traced.batched],
                            axis=1).astype(dtype, copy=False)
+        Y = np.empty((size, traced.nout), dtype)
         chunks = max(1, min(self.threads, size // MIN_PER_THREAD))
-        bounds = np.linspace(0, size, chunks + 1).astype(int)
+        bounds = np.linspace(0, size, chunks + 1).astype(int).tolist()
         if chunks == 1:
-            Y = self._run_chunk(traced, shared, X, 0, size)
+            self._run_chunk(traced, shared, X, Y, 0, size)
         else:
             if self.pool is None:
                 with self.lock:
                     if self.pool is None:
                         self.pool = concurrent.futures.ThreadPoolExecutor(
-                            self.threads, thread_name_prefix="burnumba-vmap")
-            parts = self.pool.map(lambda k: self._run_chunk(traced, shared, X, bounds[k],
-                                                            bounds[k + 1]), range(chunks))
-            Y = np.concatenate(list(parts))
+                            self.threads - 1, thread_name_prefix="burnumba-vmap")
+            # the first chunk runs on the calling thread, the others on the pool's
+            others = [self.pool.submit(self._run_chunk, traced, shared, X, Y, bounds[k],
+                                       bounds[k + 1]) for k in range(1, chunks)]
+            try:
+                self._run_chunk(traced, shared, X, Y, bounds[0], bounds[1])
+            finally:
+                concurrent.futures.wait(others)      # no chunk outlives the call
+            for future in others:
+                future.result()                      # a chunk's error
         out = traced.unpack(Y)
         if self.out_axes:
             leaves, treedef = flatten(out)

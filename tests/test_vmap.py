@@ -124,3 +124,17 @@ def test_errors():
     with pytest.raises(bn.DataError, match="take"):                   # bad data, its message
         bn.vmap(lambda t, i: np.sum(t[i]), in_axes=(None, 0))(np.ones((3, 2)),
                                                               np.array([[0], [7]]))
+
+
+def test_error_in_another_threads_chunk():
+    """A bad sample in the chunk a pool thread runs raises its error in the caller, after
+    every chunk has finished; the next call runs normally."""
+    table = np.arange(6.0).reshape(3, 2)
+    f = bn.vmap(lambda t, i: np.sum(t[i]), in_axes=(None, 0), threads=2)
+    idx = np.zeros((256, 1), np.int64)
+    idx[200] = 7                                    # in the second of the two chunks
+    with pytest.raises(bn.DataError, match="index 7 is out of bounds"):
+        f(table, idx)
+    idx[200] = 2
+    expected = np.array([np.sum(table[i]) for i in idx])
+    np.testing.assert_array_equal(f(table, idx), expected)
