@@ -144,7 +144,9 @@ class Builder:
         row = BY_NAME[name]
         node = self._scalar_map(row, xs, imm)
         if node is not None:
-            return Var(self, node, ())
+            v = object.__new__(Var)             # Var(self, node, ()), without its two calls
+            v._b, v._node, v.shape, v._view = self, node, (), None
+            return v
         xs = [self.lift(x) for x in xs]
         if len(xs) == 1:
             shape = xs[0].shape
@@ -172,12 +174,30 @@ class Builder:
             return None
         need = self.need
         if len(xs) == 1:
-            return self.add(row.name, (), a, -1, imm=imm, need=need[a] and row.da is not None)
+            return self._add_scalar(row.name, a, -1, imm, need[a] and row.da is not None)
         b = self._scalar_node(xs[1])
         if b is None:
             return None
-        return self.add(row.name, (), a, b, imm=imm,
-                        need=(need[a] and row.da is not None) or (need[b] and row.db is not None))
+        return self._add_scalar(row.name, a, b, imm, (need[a] and row.da is not None)
+                                or (need[b] and row.db is not None))
+
+    def _add_scalar(self, name, a0, a1, imm, need):
+        """``add`` for a scalar node without parameters (_scalar_map's: its operands were
+        checked to be this live trace's)."""
+        end = self.off[-1] + 1
+        if end > _INT_MAX:
+            return self.add(name, (), a0, a1, None, imm, need)    # the same error as add's
+        self.op.append(OPCODE[name])
+        self.a0.append(a0)
+        self.a1.append(a1)
+        self.pp.append(-1)
+        self.need.append(1 if need else 0)
+        self.imm.append(float(imm))
+        self.off.append(end)
+        self.shapes.append(())
+        if self.sites is not None:
+            self.sites.append(user_site())
+        return len(self.op) - 1
 
     def _scalar_node(self, x):
         """The node of x for _scalar_map, or None."""

@@ -2449,7 +2449,7 @@ def _apply_ufunc(ufunc, method, inputs, kwargs):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
             f"{_supported(_UFUNCS)}; compose it from those or add a row to kernels/ops.py"))
-    if set(kwargs) - _UFUNC_KEYWORDS.get(ufunc, set()):
+    if kwargs and set(kwargs) - _UFUNC_KEYWORDS.get(ufunc, set()):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
             "on traced values"))

@@ -244,3 +244,30 @@ def test_python_float_arguments_are_tape_inputs_unless_static():
     ints = bn.grad(lambda x, n: np.sum(x) * n)           # ints stay static
     ints(x, 2), ints(x, 3)
     assert len(ints.tapes) == 2
+
+
+def test_tracing_pauses_and_restores_the_garbage_collector():
+    """The collector is off while the function is traced, and back as it was after: on after
+    a trace, after a trace that raised, and still off when the user had turned it off."""
+    import gc
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        return np.sum(x * x)
+
+    def bad(x):
+        raise RuntimeError("the user's error")
+
+    assert gc.isenabled()
+    bn.grad(f)(np.ones(3))
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(RuntimeError, match="the user's error"):
+        bn.grad(bad)(np.ones(3))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        bn.grad(f)(np.ones(4))               # a new shape: traced again
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
