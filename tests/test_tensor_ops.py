@@ -147,6 +147,9 @@ MATMUL_SHAPES = [
     ((2, 3, 8, 8), (2, 3, 8, 4)),   # sums in registers, four columns at a time
     ((2, 6, 7), (2, 7, 5)),         # ... with K and N not multiples of 4
     ((7, 6), (6, 9)),               # ... one product of several rows
+    ((1, 16), (16, 16)),            # one row: dA four columns in registers, dB rank-1 updates
+    ((2, 9), (9, 37)),              # up to 4 rows, N >= 32: the row loop that vectorizes
+    ((2, 2, 1, 48), (2, 1, 48, 64)),  # ... batched, and beyond BLAS's threshold (one row)
 ]
 MM_IDS = [f"{a}@{b}".replace(" ", "") for a, b in MATMUL_SHAPES]
 
