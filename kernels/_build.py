@@ -26,7 +26,9 @@ from . import cache, layout, update
 from ._gen import dispatcher_module, row_functions, row_module, with_functions
 from .ops import BY_NAME, ROWS
 
-COMPILE_OPTIONS = {"error_model": "numpy"}    # also part of the cache key (this file's digest)
+# also part of the cache key (this file's digest). "contract": a * b + c may be one fused
+# multiply-add (one rounding instead of two), as XLA and the BLAS compute them
+COMPILE_OPTIONS = {"error_model": "numpy", "fastmath": {"contract"}}
 
 
 # -- sources and modules -----------------------------------------------------------------
@@ -198,6 +200,7 @@ def compile_object(exports):
     from numba import types
     from numba.core.compiler import Flags, compile_extra
     from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.cpu import FastMathOptions
     from numba.core.registry import cpu_target
 
     name = exports[0][1]
@@ -209,6 +212,7 @@ def compile_object(exports):
     flags.no_cfunc_wrapper = True         # _c_entry instead
     flags.nrt = False                     # no reference counting: nothing is allocated
     flags.error_model = COMPILE_OPTIONS["error_model"]
+    flags.fastmath = FastMathOptions(COMPILE_OPTIONS["fastmath"])
     with global_compiler_lock:
         symbols = set()
         for func, sym, sig in exports:
