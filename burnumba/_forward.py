@@ -270,18 +270,16 @@ def _jacobian(f, argnums, how):
                                       _positive(cache.argnums, len(args)), cache.single, how)
         if tape.aux is not None:
             raise OutputError("jacobian: has_aux is not supported")
-        state = tape.state()
-        state.write(sig.diff + sig.data)
         m = int(np.prod(tape.out_shape, dtype=np.int64))
         forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
         if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
                 tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
             btape, bsig, _ = batched.tape_for(args, kwargs)
             J = btape.run_forward(bsig.diff + bsig.data)
-        elif forward:
-            J = _by_tangents(tape, state)
         else:
-            J = _by_cotangents(tape, state)
+            state = tape.state()
+            state.write(sig.diff + sig.data)
+            J = (_by_tangents if forward else _by_cotangents)(tape, state)
         return _jacobian_parts(tape, sig, resolved, cache.single, J)
 
     jacobian_fn.tapes = cache.tapes

@@ -31,7 +31,7 @@ import numpy as np
 from . import _linalg
 from ._errors import LeakedTracerError, UnsupportedOpError, at_user_site
 from ._tracer import Var, broadcast_to
-from .kernels import ROWS, rules
+from .kernels import OPCODE, ROWS, rules
 
 
 class NestedTrace(Exception):
@@ -59,8 +59,24 @@ def var(b, i):
 
 
 def params(b, i):
+    """Node i's integer parameters (a view: no copy of the rest of the list)."""
     p = b.pp[i]
-    return b.params[p:] if p >= 0 else []
+    return _Params(b.params, p) if p >= 0 else []
+
+
+class _Params:
+    """``b.params[p:]`` without copying it: indexed and sliced relative to p."""
+
+    __slots__ = ("items", "p")
+
+    def __init__(self, items, p):
+        self.items, self.p = items, p
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self.items) - self.p)
+            return self.items[self.p + start:self.p + stop:step]
+        return self.items[self.p + k]
 
 
 def copy(x):
@@ -782,10 +798,45 @@ def _reaches(b, start, seeds):
     return dep
 
 
+def eliminate_dead(b, roots):
+    """Make every node that no root depends on a constant, which the sweeps skip: a trace
+    with derivatives in it (``b.derived``) computes values its output never reads (the
+    loss value under a traced gradient, the gradient under a Hessian). The node keeps its
+    slice of the arena and its index (no renumbering: gathers address the arena). Tape
+    order is execution order, so one backward pass finds the live nodes. Returns how many
+    nodes were eliminated."""
+    n = b.n
+    live = bytearray(n)
+    for r in roots:
+        live[r] = 1
+    op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
+    listed = {OPCODE["sum"], OPCODE["sumsq"], OPCODE["inner"], OPCODE["gather"],
+              OPCODE["where"]}
+    for i in range(n - 1, -1, -1):
+        if not live[i]:
+            continue
+        if op[i] in listed:                     # operands named in the parameters too
+            for k in operands(b, i):
+                live[k] = 1
+            continue
+        if a0[i] >= 0:
+            live[a0[i]] = 1
+        if a1[i] >= 0:
+            live[a1[i]] = 1
+    const, leaves = OPCODE["const"], {OPCODE["const"], OPCODE["input"]}
+    dead = 0
+    for i in range(n):
+        if not live[i] and op[i] not in leaves:
+            op[i], a0[i], a1[i], pp[i], b.need[i] = const, -1, -1, -1, 0
+            dead += 1
+    return dead
+
+
 def backward(b, start, seeds, wrt):
     """Cotangents {node: traced value or None} of the nodes in ``wrt`` (the copies made at
     ``start``), pulled back from ``seeds`` {node: cotangent} through the nodes appended
     since, last to first. Only nodes that depend on ``wrt`` pass cotangents on."""
+    b.derived = True
     end = b.n                                   # the rules append nodes: stop at these
     dep = _reaches(b, start, wrt)
     # a seed may come at the shape of a view of its node ((n, 1) for an (n,) node)
@@ -804,6 +855,7 @@ def backward(b, start, seeds, wrt):
 def forward(b, start, tangents):
     """Tangents {node: traced value} of every node appended since ``start`` that a node of
     ``tangents`` (copies made at ``start``) reaches, first to last."""
+    b.derived = True
     t = dict(tangents)
     end = b.n
     for i in range(start, end):
@@ -924,6 +976,7 @@ def _whole_copy(b, i):
 def forward_batched(b, start, tangents, B, identity=()):
     """As ``forward``, for tangents with a leading axis of B directions; ``identity``: the
     nodes whose tangents are the B unit vectors (a rule may use that)."""
+    b.derived = True
     bnp = _bnp()
     t = dict(tangents)
     identity = set(identity)

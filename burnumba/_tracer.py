@@ -35,6 +35,7 @@ class Builder:
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
         self._gathers = {}            # (source, digest of positions) -> (positions, node)
         self.live = True              # False once the trace is over (leaked tracer check)
+        self.derived = False          # True once derivatives are traced as ops (_symbolic)
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
 

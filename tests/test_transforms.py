@@ -434,3 +434,46 @@ def test_jvp_fast_path_with_several_primals():
             np.cos(x) * tx * y2[:3] + np.sin(x) * ty[:3] + 2 * np.dot(y2, ty))
     got = bn.jvp(f, (x, y2), (tx, ty))
     assert np.allclose(got[0], want[0], rtol=1e-13) and np.allclose(got[1], want[1], rtol=1e-13)
+
+
+def _computed_but_unread(tape):
+    """The non-leaf nodes of a tape that its output (and aux) does not depend on."""
+    live = {int(tape.out)} | {node for node, _ in (tape.aux[1] if tape.aux else [])
+                              if node != "const"}
+    for i in range(tape.n - 1, -1, -1):
+        if i in live:
+            p = int(tape.pp[i])
+            listed = []
+            if ROWS[tape.op[i]].name in ("sum", "sumsq") and p >= 0:
+                listed = [int(k) for k in tape.P[p + 1:p + 1 + int(tape.P[p])]]
+            live |= {int(k) for k in (tape.a0[i], tape.a1[i]) if k >= 0} | set(listed)
+    return [i for i in range(tape.n) if i not in live and ROWS[tape.op[i]].kind != "leaf"]
+
+
+def test_derived_tapes_compute_only_what_their_output_reads():
+    """A gradient traced as ops leaves the loss value unread, a Hessian the gradient: those
+    nodes become constants the sweeps skip, and the results stay exact."""
+    f = lambda x: np.sum(np.sin(x) ** 3) + 0.5 * np.sum(x * x)               # noqa: E731
+    af = lambda x: anp.sum(anp.sin(x) ** 3) + 0.5 * anp.sum(x * x)          # noqa: E731
+    x, v = np.linspace(-1.0, 1.0, 5), np.arange(5.0)
+    tape = bn.trace(lambda x: np.sum(bn.grad(f)(x) * v), x)
+    assert tape.n > 0 and _computed_but_unread(tape) == []
+    np.testing.assert_allclose(bn.grad(lambda x: np.sum(bn.grad(f)(x) * v))(x),
+                               autograd.hessian(af)(x) @ v, rtol=1e-12)
+    np.testing.assert_allclose(bn.hvp(f, x, v), autograd.hessian(af)(x) @ v, rtol=1e-12)
+    np.testing.assert_allclose(bn.hessian(f)(x), autograd.hessian(af)(x), rtol=1e-12)
+    # an aux value that only the aux reads stays computed
+    both = bn.value_and_grad(lambda x: (np.sum(bn.grad(f)(x) * v), f(x)), has_aux=True)
+    (value, aux), g = both(x)
+    assert aux == pytest.approx(af(x), rel=1e-14)
+    np.testing.assert_allclose(g, autograd.hessian(af)(x) @ v, rtol=1e-12)
+
+
+def test_dead_code_in_a_plain_trace_is_kept():
+    """Without derivatives traced as ops, a trace keeps every node it recorded (what bn.trace
+    shows is what the function did)."""
+    def f(x):
+        unused = np.exp(x)                     # noqa: F841
+        return np.sum(x * x)
+    tape = bn.trace(f, np.ones(3))
+    assert "exp" in [ROWS[k].name for k in tape.op]
