@@ -354,12 +354,48 @@ def hvp(f, x, v):
     >>> bn.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    gradient = _CACHES.get(f, "hvp", lambda: _Holder(grad(f))).value
-    return _jvp(gradient, (x,), (v,), False)[1]
+    holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
+    # x and v float arrays of a shape already traced (a Newton-CG loop calls hvp many times
+    # on one shape): the views into this thread's state are prepared once, so a call is two
+    # copies in, the tangent sweep and one copy out (16.9 -> 14 us at n = 1000)
+    if type(x) is np.ndarray and type(v) is np.ndarray and x.shape == v.shape \
+            and x.dtype.kind == "f" and not SWITCH.on:
+        key = (x.shape, x.dtype.str)
+        tape = holder.plain.get(key)
+        if tape is not None:
+            state = tape.state()
+            views = state.views.get(_HVP_VIEWS)
+            if views is None:
+                views = state.views[_HVP_VIEWS] = _hvp_views(tape, state)
+            into_x, into_v, out = views
+            into_x[...] = x
+            into_v[...] = v
+            state.run(layout.MODE_JVP)
+            return float(out[0]) if tape.out_shape == () else out.reshape(tape.out_shape).copy()
+        result = _jvp(holder.value, (x,), (v,), False)[1]
+        jvp_cache = _CACHES.by_function.get(holder.value, {}).get(("jvp", 1))
+        traced = jvp_cache.plain.get((key,)) if jvp_cache is not None else None
+        if traced is not None and traced.n_diff == 1 and len(holder.plain) < CACHE_SIZE:
+            holder.plain[key] = traced
+        return result
+    return _jvp(holder.value, (x,), (v,), False)[1]
+
+
+_HVP_VIEWS = object()        # the key of hvp's views in a State's ``views``
+
+
+def _hvp_views(tape, state):
+    """(x's slice of the values, v's slice of the tangents, the output's tangent slice)."""
+    start, size, shape, _ = tape.in_slots[0]
+    o, e = int(tape.off[tape.out]), int(tape.off[tape.out + 1])
+    return (state.val[start:start + size].reshape(shape),
+            state.grad[start:start + size].reshape(shape), state.grad[o:e])
 
 
 class _Holder:
-    """A weakly referenceable box (a cache entry that is a function)."""
+    """A weakly referenceable box (a cache entry that is a function), with hvp's tapes by
+    the plain array's (shape, dtype)."""
 
     def __init__(self, value):
         self.value = value
+        self.plain = {}

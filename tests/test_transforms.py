@@ -419,6 +419,38 @@ def test_hvp_fast_path_equals_jvp_of_grad():
                           bn.hvp(rosen, np.ascontiguousarray(x[::-1]), np.ones(3)))
 
 
+def test_hvp_fast_path_new_values_threads_and_scalars():
+    """hvp's prepared views: every call reads its own x and v (nothing stale), a v of another
+    float dtype is converted as the general path converts it, threads each use their own
+    state, and a 0-d x gives a float."""
+    import concurrent.futures
+
+    def f(x):
+        return np.sum(np.sin(x) * x ** 2)
+
+    def af(x):
+        return anp.sum(anp.sin(x) * x ** 2)
+    rng = np.random.default_rng(8)
+    H = autograd.hessian(af)
+    for _ in range(4):
+        x, v = rng.standard_normal(6), rng.standard_normal(6)
+        np.testing.assert_allclose(bn.hvp(f, x, v), H(x) @ v, rtol=1e-12, atol=1e-12)
+    v32 = v.astype(np.float32)
+    assert bn.hvp(f, x, v32).tobytes() == bn.hvp(f, x, v32.astype(np.float64)).tobytes()
+    points = [(rng.standard_normal(6), rng.standard_normal(6)) for _ in range(64)]
+    serial = [bn.hvp(f, x, v) for x, v in points]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        threaded = list(pool.map(lambda p: bn.hvp(f, *p), points * 4))
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(serial * 4, threaded))
+    g = lambda x: np.sin(x) * x ** 3                                     # noqa: E731
+    for t in (0.5, 1.5):
+        r = bn.hvp(g, np.array(t), np.array(2.0))
+        r = bn.hvp(g, np.array(t), np.array(2.0))                        # the fast path
+        assert isinstance(r, float)
+        assert r == pytest.approx(2.0 * autograd.hessian(lambda x: anp.sin(x) * x ** 3)(t),
+                                  rel=1e-12)
+
+
 def test_jvp_fast_path_with_several_primals():
     def f(x, y):
         return np.sin(x) * y[:3] + np.sum(y ** 2)
