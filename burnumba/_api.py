@@ -14,7 +14,6 @@ from ._errors import (InputError, NestedTrace, OutputError, ShapeError, at_user_
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ._pytree import flatten, unflatten
 from ._signature import Signature, is_data, structure, tape_dtype
-from ._symbolic import eliminate_dead
 from ._tape import Tape
 from ._tracer import MASK_ROWS, Builder, Var
 from .kernels import ROWS
@@ -108,6 +107,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
     out = _as_output(b, result, need_scalar)
     out_node = out.node                    # a pending view becomes a node here
     if b.derived:                          # derivatives traced as ops: drop what is unread
+        from ._symbolic import eliminate_dead     # (imported already: it traced them)
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
         eliminate_dead(b, roots)
     b.live = False
