@@ -357,7 +357,7 @@ def hvp(f, x, v):
     holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
     # x and v float arrays of a shape already traced (a Newton-CG loop calls hvp many times
     # on one shape): the views into this thread's state are prepared once, so a call is two
-    # copies in, the tangent sweep and one copy out (16.9 -> 14 us at n = 1000)
+    # copies in, the tangent sweep and one copy out (Rosenbrock n = 1000: 16.9 -> 13.4 us)
     if type(x) is np.ndarray and type(v) is np.ndarray and x.shape == v.shape \
             and x.dtype.kind == "f" and not SWITCH.on:
         key = (x.shape, x.dtype.str)
