@@ -57,19 +57,25 @@ class Builder:
             pp = len(self.params)
             self.params.extend(params.tolist() if isinstance(params, np.ndarray)
                                else (int(p) for p in params))
+        return self._append(name, a0, a1, pp, need, imm, size,
+                            shape if type(shape) is tuple else tuple(shape))
+
+    def _append(self, name, a0, a1, pp, need, imm, size, shape):
+        """The new node's entry in every column; its index. (``add``, and ``_scalar_map``
+        directly: its scalar operands were checked to be this live trace's.)"""
+        end = self.off[-1] + size
+        if end > _INT_MAX:
+            raise ShapeError(at_user_site(
+                f"{name}: the tape's value buffer would exceed 2**31 elements (this node ends "
+                f"at {end:,}): trace with smaller inputs, e.g. a smaller batch"))
         self.op.append(OPCODE[name])
         self.a0.append(a0)
         self.a1.append(a1)
         self.pp.append(pp)
         self.need.append(1 if need else 0)
         self.imm.append(float(imm))
-        end = self.off[-1] + size
-        if end > _INT_MAX:
-            raise ShapeError(at_user_site(
-                f"{name}: the tape's value buffer would exceed 2**31 elements (this node ends "
-                f"at {end:,}): trace with smaller inputs, e.g. a smaller batch"))
         self.off.append(end)
-        self.shapes.append(shape if type(shape) is tuple else tuple(shape))
+        self.shapes.append(shape)
         if self.sites is not None:
             self.sites.append(user_site())
         return len(self.op) - 1
@@ -175,30 +181,13 @@ class Builder:
             return None
         need = self.need
         if len(xs) == 1:
-            return self._add_scalar(row.name, a, -1, imm, need[a] and row.da is not None)
+            return self._append(row.name, a, -1, -1, need[a] and row.da is not None, imm,
+                                1, ())
         b = self._scalar_node(xs[1])
         if b is None:
             return None
-        return self._add_scalar(row.name, a, b, imm, (need[a] and row.da is not None)
-                                or (need[b] and row.db is not None))
-
-    def _add_scalar(self, name, a0, a1, imm, need):
-        """``add`` for a scalar node without parameters (_scalar_map's: its operands were
-        checked to be this live trace's)."""
-        end = self.off[-1] + 1
-        if end > _INT_MAX:
-            return self.add(name, (), a0, a1, None, imm, need)    # the same error as add's
-        self.op.append(OPCODE[name])
-        self.a0.append(a0)
-        self.a1.append(a1)
-        self.pp.append(-1)
-        self.need.append(1 if need else 0)
-        self.imm.append(float(imm))
-        self.off.append(end)
-        self.shapes.append(())
-        if self.sites is not None:
-            self.sites.append(user_site())
-        return len(self.op) - 1
+        return self._append(row.name, a, b, -1, (need[a] and row.da is not None)
+                            or (need[b] and row.db is not None), imm, 1, ())
 
     def _scalar_node(self, x):
         """The node of x for _scalar_map, or None."""
