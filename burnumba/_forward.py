@@ -288,6 +288,19 @@ def _jacobian(f, argnums, how):
         return _symbolic.jacobian_matrix(b, f, args, _positive(cache.argnums, len(args)),
                                          "fwd")[0]
     batched = TapeCache(matrix, argnums, need_scalar=False)
+    # per tape, decided once: (forward?, its batched tape or None); both tapes are keyed by
+    # the same signature, so this call's leaves are the batched tape's inputs too
+    plans = weakref.WeakKeyDictionary()
+
+    def plan(tape, args, kwargs):
+        m = int(np.prod(tape.out_shape, dtype=np.int64))
+        forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
+        btape = None
+        if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
+                tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
+            btape = batched.tape_for(args, kwargs)[0]
+        plans[tape] = forward, btape
+        return forward, btape
 
     @functools.wraps(f)
     def jacobian_fn(*args, **kwargs):
@@ -299,12 +312,9 @@ def _jacobian(f, argnums, how):
                                       _positive(cache.argnums, len(args)), cache.single, how)
         if tape.aux is not None:
             raise OutputError("jacobian: has_aux is not supported")
-        m = int(np.prod(tape.out_shape, dtype=np.int64))
-        forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
-        if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
-                tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
-            btape, bsig, _ = batched.tape_for(args, kwargs)
-            J = btape.run_forward(bsig.diff + bsig.data)
+        forward, btape = plans.get(tape) or plan(tape, args, kwargs)
+        if btape is not None:
+            J = btape.run_forward(sig.diff + sig.data)
         else:
             state = tape.state()
             state.write(sig.diff + sig.data)

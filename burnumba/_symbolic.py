@@ -174,6 +174,10 @@ class _Evaluator:
             return self.env[n.id] if n.id in self.env else _CONSTANTS[n.id]
         if isinstance(n, ast.BinOp):
             a, b = self.eval(n.left), self.eval(n.right)
+            if isinstance(n.op, (ast.Mult, ast.Div)) and type(b) is float and b == 1.0:
+                return a                   # x * 1 and x / 1 are x, bit for bit: no node
+            if isinstance(n.op, ast.Mult) and type(a) is float and a == 1.0:
+                return b
             ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
                    ast.Div: lambda: a / b, ast.Pow: lambda: a ** b}
             return ops[type(n.op)]()
@@ -643,13 +647,14 @@ def _matmul_vjp(b, i, g, need=None):
     need = need or (lambda k: True)
     G = bnp.reshape(g, (nb, M, N))
     out = []
+    # an operand shared by the nb products gets the sum of their gradients (of one: itself)
     if need(b.a0[i]):
         dA = bnp.matmul(G, bnp.swapaxes(B, 1, 2))
-        out.append((b.a0[i], bnp.reshape(dA if sa else bnp.sum(dA, axis=0),
+        out.append((b.a0[i], bnp.reshape(dA if sa or nb == 1 else bnp.sum(dA, axis=0),
                                          b.shapes[b.a0[i]])))
     if need(b.a1[i]):
         dB = bnp.matmul(bnp.swapaxes(A, 1, 2), G)
-        out.append((b.a1[i], bnp.reshape(dB if sb else bnp.sum(dB, axis=0),
+        out.append((b.a1[i], bnp.reshape(dB if sb or nb == 1 else bnp.sum(dB, axis=0),
                                          b.shapes[b.a1[i]])))
     return out
 
@@ -930,6 +935,17 @@ def _batched_gather(b, i, tangent, B, identity=()):
     return b.gather(used, picked.reshape(-1), (B,) + b.shapes[i])
 
 
+def _transposed(b, v):
+    """The matrix v transposed, as a view. Where v is a gather node made from a view (the
+    x^T of a backward), the view reads that gather's own sources: (x^T)^T is x, no copy."""
+    through = b.viewed.get(v.node) if v._view is None else None
+    if through is None:
+        return _bnp().transpose(v, (1, 0))
+    pos = np.asarray(through).reshape(v.shape).T
+    srcs = [var(b, int(s)) for s in np.unique(sources(b, pos.reshape(-1)))]
+    return b.gather(srcs, pos, pos.shape)
+
+
 def _batched_matmul(b, i, tangent, B, identity=()):
     """tY = tA @ B + A @ tB for B directions. With one left matrix, A @ tB is computed as
     A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product."""
@@ -946,6 +962,11 @@ def _batched_matmul(b, i, tangent, B, identity=()):
             # is A transposed (the Jacobian of X @ w with respect to w, not a K-fold product)
             # (shaped as the other term, (B, 1, M, 1), so that the two add elementwise)
             term = bnp.reshape(bnp.transpose(bnp.reshape(A, (M, K)), (1, 0)), (K, 1, M, 1))
+        elif A.shape[0] == 1 and N == 1 and Bm.shape[0] == 1:
+            # A @ t_k for every direction k, as rows: T (B, K) @ A^T, one product (A is
+            # often x^T from the backward of x @ w: then A^T is x itself, no transpose)
+            At = _transposed(b, bnp.reshape(A, (M, K)))
+            term = bnp.reshape(bnp.matmul(bnp.reshape(tb4, (B, K)), At), (B, 1, M, 1))
         elif A.shape[0] == 1:
             T = bnp.reshape(bnp.transpose(tb4, (2, 0, 1, 3)), (K, B * Bm.shape[0] * N))
             Y = bnp.matmul(bnp.reshape(A, (M, K)), T)                # (M, B * nbB * N)
@@ -973,12 +994,72 @@ def _whole_copy(b, i):
         else None
 
 
+class _Scaled:
+    """A batched tangent kept as ``base * coef``: base has the node's shape with the leading
+    axis of B directions, coef is unbatched (a float, or a traced value that broadcasts over
+    the node's shape the way a map row's operand does). A map row's tangent rule is linear in
+    the tangent (g * f'(a), g / b, -g, g if c else 0, ...), so applied to a scaled tangent it
+    scales the coefficient alone: rule(base * c) = base * rule(c), one op over a node's
+    values instead of over B of them. A chain of such rows (the logistic loss's exp, log and
+    divides under a Hessian) costs one batched multiply, made where a row needs the batched
+    tangent itself (``_formed``). Mathematically the same tangent; the rounding differs from
+    applying each rule to the batched tangent (the factors are multiplied in another order)."""
+    __slots__ = ("base", "coef")
+
+    def __init__(self, base, coef):
+        self.base, self.coef = base, coef
+
+
+def _formed(b, t, node):
+    """Node ``node``'s batched tangent as a traced value (None without one); a scaled one
+    is multiplied out once and kept."""
+    ty = t.get(node)
+    if not isinstance(ty, _Scaled):
+        return ty
+    formed = ty.base if type(ty.coef) is float and ty.coef == 1.0 else ty.base * ty.coef
+    t[node] = formed
+    return formed
+
+
+def _scaled_map(b, i, t, B):
+    """Map row i's batched tangent as a ``_Scaled`` one, or None where it cannot be: an
+    operand whose tangent is broadcast over the output, or two operands' tangents on
+    different bases."""
+    row = ROWS[b.op[i]]
+    out_shape = b.shapes[i]
+    n = math.prod(out_shape)
+    base, coef = None, None
+    for k, slot in enumerate(("da", "db")[:row.arity]):
+        node = b.a0[i] if k == 0 else b.a1[i]
+        tk = t.get(node)
+        if getattr(row, slot) is None or tk is None:
+            continue
+        if math.prod(b.shapes[node]) != n:
+            return None
+        kb, kc = (tk.base, tk.coef) if isinstance(tk, _Scaled) else (tk, 1.0)
+        kb = _bnp().reshape(kb, (B,) + out_shape)
+        if base is None:
+            base = kb
+        elif kb.node != base.node:
+            return None
+        if isinstance(kc, Var) and kc.size != math.prod(b.shapes[node]):
+            kc = broadcast_to(kc, b.shapes[node])
+        _, ev = _map_env(b, i, kc, node)
+        term = _rule(row, slot, ev)
+        coef = term if coef is None else coef + term
+    if base is None:
+        return None
+    return _Scaled(base, coef if isinstance(coef, Var) else float(coef))
+
+
 def forward_batched(b, start, tangents, B, identity=()):
     """As ``forward``, for tangents with a leading axis of B directions; ``identity``: the
-    nodes whose tangents are the B unit vectors (a rule may use that)."""
+    nodes whose tangents are the B unit vectors (a rule may use that). A tangent of the
+    result may be a ``_Scaled`` one: read them with ``_formed``."""
     b.derived = True
     bnp = _bnp()
     t = dict(tangents)
+    get = functools.partial(_formed, b, t)
     identity = set(identity)
     for i in range(start, b.n):
         row = ROWS[b.op[i]]
@@ -994,13 +1075,17 @@ def forward_batched(b, start, tangents, B, identity=()):
                 identity.add(i)
             continue
         if row.kind == "map":
-            ty = _batched_map(b, i, t.get, B)
+            scaled = _scaled_map(b, i, t, B)
+            if scaled is not None:
+                t[i] = scaled
+                continue
+            ty = _batched_map(b, i, get, B)
         elif row.name in BATCHED:
-            ty = BATCHED[row.name](b, i, t.get, B, identity)
+            ty = BATCHED[row.name](b, i, get, B, identity)
         else:                                   # one direction at a time
             cols = []
             for k in range(B):
-                col = node_jvp(b, i, lambda n: None if t.get(n) is None else t[n][k])
+                col = node_jvp(b, i, lambda n: None if get(n) is None else t[n][k])
                 col = b.lift(col)
                 cols.append(col if col.shape == b.shapes[i] else
                             broadcast_to(col, b.shapes[i]))
@@ -1129,7 +1214,7 @@ def jacobian_matrix(b, f, args, argnums, how):
             seeds[c] = b.const(e.reshape((n,) + b.shapes[c]))
             pos += size
         t = forward_batched(b, start, seeds, n, set(copies) if len(copies) == 1 else ())
-        ty = t.get(out_node)
+        ty = _formed(b, t, out_node)
         cols = bnp.reshape(ty, (n, m)) if ty is not None else b.const(np.zeros((n, m)))
         J = bnp.transpose(cols, (1, 0))
     else:

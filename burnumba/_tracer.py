@@ -34,6 +34,7 @@ class Builder:
         self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
         self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
         self._gathers = {}            # (source, digest of positions) -> (positions, node)
+        self.viewed = {}              # gather node made from a view -> the positions it reads
         self.live = True              # False once the trace is over (leaked tracer check)
         self.derived = False          # True once derivatives are traced as ops (_symbolic)
         # per node, the user's source line: a side table kept only for debug_nans
@@ -237,6 +238,7 @@ class Builder:
                 return hit[1]
         node = self.add("gather", shape, a0=first, params=flat, need=need)
         self._gathers[key] = (flat, node)
+        self.viewed[node] = flat
         return node
 
     def axis(self, name, x, axis, shape, imm=0.0, operand=-1, params=()):

@@ -509,3 +509,27 @@ def test_dead_code_in_a_plain_trace_is_kept():
         return np.sum(x * x)
     tape = bn.trace(f, np.ones(3))
     assert "exp" in [ROWS[k].name for k in tape.op]
+
+
+def test_hessian_scales_elementwise_chains_once():
+    """The Hessian of a logistic loss pushes d directions through exp, log and divides over
+    n samples: those tangents are one direction-free coefficient times the seed, so the
+    batched tape holds one (d, n) product (not one per row), and its final product reads X
+    itself (no transposed copy of the (d, n) tangents)."""
+    rng = np.random.default_rng(3)
+    X, y, w = rng.normal(size=(40, 5)), np.sign(rng.normal(size=40)), rng.normal(size=5)
+
+    def loss(w, X, y, xp=np):
+        return xp.mean(xp.log(1.0 + xp.exp(-y * (X @ w)))) + 0.05 * xp.sum(w * w)
+
+    H = bn.hessian(loss)
+    got = H(w, X, y)
+    np.testing.assert_allclose(got, autograd.hessian(lambda w: loss(w, X, y, anp))(w),
+                               rtol=1e-12, atol=1e-14)
+    btape = next(iter(H.batched_tapes.values()))
+    names = [ROWS[k].name for k in btape.op]
+    wide = [names[i] for i in range(btape.n)           # (dead nodes became constants)
+            if tuple(btape.shapes[i]) == (5, 40) and names[i] != "const"]
+    assert wide == ["multiply"], wide
+    assert not any(names[i] == "gather" and tuple(btape.shapes[i]) == (40, 5)
+                   for i in range(btape.n))
