@@ -745,8 +745,10 @@ def scatter(a, positions, shape):
     b = a._b
     a = b.lift(a)
     shape = tuple(shape)
-    node = b.add("scatter", shape, a.node, params=np.asarray(positions).reshape(-1),
-                 need=b.need[a.node])
+    flat = np.asarray(positions).reshape(-1)
+    run = flat.size and flat[-1] - flat[0] == flat.size - 1 and np.all(np.diff(flat) == 1)
+    node = b.add("scatter", shape, a.node, params=flat, need=b.need[a.node],
+                 imm=1.0 if run else 0.0)      # one run of positions: the kernel's plain loop
     return Var(b, node, shape)
 
 

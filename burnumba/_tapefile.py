@@ -376,8 +376,9 @@ class _Tape:
     """The columns as Python lists, for the per-node rules (list indexing is cheaper than
     numpy scalars), and the helpers the rules share. ``size[i]`` is node i's element count."""
 
-    def __init__(self, cols, n):
+    def __init__(self, cols, n, imm):
         self.n = n
+        self.imm = imm
         self.op, self.a0, self.a1, self.pp = (cols[k].tolist() for k in ("op", "a0", "a1", "pp"))
         self.off = cols["off"].tolist()
         self.P = cols["P"]
@@ -466,6 +467,18 @@ def _gather(t, i):
         pos = t.P[p:p + ny]
         t.want(i, pos.min() >= 0 and pos.max() < t.off[i],
                f"a gathered position lies outside 0 .. {t.off[i] - 1} (the values before it)")
+    _run_flag(t, i, t.P[t.pp[i]:t.pp[i] + ny] if ny else [])
+
+
+def _run_flag(t, i, pos, kinds=(0.0, 1.0, 2.0)):
+    """The immediate names the positions' pattern, which the kernel trusts: 1 only for
+    consecutive positions, 2 (gather) only for one position repeated, else 0."""
+    c = t.imm[i]
+    t.want(i, c in kinds, f"its immediate is {c}, not one of {kinds} (the positions' pattern)")
+    t.want(i, c != 1.0 or (len(pos) and bool(np.all(np.diff(pos) == 1))),
+           "its immediate says one run, but its positions are not consecutive")
+    t.want(i, c != 2.0 or (len(pos) and bool(np.all(pos == pos[0]))),
+           "its immediate says one position repeated, but its positions differ")
 
 
 def _reduce(t, i):
@@ -543,6 +556,7 @@ def _scatter(t, i):
         pos = t.P[p:p + na]
         t.want(i, pos.min() >= 0 and pos.max() < t.size[i],
                f"a scattered position lies outside the node's {t.size[i]} elements")
+    _run_flag(t, i, t.P[t.pp[i]:t.pp[i] + na] if na else [], (0.0, 1.0))
 
 
 def _matmul(t, i):
@@ -680,7 +694,7 @@ def _validate(arrays, meta):
     if not isinstance(shapes, (list, tuple)) or len(shapes) != n:
         raise _Bad(f"meta shapes is not a list of {n} shapes")
     shapes = [_shape(s, f"shape of node %{i}") for i, s in enumerate(shapes)]
-    t = _Tape(cols, n)
+    t = _Tape(cols, n, F0[:n])
     # the nodes the vectorized checks pass (leaves and maps, most of a tape) skip their rule;
     # every other node, and any that fails, runs its rule in order, so the first bad node is
     # the one reported

@@ -18,6 +18,17 @@ from .kernels import BY_NAME, OPCODE
 _INT_MAX = np.iinfo(np.int32).max
 
 
+def _run_kind(flat):
+    """A gather's immediate: 1 when its positions are one run (a slice, a copy), 2 when
+    they are one position repeated (a broadcast scalar), else 0 (kernels/ops.py)."""
+    if flat.size and flat[-1] - flat[0] == flat.size - 1 and \
+            (flat.size < 3 or bool(np.all(np.diff(flat) == 1))):
+        return 1.0
+    if flat.size > 1 and flat[0] == flat[-1] and bool(np.all(flat == flat[0])):
+        return 2.0
+    return 0.0
+
+
 class Builder:
     """The growing tape: one Python list per column, packed into arrays by ``Tape``."""
 
@@ -219,8 +230,9 @@ class Builder:
                 and flat[0] == start and flat[-1] == start + flat.size - 1
                 and (flat.size < 3 or bool(np.all(np.diff(flat) == 1)))):
             return first
+        run = _run_kind(flat)
         if copy:
-            return self.add("gather", shape, a0=first, params=flat, need=need)
+            return self.add("gather", shape, a0=first, params=flat, need=need, imm=run)
         # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
         # node: its positions are fixed at trace time, and so are its sources' values' slots.
         # One element (a scalar picked from an array) is keyed by its position itself.
@@ -236,7 +248,8 @@ class Builder:
             hit = self._gathers.get(key)
             if hit is not None and np.array_equal(hit[0], flat):
                 return hit[1]
-        node = self.add("gather", shape, a0=first, params=flat, need=need)
+        # imm: the positions' pattern, for the kernel's plain loops (_run_kind)
+        node = self.add("gather", shape, a0=first, params=flat, need=need, imm=run)
         self._gathers[key] = (flat, node)
         self.viewed[node] = flat
         return node

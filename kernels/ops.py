@@ -322,19 +322,53 @@ def _where_jvp(i, oy, ny, p, P, off, a0, a1, need, val, grad):
         kb = kb + 1 if kb + 1 < nb else 0
 
 
-def _gather_fwd(oy, ny, p, P, val):
-    for j in range(ny):
-        val[oy + j] = val[P[p + j]]
+# gather and scatter: c = 1 marks positions that are one run (a slice x[1:], a copy), and
+# c = 2 (gather) one position repeated (a broadcast scalar): the loops then read or write
+# consecutive elements, which vectorize, instead of one indexed access each (Rosenbrock's
+# hvp: its slices, a broadcast and their adjoints took half the sweep). The same values and
+# the same additions in the same order as the indexed loops.
+def _gather_fwd(oy, ny, c, p, P, val):
+    if c == 1.0:
+        s = P[p]
+        for j in range(ny):
+            val[oy + j] = val[s + j]
+    elif c == 2.0:
+        v = val[P[p]]
+        for j in range(ny):
+            val[oy + j] = v
+    else:
+        for j in range(ny):
+            val[oy + j] = val[P[p + j]]
 
 
-def _gather_bwd(oy, ny, p, P, grad):
-    for j in range(ny):
-        grad[P[p + j]] += grad[oy + j]
+def _gather_bwd(oy, ny, c, p, P, grad):
+    if c == 1.0:
+        s = P[p]
+        for j in range(ny):
+            grad[s + j] += grad[oy + j]
+    elif c == 2.0:
+        s = P[p]
+        acc = grad[s]
+        for j in range(ny):
+            acc += grad[oy + j]
+        grad[s] = acc
+    else:
+        for j in range(ny):
+            grad[P[p + j]] += grad[oy + j]
 
 
-def _gather_jvp(oy, ny, p, P, grad):
-    for j in range(ny):
-        grad[oy + j] = grad[P[p + j]]
+def _gather_jvp(oy, ny, c, p, P, grad):
+    if c == 1.0:
+        s = P[p]
+        for j in range(ny):
+            grad[oy + j] = grad[s + j]
+    elif c == 2.0:
+        v = grad[P[p]]
+        for j in range(ny):
+            grad[oy + j] = v
+    else:
+        for j in range(ny):
+            grad[oy + j] = grad[P[p + j]]
 
 
 def _sum_fwd(oy, c, p, P, off, val):
@@ -864,30 +898,45 @@ def _take_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
             grad[oy + k * width + e] = grad[oa + t * width + e]
 
 
-def _scatter_fwd(i, oy, ny, p, P, off, a0, val):
+def _scatter_fwd(i, oy, ny, c, p, P, off, a0, val):
     ia = a0[i]
     oa = off[ia]
     for k in range(ny):
         val[oy + k] = 0.0
-    for j in range(off[ia + 1] - oa):
-        val[oy + P[p + j]] += val[oa + j]
+    if c == 1.0:                    # one run: 0 + a, as below (-0.0 becomes +0.0 there too)
+        s = oy + P[p]
+        for j in range(off[ia + 1] - oa):
+            val[s + j] = 0.0 + val[oa + j]
+    else:
+        for j in range(off[ia + 1] - oa):
+            val[oy + P[p + j]] += val[oa + j]
 
 
-def _scatter_bwd(i, oy, p, P, off, a0, need, grad):
+def _scatter_bwd(i, oy, c, p, P, off, a0, need, grad):
     ia = a0[i]
     oa = off[ia]
     if need[ia]:
-        for j in range(off[ia + 1] - oa):
-            grad[oa + j] += grad[oy + P[p + j]]
+        if c == 1.0:
+            s = oy + P[p]
+            for j in range(off[ia + 1] - oa):
+                grad[oa + j] += grad[s + j]
+        else:
+            for j in range(off[ia + 1] - oa):
+                grad[oa + j] += grad[oy + P[p + j]]
 
 
-def _scatter_jvp(i, oy, ny, p, P, off, a0, grad):
+def _scatter_jvp(i, oy, ny, c, p, P, off, a0, grad):
     ia = a0[i]
     oa = off[ia]
     for k in range(ny):
         grad[oy + k] = 0.0
-    for j in range(off[ia + 1] - oa):
-        grad[oy + P[p + j]] += grad[oa + j]
+    if c == 1.0:
+        s = oy + P[p]
+        for j in range(off[ia + 1] - oa):
+            grad[s + j] = 0.0 + grad[oa + j]
+    else:
+        for j in range(off[ia + 1] - oa):
+            grad[oy + P[p + j]] += grad[oa + j]
 
 
 def _take_add_fwd(i, oy, ny, p, P, off, a0, a1, val):
@@ -2287,6 +2336,8 @@ ROWS = (
            ('a[[2, 0, 2]]', [[nan, -0.0, inf]], [inf, nan, inf], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # x[[2, 0, 2]] (repeated index accumulates)
            ('a[[2, 0, 2]]', [[0.0, -inf, -0.0]], [-0.0, 0.0, -0.0], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # +0.0 and -0.0 copied bit for bit
            ('a.T', [[[-inf, 1.0, -0.0], [nan, inf, 2.0]]], [[-inf, nan], [1.0, inf], [-0.0, 2.0]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0]], [[[1.0, 0.5, -1.0], [-2.0, 1.0, 2.0]]]),  # x.T (2x3 -> 3x2)
+           ('a[1:]', [[nan, -0.0, inf, 2.0]], [-0.0, inf, 2.0], [1.0, -2.0, 0.5], [[0.0, 1.0, -2.0, 0.5]]),  # a slice: one run of positions (imm 1), copied as such
+           ('bnp.broadcast_to(a[1], (3,))', [[nan, -0.0, inf]], [-0.0, -0.0, -0.0], [1.0, -2.0, 0.5], [[0.0, -0.5, 0.0]]),  # one position repeated (imm 2): its gradients summed in order
        )),
 
     # -- fused n-ary reductions over a list of nodes P[p+1 : p+1+m], m = P[p]; each node may
@@ -2467,6 +2518,7 @@ ROWS = (
        special=(
            ('_sym.scatter(a, [2, 0, 2], (3,))', [[nan, -0.0, inf]], [0.0, 0.0, nan], [1.0, -2.0, 0.5], [[0.5, 1.0, 0.5]]),  # repeated positions add
            ('_sym.scatter(a, [1, 0, 1], (3,))', [[0.0, -inf, -0.0]], [-inf, 0.0, 0.0], [1.0, -2.0, 0.5], [[-2.0, 1.0, -2.0]]),  # a position no element reaches is 0
+           ('_sym.scatter(a, [1, 2], (3,))', [[-0.0, inf]], [0.0, 0.0, inf], [1.0, -2.0, 0.5], [[-2.0, 0.5]]),  # one run of positions (imm 1): 0 + a, so -0.0 lands as +0.0
        )),
     # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
     # take); idx is the integer node a1, negative indices count from the end

@@ -366,6 +366,28 @@ def test_hostile_parameters(tmp_path):
         refused(write(tmp_path / f"{row}_count.npz", I, F0, meta), f"%{i}")
 
 
+def test_hostile_position_patterns(tmp_path):
+    """A gather's immediate tells the kernel its positions are one run (1) or one position
+    repeated (2), and the kernel then trusts it: a file whose immediate says so falsely is
+    refused, as is any other value."""
+    t = bn.trace(lambda x: np.sum(x[1:] * bn.numpy.broadcast_to(x[0], (3,))), np.arange(4.0))
+    run, rep = (next(i for i in range(t.n)
+                     if kernels.ROWS[t.op[i]].name == "gather" and t.imm[i] == k)
+                for k in (1.0, 2.0))
+    for name, i, k, value in (("run", run, 1, None), ("repeat", rep, 1, None),
+                              ("imm", run, None, 3.0), ("imm_rep", run, None, 2.0)):
+        I, F0, meta = parts(t)
+        if value is None:                    # a position that breaks the pattern, in range
+            I[len(I) - len(t.P) + int(t.pp[i]) + k] = int(t.P[t.pp[i]]) + 2
+        else:
+            F0[i] = value
+        refused(write(tmp_path / f"{name}.npz", I, F0, meta), f"%{i}", "gather", "immediate")
+    I, F0, meta = parts(t)
+    loaded = bn.load_tape(write(tmp_path / "fine.npz", I, F0, meta))
+    np.testing.assert_array_equal(loaded.value_and_grad(np.arange(4.0) + 1.0)[1],
+                                  t.value_and_grad(np.arange(4.0) + 1.0)[1])
+
+
 def test_not_a_tape_file(tmp_path):
     text = tmp_path / "notes.npz"
     text.write_text("hello")
