@@ -467,7 +467,7 @@ def _gather(t, i):
         pos = t.P[p:p + ny]
         t.want(i, pos.min() >= 0 and pos.max() < t.off[i],
                f"a gathered position lies outside 0 .. {t.off[i] - 1} (the values before it)")
-    _run_flag(t, i, t.P[t.pp[i]:t.pp[i] + ny] if ny else [])
+    _run_flag(t, i, pos if ny else [])
 
 
 def _run_flag(t, i, pos, kinds=(0.0, 1.0, 2.0)):
@@ -556,7 +556,7 @@ def _scatter(t, i):
         pos = t.P[p:p + na]
         t.want(i, pos.min() >= 0 and pos.max() < t.size[i],
                f"a scattered position lies outside the node's {t.size[i]} elements")
-    _run_flag(t, i, t.P[t.pp[i]:t.pp[i] + na] if na else [], (0.0, 1.0))
+    _run_flag(t, i, pos if na else [], (0.0, 1.0))
 
 
 def _matmul(t, i):

@@ -20,12 +20,20 @@ _INT_MAX = np.iinfo(np.int32).max
 
 def _run_kind(flat):
     """A gather's immediate: 1 when its positions are one run (a slice, a copy), 2 when
-    they are one position repeated (a broadcast scalar), else 0 (kernels/ops.py)."""
-    if flat.size and flat[-1] - flat[0] == flat.size - 1 and \
-            (flat.size < 3 or bool(np.all(np.diff(flat) == 1))):
-        return 1.0
-    if flat.size > 1 and flat[0] == flat[-1] and bool(np.all(flat == flat[0])):
-        return 2.0
+    they are one position repeated (a broadcast scalar), else 0 (kernels/ops.py). Scalar
+    graphs make thousands of small gathers: those are compared as Python lists, cheaper
+    than numpy's calls at that size."""
+    n = flat.size
+    if n == 0:
+        return 0.0
+    a, z = int(flat[0]), int(flat[-1])
+    if z - a == n - 1:
+        if n < 3 or (flat.tolist() == list(range(a, z + 1)) if n <= 32
+                     else bool(np.all(np.diff(flat) == 1))):
+            return 1.0
+    elif a == z and n > 1:
+        if flat.tolist() == [a] * n if n <= 32 else bool(np.all(flat == a)):
+            return 2.0
     return 0.0
 
 
@@ -230,9 +238,9 @@ class Builder:
                 and flat[0] == start and flat[-1] == start + flat.size - 1
                 and (flat.size < 3 or bool(np.all(np.diff(flat) == 1)))):
             return first
-        run = _run_kind(flat)
         if copy:
-            return self.add("gather", shape, a0=first, params=flat, need=need, imm=run)
+            return self.add("gather", shape, a0=first, params=flat, need=need,
+                            imm=_run_kind(flat))
         # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
         # node: its positions are fixed at trace time, and so are its sources' values' slots.
         # One element (a scalar picked from an array) is keyed by its position itself.
@@ -249,7 +257,8 @@ class Builder:
             if hit is not None and np.array_equal(hit[0], flat):
                 return hit[1]
         # imm: the positions' pattern, for the kernel's plain loops (_run_kind)
-        node = self.add("gather", shape, a0=first, params=flat, need=need, imm=run)
+        node = self.add("gather", shape, a0=first, params=flat, need=need,
+                        imm=_run_kind(flat))
         self._gathers[key] = (flat, node)
         self.viewed[node] = flat
         return node
