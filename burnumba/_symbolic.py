@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _linalg
 from ._errors import LeakedTracerError, UnsupportedOpError, at_user_site
-from ._tracer import Var, _run_kind, broadcast_to
+from ._tracer import Var, broadcast_to
 from .kernels import OPCODE, ROWS, rules
 
 
@@ -745,9 +745,8 @@ def scatter(a, positions, shape):
     b = a._b
     a = b.lift(a)
     shape = tuple(shape)
-    flat = np.asarray(positions).reshape(-1)
-    node = b.add("scatter", shape, a.node, params=flat, need=b.need[a.node],
-                 imm=1.0 if _run_kind(flat) == 1.0 else 0.0)   # one run: a plain loop
+    node = b.add("scatter", shape, a.node, params=np.asarray(positions).reshape(-1),
+                 need=b.need[a.node])
     return Var(b, node, shape)
 
 

@@ -18,25 +18,6 @@ from .kernels import BY_NAME, OPCODE
 _INT_MAX = np.iinfo(np.int32).max
 
 
-def _run_kind(flat):
-    """A gather's immediate: 1 when its positions are one run (a slice, a copy), 2 when
-    they are one position repeated (a broadcast scalar), else 0 (kernels/ops.py). Scalar
-    graphs make thousands of small gathers: those are compared as Python lists, cheaper
-    than numpy's calls at that size."""
-    n = flat.size
-    if n == 0:
-        return 0.0
-    a, z = int(flat[0]), int(flat[-1])
-    if z - a == n - 1:
-        if n < 3 or (flat.tolist() == list(range(a, z + 1)) if n <= 32
-                     else bool(np.all(np.diff(flat) == 1))):
-            return 1.0
-    elif a == z and n > 1:
-        if flat.tolist() == [a] * n if n <= 32 else bool(np.all(flat == a)):
-            return 2.0
-    return 0.0
-
-
 class Builder:
     """The growing tape: one Python list per column, packed into arrays by ``Tape``."""
 
@@ -239,8 +220,7 @@ class Builder:
                 and (flat.size < 3 or bool(np.all(np.diff(flat) == 1)))):
             return first
         if copy:
-            return self.add("gather", shape, a0=first, params=flat, need=need,
-                            imm=_run_kind(flat))
+            return self.add("gather", shape, a0=first, params=flat, need=need)
         # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
         # node: its positions are fixed at trace time, and so are its sources' values' slots.
         # One element (a scalar picked from an array) is keyed by its position itself.
@@ -256,9 +236,7 @@ class Builder:
             hit = self._gathers.get(key)
             if hit is not None and np.array_equal(hit[0], flat):
                 return hit[1]
-        # imm: the positions' pattern, for the kernel's plain loops (_run_kind)
-        node = self.add("gather", shape, a0=first, params=flat, need=need,
-                        imm=_run_kind(flat))
+        node = self.add("gather", shape, a0=first, params=flat, need=need)
         self._gathers[key] = (flat, node)
         self.viewed[node] = flat
         return node
