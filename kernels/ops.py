@@ -267,7 +267,8 @@ def _where_fwd(i, oy, ny, p, P, off, a0, a1, val):
     if nc > 0 and ny % nc == 0 and (na == ny or na == 1) and (nb == ny or nb == 1):
         # the mask a tile of the output (masked_fill's (T, T) under (B, H, T, T)), each
         # choice whole or one value: plain indices instead of three wrapping counters (the
-        # GPT block's 64 x 6 x 8 x 8 scores: 24 against 9 us); the same choices
+        # GPT block's 64 x 6 x 8 x 8 scores in bn.profile: 14.9 against 23.5 us, and the
+        # backward 6.0 against 27.2 us); the same choices
         sa = 1 if na == ny else 0
         sb = 1 if nb == ny else 0
         for t in range(0, ny, nc):

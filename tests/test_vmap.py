@@ -100,6 +100,22 @@ def test_unbatched_arguments_are_read_at_every_call():
     np.testing.assert_array_equal(h(X, 2.0)[0], np.diag([12.0, 12.0]))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_results_of_earlier_calls_stay_as_they_were(threads):
+    """The chunks write their rows straight into the array a call returns: the next call
+    (new parameters, new samples, more of them) must not write into an earlier result."""
+    rng = np.random.default_rng(4)
+    ps = bn.vmap(bn.value_and_grad(_mlp_loss), in_axes=(None, 0, 0), threads=threads)
+    p, X, Y = _params(), rng.normal(size=(100, 2)), rng.normal(size=(100, 1))
+    v1, g1 = ps(p, X, Y)
+    kept = (v1.copy(), {k: g.copy() for k, g in g1.items()})
+    for n in (100, 300):
+        ps(_params(seed=n), rng.normal(size=(n, 2)), rng.normal(size=(n, 1)))
+    np.testing.assert_array_equal(v1, kept[0])
+    for k in g1:
+        np.testing.assert_array_equal(g1[k], kept[1][k])
+
+
 def test_errors():
     x = np.ones((4, 3))
     f = lambda a, b: np.sum(a * b)                                  # noqa: E731
