@@ -144,10 +144,17 @@ def _as_output(b, result, need_scalar):
     elif isinstance(result, (float, int, np.floating, np.integer)) or (
             isinstance(result, np.ndarray) and result.dtype.kind in "biuf"):
         out = b.const(result)                     # a constant output: every gradient is 0
-    else:
+    elif need_scalar:
         raise OutputError(
             f"the traced function returned {type(result).__name__}; grad needs one scalar "
             "output (use has_aux=True to return more)")
+    else:
+        raise OutputError(
+            f"the traced function returned {type(result).__name__}; a Jacobian (jacfwd, "
+            "jacrev, jacobian, hessian) needs one array output. A tuple of outputs is not "
+            "supported, nor has_aux; that includes jacrev's tuple inside "
+            "hessian(f, argnums=(0, 1)). Concatenate the arguments into one array, or the "
+            "outputs with bnp.concatenate of their ravels")
     if need_scalar and out.shape != ():
         raise OutputError(
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "

@@ -373,7 +373,8 @@ def hessian(f, argnums=0):
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f))``, as ``jax.hessian``. The gradient
     is traced once, as traced ops (its backward sweep becomes part of the tape); each column
     of the Hessian is then one tangent sweep over that tape. Its shape is the argument's
-    shape twice.
+    shape twice. ``argnums`` names one array argument: the blocks of several (JAX's nested
+    tuples) are not supported; concatenate the arguments into one array instead.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))

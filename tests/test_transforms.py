@@ -387,6 +387,9 @@ def test_errors_name_the_transformation_and_the_fix():
         bn.jvp(np.sin, x, (x,))
     with pytest.raises(bn.OutputError, match="has_aux"):
         bn.jacfwd(lambda x: (np.sin(x), 1.0))(x)
+    # several argnums: jacrev's tuple of gradients is not one output for jacfwd
+    with pytest.raises(bn.OutputError, match=r"Jacobian .* needs one array output.*argnums"):
+        bn.hessian(lambda a, b: np.sum(np.tanh(a * b)), argnums=(0, 1))(x, x)
     with pytest.raises(bn.UnsupportedOpError, match="bn.linearize on traced values"):
         bn.grad(lambda x: bn.linearize(np.sin, x)[0])(1.0)
     # an error inside a nested transformation is the user's error alone, not chained to the
