@@ -118,27 +118,28 @@ def _tapefile_meta():
     return META
 
 
-def _mark_patterns(cols):
-    """Set each gather's immediate to its positions' pattern, which the kernel reads
-    (kernels/ops.py): 1 for one run (a slice, a copy), 2 for one position repeated (a
-    broadcast scalar), else 0; a scatter's to 1 for one run. One numpy pass over the packed
-    parameters (checking each node as the tracer made it cost a scalar graph's tracing
-    0.3 us per node)."""
+def position_patterns(cols):
+    """(nodes, patterns): each gather's and scatter's position pattern, the immediate the
+    kernel reads (kernels/ops.py): 1 for one run (a slice, a copy), 2 for one position
+    repeated (a broadcast scalar; gather only), else 0. One numpy pass over the packed
+    parameters, once per tape (checking each node as the tracer made it cost a scalar
+    graph's tracing 0.3 us per node); the tape file validator compares a file's immediates
+    with the same patterns."""
     op, pp, off, a0 = cols["op"], cols["pp"], cols["off"], cols["a0"]
     gathers = np.flatnonzero(op == kernels.OPCODE["gather"])
     scatters = np.flatnonzero(op == kernels.OPCODE["scatter"])
-    if not (len(gathers) or len(scatters)):
-        return
     d = np.diff(cols["P"].astype(np.int64))
     steps = np.concatenate([[0], np.cumsum(d == 1)])        # steps[k]: how many of d[:k] are 1
     same = np.concatenate([[0], np.cumsum(d == 0)])
+    kinds = []
     for nodes, sizes, repeat in ((gathers, off[gathers + 1] - off[gathers], True),
                                  (scatters, off[a0[scatters] + 1] - off[a0[scatters]], False)):
         first = np.where(sizes > 0, pp[nodes], 0)
         last = first + np.maximum(sizes, 1) - 1
         run = (sizes > 0) & (steps[last] - steps[first] == sizes - 1)
         rep = repeat & (sizes > 1) & (same[last] - same[first] == sizes - 1)
-        cols["imm"][nodes] = np.where(run, 1.0, np.where(rep, 2.0, 0.0))
+        kinds.append(np.where(run, 1.0, np.where(rep, 2.0, 0.0)))
+    return np.concatenate([gathers, scatters]), np.concatenate(kinds)
 
 
 class Tape:
@@ -155,7 +156,8 @@ class Tape:
         ints, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
                                 out, scratch=b.scratch, dtype=b.dtype)
         cols = kernels.views(ints, F0)
-        _mark_patterns(cols)
+        nodes, patterns = position_patterns(cols)
+        cols["imm"][nodes] = patterns
         val = cols["val"]
         for node, values in b.consts.items():
             val[b.off[node]:b.off[node + 1]] = values

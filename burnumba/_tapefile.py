@@ -26,7 +26,7 @@ import numpy as np
 
 from ._checkpoint import savez_atomic
 from ._errors import TapeFormatError
-from ._tape import Tape
+from ._tape import Tape, position_patterns
 from .kernels import ROWS, layout
 
 FORMAT = "burnumba-tape-1"
@@ -376,9 +376,8 @@ class _Tape:
     """The columns as Python lists, for the per-node rules (list indexing is cheaper than
     numpy scalars), and the helpers the rules share. ``size[i]`` is node i's element count."""
 
-    def __init__(self, cols, n, imm):
+    def __init__(self, cols, n):
         self.n = n
-        self.imm = imm
         self.op, self.a0, self.a1, self.pp = (cols[k].tolist() for k in ("op", "a0", "a1", "pp"))
         self.off = cols["off"].tolist()
         self.P = cols["P"]
@@ -467,18 +466,6 @@ def _gather(t, i):
         pos = t.P[p:p + ny]
         t.want(i, pos.min() >= 0 and pos.max() < t.off[i],
                f"a gathered position lies outside 0 .. {t.off[i] - 1} (the values before it)")
-    _run_flag(t, i, pos if ny else [])
-
-
-def _run_flag(t, i, pos, kinds=(0.0, 1.0, 2.0)):
-    """The immediate names the positions' pattern, which the kernel trusts: 1 only for
-    consecutive positions, 2 (gather) only for one position repeated, else 0."""
-    c = t.imm[i]
-    t.want(i, c in kinds, f"its immediate is {c}, not one of {kinds} (the positions' pattern)")
-    t.want(i, c != 1.0 or (len(pos) and bool(np.all(np.diff(pos) == 1))),
-           "its immediate says one run, but its positions are not consecutive")
-    t.want(i, c != 2.0 or (len(pos) and bool(np.all(pos == pos[0]))),
-           "its immediate says one position repeated, but its positions differ")
 
 
 def _reduce(t, i):
@@ -556,7 +543,6 @@ def _scatter(t, i):
         pos = t.P[p:p + na]
         t.want(i, pos.min() >= 0 and pos.max() < t.size[i],
                f"a scattered position lies outside the node's {t.size[i]} elements")
-    _run_flag(t, i, pos if na else [], (0.0, 1.0))
 
 
 def _matmul(t, i):
@@ -694,7 +680,7 @@ def _validate(arrays, meta):
     if not isinstance(shapes, (list, tuple)) or len(shapes) != n:
         raise _Bad(f"meta shapes is not a list of {n} shapes")
     shapes = [_shape(s, f"shape of node %{i}") for i, s in enumerate(shapes)]
-    t = _Tape(cols, n, F0[:n])
+    t = _Tape(cols, n)
     # the nodes the vectorized checks pass (leaves and maps, most of a tape) skip their rule;
     # every other node, and any that fails, runs its rule in order, so the first bad node is
     # the one reported
@@ -712,6 +698,7 @@ def _validate(arrays, meta):
             rule(t, i)
         except _Bad as e:
             raise _Bad(f"{row.name} {e}") from None
+    _position_patterns(cols, F0[:n])
     out = _int(meta["out"], "meta out", 0, n)
     if out != int(ints[1]):
         raise _Bad(f"meta out ({out}) differs from I[1] ({int(ints[1])})")
@@ -726,6 +713,22 @@ def _validate(arrays, meta):
     norm["aux"] = _aux(meta["aux"], t)
     norm.update(_plain(meta))
     return ints, F0, norm
+
+
+def _position_patterns(cols, imm):
+    """A gather's or scatter's immediate tells the kernel its positions' pattern, and the
+    kernel trusts it: it must be 0 (none claimed, as files written before patterns have) or
+    the pattern the positions have (run after every node's positions are checked)."""
+    nodes, patterns = position_patterns(cols)
+    claimed = imm[nodes]
+    bad = np.flatnonzero((claimed != 0.0) & (claimed != patterns))
+    if len(bad):
+        k = bad[np.argmin(nodes[bad])]
+        i, c = int(nodes[k]), float(claimed[k])
+        names = {1.0: "one run", 2.0: "one position repeated"}
+        raise _Bad(f"{ROWS[int(cols['op'][i])].name} node %{i}: its immediate is {c}, which "
+                   f"claims {names.get(c, 'no pattern the kernel knows')}, but its positions "
+                   f"are {names.get(float(patterns[k]), 'neither one run nor one repeated')}")
 
 
 def _in_slots(meta, t, shapes, need):

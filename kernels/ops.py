@@ -328,18 +328,26 @@ def _where_jvp(i, oy, ny, p, P, off, a0, a1, need, val, grad):
 # consecutive elements, which vectorize, instead of one indexed access each (Rosenbrock's
 # hvp: its slices, a broadcast and their adjoints took half the sweep). The same values and
 # the same additions in the same order as the indexed loops.
-def _gather_fwd(oy, ny, c, p, P, val):
+@template
+def _gathered(oy, ny, c, p, P, u):
+    """u[oy + j] = u[P[p + j]]: gather's values forward, and (a copy maps tangents the same
+    way) its tangents in the tangent sweep."""
     if c == 1.0:
         s = P[p]
         for j in range(ny):
-            val[oy + j] = val[s + j]
+            u[oy + j] = u[s + j]
     elif c == 2.0:
-        v = val[P[p]]
+        v = u[P[p]]
         for j in range(ny):
-            val[oy + j] = v
+            u[oy + j] = v
     else:
         for j in range(ny):
-            val[oy + j] = val[P[p + j]]
+            u[oy + j] = u[P[p + j]]
+    return oy
+
+
+def _gather_fwd(oy, ny, c, p, P, val):
+    oy = _gathered(oy, ny, c, p, P, val)
 
 
 def _gather_bwd(oy, ny, c, p, P, grad):
@@ -359,17 +367,7 @@ def _gather_bwd(oy, ny, c, p, P, grad):
 
 
 def _gather_jvp(oy, ny, c, p, P, grad):
-    if c == 1.0:
-        s = P[p]
-        for j in range(ny):
-            grad[oy + j] = grad[s + j]
-    elif c == 2.0:
-        v = grad[P[p]]
-        for j in range(ny):
-            grad[oy + j] = v
-    else:
-        for j in range(ny):
-            grad[oy + j] = grad[P[p + j]]
+    oy = _gathered(oy, ny, c, p, P, grad)
 
 
 def _sum_fwd(oy, c, p, P, off, val):
@@ -899,18 +897,27 @@ def _take_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
             grad[oy + k * width + e] = grad[oa + t * width + e]
 
 
-def _scatter_fwd(i, oy, ny, c, p, P, off, a0, val):
+@template
+def _scattered(i, oy, ny, c, p, P, off, a0, u):
+    """u[oy:oy + ny] = 0, then u[oy + P[p + j]] += u[oa + j] for a's elements: scatter's
+    values forward, and its tangents in the tangent sweep. One run (c = 1) adds 0 + a, as
+    the indexed loop does (-0.0 lands as +0.0 in both)."""
     ia = a0[i]
     oa = off[ia]
     for k in range(ny):
-        val[oy + k] = 0.0
-    if c == 1.0:                    # one run: 0 + a, as below (-0.0 becomes +0.0 there too)
+        u[oy + k] = 0.0
+    if c == 1.0:
         s = oy + P[p]
         for j in range(off[ia + 1] - oa):
-            val[s + j] = 0.0 + val[oa + j]
+            u[s + j] = 0.0 + u[oa + j]
     else:
         for j in range(off[ia + 1] - oa):
-            val[oy + P[p + j]] += val[oa + j]
+            u[oy + P[p + j]] += u[oa + j]
+    return oy
+
+
+def _scatter_fwd(i, oy, ny, c, p, P, off, a0, val):
+    oy = _scattered(i, oy, ny, c, p, P, off, a0, val)
 
 
 def _scatter_bwd(i, oy, c, p, P, off, a0, need, grad):
@@ -927,17 +934,7 @@ def _scatter_bwd(i, oy, c, p, P, off, a0, need, grad):
 
 
 def _scatter_jvp(i, oy, ny, c, p, P, off, a0, grad):
-    ia = a0[i]
-    oa = off[ia]
-    for k in range(ny):
-        grad[oy + k] = 0.0
-    if c == 1.0:
-        s = oy + P[p]
-        for j in range(off[ia + 1] - oa):
-            grad[s + j] = 0.0 + grad[oa + j]
-    else:
-        for j in range(off[ia + 1] - oa):
-            grad[oy + P[p + j]] += grad[oa + j]
+    oy = _scattered(i, oy, ny, c, p, P, off, a0, grad)
 
 
 def _take_add_fwd(i, oy, ny, p, P, off, a0, a1, val):
