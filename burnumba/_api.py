@@ -150,11 +150,9 @@ def _as_output(b, result, need_scalar):
             "output (use has_aux=True to return more)")
     else:
         raise OutputError(
-            f"the traced function returned {type(result).__name__}; a Jacobian (jacfwd, "
-            "jacrev, jacobian, hessian) needs one array output. A tuple of outputs is not "
-            "supported, nor has_aux; that includes jacrev's tuple inside "
-            "hessian(f, argnums=(0, 1)). Concatenate the arguments into one array, or the "
-            "outputs with bnp.concatenate of their ravels")
+            f"the traced function returned {type(result).__name__}: jvp and linearize need "
+            "one array output (concatenate several with bnp.concatenate of their ravels), "
+            "the Jacobians arrays in tuples, lists or dicts")
     if need_scalar and out.shape != ():
         raise OutputError(
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
@@ -197,6 +195,7 @@ class TapeCache:
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                       self.single, static, self.forward_mode)
+        self.traced(tape)
         with self.lock:
             tape = self.tapes.setdefault(key, tape)       # another thread may have won
             while len(self.tapes) > self.cache_size:
@@ -214,6 +213,9 @@ class TapeCache:
         except NestedTrace as nested:
             builder = nested.builder
         return None, None, None, builder
+
+    def traced(self, tape):
+        """This thread has just traced ``tape`` (before any other thread can see it)."""
 
     def dropped(self, tape):
         """A tape left the cache (under the lock)."""

@@ -10,6 +10,7 @@ one-shot ``jvp`` and ``linearize`` keep them per function (held weakly), so call
 a loop with the same function traces once.
 """
 import functools
+import math
 import threading
 import weakref
 
@@ -19,7 +20,7 @@ from ._api import CACHE_SIZE, TapeCache, grad
 from ._debug import SWITCH
 from ._errors import (InputError, NestedTrace, OutputError, PytreeError, ShapeError,
                       at_user_site)
-from ._pytree import flatten
+from ._pytree import flatten, unflatten
 from ._signature import regroup
 from .kernels import layout
 
@@ -223,14 +224,80 @@ def linearize(f, *primals):
     return value, f_jvp
 
 
-def _jacobian_parts(tape, sig, argnums, single, J):
-    """Split J (output elements x differentiated input elements) into one Jacobian per
-    argnum, each shaped output shape + argument leaf shape, in the argument's pytree."""
-    leaves = []
-    for start, size, shape, _ in tape.in_slots[:tape.n_diff]:
-        block = J[:, start:start + size].reshape(tape.out_shape + tuple(shape))
-        leaves.append(float(block) if block.shape == () else block)
-    return regroup(leaves, sig, argnums, single)
+class _Outputs:
+    """``f`` for the Jacobians, which differentiate one array: a pytree of outputs (a tuple,
+    list or dict of arrays) is returned as one vector, the concatenation of the leaves'
+    ravels, and its J split back into blocks (``_blocks``). ``take()`` gives the structure
+    of the output this thread traced last: None for one array (returned unchanged), else
+    (treedef, the leaves' shapes)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.local = threading.local()
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        result = self.f(*args, **kwargs)
+        leaves, treedef = flatten(result)
+        if treedef is None:
+            self.local.tree = None
+            return result
+        if not leaves:
+            raise OutputError(at_user_site(
+                f"a Jacobian of {getattr(self.f, '__name__', 'f')}: the function returned an "
+                f"empty {type(result).__name__}; return at least one array"))
+        from . import numpy as bnp
+        self.local.tree = (treedef, [tuple(np.shape(x) if not hasattr(x, "shape") else x.shape)
+                                     for x in leaves])
+        return bnp.concatenate([bnp.reshape(x, (-1,)) for x in leaves])
+
+    def take(self):
+        tree, self.local.tree = getattr(self.local, "tree", None), None
+        return tree
+
+
+class _JacobianCache(TapeCache):
+    """The tapes of an ``_Outputs``, with the output structure of each."""
+
+    def __init__(self, outputs, argnums, forward_mode):
+        super().__init__(outputs, argnums, need_scalar=False, forward_mode=forward_mode)
+        self.trees = weakref.WeakKeyDictionary()
+
+    def traced(self, tape):
+        self.trees[tape] = self.f.take()
+
+
+def _blocks(J, tree, out_shape, in_shapes, reshape):
+    """J (output elements x differentiated input elements) cut into blocks: one list per
+    output leaf (one leaf, of ``out_shape``, when ``tree`` is None), holding per input leaf
+    the block shaped output leaf shape + input leaf shape."""
+    rows, r = [], 0
+    for shape in ([out_shape] if tree is None else tree[1]):
+        m, c, blocks = math.prod(shape), 0, []
+        for ishape in in_shapes:
+            size = math.prod(ishape)
+            blocks.append(reshape(J[r:r + m, c:c + size], tuple(shape) + tuple(ishape)))
+            c += size
+        rows.append(blocks)
+        r += m
+    return rows
+
+
+def _per_output(tree, parts):
+    """The per-output results in the output's structure (as jax: outputs outside, argnums
+    inside), or the one output's."""
+    return parts[0] if tree is None else unflatten(tree[0], parts)
+
+
+def _jacobian_parts(tape, tree, sig, argnums, single, J):
+    """Split J into one Jacobian per output leaf and argnum, each shaped output leaf shape +
+    argument leaf shape, in the arguments' and the output's pytrees."""
+    def reshape(block, shape):
+        block = block.reshape(shape)
+        return float(block) if block.shape == () else block
+    shapes = [shape for _, _, shape, _ in tape.in_slots[:tape.n_diff]]
+    return _per_output(tree, [regroup(leaves, sig, argnums, single) for leaves in
+                              _blocks(J, tree, tape.out_shape, shapes, reshape)])
 
 
 def _by_tangents(tape, state):
@@ -278,14 +345,15 @@ def _tangent_values(tape):
 def _jacobian(f, argnums, how):
     if how not in ("fwd", "rev", "auto"):
         raise InputError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {how!r}")
-    cache = TapeCache(f, argnums, need_scalar=False, forward_mode=how != "rev")
+    outputs = _Outputs(f)
+    cache = _JacobianCache(outputs, argnums, forward_mode=how != "rev")
 
     def matrix(*args):
         """J as one traced (m, n) matrix: every direction pushed forward at once."""
         from . import _symbolic
         from ._api import _positive
         b = _symbolic.builder_of([x for a in args for x in flatten(a)[0]])
-        return _symbolic.jacobian_matrix(b, f, args, _positive(cache.argnums, len(args)),
+        return _symbolic.jacobian_matrix(b, outputs, args, _positive(cache.argnums, len(args)),
                                          "fwd")[0]
     batched = TapeCache(matrix, argnums, need_scalar=False)
     # per tape, decided once: (forward?, its batched tape or None); both tapes are keyed by
@@ -307,9 +375,13 @@ def _jacobian(f, argnums, how):
         tape, sig, resolved, builder = cache.tape_or_builder(args, kwargs)
         if builder is not None:                    # inside another trace: run in it
             from . import _symbolic
+            from . import numpy as bnp
             from ._api import _positive
-            return _symbolic.jacobian(builder, f, args,
-                                      _positive(cache.argnums, len(args)), cache.single, how)
+            J, out_shape, shapes, layout = _symbolic.jacobian_matrix(
+                builder, outputs, args, _positive(cache.argnums, len(args)), how)
+            tree = outputs.take()
+            return _per_output(tree, [_symbolic._regroup(parts, layout, cache.single) for parts
+                                      in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
         if tape.aux is not None:
             raise OutputError("jacobian: has_aux is not supported")
         forward, btape = plans.get(tape) or plan(tape, args, kwargs)
@@ -319,7 +391,7 @@ def _jacobian(f, argnums, how):
             state = tape.state()
             state.write(sig.diff + sig.data)
             J = (_by_tangents if forward else _by_cotangents)(tape, state)
-        return _jacobian_parts(tape, sig, resolved, cache.single, J)
+        return _jacobian_parts(tape, cache.trees.get(tape), sig, resolved, cache.single, J)
 
     jacobian_fn.tapes = cache.tapes
     jacobian_fn.batched_tapes = batched.tapes
@@ -329,7 +401,9 @@ def _jacobian(f, argnums, how):
 def jacfwd(f, argnums=0):
     """The Jacobian of ``f`` with respect to the arguments ``argnums``, column by column in
     forward mode (one tangent sweep per input element), as ``jax.jacfwd``. Its shape is the
-    output's shape followed by the argument's.
+    output's shape followed by the argument's. Several argnums give a tuple of Jacobians; a
+    tuple, list or dict of outputs gives one entry per output, each holding the Jacobians
+    by the argnums (JAX's nesting: outputs outside, arguments inside).
 
     >>> import burnumba as bn, numpy as np
     >>> bn.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -373,8 +447,8 @@ def hessian(f, argnums=0):
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f))``, as ``jax.hessian``. The gradient
     is traced once, as traced ops (its backward sweep becomes part of the tape); each column
     of the Hessian is then one tangent sweep over that tape. Its shape is the argument's
-    shape twice. ``argnums`` names one array argument: the blocks of several (JAX's nested
-    tuples) are not supported; concatenate the arguments into one array instead.
+    shape twice. With several argnums it is JAX's nested tuple of blocks: ``H[i][j]`` is
+    the derivative of the gradient by argument i with respect to argument j.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))

@@ -1229,16 +1229,3 @@ def jacobian_matrix(b, f, args, argnums, how):
             rows.append(bnp.concatenate(parts) if len(parts) > 1 else parts[0])
         J = bnp.stack(rows)
     return J, out.shape, [b.shapes[c] for c in copies], layout
-
-
-def jacobian(b, f, args, argnums, single, how):
-    """The Jacobian of f at traced arguments, split per differentiated leaf (each shaped
-    output shape + leaf shape) into the arguments' pytrees."""
-    from . import numpy as bnp
-    J, out_shape, shapes, layout = jacobian_matrix(b, f, args, argnums, how)
-    parts, pos = [], 0
-    for shape in shapes:
-        size = math.prod(shape)
-        parts.append(bnp.reshape(J[:, pos:pos + size], out_shape + shape))
-        pos += size
-    return _regroup(parts, layout, single)
