@@ -150,9 +150,8 @@ def _as_output(b, result, need_scalar):
             "output (use has_aux=True to return more)")
     else:
         raise OutputError(
-            f"the traced function returned {type(result).__name__}: jvp and linearize need "
-            "one array output (concatenate several with bnp.concatenate of their ravels), "
-            "the Jacobians arrays in tuples, lists or dicts")
+            f"the traced function returned {type(result).__name__}: jvp, linearize and the "
+            "Jacobians need arrays or numbers as outputs, alone or in a tuple, list or dict")
     if need_scalar and out.shape != ():
         raise OutputError(
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "

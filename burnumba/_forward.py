@@ -22,6 +22,7 @@ from ._errors import (InputError, NestedTrace, OutputError, PytreeError, ShapeEr
                       at_user_site)
 from ._pytree import flatten, unflatten
 from ._signature import regroup
+from ._tracer import Var
 from .kernels import layout
 
 
@@ -52,17 +53,77 @@ class _Caches:
 _CACHES = _Caches()
 
 
+class _Outputs:
+    """``f`` as the forward-mode transformations and the Jacobians trace it, with one array
+    output: a pytree of outputs (a tuple, list or dict of arrays) is returned as one vector,
+    the concatenation of the leaves' ravels, which the results are cut back from (``_split``,
+    ``_blocks``). ``take()`` gives the structure of the output this thread traced last: None
+    for one array (returned unchanged), else (treedef, the leaves' shapes)."""
+
+    def __init__(self, f):
+        self.f = f
+        self.local = threading.local()
+        functools.update_wrapper(self, f)
+
+    def __call__(self, *args, **kwargs):
+        result = self.f(*args, **kwargs)
+        leaves, treedef = flatten(result)
+        if treedef is None:
+            self.local.tree = None
+            return result
+        name = getattr(self.f, "__name__", "f")
+        if not leaves:
+            raise OutputError(at_user_site(
+                f"{name}: the differentiated function returned an empty "
+                f"{type(result).__name__}; return at least one array"))
+        for x in leaves:
+            if not (isinstance(x, (Var, int, float, np.number)) or (
+                    isinstance(x, np.ndarray) and x.dtype.kind in "biuf")):
+                raise OutputError(at_user_site(
+                    f"{name}: the differentiated function returned a {type(x).__name__} "
+                    f"among its outputs; jvp, linearize and the Jacobians need arrays or "
+                    f"numbers as outputs, alone or in a tuple, list or dict"))
+        from . import numpy as bnp
+        self.local.tree = (treedef, [tuple(getattr(x, "shape", ())) for x in leaves])
+        return bnp.concatenate([bnp.reshape(x, (-1,)) for x in leaves])
+
+    def take(self):
+        tree, self.local.tree = getattr(self.local, "tree", None), None
+        return tree
+
+
+class _OutputsCache(TapeCache):
+    """The tapes of an ``_Outputs``, with the output structure of each (``trees``)."""
+
+    def __init__(self, outputs, argnums, forward_mode):
+        super().__init__(outputs, argnums, need_scalar=False, forward_mode=forward_mode)
+        self.trees = weakref.WeakKeyDictionary()
+
+    def traced(self, tape):
+        self.trees[tape] = self.f.take()
+
+
 def _forward_cache(f, argnums):
-    cache = TapeCache(f, argnums, need_scalar=False, forward_mode=True)
-    cache.plain = {}            # jvp's fast path: tapes by the plain arrays' shapes, dtypes
+    cache = _OutputsCache(_Outputs(f), argnums, forward_mode=True)
+    cache.plain = {}        # jvp's fast path: (tape, tree) by the plain arrays' shapes, dtypes
     return cache
 
 
-def _out(tape, state, region):
-    """The output node's value (region "val") or tangent / gradient ("grad"), in the shape it
-    was traced with: a float for a scalar output, else an array."""
+def _split(tree, flat, reshape):
+    """The output pytree ``tree`` describes, cut from the flat vector of its leaves."""
+    leaves, r = [], 0
+    for shape in tree[1]:
+        m = math.prod(shape)
+        leaves.append(reshape(flat[r:r + m], shape))
+        r += m
+    return unflatten(tree[0], leaves)
+
+
+def _out(tape, tree, state, region):
+    """The output's value (region "val") or tangent / gradient ("grad"), in the shape and
+    structure it was traced with: a float for a scalar, else an array."""
     o = int(tape.off[tape.out])
-    return _shaped(tape, getattr(state, region)[o:int(tape.off[tape.out + 1])])
+    return _shaped(tape, tree, getattr(state, region)[o:int(tape.off[tape.out + 1])])
 
 
 def _check_tangents(primals, tangents):
@@ -97,7 +158,8 @@ def _write_tangents(tape, state, tangents):
 def jvp(f, primals, tangents):
     """``(f(*primals), J tangents)``, as ``jax.jvp``: the output and its directional
     derivative along ``tangents`` (one per primal, same structure and shapes), by the tangent
-    sweep. The output is one array or scalar.
+    sweep. The output is an array or scalar, or a tuple, list or dict of them (the tangent
+    then has that structure too).
 
     >>> import burnumba as bn, numpy as np
     >>> y, dy = bn.jvp(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), (np.ones(2),))
@@ -118,18 +180,24 @@ def _jvp(f, primals, tangents, with_value):
     # jvp many times): their tape is run directly, without the checks and the signature
     # that the general path repeats on every call (8 of its 12 us at n = 10)
     key = _plain_key(primals, tangents)
-    tape = cache.plain.get(key) if key is not None else None
-    if tape is None:
+    found = cache.plain.get(key) if key is not None else None
+    if found is None:
         tangents = _check_tangents(primals, tangents)
         tape, sig, _, builder = cache.tape_or_builder(primals, {})
         if builder is not None:                    # inside another trace: run in it
             from . import _symbolic
-            out = _symbolic.jvp(builder, f, primals, tangents)
-            return out if with_value else (None, out[1])
+            from . import numpy as bnp
+            out, tout = _symbolic.jvp(builder, cache.f, primals, tangents)
+            tree = cache.f.take()
+            if tree is not None:
+                out, tout = _split(tree, out, bnp.reshape), _split(tree, tout, bnp.reshape)
+            return (out if with_value else None), tout
+        tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
         if key is not None and len(cache.plain) < CACHE_SIZE:
-            cache.plain[key] = tape
+            cache.plain[key] = tape, tree
     else:
+        tape, tree = found
         # each primal is its one leaf, written through views of this thread's state that
         # are prepared once (hvp of Rosenbrock, n = 1000: 16.9 -> 13.4 us)
         state = tape.state()
@@ -142,12 +210,14 @@ def _jvp(f, primals, tangents, with_value):
         for dst, t in zip(into_t, tangents):
             dst[...] = t
         state.run(layout.MODE_JVP)
-        return _shaped(tape, value) if with_value else None, _shaped(tape, tangent)
+        return (_shaped(tape, tree, value) if with_value else None,
+                _shaped(tape, tree, tangent))
     state = tape.state()
     state.write(leaves)
     _write_tangents(tape, state, tangents)
     state.run(layout.MODE_JVP)
-    return _out(tape, state, "val") if with_value else None, _out(tape, state, "grad")
+    return (_out(tape, tree, state, "val") if with_value else None,
+            _out(tape, tree, state, "grad"))
 
 
 _PLAIN_VIEWS = object()        # the key of the plain path's views in a State's ``views``
@@ -163,9 +233,15 @@ def _plain_views(tape, state):
             state.val[o:e], state.grad[o:e])
 
 
-def _shaped(tape, data):
+def _shaped(tape, tree, data):
     """The output's slice as _out gives it: a float for a scalar output, else a copy."""
-    return float(data[0]) if tape.out_shape == () else data.reshape(tape.out_shape).copy()
+    if tree is None:
+        return float(data[0]) if tape.out_shape == () else data.reshape(tape.out_shape).copy()
+    return _split(tree, data, _copied)
+
+
+def _copied(data, shape):
+    return float(data[0]) if shape == () else data.reshape(shape).copy()
 
 
 def _plain_key(primals, tangents):
@@ -212,59 +288,17 @@ def linearize(f, *primals):
             state.run(layout.MODE_FORWARD)
         return state
 
-    value = _out(tape, forward_state(), "val")
+    tree = cache.trees.get(tape)
+    value = _out(tape, tree, forward_state(), "val")
 
     def f_jvp(*tangents):
         flat = _check_tangents(primals, tangents)
         state = forward_state()
         _write_tangents(tape, state, flat)
         state.run(layout.MODE_TANGENT)
-        return _out(tape, state, "grad")
+        return _out(tape, tree, state, "grad")
 
     return value, f_jvp
-
-
-class _Outputs:
-    """``f`` for the Jacobians, which differentiate one array: a pytree of outputs (a tuple,
-    list or dict of arrays) is returned as one vector, the concatenation of the leaves'
-    ravels, and its J split back into blocks (``_blocks``). ``take()`` gives the structure
-    of the output this thread traced last: None for one array (returned unchanged), else
-    (treedef, the leaves' shapes)."""
-
-    def __init__(self, f):
-        self.f = f
-        self.local = threading.local()
-        functools.update_wrapper(self, f)
-
-    def __call__(self, *args, **kwargs):
-        result = self.f(*args, **kwargs)
-        leaves, treedef = flatten(result)
-        if treedef is None:
-            self.local.tree = None
-            return result
-        if not leaves:
-            raise OutputError(at_user_site(
-                f"a Jacobian of {getattr(self.f, '__name__', 'f')}: the function returned an "
-                f"empty {type(result).__name__}; return at least one array"))
-        from . import numpy as bnp
-        self.local.tree = (treedef, [tuple(np.shape(x) if not hasattr(x, "shape") else x.shape)
-                                     for x in leaves])
-        return bnp.concatenate([bnp.reshape(x, (-1,)) for x in leaves])
-
-    def take(self):
-        tree, self.local.tree = getattr(self.local, "tree", None), None
-        return tree
-
-
-class _JacobianCache(TapeCache):
-    """The tapes of an ``_Outputs``, with the output structure of each."""
-
-    def __init__(self, outputs, argnums, forward_mode):
-        super().__init__(outputs, argnums, need_scalar=False, forward_mode=forward_mode)
-        self.trees = weakref.WeakKeyDictionary()
-
-    def traced(self, tape):
-        self.trees[tape] = self.f.take()
 
 
 def _blocks(J, tree, out_shape, in_shapes, reshape):
@@ -346,7 +380,7 @@ def _jacobian(f, argnums, how):
     if how not in ("fwd", "rev", "auto"):
         raise InputError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {how!r}")
     outputs = _Outputs(f)
-    cache = _JacobianCache(outputs, argnums, forward_mode=how != "rev")
+    cache = _OutputsCache(outputs, argnums, forward_mode=how != "rev")
 
     def matrix(*args):
         """J as one traced (m, n) matrix: every direction pushed forward at once."""

@@ -85,7 +85,7 @@ def results(tape, args):
         state.write(leaves)
         _forward._write_tangents(tape, state, [np.ones(np.shape(x)) for x in leaves])
         state.run(layout.MODE_JVP)
-        res["jvp"] = _forward._out(tape, state, "grad")
+        res["jvp"] = _forward._out(tape, None, state, "grad")
     return res
 
 

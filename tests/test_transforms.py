@@ -420,16 +420,64 @@ def test_jacobians_of_several_outputs_and_arguments():
         np.testing.assert_allclose(h(x), -3.0 * np.sin(x), rtol=1e-14)
 
 
+def test_jvp_and_linearize_of_several_outputs():
+    """jvp and linearize of a function with a tuple or dict of outputs return the values and
+    the tangents in that structure, equal to each output's own jvp; also inside a trace. So
+    hvp and hessian take a dict of parameters."""
+    x, v = np.array([0.3, -0.7, 1.1]), np.array([1.0, 0.5, -2.0])
+
+    def f(x):
+        return {"s": np.sum(np.sin(x)), "t": (np.tanh(x) * 2.0, x[:2] * x[2])}
+    parts = (lambda x: np.sum(np.sin(x)), lambda x: np.tanh(x) * 2.0, lambda x: x[:2] * x[2])
+    for _ in range(2):                           # traced, then the plain arrays' fast path
+        y, ty = bn.jvp(f, (x,), (v,))
+        y2, lin = bn.linearize(f, x)
+        for got in (ty, lin(v)):
+            assert isinstance(got["s"], float) and isinstance(got["t"], tuple)
+            for k, part in enumerate(parts):
+                ref_y, ref_t = bn.jvp(part, (x,), (v,))
+                out = (got["s"], *got["t"])[k]
+                val = (y["s"], *y["t"])[k]
+                assert np.array_equal(out, ref_t) and np.array_equal(val, ref_y)
+                assert np.array_equal((y2["s"], *y2["t"])[k], ref_y)
+    # pytrees of parameters: hvp (the tangent of a dict of gradients) and hessian (a dict of
+    # dicts, as jax.hessian gives), against autograd's blocks
+    p, w = {"a": x, "b": x[:2] * 2.0}, {"a": v, "b": np.array([1.0, -1.0])}
+
+    def loss(p):
+        return np.sum(np.tanh(p["a"]) * p["a"]) * np.sum(p["b"] ** 2)
+
+    def loss_a(a, b):
+        return anp.sum(anp.tanh(a) * a) * anp.sum(b ** 2)
+    blocks = [[autograd.jacobian(autograd.grad(loss_a, i), j)(p["a"], p["b"]) for j in range(2)]
+              for i in range(2)]
+    Hv = bn.hvp(loss, p, w)
+    H = bn.hessian(loss)(p)
+    for i, ki in enumerate("ab"):
+        np.testing.assert_allclose(Hv[ki], blocks[i][0] @ w["a"] + blocks[i][1] @ w["b"],
+                                   rtol=1e-12)
+        for j, kj in enumerate("ab"):
+            np.testing.assert_allclose(H[ki][kj], blocks[i][j], rtol=1e-12)
+    g = bn.grad(lambda x: np.sum(bn.jvp(f, (x,), (v,))[1]["t"][0]))
+    np.testing.assert_allclose(g(x), autograd.grad(
+        lambda x: anp.sum(autograd.make_jvp(lambda z: anp.tanh(z) * 2.0)(x)(v)[1]))(x),
+        rtol=1e-13)
+
+
 def test_errors_name_the_transformation_and_the_fix():
     x = np.ones(3)
     with pytest.raises(bn.ShapeError, match="tangent 0 .* has shape"):
         bn.jvp(np.sin, (x,), (np.ones(2),))
     with pytest.raises(bn.InputError, match="tuple"):
         bn.jvp(np.sin, x, (x,))
-    with pytest.raises(bn.OutputError, match="jvp and linearize need one array output"):
-        bn.jvp(lambda x: (np.sin(x), x), (x,), (x,))
     with pytest.raises(bn.OutputError, match="returned an empty tuple"):
         bn.jacfwd(lambda x: ())(x)
+    with pytest.raises(bn.OutputError, match="returned an empty dict"):
+        bn.jvp(lambda x: {}, (x,), (x,))
+    with pytest.raises(bn.OutputError, match="returned a str among its outputs; jvp"):
+        bn.jacrev(lambda x: (x, "a"))(x)
+    with pytest.raises(bn.OutputError, match="returned str: jvp, linearize and the Jacobians"):
+        bn.jvp(lambda x: "a", (x,), (x,))
     with pytest.raises(bn.UnsupportedOpError, match="bn.linearize on traced values"):
         bn.grad(lambda x: bn.linearize(np.sin, x)[0])(1.0)
     # an error inside a nested transformation is the user's error alone, not chained to the
