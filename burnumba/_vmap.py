@@ -17,6 +17,9 @@ Two kinds of function are mapped:
   outputs packed into one node (derivatives inside it are traced ops) and the batch
   evaluates that node per sample (MODE_BATCH). The results equal a loop of the mapped
   function traced the same way, and agree with a loop of direct calls to rounding.
+
+Inside another transformation's trace there is no tape of one sample to run: ``f`` is traced
+into that trace once per sample and the outputs are stacked (``_VMapped._unrolled``).
 """
 import concurrent.futures
 import functools
@@ -26,12 +29,12 @@ import threading
 
 import numpy as np
 
-from ._errors import (InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site,
-                      nested_unsupported)
+from ._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
 from ._plan import DATA, DIFF
 from ._pytree import flatten, unflatten
 from ._signature import Signature
 from ._tape import check_integer_data
+from ._tracer import Var
 from .kernels import engine, layout
 
 MIN_PER_THREAD = 32          # samples below which a chunk is not worth a thread
@@ -40,25 +43,48 @@ MIN_PER_THREAD = 32          # samples below which a chunk is not worth a thread
 def _axes(in_axes, nargs):
     if isinstance(in_axes, (int, type(None))):
         return (in_axes,) * nargs
+    if not isinstance(in_axes, (tuple, list)):
+        raise InputError(at_user_site(
+            f"vmap: in_axes must be an int, None, or a tuple with one entry per argument, "
+            f"got {type(in_axes).__name__}"))
     in_axes = tuple(in_axes)
     if len(in_axes) != nargs:
         raise InputError(at_user_site(
             f"vmap: in_axes has {len(in_axes)} entries but the function got {nargs} "
             "arguments: give one per argument (None for an argument that is not batched)"))
-    for a in in_axes:
-        if not isinstance(a, (int, type(None))):
-            raise InputError(at_user_site(
-                f"vmap: in_axes entries must be ints or None, got {a!r}"))
     return in_axes
 
 
-def _slots(sig, batched_args):
-    """Per tape input slot (the order of ``sig.diff + sig.data``): whether it is a leaf of
-    a batched argument, and which one ((argument, leaf) or None)."""
+def _leaf_axes(spec, tree, where):
+    """The axis of each leaf of ``tree`` (flatten's order) from ``spec``, as JAX reads an
+    in_axes entry: an int or None for the whole subtree, or a tuple, list or dict of the
+    subtree's own structure, down to its leaves."""
+    if spec is None or (isinstance(spec, int) and not isinstance(spec, bool)):
+        return [spec] * len(flatten(tree)[0])
+    if isinstance(spec, dict) and type(tree) is dict:
+        if sorted(spec) != sorted(tree):
+            raise InputError(at_user_site(
+                f"vmap: in_axes for {where} has the keys {sorted(spec)}, the argument "
+                f"{sorted(tree)}: give an axis (or None) for every key"))
+        return [a for key in sorted(tree) for a in _leaf_axes(spec[key], tree[key],
+                                                               f"{where}[{key!r}]")]
+    if isinstance(spec, (tuple, list)) and type(tree) in (tuple, list) and \
+            len(spec) == len(tree):
+        return [a for k, (sub, t) in enumerate(zip(spec, tree))
+                for a in _leaf_axes(sub, t, f"{where}[{k}]")]
+    raise InputError(at_user_site(
+        f"vmap: in_axes for {where} is {spec!r}, which does not match the argument "
+        f"({type(tree).__name__}): an in_axes entry is an int, None, or a tuple, list or "
+        f"dict of the argument's own structure"))
+
+
+def _slots(sig, batched_leaves):
+    """Per tape input slot (the order of ``sig.diff + sig.data``): whether it is a batched
+    leaf, and which one ((argument, leaf) or None)."""
     diff, data = [], []
     for k, kinds in enumerate(sig.kinds):
         for j, kind in enumerate(kinds):
-            where = (k, j) if k in batched_args else None
+            where = (k, j) if (k, j) in batched_leaves else None
             if kind == DIFF:
                 diff.append(where)
             elif kind == DATA:
@@ -148,71 +174,107 @@ class _VMapped:
         self.lock = threading.Lock()
         self.pool = None
 
-    def _split(self, args):
-        """(batched leaves moved to axis 0 by (argument, leaf), the batch size, one sample's
-        arguments)."""
+    def _leaves(self, args):
+        """Per argument (itself, its leaves, their structure, each leaf's batch axis or None;
+        the leaves None for an argument shared by every sample) and the batch size, checked:
+        batched leaves are arrays (numpy's or, inside a trace, traced ones) with one batch
+        size between them."""
         axes = _axes(self.in_axes, len(args))
-        batched, size, sample = {}, None, []
-        for k, (a, ax) in enumerate(zip(args, axes)):
-            if ax is None:
-                sample.append(a)
+        size, per_arg = None, []
+        for k, (a, spec) in enumerate(zip(args, axes)):
+            if spec is None:                  # shared by every sample: passed as it is
+                per_arg.append((a, None, None, None))
                 continue
             leaves, treedef = flatten(a)
-            moved = []
-            for j, x in enumerate(leaves):
-                if not isinstance(x, np.ndarray):
+            leaf_axes = _leaf_axes(spec, a, f"argument {k}")
+            for x, ax in zip(leaves, leaf_axes):
+                if ax is None:
+                    continue
+                if not isinstance(x, (np.ndarray, Var)):
                     raise InputError(at_user_site(
                         f"vmap: argument {k} is batched (in_axes {ax}) but holds a "
                         f"{type(x).__name__}: batched leaves are numpy arrays; use None in "
                         "in_axes for an argument shared by every sample"))
-                if not -x.ndim <= ax < x.ndim:
+                if not -len(x.shape) <= ax < len(x.shape):
                     raise ShapeError(at_user_site(
                         f"vmap: in_axes {ax} is out of range for argument {k} of shape "
                         f"{x.shape}"))
-                y = np.moveaxis(x, ax, 0)
+                n = x.shape[ax]
                 if size is None:
-                    size = y.shape[0]
-                elif y.shape[0] != size:
+                    size = n
+                elif n != size:
                     raise ShapeError(at_user_site(
-                        f"vmap: argument {k} has {y.shape[0]} samples along axis {ax}, an "
-                        f"earlier one {size}: every batched argument has the same batch size"))
+                        f"vmap: argument {k} has {n} samples along axis {ax}, an earlier "
+                        f"one {size}: every batched argument has the same batch size"))
                 if size == 0:
                     raise ShapeError(at_user_site("vmap: the batch is empty"))
-                batched[(k, j)] = y
-                moved.append(y)
-            sample.append(unflatten(treedef, [y[0] for y in moved]))
+            per_arg.append((a, leaves, treedef, leaf_axes))
         if size is None:
             raise InputError(at_user_site("vmap: no argument is batched (every in_axes is "
                                           "None): call the function itself"))
-        return batched, size, sample
+        return per_arg, size
 
-    def _trace(self, sample, batched_args):
+    @staticmethod
+    def _split(per_arg):
+        """(the batched leaves moved to axis 0, by (argument, leaf); one sample's
+        arguments, the batched leaves indexed at 0)."""
+        batched, sample = {}, []
+        for k, (a, leaves, treedef, leaf_axes) in enumerate(per_arg):
+            if leaves is None:
+                sample.append(a)
+                continue
+            first = []
+            for j, (x, ax) in enumerate(zip(leaves, leaf_axes)):
+                if ax is not None:
+                    x = batched[(k, j)] = np.moveaxis(x, ax, 0) if ax % x.ndim else x
+                    x = x[0]
+                first.append(x)
+            sample.append(unflatten(treedef, first))
+        return batched, sample
+
+    def _unrolled(self, per_arg, size):
+        """vmap inside another transformation's trace (a traced argument, or ``f`` closing
+        over a traced value): ``f`` is traced into the trace in progress once per sample
+        and the outputs are stacked at out_axes, so derivatives flow through every sample
+        (the tape grows with the batch; the samples run one after another in it)."""
+        from . import numpy as bnp
+        outs = []
+        for i in range(size):
+            sample = [a if leaves is None else
+                      unflatten(treedef, [x if ax is None else
+                                          x[(slice(None),) * (ax % len(x.shape)) + (i,)]
+                                          for x, ax in zip(leaves, leaf_axes)])
+                      for a, leaves, treedef, leaf_axes in per_arg]
+            outs.append(flatten(self.f(*sample)))
+        treedef = outs[0][1]
+        if any(o[1] != treedef for o in outs):
+            raise UnsupportedOpError(at_user_site(
+                "vmap: the function returned outputs of another structure for another "
+                "sample"))
+        return unflatten(treedef, [bnp.stack([o[0][j] for o in outs], axis=self.out_axes)
+                                   for j in range(len(outs[0][0]))])
+
+    def _trace(self, sample, batched_leaves):
         """(the traced form of f on one sample, once per signature; this call's leaves in
         the tape's input order)."""
-        try:
-            if self.transformed is not None:      # the gradient's tape orders the leaves
-                sig = self.transformed.tape_for(sample, {})[1]
-            else:
-                sig = Signature(sample, {}, ())
-        except NestedTrace:
-            raise nested_unsupported("bn.vmap") from None
-        key = (batched_args, sig.key)
+        if self.transformed is not None:          # the gradient's tape orders the leaves
+            sig = self.transformed.tape_for(sample, {})[1]
+        else:
+            sig = Signature(sample, {}, ())
+        key = (batched_leaves, sig.key)
         found = self.traced.get(key)
         if found is None:
-            found = self._new_trace(sample, batched_args, key)
+            found = self._new_trace(sample, batched_leaves, key)
         return found, sig.diff + sig.data
 
-    def _new_trace(self, sample, batched_args, key):
-        try:
-            traced = (self._trace_gradient(sample, batched_args)
-                      if self.transformed is not None
-                      else self._trace_outputs(sample, batched_args))
-        except NestedTrace:           # f closes over a value of a trace in progress
-            raise nested_unsupported("bn.vmap") from None
+    def _new_trace(self, sample, batched_leaves, key):
+        traced = (self._trace_gradient(sample, batched_leaves)
+                  if self.transformed is not None
+                  else self._trace_outputs(sample, batched_leaves))
         with self.lock:
             return self.traced.setdefault(key, traced)
 
-    def _trace_gradient(self, sample, batched_args):
+    def _trace_gradient(self, sample, batched_leaves):
         """bn.grad / value_and_grad of f: the tape that a call on one sample runs; a result
         row is the value and the gradients of the differentiated leaves."""
         tr = self.transformed
@@ -234,10 +296,10 @@ class _VMapped:
             grads = grads[0] if single else grads
             return (Y[:, 0].copy(), grads) if with_value else grads
 
-        return _Traced(tape, sig, _slots(sig, batched_args), layout.MODE_BATCH_GRAD,
+        return _Traced(tape, sig, _slots(sig, batched_leaves), layout.MODE_BATCH_GRAD,
                        1 + tape.n_diff_elems, unpack)
 
-    def _trace_outputs(self, sample, batched_args):
+    def _trace_outputs(self, sample, batched_leaves):
         """Any f: traced with its output leaves packed into one flat node."""
         from ._api import _trace
         sig = Signature(sample, {}, ())
@@ -266,7 +328,7 @@ class _VMapped:
                 pos += n
             return unflatten(out_def, outs)
 
-        return _Traced(tape, sig, _slots(sig, batched_args), layout.MODE_BATCH,
+        return _Traced(tape, sig, _slots(sig, batched_leaves), layout.MODE_BATCH,
                        sum(math.prod(s) for s in shapes), unpack)
 
     @staticmethod
@@ -282,8 +344,16 @@ class _VMapped:
             State.raise_error(_ChunkState(tape, C, run.val(k)))   # a plain run's message
 
     def __call__(self, *args):
-        batched, size, sample = self._split(args)
-        traced, leaves = self._trace(sample, frozenset(k for k, _ in batched))
+        per_arg, size = self._leaves(args)
+        if any(isinstance(x, Var) for _, leaves, _, _ in per_arg for x in leaves or ()):
+            return self._unrolled(per_arg, size)    # a traced batched argument
+        batched, sample = self._split(per_arg)
+        try:
+            traced, leaves = self._trace(sample, frozenset(batched))
+        except NestedTrace:          # f closes over a value of a trace in progress: unrolled
+            traced = None            # below, outside the except (f's errors chain nothing)
+        if traced is None:
+            return self._unrolled(per_arg, size)
         dtype = traced.tape.dtype
         for y in batched.values():
             check_integer_data(y, dtype)
@@ -297,7 +367,7 @@ class _VMapped:
             val = run.val(k)
             for (start, count, shape, _), leaf in traced.shared_values(leaves):
                 val[start:start + count] = np.ravel(leaf)
-        bounds = np.linspace(0, size, chunks + 1).astype(int).tolist()
+        bounds = [size * k // chunks for k in range(chunks + 1)]
         if chunks == 1:
             self._run_chunk(run, 0, 0, size)
         else:
@@ -325,11 +395,13 @@ class _VMapped:
 
 def vmap(f, in_axes=0, out_axes=0, threads=None):
     """Map ``f`` over a batch axis, as ``jax.vmap``: ``in_axes`` (an int, None, or one per
-    argument) says which axis of each argument indexes the samples (None: shared by every
-    sample); the outputs get that axis at ``out_axes``. ``f`` is traced once on one sample
-    and run for all of them by the compiled kernel, on ``threads`` threads (default: every
-    core). ``bn.vmap(bn.grad(loss), in_axes=(None, 0, 0))`` gives per-sample gradients
-    equal, bit for bit, to a loop of ``bn.grad(loss)`` calls.
+    argument, each also a pytree of its argument's structure) says which axis of each
+    argument indexes the samples (None: shared by every sample); the outputs get that axis
+    at ``out_axes``. ``f`` is traced once on one sample and run for all of them by the
+    compiled kernel, on ``threads`` threads (default: every core); inside another
+    transformation's trace it is traced into that trace once per sample instead.
+    ``bn.vmap(bn.grad(loss), in_axes=(None, 0, 0))`` gives per-sample gradients equal, bit
+    for bit, to a loop of ``bn.grad(loss)`` calls.
 
     >>> import burnumba as bn, numpy as np
     >>> loss = lambda w, x, y: (np.tanh(x @ w) - y) ** 2

@@ -62,6 +62,64 @@ def test_in_axes_and_out_axes():
     np.testing.assert_allclose(bn.vmap(lambda x: np.sum(x ** 2))(A[0]), np.sum(A[0] ** 2, 1))
 
 
+def test_in_axes_pytrees():
+    """An in_axes entry may be a pytree of the argument's structure (as in JAX): a dict of
+    parameters with some leaves batched and others shared, a tuple inside a tuple."""
+    rng = np.random.default_rng(4)
+    p = {"w": rng.normal(size=(6, 3)), "b": rng.normal(size=3)}
+    X = rng.normal(size=(6, 3))
+
+    def f(p, x):
+        return np.tanh(p["w"] * x + p["b"])
+    out = bn.vmap(f, in_axes=({"w": 0, "b": None}, 0))(p, X)
+    loop = [bn.trace(f, {"w": p["w"][i], "b": p["b"]}, X[i])({"w": p["w"][i], "b": p["b"]},
+                                                                X[i]) for i in range(6)]
+    np.testing.assert_array_equal(out, np.stack(loop))
+    pair = bn.vmap(lambda t: t[0] @ t[1][0], in_axes=((1, (0,)),))((p["w"].T, (X,)))
+    np.testing.assert_allclose(pair, np.einsum("ij,ij->i", X, p["w"]), rtol=1e-13)
+
+
+def test_vmap_inside_a_trace():
+    """Inside another transformation (a traced argument, or f closing over a traced value)
+    vmap traces f once per sample into that trace and stacks the outputs: gradients flow
+    through every sample, and the results equal the loop written out by hand."""
+    rng = np.random.default_rng(6)
+    X, Y, w = rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=3)
+
+    def loss(w, x, y):
+        return (np.tanh(x @ w) - y) ** 2
+
+    def by_vmap(w):
+        return np.sum(bn.vmap(loss, in_axes=(None, 0, 0))(w, X, Y))
+
+    def by_loop(w):
+        return sum(loss(w, X[i], Y[i]) for i in range(5))
+    assert np.array_equal(bn.grad(by_vmap)(w), bn.grad(by_loop)(w))
+    # a closure over the traced value, a batch axis of 1 and out_axes=1
+    closed = bn.grad(lambda w: np.sum(bn.vmap(lambda x: x * w, in_axes=1, out_axes=1)(X.T)
+                                      * X.T))(w)
+    np.testing.assert_allclose(closed, np.sum(X * X, 0), rtol=1e-14)
+    # per-sample gradients under an outer gradient: the gradient of the summed squared
+    # per-sample gradient norms (DP-SGD's clipping statistics), against the loop
+    def norms(vm):
+        def total(w):
+            if vm:
+                G = bn.vmap(bn.grad(loss), in_axes=(None, 0, 0))(w, X, Y)
+                return np.sum(G * G)
+            return sum(np.sum(bn.grad(loss)(w, X[i], Y[i]) ** 2) for i in range(5))
+        return bn.grad(total)(w)
+    assert np.array_equal(norms(True), norms(False))
+    # a traced batched argument
+    Hs = bn.jacfwd(lambda X: bn.vmap(lambda x: np.sin(x) * w)(X))(X)
+    assert Hs.shape == (5, 3, 5, 3)
+    np.testing.assert_allclose(Hs[2, :, 2, :], np.diag(np.cos(X[2]) * w), rtol=1e-14)
+    assert not Hs[2, :, 3, :].any()
+    # an error in f there is the user's alone, not chained to the switch to the trace
+    with pytest.raises(bn.UnsupportedOpError, match="nancumsum") as info:
+        bn.grad(lambda w: np.sum(bn.vmap(lambda x: np.nancumsum(x * w))(X)))(w)
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
 def test_nested_transformations_inside_vmap():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 3))
@@ -129,14 +187,16 @@ def test_errors():
         bn.vmap(f, in_axes=None)(x, x)
     with pytest.raises(bn.InputError, match="holds a float"):
         bn.vmap(f)(1.0, x)
-    with pytest.raises(bn.InputError, match="in_axes entries must be ints or None"):
+    with pytest.raises(bn.InputError, match="in_axes for argument 0 is '0', which does not"):
         bn.vmap(f, in_axes=("0", None))(x, x)
+    with pytest.raises(bn.InputError, match=r"in_axes for argument 0 has the keys \['a'\]"):
+        bn.vmap(lambda p: np.sum(p["a"]), in_axes=({"a": 0},))({"a": x, "b": x})
+    with pytest.raises(bn.InputError, match=r"in_axes for argument 0\[1\] is \(0,\)"):
+        bn.vmap(lambda p: np.sum(p[0]), in_axes=((0, (0,)),))((x, x))
     with pytest.raises(bn.InputError, match="out_axes must be an int"):
         bn.vmap(f, out_axes=(0,))
     with pytest.raises(bn.ShapeError, match="the batch is empty"):
         bn.vmap(f)(np.ones((0, 3)), np.ones((0, 3)))
-    with pytest.raises(bn.UnsupportedOpError, match="bn.vmap"):        # inside a trace
-        bn.grad(lambda w: np.sum(bn.vmap(lambda x: x * w)(x)))(1.0)
     with pytest.raises(bn.DataError, match="take"):                   # bad data, its message
         bn.vmap(lambda t, i: np.sum(t[i]), in_axes=(None, 0))(np.ones((3, 2)),
                                                               np.array([[0], [7]]))
