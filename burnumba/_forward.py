@@ -60,13 +60,28 @@ class _Outputs:
     ``_blocks``). ``take()`` gives the structure of the output this thread traced last: None
     for one array (returned unchanged), else (treedef, the leaves' shapes)."""
 
-    def __init__(self, f):
+    def __init__(self, f, has_aux=False):
         self.f = f
+        self.has_aux = has_aux
         self.local = threading.local()
         functools.update_wrapper(self, f)
 
     def __call__(self, *args, **kwargs):
+        """The output as one array; with has_aux, the pair (that array, aux)."""
         result = self.f(*args, **kwargs)
+        if not self.has_aux:
+            return self._flat(result)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise OutputError(at_user_site(
+                f"{getattr(self.f, '__name__', 'f')}: has_aux=True: the function must "
+                f"return a pair (output, aux), got {type(result).__name__}"))
+        return self._flat(result[0]), result[1]
+
+    def primary(self, *args):
+        """The output as one array, without aux."""
+        return self(*args)[0] if self.has_aux else self(*args)
+
+    def _flat(self, result):
         leaves, treedef = flatten(result)
         if treedef is None:
             self.local.tree = None
@@ -96,7 +111,8 @@ class _OutputsCache(TapeCache):
     """The tapes of an ``_Outputs``, with the output structure of each (``trees``)."""
 
     def __init__(self, outputs, argnums, forward_mode):
-        super().__init__(outputs, argnums, need_scalar=False, forward_mode=forward_mode)
+        super().__init__(outputs, argnums, outputs.has_aux, need_scalar=False,
+                         forward_mode=forward_mode)
         self.trees = weakref.WeakKeyDictionary()
 
     def traced(self, tape):
@@ -376,10 +392,10 @@ def _tangent_values(tape):
     return int(sizes[np.asarray(tape.need, dtype=bool)].sum())
 
 
-def _jacobian(f, argnums, how):
+def _jacobian(f, argnums, how, has_aux):
     if how not in ("fwd", "rev", "auto"):
         raise InputError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {how!r}")
-    outputs = _Outputs(f)
+    outputs = _Outputs(f, has_aux)
     cache = _OutputsCache(outputs, argnums, forward_mode=how != "rev")
 
     def matrix(*args):
@@ -387,8 +403,8 @@ def _jacobian(f, argnums, how):
         from . import _symbolic
         from ._api import _positive
         b = _symbolic.builder_of([x for a in args for x in flatten(a)[0]])
-        return _symbolic.jacobian_matrix(b, outputs, args, _positive(cache.argnums, len(args)),
-                                         "fwd")[0]
+        return _symbolic.jacobian_matrix(b, outputs.primary, args,
+                                         _positive(cache.argnums, len(args)), "fwd")[0]
     batched = TapeCache(matrix, argnums, need_scalar=False)
     # per tape, decided once: (forward?, its batched tape or None); both tapes are keyed by
     # the same signature, so this call's leaves are the batched tape's inputs too
@@ -411,53 +427,69 @@ def _jacobian(f, argnums, how):
             from . import _symbolic
             from . import numpy as bnp
             from ._api import _positive
-            J, out_shape, shapes, layout = _symbolic.jacobian_matrix(
-                builder, outputs, args, _positive(cache.argnums, len(args)), how)
+            aux = []
+
+            def primary(*a):              # jacobian_matrix calls it once
+                out = outputs(*a)
+                if has_aux:
+                    aux.append(out[1])
+                    return out[0]
+                return out
+            J, out_shape, shapes, groups = _symbolic.jacobian_matrix(
+                builder, primary, args, _positive(cache.argnums, len(args)), how)
             tree = outputs.take()
-            return _per_output(tree, [_symbolic._regroup(parts, layout, cache.single) for parts
-                                      in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
-        if tape.aux is not None:
-            raise OutputError("jacobian: has_aux is not supported")
+            J = _per_output(tree, [_symbolic._regroup(parts, groups, cache.single) for parts
+                                   in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
+            return (J, aux[0]) if has_aux else J
         forward, btape = plans.get(tape) or plan(tape, args, kwargs)
+        state = None
         if btape is not None:
             J = btape.run_forward(sig.diff + sig.data)
         else:
             state = tape.state()
             state.write(sig.diff + sig.data)
             J = (_by_tangents if forward else _by_cotangents)(tape, state)
-        return _jacobian_parts(tape, cache.trees.get(tape), sig, resolved, cache.single, J)
+        J = _jacobian_parts(tape, cache.trees.get(tape), sig, resolved, cache.single, J)
+        if not has_aux:
+            return J
+        if state is None:                     # the aux values need the tape's forward
+            state = tape.state()
+            state.write(sig.diff + sig.data)
+            state.run(layout.MODE_FORWARD)
+        return J, tape.aux_values(state)
 
     jacobian_fn.tapes = cache.tapes
     jacobian_fn.batched_tapes = batched.tapes
     return jacobian_fn
 
 
-def jacfwd(f, argnums=0):
+def jacfwd(f, argnums=0, has_aux=False):
     """The Jacobian of ``f`` with respect to the arguments ``argnums``, column by column in
     forward mode (one tangent sweep per input element), as ``jax.jacfwd``. Its shape is the
     output's shape followed by the argument's. Several argnums give a tuple of Jacobians; a
     tuple, list or dict of outputs gives one entry per output, each holding the Jacobians
-    by the argnums (JAX's nesting: outputs outside, arguments inside).
+    by the argnums (JAX's nesting: outputs outside, arguments inside). With ``has_aux``,
+    ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``, as in JAX.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
     array([[2., 0.],
            [0., 4.]])
     """
-    return _jacobian(f, argnums, "fwd")
+    return _jacobian(f, argnums, "fwd", has_aux)
 
 
-def jacrev(f, argnums=0):
+def jacrev(f, argnums=0, has_aux=False):
     """The Jacobian of ``f``, row by row in reverse mode (one backward sweep per output
     element), as ``jax.jacrev``."""
-    return _jacobian(f, argnums, "rev")
+    return _jacobian(f, argnums, "rev", has_aux)
 
 
-def jacobian(f, argnums=0):
+def jacobian(f, argnums=0, has_aux=False):
     """The Jacobian of ``f``, in forward mode when the differentiated inputs have at most as
     many elements as the output (fewer sweeps), else in reverse mode: the choice JAX's users
     are taught to make between jacfwd and jacrev."""
-    return _jacobian(f, argnums, "auto")
+    return _jacobian(f, argnums, "auto", has_aux)
 
 
 def elementwise_grad(f, argnums=0):
@@ -477,19 +509,20 @@ def elementwise_grad(f, argnums=0):
     return grad(summed, argnums=argnums)
 
 
-def hessian(f, argnums=0):
+def hessian(f, argnums=0, has_aux=False):
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f))``, as ``jax.hessian``. The gradient
     is traced once, as traced ops (its backward sweep becomes part of the tape); each column
     of the Hessian is then one tangent sweep over that tape. Its shape is the argument's
     shape twice. With several argnums it is JAX's nested tuple of blocks: ``H[i][j]`` is
-    the derivative of the gradient by argument i with respect to argument j.
+    the derivative of the gradient by argument i with respect to argument j. With
+    ``has_aux``, ``f`` returns ``(value, aux)`` and the result is ``(hessian, aux)``.
 
     >>> import burnumba as bn, numpy as np
     >>> bn.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
 def hvp(f, x, v):

@@ -420,6 +420,33 @@ def test_jacobians_of_several_outputs_and_arguments():
         np.testing.assert_allclose(h(x), -3.0 * np.sin(x), rtol=1e-14)
 
 
+def test_jacobians_with_aux():
+    """has_aux: f returns (output, aux); the Jacobians and hessian return (result, aux), the
+    aux evaluated at the point (as in JAX), on every path and inside another trace."""
+    x = np.array([0.3, -0.7, 1.1])
+
+    def f(x):
+        return np.sin(x) * x, {"n": np.sum(x ** 2), "c": 3}
+    J_ref = autograd.jacobian(lambda x: anp.sin(x) * x)(x)
+    for jac in (bn.jacfwd, bn.jacrev, bn.jacobian):
+        for _ in range(2):
+            J, aux = jac(f, has_aux=True)(x)
+            np.testing.assert_allclose(J, J_ref, rtol=1e-14)
+            assert aux["c"] == 3 and aux["n"] == np.sum(x ** 2)
+
+    def g(x):
+        return np.sum(np.tanh(x) ** 2), np.tanh(x)
+    H, aux = bn.hessian(g, has_aux=True)(x)
+    np.testing.assert_allclose(H, autograd.hessian(lambda x: anp.sum(anp.tanh(x) ** 2))(x),
+                               rtol=1e-13)
+    np.testing.assert_allclose(aux, np.tanh(x), rtol=1e-15)
+    # inside a trace the aux is a traced value: differentiated through
+    d = bn.grad(lambda x: np.sum(bn.jacfwd(f, has_aux=True)(x)[1]["n"] * x))(x)
+    np.testing.assert_allclose(d, 2.0 * x * np.sum(x) + np.sum(x ** 2), rtol=1e-14)
+    with pytest.raises(bn.OutputError, match="has_aux=True: the function must return a pair"):
+        bn.jacrev(lambda x: x, has_aux=True)(x)
+
+
 def test_jvp_and_linearize_of_several_outputs():
     """jvp and linearize of a function with a tuple or dict of outputs return the values and
     the tangents in that structure, equal to each output's own jvp; also inside a trace. So
