@@ -119,8 +119,8 @@ class _OutputsCache(TapeCache):
         self.trees[tape] = self.f.take()
 
 
-def _forward_cache(f, argnums):
-    cache = _OutputsCache(_Outputs(f), argnums, forward_mode=True)
+def _forward_cache(f, argnums, has_aux=False):
+    cache = _OutputsCache(_Outputs(f, has_aux), argnums, forward_mode=True)
     cache.plain = {}        # jvp's fast path: (tape, tree) by the plain arrays' shapes, dtypes
     return cache
 
@@ -171,27 +171,29 @@ def _write_tangents(tape, state, tangents):
         state.grad[start:start + size] = np.ravel(t)
 
 
-def jvp(f, primals, tangents):
+def jvp(f, primals, tangents, has_aux=False):
     """``(f(*primals), J tangents)``, as ``jax.jvp``: the output and its directional
     derivative along ``tangents`` (one per primal, same structure and shapes), by the tangent
     sweep. The output is an array or scalar, or a tuple, list or dict of them (the tangent
-    then has that structure too).
+    then has that structure too). With ``has_aux``, ``f`` returns ``(output, aux)`` and
+    jvp ``(output, tangent, aux)``.
 
     >>> import burnumba as bn, numpy as np
     >>> y, dy = bn.jvp(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), (np.ones(2),))
     """
-    return _jvp(f, primals, tangents, True)
+    return _jvp(f, primals, tangents, True, has_aux)
 
 
-def _jvp(f, primals, tangents, with_value):
-    """jvp; without the output's value (None) unless ``with_value`` (hvp needs only J v)."""
+def _jvp(f, primals, tangents, with_value, has_aux=False):
+    """jvp; without the output's value (None) unless ``with_value`` (hvp needs only J v);
+    with has_aux, the triple (value, tangent, aux)."""
     if not isinstance(primals, (tuple, list)):
         raise InputError(at_user_site(
             f"jvp: primals must be a tuple of the function's arguments, got "
             f"{type(primals).__name__}: write bn.jvp(f, (x,), (v,))"))
     primals = tuple(primals)
-    cache = _CACHES.get(f, ("jvp", len(primals)),
-                        lambda: _forward_cache(f, tuple(range(len(primals)))))
+    cache = _CACHES.get(f, ("jvp", len(primals), has_aux),
+                        lambda: _forward_cache(f, tuple(range(len(primals))), has_aux))
     # plain float arrays of a signature already traced (a Newton or CG loop calls hvp and
     # jvp many times): their tape is run directly, without the checks and the signature
     # that the general path repeats on every call (8 of its 12 us at n = 10)
@@ -203,11 +205,19 @@ def _jvp(f, primals, tangents, with_value):
         if builder is not None:                    # inside another trace: run in it
             from . import _symbolic
             from . import numpy as bnp
-            out, tout = _symbolic.jvp(builder, cache.f, primals, tangents)
+            aux = []
+
+            def primary(*a):              # _symbolic.jvp calls it once
+                out = cache.f(*a)
+                if has_aux:
+                    aux.append(out[1])
+                    return out[0]
+                return out
+            out, tout = _symbolic.jvp(builder, primary, primals, tangents)
             tree = cache.f.take()
             if tree is not None:
                 out, tout = _split(tree, out, bnp.reshape), _split(tree, tout, bnp.reshape)
-            return (out if with_value else None), tout
+            return ((out if with_value else None), tout) + ((aux[0],) if has_aux else ())
         tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
         if key is not None and len(cache.plain) < CACHE_SIZE:
@@ -226,14 +236,16 @@ def _jvp(f, primals, tangents, with_value):
         for dst, t in zip(into_t, tangents):
             dst[...] = t
         state.run(layout.MODE_JVP)
-        return (_shaped(tape, tree, value) if with_value else None,
-                _shaped(tape, tree, tangent))
+        out = (_shaped(tape, tree, value) if with_value else None,
+               _shaped(tape, tree, tangent))
+        return out + (tape.aux_values(state),) if has_aux else out
     state = tape.state()
     state.write(leaves)
     _write_tangents(tape, state, tangents)
     state.run(layout.MODE_JVP)
-    return (_out(tape, tree, state, "val") if with_value else None,
-            _out(tape, tree, state, "grad"))
+    out = (_out(tape, tree, state, "val") if with_value else None,
+           _out(tape, tree, state, "grad"))
+    return out + (tape.aux_values(state),) if has_aux else out
 
 
 _PLAIN_VIEWS = object()        # the key of the plain path's views in a State's ``views``
@@ -276,18 +288,19 @@ def _plain_key(primals, tangents):
     return key
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux=False):
     """``(f(*primals), f_jvp)``, as ``jax.linearize``: ``f_jvp(*tangents)`` is the Jacobian-
     vector product at ``primals``, which reuses the forward values: each call is one tangent
     sweep. ``f_jvp`` may be called from several threads (each computes the forward once).
+    With ``has_aux``, ``f`` returns ``(output, aux)`` and linearize ``(output, f_jvp, aux)``.
 
     >>> import burnumba as bn, numpy as np
     >>> y, f_jvp = bn.linearize(lambda x: np.exp(x) * x, np.array([0.0, 1.0]))
     >>> f_jvp(np.array([1.0, 0.0]))
     array([1., 0.])
     """
-    cache = _CACHES.get(f, ("jvp", len(primals)),
-                        lambda: _forward_cache(f, tuple(range(len(primals)))))
+    cache = _CACHES.get(f, ("jvp", len(primals), has_aux),
+                        lambda: _forward_cache(f, tuple(range(len(primals))), has_aux))
     try:
         tape, sig, _ = cache.tape_for(primals, {})
     except NestedTrace:
@@ -306,6 +319,7 @@ def linearize(f, *primals):
 
     tree = cache.trees.get(tape)
     value = _out(tape, tree, forward_state(), "val")
+    aux = tape.aux_values(forward_state())
 
     def f_jvp(*tangents):
         flat = _check_tangents(primals, tangents)
@@ -314,7 +328,7 @@ def linearize(f, *primals):
         state.run(layout.MODE_TANGENT)
         return _out(tape, tree, state, "grad")
 
-    return value, f_jvp
+    return (value, f_jvp, aux) if has_aux else (value, f_jvp)
 
 
 def _blocks(J, tree, out_shape, in_shapes, reshape):

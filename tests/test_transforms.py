@@ -420,9 +420,10 @@ def test_jacobians_of_several_outputs_and_arguments():
         np.testing.assert_allclose(h(x), -3.0 * np.sin(x), rtol=1e-14)
 
 
-def test_jacobians_with_aux():
-    """has_aux: f returns (output, aux); the Jacobians and hessian return (result, aux), the
-    aux evaluated at the point (as in JAX), on every path and inside another trace."""
+def test_has_aux():
+    """has_aux: f returns (output, aux); the Jacobians and hessian return (result, aux), jvp
+    (value, tangent, aux) and linearize (value, f_jvp, aux), the aux evaluated at the point
+    (as in JAX), on every path and inside another trace."""
     x = np.array([0.3, -0.7, 1.1])
 
     def f(x):
@@ -445,6 +446,18 @@ def test_jacobians_with_aux():
     np.testing.assert_allclose(d, 2.0 * x * np.sum(x) + np.sum(x ** 2), rtol=1e-14)
     with pytest.raises(bn.OutputError, match="has_aux=True: the function must return a pair"):
         bn.jacrev(lambda x: x, has_aux=True)(x)
+    # jvp and linearize too: (value, tangent, aux) and (value, f_jvp, aux)
+    v = np.array([1.0, -2.0, 0.5])
+    for _ in range(2):                          # traced, then the plain arrays' fast path
+        y, t, aux = bn.jvp(f, (x,), (v,), has_aux=True)
+        np.testing.assert_allclose(t, J_ref @ v, rtol=1e-14)
+        assert aux["n"] == np.sum(x ** 2) and np.array_equal(y, bn.jvp(
+            lambda x: f(x)[0], (x,), (v,))[0])
+    y2, lin, aux2 = bn.linearize(f, x, has_aux=True)
+    np.testing.assert_allclose(lin(v), J_ref @ v, rtol=1e-14)
+    assert aux2["n"] == aux["n"] and np.array_equal(y2, y)
+    d = bn.grad(lambda x: bn.jvp(f, (x,), (v,), has_aux=True)[2]["n"])(x)
+    np.testing.assert_allclose(d, 2.0 * x, rtol=1e-15)
 
 
 def test_jvp_and_linearize_of_several_outputs():
