@@ -213,3 +213,26 @@ def test_threads_calling_one_function_of_the_issue_11_rows_get_serial_results():
     for k, got in results.items():
         assert len(got) == THREADS
         assert all(_bits(r) == serial[k] for r in got), f"input {k}"
+
+
+def test_threads_tracing_jacobians_of_several_outputs_get_serial_results():
+    """Threads that trace one Jacobian of a dict of outputs (several signatures, so traces
+    race) and jvp with aux each get the serial nested blocks: a tape's output structure is
+    recorded before another thread can see the tape."""
+    def f(x, y):
+        return {"a": np.sin(x) * np.sum(y), "b": (np.tanh(x[0] * y), x * x)}
+    rng = np.random.default_rng(9)
+    inputs = [(rng.normal(size=n), rng.normal(size=m)) for n in (2, 3, 4) for m in (1, 2)] * 3
+
+    def serial(x, y):
+        return (bn.jacrev(f, argnums=(0, 1))(x, y),
+                bn.jvp(lambda x: (f(x, y), np.sum(x)), (x,), (np.ones_like(x),),
+                       has_aux=True)[1:])
+    expected = [_bits(serial(*xs)) for xs in inputs]
+    jac = bn.jacrev(f, argnums=(0, 1))                 # fresh: its traces race below
+
+    def call(x, y):
+        return (jac(x, y), bn.jvp(lambda x: (f(x, y), np.sum(x)), (x,), (np.ones_like(x),),
+                                  has_aux=True)[1:])
+    for k, results in _hammer(call, inputs).items():
+        assert all(_bits(r) == expected[k] for r in results), k
