@@ -77,9 +77,15 @@ class _Outputs:
                 f"return a pair (output, aux), got {type(result).__name__}"))
         return self._flat(result[0]), result[1]
 
-    def primary(self, *args):
-        """The output as one array, without aux."""
-        return self(*args)[0] if self.has_aux else self(*args)
+    def primary(self, *args, aux=None):
+        """The output as one array, without aux (appended to the list ``aux`` if given):
+        what the traced Jacobian and jvp differentiate."""
+        out = self(*args)
+        if not self.has_aux:
+            return out
+        if aux is not None:
+            aux.append(out[1])
+        return out[0]
 
     def _flat(self, result):
         leaves, treedef = flatten(result)
@@ -205,15 +211,9 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
         if builder is not None:                    # inside another trace: run in it
             from . import _symbolic
             from . import numpy as bnp
-            aux = []
-
-            def primary(*a):              # _symbolic.jvp calls it once
-                out = cache.f(*a)
-                if has_aux:
-                    aux.append(out[1])
-                    return out[0]
-                return out
-            out, tout = _symbolic.jvp(builder, primary, primals, tangents)
+            aux = []                      # _symbolic.jvp calls f once
+            out, tout = _symbolic.jvp(builder, functools.partial(cache.f.primary, aux=aux),
+                                      primals, tangents)
             tree = cache.f.take()
             if tree is not None:
                 out, tout = _split(tree, out, bnp.reshape), _split(tree, tout, bnp.reshape)
@@ -441,16 +441,10 @@ def _jacobian(f, argnums, how, has_aux):
             from . import _symbolic
             from . import numpy as bnp
             from ._api import _positive
-            aux = []
-
-            def primary(*a):              # jacobian_matrix calls it once
-                out = outputs(*a)
-                if has_aux:
-                    aux.append(out[1])
-                    return out[0]
-                return out
+            aux = []                      # jacobian_matrix calls f once
             J, out_shape, shapes, groups = _symbolic.jacobian_matrix(
-                builder, primary, args, _positive(cache.argnums, len(args)), how)
+                builder, functools.partial(outputs.primary, aux=aux), args,
+                _positive(cache.argnums, len(args)), how)
             tree = outputs.take()
             J = _per_output(tree, [_symbolic._regroup(parts, groups, cache.single) for parts
                                    in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
