@@ -12,6 +12,7 @@ from ._debug import SWITCH
 from ._errors import (InputError, NestedTrace, OutputError, ShapeError, at_user_site,
                       nested_unsupported)
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
+from ._outputs import Outputs, copied, flat_cotangent, split
 from ._pytree import flatten, unflatten
 from ._signature import Signature, is_data, structure, tape_dtype
 from ._tape import Tape
@@ -150,8 +151,9 @@ def _as_output(b, result, need_scalar):
             "output (use has_aux=True to return more)")
     else:
         raise OutputError(
-            f"the traced function returned {type(result).__name__}: jvp, linearize and the "
-            "Jacobians need arrays or numbers as outputs, alone or in a tuple, list or dict")
+            f"the traced function returned {type(result).__name__}: vjp, jvp, linearize and "
+            "the Jacobians need arrays or numbers as outputs, alone or in a tuple, list or "
+            "dict")
     if need_scalar and out.shape != ():
         raise OutputError(
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
@@ -353,11 +355,13 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     return tape
 
 
-def vjp(f, *primals):
+def vjp(f, *primals, has_aux=False):
     """Return ``(f(*primals), vjp_fun)``, as ``jax.vjp``.
 
     ``vjp_fun(cotangent)`` returns the tuple of ``cotangent . df/dprimal`` for every primal,
-    each shaped like its primal. The output may be any shape; the cotangent has its shape.
+    each shaped like its primal. The output may be any shape, or a tuple, list or dict of
+    arrays; the cotangent has its shape and structure. With ``has_aux``, ``f`` returns
+    ``(output, aux)`` and vjp ``(output, vjp_fun, aux)``.
 
     >>> import burnumba as bn, numpy as np
     >>> y, pull = bn.vjp(lambda x: np.sin(x) * 2.0, np.array([0.1, 0.2]))
@@ -365,21 +369,36 @@ def vjp(f, *primals):
     1
     """
     argnums = tuple(range(len(primals)))
+    outputs = Outputs(f, has_aux)
     try:
         sig = Signature(primals, {}, argnums)
-        tape = _trace(f, primals, {}, argnums, False, sig, False, single=False)
+        tape = _trace(outputs, primals, {}, argnums, has_aux, sig, False, single=False)
     except NestedTrace as nested:                  # inside another trace: run in it
         builder = nested.builder
     else:
         builder = None
+    tree = outputs.take()
     if builder is not None:
         from . import _symbolic
-        return _symbolic.vjp(builder, f, primals)
+        from . import numpy as bnp
+        aux = []                                   # _symbolic.vjp calls f once
+        out, pull = _symbolic.vjp(builder, functools.partial(outputs.primary, aux=aux),
+                                  primals)
+        tree = outputs.take()
+        if tree is not None:
+            out = split(tree, out, bnp.reshape)
+            pull = functools.partial(lambda pull, ct: pull(flat_cotangent(tree, ct)), pull)
+        return (out, pull) + ((aux[0],) if has_aux else ())
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
+    aux = tape.aux_values(tape.state()) if has_aux else None
+    if tree is not None:
+        value = split(tree, value, copied)
     out_shape = tape.out_shape
 
     def vjp_fun(cotangent):
+        if tree is not None:
+            cotangent = flat_cotangent(tree, cotangent)
         seed = np.asarray(cotangent, dtype=np.float64)
         if seed.shape != out_shape:
             raise ShapeError(f"vjp: the cotangent has shape {seed.shape}, but the output has "
@@ -392,4 +411,4 @@ def vjp(f, *primals):
             pos += n
         return tuple(out)
 
-    return value, vjp_fun
+    return (value, vjp_fun, aux) if has_aux else (value, vjp_fun)

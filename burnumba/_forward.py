@@ -18,11 +18,11 @@ import numpy as np
 
 from ._api import CACHE_SIZE, TapeCache, grad
 from ._debug import SWITCH
-from ._errors import (InputError, NestedTrace, OutputError, PytreeError, ShapeError,
+from ._errors import (InputError, NestedTrace, PytreeError, ShapeError,
                       at_user_site)
+from ._outputs import Outputs, copied, split
 from ._pytree import flatten, unflatten
 from ._signature import regroup
-from ._tracer import Var
 from .kernels import layout
 
 
@@ -53,68 +53,8 @@ class _Caches:
 _CACHES = _Caches()
 
 
-class _Outputs:
-    """``f`` as the forward-mode transformations and the Jacobians trace it, with one array
-    output: a pytree of outputs (a tuple, list or dict of arrays) is returned as one vector,
-    the concatenation of the leaves' ravels, which the results are cut back from (``_split``,
-    ``_blocks``). ``take()`` gives the structure of the output this thread traced last: None
-    for one array (returned unchanged), else (treedef, the leaves' shapes)."""
-
-    def __init__(self, f, has_aux=False):
-        self.f = f
-        self.has_aux = has_aux
-        self.local = threading.local()
-        functools.update_wrapper(self, f)
-
-    def __call__(self, *args, **kwargs):
-        """The output as one array; with has_aux, the pair (that array, aux)."""
-        result = self.f(*args, **kwargs)
-        if not self.has_aux:
-            return self._flat(result)
-        if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise OutputError(at_user_site(
-                f"{getattr(self.f, '__name__', 'f')}: has_aux=True: the function must "
-                f"return a pair (output, aux), got {type(result).__name__}"))
-        return self._flat(result[0]), result[1]
-
-    def primary(self, *args, aux=None):
-        """The output as one array, without aux (appended to the list ``aux`` if given):
-        what the traced Jacobian and jvp differentiate."""
-        out = self(*args)
-        if not self.has_aux:
-            return out
-        if aux is not None:
-            aux.append(out[1])
-        return out[0]
-
-    def _flat(self, result):
-        leaves, treedef = flatten(result)
-        if treedef is None:
-            self.local.tree = None
-            return result
-        name = getattr(self.f, "__name__", "f")
-        if not leaves:
-            raise OutputError(at_user_site(
-                f"{name}: the differentiated function returned an empty "
-                f"{type(result).__name__}; return at least one array"))
-        for x in leaves:
-            if not (isinstance(x, (Var, int, float, np.number)) or (
-                    isinstance(x, np.ndarray) and x.dtype.kind in "biuf")):
-                raise OutputError(at_user_site(
-                    f"{name}: the differentiated function returned a {type(x).__name__} "
-                    f"among its outputs; jvp, linearize and the Jacobians need arrays or "
-                    f"numbers as outputs, alone or in a tuple, list or dict"))
-        from . import numpy as bnp
-        self.local.tree = (treedef, [tuple(getattr(x, "shape", ())) for x in leaves])
-        return bnp.concatenate([bnp.reshape(x, (-1,)) for x in leaves])
-
-    def take(self):
-        tree, self.local.tree = getattr(self.local, "tree", None), None
-        return tree
-
-
 class _OutputsCache(TapeCache):
-    """The tapes of an ``_Outputs``, with the output structure of each (``trees``)."""
+    """The tapes of an ``Outputs``, with the output structure of each (``trees``)."""
 
     def __init__(self, outputs, argnums, forward_mode):
         super().__init__(outputs, argnums, outputs.has_aux, need_scalar=False,
@@ -126,19 +66,9 @@ class _OutputsCache(TapeCache):
 
 
 def _forward_cache(f, argnums, has_aux=False):
-    cache = _OutputsCache(_Outputs(f, has_aux), argnums, forward_mode=True)
+    cache = _OutputsCache(Outputs(f, has_aux), argnums, forward_mode=True)
     cache.plain = {}        # jvp's fast path: (tape, tree) by the plain arrays' shapes, dtypes
     return cache
-
-
-def _split(tree, flat, reshape):
-    """The output pytree ``tree`` describes, cut from the flat vector of its leaves."""
-    leaves, r = [], 0
-    for shape in tree[1]:
-        m = math.prod(shape)
-        leaves.append(reshape(flat[r:r + m], shape))
-        r += m
-    return unflatten(tree[0], leaves)
 
 
 def _out(tape, tree, state, region):
@@ -216,7 +146,7 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
                                       primals, tangents)
             tree = cache.f.take()
             if tree is not None:
-                out, tout = _split(tree, out, bnp.reshape), _split(tree, tout, bnp.reshape)
+                out, tout = split(tree, out, bnp.reshape), split(tree, tout, bnp.reshape)
             return ((out if with_value else None), tout) + ((aux[0],) if has_aux else ())
         tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
@@ -265,11 +195,7 @@ def _shaped(tape, tree, data):
     """The output's slice as _out gives it: a float for a scalar output, else a copy."""
     if tree is None:
         return float(data[0]) if tape.out_shape == () else data.reshape(tape.out_shape).copy()
-    return _split(tree, data, _copied)
-
-
-def _copied(data, shape):
-    return float(data[0]) if shape == () else data.reshape(shape).copy()
+    return split(tree, data, copied)
 
 
 def _plain_key(primals, tangents):
@@ -409,7 +335,7 @@ def _tangent_values(tape):
 def _jacobian(f, argnums, how, has_aux):
     if how not in ("fwd", "rev", "auto"):
         raise InputError(f"jacobian: mode must be 'fwd', 'rev' or 'auto', got {how!r}")
-    outputs = _Outputs(f, has_aux)
+    outputs = Outputs(f, has_aux)
     cache = _OutputsCache(outputs, argnums, forward_mode=how != "rev")
 
     def matrix(*args):

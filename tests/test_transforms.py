@@ -460,6 +460,36 @@ def test_has_aux():
     np.testing.assert_allclose(d, 2.0 * x, rtol=1e-15)
 
 
+def test_vjp_of_several_outputs_and_aux():
+    """vjp of a dict of outputs: the value in that structure and a vjp_fun taking a cotangent
+    of that structure, equal to autograd's vjp of the concatenated outputs; has_aux; inside
+    another trace; a cotangent of another structure or shape is refused, naming it."""
+    x = np.array([0.3, -0.7, 1.1])
+
+    def f(x):
+        return {"s": np.sin(x), "t": (np.sum(x * x), x[:2] * x[2])}
+
+    def flat(x):
+        return anp.concatenate([anp.sin(x), anp.array([anp.sum(x * x)]), x[:2] * x[2]])
+    ct = {"s": np.array([1.0, -2.0, 0.5]), "t": (2.0, np.array([1.0, -1.0]))}
+    flat_ct = np.concatenate([ct["s"], [ct["t"][0]], ct["t"][1]])
+    y, pull = bn.vjp(f, x)
+    assert isinstance(y["t"][0], float) and y["t"][1].shape == (2,)
+    np.testing.assert_allclose(np.concatenate([y["s"], [y["t"][0]], y["t"][1]]), flat(x),
+                               rtol=1e-15)
+    np.testing.assert_allclose(pull(ct)[0], autograd.make_vjp(flat)(x)[0](flat_ct),
+                               rtol=1e-14)
+    y2, pull2, aux = bn.vjp(lambda x: (f(x), {"n": np.sum(x)}), x, has_aux=True)
+    assert aux["n"] == np.sum(x) and np.array_equal(pull2(ct)[0], pull(ct)[0])
+    g = bn.grad(lambda x: np.sum(bn.vjp(f, x)[1](ct)[0] * x))(x)
+    np.testing.assert_allclose(g, autograd.grad(
+        lambda x: anp.sum(autograd.make_vjp(flat)(x)[0](flat_ct) * x))(x), rtol=1e-13)
+    with pytest.raises(bn.PytreeError, match="the cotangent has the structure"):
+        pull({"s": ct["s"]})
+    with pytest.raises(bn.ShapeError, match=r"cotangent leaf 0 has shape \(2,\)"):
+        pull({"s": np.ones(2), "t": ct["t"]})
+
+
 def test_jvp_and_linearize_of_several_outputs():
     """jvp and linearize of a function with a tuple or dict of outputs return the values and
     the tangents in that structure, equal to each output's own jvp; also inside a trace. So
@@ -514,9 +544,9 @@ def test_errors_name_the_transformation_and_the_fix():
         bn.jacfwd(lambda x: ())(x)
     with pytest.raises(bn.OutputError, match="returned an empty dict"):
         bn.jvp(lambda x: {}, (x,), (x,))
-    with pytest.raises(bn.OutputError, match="returned a str among its outputs; jvp"):
+    with pytest.raises(bn.OutputError, match="returned a str among its outputs; vjp, jvp"):
         bn.jacrev(lambda x: (x, "a"))(x)
-    with pytest.raises(bn.OutputError, match="returned str: jvp, linearize and the Jacobians"):
+    with pytest.raises(bn.OutputError, match="returned str: vjp, jvp, linearize and the Jacobians"):
         bn.jvp(lambda x: "a", (x,), (x,))
     with pytest.raises(bn.UnsupportedOpError, match="bn.linearize on traced values"):
         bn.grad(lambda x: bn.linearize(np.sin, x)[0])(1.0)
