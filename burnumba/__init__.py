@@ -6,10 +6,10 @@ interpreter loop.
 """
 from . import numpy
 from ._checkpoint import load_checkpoint, save_checkpoint
-from ._api import grad, trace, value_and_grad, vjp
+from ._api import grad, trace, value_and_grad
 from ._debug import debug_nans
 from ._forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
-                       linearize)
+                       linearize, vjp)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
                       MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,

@@ -9,10 +9,9 @@ import threading
 import numpy as np
 
 from ._debug import SWITCH
-from ._errors import (InputError, NestedTrace, OutputError, ShapeError, at_user_site,
+from ._errors import (InputError, NestedTrace, OutputError, at_user_site,
                       nested_unsupported)
 from ._plan import DATA as _DATA, DIFF as _DIFF, CallPlan
-from ._outputs import Outputs, copied, flat_cotangent, split
 from ._pytree import flatten, unflatten
 from ._signature import Signature, is_data, structure, tape_dtype
 from ._tape import Tape
@@ -353,62 +352,3 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single, static)
     tape.run_forward(sig.diff + sig.data)
     return tape
-
-
-def vjp(f, *primals, has_aux=False):
-    """Return ``(f(*primals), vjp_fun)``, as ``jax.vjp``.
-
-    ``vjp_fun(cotangent)`` returns the tuple of ``cotangent . df/dprimal`` for every primal,
-    each shaped like its primal. The output may be any shape, or a tuple, list or dict of
-    arrays; the cotangent has its shape and structure. With ``has_aux``, ``f`` returns
-    ``(output, aux)`` and vjp ``(output, vjp_fun, aux)``.
-
-    >>> import burnumba as bn, numpy as np
-    >>> y, pull = bn.vjp(lambda x: np.sin(x) * 2.0, np.array([0.1, 0.2]))
-    >>> pull(np.ones(2)).__len__()
-    1
-    """
-    argnums = tuple(range(len(primals)))
-    outputs = Outputs(f, has_aux)
-    try:
-        sig = Signature(primals, {}, argnums)
-        tape = _trace(outputs, primals, {}, argnums, has_aux, sig, False, single=False)
-    except NestedTrace as nested:                  # inside another trace: run in it
-        builder = nested.builder
-    else:
-        builder = None
-    tree = outputs.take()
-    if builder is not None:
-        from . import _symbolic
-        from . import numpy as bnp
-        aux = []                                   # _symbolic.vjp calls f once
-        out, pull = _symbolic.vjp(builder, functools.partial(outputs.primary, aux=aux),
-                                  primals)
-        tree = outputs.take()
-        if tree is not None:
-            out = split(tree, out, bnp.reshape)
-            pull = functools.partial(lambda pull, ct: pull(flat_cotangent(tree, ct)), pull)
-        return (out, pull) + ((aux[0],) if has_aux else ())
-    leaves = sig.diff + sig.data
-    value = tape.run_forward(leaves)
-    aux = tape.aux_values(tape.state()) if has_aux else None
-    if tree is not None:
-        value = split(tree, value, copied)
-    out_shape = tape.out_shape
-
-    def vjp_fun(cotangent):
-        if tree is not None:
-            cotangent = flat_cotangent(tree, cotangent)
-        seed = np.asarray(cotangent, dtype=np.float64)
-        if seed.shape != out_shape:
-            raise ShapeError(f"vjp: the cotangent has shape {seed.shape}, but the output has "
-                             f"shape {out_shape}")
-        grads = tape.split_grads(tape.run_vjp(leaves, seed))
-        out, pos = [], 0
-        for k in argnums:
-            n = len(sig.kinds[k])
-            out.append(unflatten(sig.treedefs[k], grads[pos:pos + n]))
-            pos += n
-        return tuple(out)
-
-    return (value, vjp_fun, aux) if has_aux else (value, vjp_fun)

@@ -20,7 +20,7 @@ from ._api import CACHE_SIZE, TapeCache, grad
 from ._debug import SWITCH
 from ._errors import (InputError, NestedTrace, PytreeError, ShapeError,
                       at_user_site)
-from ._outputs import Outputs, copied, split
+from ._outputs import Outputs, copied, flat_cotangent, split
 from ._pytree import flatten, unflatten
 from ._signature import regroup
 from .kernels import layout
@@ -212,6 +212,64 @@ def _plain_key(primals, tangents):
             return None
         key += ((x.shape, dtype),)
     return key
+
+
+def vjp(f, *primals, has_aux=False):
+    """Return ``(f(*primals), vjp_fun)``, as ``jax.vjp``.
+
+    ``vjp_fun(cotangent)`` returns the tuple of ``cotangent . df/dprimal`` for every primal,
+    each shaped like its primal. The output may be any shape, or a tuple, list or dict of
+    arrays; the cotangent has its shape and structure. With ``has_aux``, ``f`` returns
+    ``(output, aux)`` and vjp ``(output, vjp_fun, aux)``. ``f`` is traced once per
+    signature (its tapes are kept per function, as jvp's), so a loop of vjp calls runs the
+    tape without tracing again.
+
+    >>> import burnumba as bn, numpy as np
+    >>> y, pull = bn.vjp(lambda x: np.sin(x) * 2.0, np.array([0.1, 0.2]))
+    >>> pull(np.ones(2)).__len__()
+    1
+    """
+    argnums = tuple(range(len(primals)))
+    cache = _CACHES.get(f, ("vjp", len(primals), has_aux),
+                        lambda: _OutputsCache(Outputs(f, has_aux), argnums, False))
+    tape, sig, _, builder = cache.tape_or_builder(primals, {})
+    if builder is not None:                        # inside another trace: run in it
+        from . import _symbolic
+        from . import numpy as bnp
+        aux = []                                   # _symbolic.vjp calls f once
+        out, pull = _symbolic.vjp(builder, functools.partial(cache.f.primary, aux=aux),
+                                  primals)
+        tree = cache.f.take()
+        if tree is not None:
+            out = split(tree, out, bnp.reshape)
+            pull = functools.partial(lambda pull, ct: pull(flat_cotangent(tree, ct)), pull)
+        return (out, pull) + ((aux[0],) if has_aux else ())
+    tree = cache.trees.get(tape)
+    leaves = sig.diff + sig.data
+    value = tape.run_forward(leaves)
+    aux = tape.aux_values(tape.state()) if has_aux else None
+    if tree is not None:
+        value = split(tree, value, copied)
+    out_shape = tape.out_shape
+
+    def vjp_fun(cotangent):
+        if tree is not None:
+            cotangent = flat_cotangent(tree, cotangent)
+        seed = np.asarray(cotangent, dtype=np.float64)
+        if seed.shape != out_shape:
+            raise ShapeError(f"vjp: the cotangent has shape {seed.shape}, but the output has "
+                             f"shape {out_shape}")
+        # the forward runs again with this call's leaves: another vjp of the same tape on
+        # this thread may have run in between
+        grads = tape.split_grads(tape.run_vjp(leaves, seed))
+        out, pos = [], 0
+        for k in argnums:
+            n = len(sig.kinds[k])
+            out.append(unflatten(sig.treedefs[k], grads[pos:pos + n]))
+            pos += n
+        return tuple(out)
+
+    return (value, vjp_fun, aux) if has_aux else (value, vjp_fun)
 
 
 def linearize(f, *primals, has_aux=False):
