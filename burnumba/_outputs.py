@@ -39,7 +39,7 @@ class Outputs:
 
     def primary(self, *args, aux=None):
         """The output as one array, without aux (appended to the list ``aux`` if given):
-        what the traced Jacobian and jvp differentiate."""
+        what vjp, jvp and the Jacobians differentiate inside another trace."""
         out = self(*args)
         if not self.has_aux:
             return out
@@ -81,7 +81,6 @@ def split(tree, flat, reshape):
         leaves.append(reshape(flat[r:r + m], shape))
         r += m
     return unflatten(tree[0], leaves)
-
 
 
 def copied(data, shape):

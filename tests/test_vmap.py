@@ -95,7 +95,7 @@ def test_vmap_inside_a_trace():
     def by_loop(w):
         return sum(loss(w, X[i], Y[i]) for i in range(5))
     assert np.array_equal(bn.grad(by_vmap)(w), bn.grad(by_loop)(w))
-    # a closure over the traced value, a batch axis of 1 and out_axes=1
+    # a closure over the traced value, samples along axis 1 in and out (in_axes=1, out_axes=1)
     closed = bn.grad(lambda w: np.sum(bn.vmap(lambda x: x * w, in_axes=1, out_axes=1)(X.T)
                                       * X.T))(w)
     np.testing.assert_allclose(closed, np.sum(X * X, 0), rtol=1e-14)
