@@ -18,7 +18,7 @@ import numpy as np
 
 from ._api import CACHE_SIZE, TapeCache, grad
 from ._debug import SWITCH
-from ._errors import (InputError, NestedTrace, PytreeError, ShapeError,
+from ._errors import (InputError, PytreeError, ShapeError,
                       at_user_site)
 from ._outputs import Outputs, copied, flat_cotangent, split
 from ._pytree import flatten, unflatten
@@ -277,6 +277,7 @@ def linearize(f, *primals, has_aux=False):
     vector product at ``primals``, which reuses the forward values: each call is one tangent
     sweep. ``f_jvp`` may be called from several threads (each computes the forward once).
     With ``has_aux``, ``f`` returns ``(output, aux)`` and linearize ``(output, f_jvp, aux)``.
+    Inside another transformation's trace, each ``f_jvp`` call traces a jvp into it.
 
     >>> import burnumba as bn, numpy as np
     >>> y, f_jvp = bn.linearize(lambda x: np.exp(x) * x, np.array([0.0, 1.0]))
@@ -285,11 +286,16 @@ def linearize(f, *primals, has_aux=False):
     """
     cache = _CACHES.get(f, ("jvp", len(primals), has_aux),
                         lambda: _forward_cache(f, tuple(range(len(primals))), has_aux))
-    try:
-        tape, sig, _ = cache.tape_for(primals, {})
-    except NestedTrace:
-        from ._errors import nested_unsupported
-        raise nested_unsupported("bn.linearize") from None
+    tape, sig, _, builder = cache.tape_or_builder(primals, {})
+    if builder is not None:
+        # inside another trace: the value is f traced there, and each f_jvp call emits a jvp
+        # into that trace (the forward's nodes again: correct, without their reuse)
+        out = f(*primals)
+        value, aux = out if has_aux else (out, None)
+
+        def traced_jvp(*tangents):
+            return _jvp(f, primals, tangents, False, has_aux)[1]
+        return (value, traced_jvp, aux) if has_aux else (value, traced_jvp)
     leaves = sig.diff + sig.data
     local = threading.local()
 
