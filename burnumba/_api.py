@@ -150,9 +150,10 @@ def _as_output(b, result, need_scalar):
             "output (use has_aux=True to return more)")
     else:
         raise OutputError(
-            f"the traced function returned {type(result).__name__}: vjp, jvp, linearize and "
-            "the Jacobians need arrays or numbers as outputs, alone or in a tuple, list or "
-            "dict")
+            f"the traced function returned {type(result).__name__}; a tape's output is one "
+            "array or number: return one (bnp.concatenate of the outputs' ravels joins "
+            "several). vjp, jvp, linearize and the Jacobians also take a tuple, list or dict "
+            "of arrays")
     if need_scalar and out.shape != ():
         raise OutputError(
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "

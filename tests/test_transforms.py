@@ -574,8 +574,11 @@ def test_errors_name_the_transformation_and_the_fix():
         bn.jvp(lambda x: {}, (x,), (x,))
     with pytest.raises(bn.OutputError, match="returned a str among its outputs; vjp, jvp"):
         bn.jacrev(lambda x: (x, "a"))(x)
-    with pytest.raises(bn.OutputError, match="returned str: vjp, jvp, linearize and the Jacobians"):
+    with pytest.raises(bn.OutputError, match="returned str; a tape's output is one array"):
         bn.jvp(lambda x: "a", (x,), (x,))
+    with pytest.raises(bn.OutputError, match="returned tuple; a tape's output is one array or "
+                       "number: return one .*Jacobians also take a tuple"):
+        bn.trace(lambda x: (x, x), x)
     # an error inside a nested transformation is the user's error alone, not chained to the
     # internal signal that switched the transformation to the trace in progress
     for transform in (bn.hessian, bn.grad, lambda f: bn.grad(lambda x: bn.jvp(f, (x,), (x,))[1])):
