@@ -290,8 +290,12 @@ def linearize(f, *primals, has_aux=False):
     if builder is not None:
         # inside another trace: the value is f traced there, and each f_jvp call emits a jvp
         # into that trace (the forward's nodes again: correct, without their reuse)
-        out = f(*primals)
+        from . import numpy as bnp
+        out = cache.f(*primals)                    # checks has_aux's pair, flattens
         value, aux = out if has_aux else (out, None)
+        tree = cache.f.take()
+        if tree is not None:
+            value = split(tree, value, bnp.reshape)
 
         def traced_jvp(*tangents):
             return _jvp(f, primals, tangents, False, has_aux)[1]

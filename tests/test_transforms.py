@@ -444,8 +444,11 @@ def test_has_aux():
     # inside a trace the aux is a traced value: differentiated through
     d = bn.grad(lambda x: np.sum(bn.jacfwd(f, has_aux=True)(x)[1]["n"] * x))(x)
     np.testing.assert_allclose(d, 2.0 * x * np.sum(x) + np.sum(x ** 2), rtol=1e-14)
-    with pytest.raises(bn.OutputError, match="has_aux=True: the function must return a pair"):
-        bn.jacrev(lambda x: x, has_aux=True)(x)
+    def traced_linearize(g, x):
+        return bn.grad(lambda x: np.sum(bn.linearize(g, x, has_aux=True)[0]))(x)
+    for transform in (lambda g, x: bn.jacrev(g, has_aux=True)(x), traced_linearize):
+        with pytest.raises(bn.OutputError, match="has_aux=True: the function must return a pair"):
+            transform(lambda x: x * 2.0, x)
     # jvp and linearize too: (value, tangent, aux) and (value, f_jvp, aux)
     v = np.array([1.0, -2.0, 0.5])
     for _ in range(2):                          # traced, then the plain arrays' fast path
