@@ -176,11 +176,11 @@ class _VMapped:
 
     def _leaves(self, args):
         """Per argument (itself, its leaves, their structure, each leaf's batch axis or None;
-        the leaves None for an argument shared by every sample) and the batch size, checked:
-        batched leaves are arrays (numpy's or, inside a trace, traced ones) with one batch
-        size between them."""
+        the leaves None for an argument shared by every sample), the batch size, and whether
+        a batched argument holds a traced leaf, checked: batched leaves are arrays (numpy's
+        or, inside a trace, traced ones) with one batch size between them."""
         axes = _axes(self.in_axes, len(args))
-        size, per_arg = None, []
+        size, per_arg, has_traced = None, [], False
         for k, (a, spec) in enumerate(zip(args, axes)):
             if spec is None:                  # shared by every sample: passed as it is
                 per_arg.append((a, None, None, None))
@@ -188,6 +188,7 @@ class _VMapped:
             leaves, treedef = flatten(a)
             leaf_axes = _leaf_axes(spec, a, f"argument {k}")
             for x, ax in zip(leaves, leaf_axes):
+                has_traced = has_traced or isinstance(x, Var)
                 if ax is None:
                     continue
                 if not isinstance(x, (np.ndarray, Var)):
@@ -212,7 +213,7 @@ class _VMapped:
         if size is None:
             raise InputError(at_user_site("vmap: no argument is batched (every in_axes is "
                                           "None): call the function itself"))
-        return per_arg, size
+        return per_arg, size, has_traced
 
     @staticmethod
     def _split(per_arg):
@@ -306,7 +307,6 @@ class _VMapped:
         info = {}
 
         def packed(*args):
-            from ._tracer import Var
             from . import numpy as bnp
             leaves, treedef = flatten(self.f(*args))
             b = next((x._b for x in leaves if isinstance(x, Var)), None)
@@ -344,9 +344,9 @@ class _VMapped:
             State.raise_error(_ChunkState(tape, C, run.val(k)))   # a plain run's message
 
     def __call__(self, *args):
-        per_arg, size = self._leaves(args)
-        if any(isinstance(x, Var) for _, leaves, _, _ in per_arg for x in leaves or ()):
-            return self._unrolled(per_arg, size)    # a traced batched argument
+        per_arg, size, has_traced = self._leaves(args)
+        if has_traced:                              # a traced batched argument
+            return self._unrolled(per_arg, size)
         batched, sample = self._split(per_arg)
         try:
             traced, leaves = self._trace(sample, frozenset(batched))
