@@ -23,7 +23,7 @@ from ._errors import (InputError, PytreeError, ShapeError,
 from ._outputs import Outputs, copied, flat_cotangent, split
 from ._pytree import flatten, unflatten
 from ._signature import regroup
-from .kernels import layout
+from .kernels import ROWS, layout, rules
 
 
 class _Caches:
@@ -153,22 +153,7 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
         if key is not None and len(cache.plain) < CACHE_SIZE:
             cache.plain[key] = tape, tree
     else:
-        tape, tree = found
-        # each primal is its one leaf, written through views of this thread's state that
-        # are prepared once (hvp of Rosenbrock, n = 1000: 16.9 -> 13.4 us)
-        state = tape.state()
-        views = state.views.get(_PLAIN_VIEWS)
-        if views is None:
-            views = state.views[_PLAIN_VIEWS] = _plain_views(tape, state)
-        into_x, into_t, value, tangent = views
-        for dst, x in zip(into_x, primals):
-            dst[...] = x
-        for dst, t in zip(into_t, tangents):
-            dst[...] = t
-        state.run(layout.MODE_JVP)
-        out = (_shaped(tape, tree, value) if with_value else None,
-               _shaped(tape, tree, tangent))
-        return out + (tape.aux_values(state),) if has_aux else out
+        return _run_plain(found, primals, tangents, with_value, has_aux)
     state = tape.state()
     state.write(leaves)
     _write_tangents(tape, state, tangents)
@@ -178,23 +163,115 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
     return out + (tape.aux_values(state),) if has_aux else out
 
 
+def _run_plain(found, primals, tangents, with_value, has_aux):
+    """jvp of plain float arrays, by the (tape, tree) found for their shapes and dtypes."""
+    tape, tree = found
+    # each primal is its one leaf, written through views of this thread's state that are
+    # prepared once (hvp of Rosenbrock, n = 1000: 16.9 -> 13.4 us)
+    state = tape.state()
+    into_x, into_t, value, tangent = _prepared(state, _PLAIN_VIEWS, _plain_views)
+    for dst, x in zip(into_x, primals):
+        dst[...] = x
+    for dst, t in zip(into_t, tangents):
+        dst[...] = t
+    if with_value or has_aux:
+        state.run(layout.MODE_JVP)
+        out = (_shaped(tape, tree, value) if with_value else None, _shaped(tape, tree, tangent))
+        return out + (tape.aux_values(state),) if has_aux else out
+    state.run(_prepared(state, _LEAN_MODE, _lean_mode))
+    return None, _shaped(tape, tree, tangent)
+
+
+def _prepared(state, key, make):
+    """``state.views[key]``, made by ``make(tape, state)`` on first use (per thread)."""
+    got = state.views.get(key)
+    if got is None:
+        got = state.views[key] = make(state.tape, state)
+    return got
+
+
 _PLAIN_VIEWS = object()        # the key of the plain path's views in a State's ``views``
+_LEAN_MODE = object()          # and of the mode that sweeps tangents without the value
+
+
+def _lean_mode(tape, state):
+    """MODE_JVP_LEAN for a tape whose tangent sweep leaves some values unread, with the
+    state's control block widened to hold the nodes to evaluate; else MODE_JVP."""
+    read = _tangent_reads(tape)
+    if read is None:
+        return layout.MODE_JVP
+    C = np.zeros(layout.CSIZE + tape.n, np.int64)
+    C[:layout.CSIZE] = state.C[:layout.CSIZE]
+    C[layout.CSIZE:] = read
+    state.C = C
+    state.call = tape.kernel.caller(tape.I, state.F, C, nogil=tape.nogil)
+    return layout.MODE_JVP_LEAN
+
+
+# block rows whose tangent moves tangents and reads no value
+_VALUE_FREE_TANGENTS = frozenset(("gather", "scatter"))
+
+
+def _tangent_reads(tape):
+    """Per node, 1 when a tangent sweep reads its value, directly (a map row's derivative
+    rule that takes a, b or y, for an operand with a tangent) or through the forward of a
+    value it reads; else 0. An hvp's tape (the gradient's: a forward and its reverse sweep,
+    traced as ops) reads few: the reverse half is linear in the upstream gradient, and in
+    Rosenbrock's 9 of 21 values go unread. None when a row's tangent may read values this
+    does not model (a block row other than gather and scatter) or when every value is read."""
+    n, op, a0, a1, need, off, pp, P = (tape.n, tape.op, tape.a0, tape.a1, tape.need, tape.off,
+                                       tape.pp, tape.P)
+    read = np.zeros(n, np.int64)
+    for j in range(n):
+        row = ROWS[op[j]]
+        if not need[j] or row.kind == "leaf":
+            continue
+        if row.kind != "map":
+            if row.name not in _VALUE_FREE_TANGENTS:
+                return None
+            continue
+        for slot, operand in (("da", a0[j]), ("db", a1[j])):
+            fn = getattr(row, slot)
+            if fn is None or operand < 0 or not need[operand]:
+                continue
+            params = rules.read(fn, row.name, slot, row.arity).params
+            for name, node in (("a", a0[j]), ("b", a1[j]), ("y", j)):
+                if name in params:
+                    read[node] = 1
+    # the values those values are computed from (tape order is execution order)
+    for j in range(n - 1, -1, -1):
+        row = ROWS[op[j]]
+        if not read[j] or row.kind == "leaf":
+            continue
+        if row.kind == "map" or row.name == "scatter":
+            read[[k for k in (a0[j], a1[j]) if k >= 0]] = 1
+        elif row.name == "gather":                 # its arena positions, every pattern
+            positions = P[pp[j]:pp[j] + int(off[j + 1] - off[j])]
+            read[np.searchsorted(off, positions, side="right") - 1] = 1
+        else:
+            read[:j] = 1
+            break
+    computed = [ROWS[o].kind != "leaf" for o in op]
+    return None if all(read[computed]) else read
 
 
 def _plain_views(tape, state):
     """(each differentiated input's slice of the values, of the tangents; the output's slice
-    of the values, of the tangents), shaped as traced."""
+    of the values, of the tangents), shaped as traced (flat for a tree of outputs)."""
     slots = tape.in_slots[:tape.n_diff]
     o, e = int(tape.off[tape.out]), int(tape.off[tape.out + 1])
+    out_shape = tape.out_shape or (1,)
     return ([state.val[start:start + size].reshape(shape) for start, size, shape, _ in slots],
             [state.grad[start:start + size].reshape(shape) for start, size, shape, _ in slots],
-            state.val[o:e], state.grad[o:e])
+            state.val[o:e].reshape(out_shape), state.grad[o:e].reshape(out_shape))
 
 
 def _shaped(tape, tree, data):
     """The output's slice as _out gives it: a float for a scalar output, else a copy."""
     if tree is None:
-        return float(data[0]) if tape.out_shape == () else data.reshape(tape.out_shape).copy()
+        if tape.out_shape == ():
+            return float(data[0])
+        return data.copy() if data.shape == tape.out_shape else data.reshape(tape.out_shape).copy()
     return split(tree, data, copied)
 
 
@@ -537,12 +614,53 @@ def hvp(f, x, v):
     >>> bn.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
     """
-    gradient = _CACHES.get(f, "hvp", lambda: _Holder(grad(f))).value
-    return _jvp(gradient, (x,), (v,), False)[1]
+    holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
+    # plain float arrays of a signature already traced (Newton-CG calls hvp in a loop):
+    # straight to the jvp's tape, without the general path's lookups (11.6 -> ~10 us at n =
+    # 1000, Rosenbrock)
+    plain = holder.plain
+    if plain is None:          # the jvp cache of the gradient, as _jvp finds it (not made
+        gradient = holder.value          # in the holder's constructor: _CACHES holds its lock)
+        plain = holder.plain = _CACHES.get(gradient, ("jvp", 1, False),
+                                           lambda: _forward_cache(gradient, (0,), False)).plain
+    if type(x) is np.ndarray and type(v) is np.ndarray and v.shape == x.shape and not SWITCH.on:
+        found = plain.get(((x.shape, x.dtype),))
+        if found is not None:
+            state = found[0].state()
+            run = state.views.get(_HVP_RUN)
+            if run is None:
+                run = state.views[_HVP_RUN] = _hvp_run(found, state)
+            return run(x, v)
+    return _jvp(holder.value, (x,), (v,), False)[1]
+
+
+_HVP_RUN = object()            # the key of hvp's prepared run in a State's ``views``
+
+
+def _hvp_run(found, state):
+    """hvp's run of its jvp tape on this thread's state: _run_plain without the value,
+    its views and mode bound once (the Python around the kernel: 3.3 -> 2.4 us)."""
+    tape, tree = found
+    if tree is not None or state.guard is not None or tape.out_shape == ():
+        return lambda x, v: _run_plain(found, (x,), (v,), False, False)[1]
+    (into_x,), (into_t,), _, tangent = _prepared(state, _PLAIN_VIEWS, _plain_views)
+    mode = _prepared(state, _LEAN_MODE, _lean_mode)          # may give the state a new C
+    call, C = state.call, state.C
+
+    def run(x, v):
+        into_x[...] = x
+        into_t[...] = v
+        value = call(mode)
+        if value != value and C[layout.C_ERR]:
+            state.raise_error()
+        return tangent.copy()
+    return run
 
 
 class _Holder:
-    """A weakly referenceable box (a cache entry that is a function)."""
+    """hvp's cache entry: the gradient of f (weakly referenceable, as a cache entry must
+    be), and the (tape, tree) of its jvp by plain argument (its jvp cache's ``plain``)."""
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, gradient):
+        self.value = gradient
+        self.plain = None

@@ -247,7 +247,11 @@ class Tape:
 
     @property
     def grad(self):
-        return self.state().grad
+        """This thread's gradient region. It may be written: the next tangent sweep then
+        zeroes the need-0 nodes' slices again (layout.C_CLEAN)."""
+        state = self.state()
+        state.C[layout.C_CLEAN] = 0
+        return state.grad
 
     # -- running --------------------------------------------------------------------------
     def aux_values(self, state):

@@ -38,7 +38,10 @@ C_BATCH_Y = 9        # where the output rows start in F (samples x outputs),
 C_BATCH_G = 10       # MODE_BATCH_GRAD: the gradients per sample (of the first values),
 C_BATCH_SEGS = 11    # and the segments of val a sample's inputs go to: (start, count)
 C_GEMV = 12          # address of cblas_dgemv / cblas_sgemv (the BLAS of C_GEMM), or 0
-CSIZE = 13           # pairs at C[CSIZE:], in the order of a row of X
+C_CLEAN = 13         # 1: the gradient slices of the nodes with need 0 hold zeros, as a tangent
+                     # sweep leaves them, so the next one need not zero them again; every
+                     # mode that may write gradients (a reverse sweep) sets it to 0
+CSIZE = 14           # pairs at C[CSIZE:], in the order of a row of X
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
 MODE_FORWARD = 0           # evaluate every node
@@ -54,6 +57,9 @@ MODE_BATCH = 7             # for each of C[C_BATCH] samples: copy its inputs fro
                            # into val, evaluate every node, copy the output into F's Y rows
 MODE_BATCH_GRAD = 8        # the same with MODE_VALUE_AND_GRAD: a Y row is the value and the
                            # first C[C_BATCH_G] gradients
+MODE_JVP_LEAN = 9          # MODE_JVP without the values its tangent sweep never reads: node i's
+                           # forward runs only when C[CSIZE + i] is 1 (an hvp needs J v, not
+                           # the gradient's value); the returned value means nothing
 
 # Error codes a kernel writes to C[C_ERR] (it then returns NaN at once).
 ERR_OPCODE = 1       # an opcode this kernel was not built for

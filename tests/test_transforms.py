@@ -262,8 +262,12 @@ def test_second_order_hessian_hvp_and_grad_of_grad(name):
         e = e.reshape(SHAPE)
         np.testing.assert_allclose(H[..., k // SHAPE[1], k % SHAPE[1]] if H.ndim == 4 else 0,
                                    _central(g, x, e), rtol=2e-5, atol=1e-6, err_msg=name)
-        np.testing.assert_allclose(bn.hvp(s, x, e), H[..., k // SHAPE[1], k % SHAPE[1]],
+        hv = bn.hvp(s, x, e)
+        np.testing.assert_allclose(hv, H[..., k // SHAPE[1], k % SHAPE[1]],
                                    rtol=1e-10, atol=1e-12, err_msg=name)
+        # after the first call, hvp sweeps without the values its tangents never read
+        # (MODE_JVP_LEAN): the same bits as the full jvp of the gradient
+        assert hv.tobytes() == bn.jvp(g, (x,), (e,))[1].tobytes(), name
     if name not in NO_REFERENCE:
         ref = CASES[name][1]
         Ha = autograd.hessian(lambda x: anp.sum(ref(x) * w))(x)
@@ -642,6 +646,39 @@ def test_hvp_fast_path_new_values_threads_and_scalars():
         assert isinstance(r, float)
         assert r == pytest.approx(2.0 * autograd.hessian(lambda x: anp.sin(x) * x ** 3)(t),
                                   rel=1e-12)
+
+
+def test_tangent_sweep_zeroes_again_what_a_reverse_sweep_wrote():
+    """A tangent sweep zeroes the need-0 nodes' tangents only after a reverse sweep may have
+    written there (layout.C_CLEAN): a gather's backward adds into a captured constant's
+    gradient, and the next jvp on that state still sees the constant's tangent as 0."""
+    from burnumba import _forward
+    from burnumba.kernels import layout
+    c = np.array([1.0, 2.0])
+
+    def f(x):
+        return bnp.concatenate([x, c]) * 3.0      # the gather reads c's slice (need 0)
+    x, t = np.array([0.5, -1.0]), np.array([1.0, 1.0])
+    want = np.array([3.0, 3.0, 0.0, 0.0])
+    assert np.array_equal(bn.jvp(f, (x,), (t,))[1], want)
+    assert np.array_equal(bn.jvp(f, (x,), (t,))[1], want)           # the plain path
+    cache = _forward._CACHES.get(f, ("jvp", 1, False), None)
+    (tape, _), = cache.plain.values()
+    state = tape.state()
+    assert state.C[layout.C_CLEAN] == 1
+    const = next(i for i in range(tape.n) if ROWS[tape.op[i]].name == "const"
+                 and tape.off[i + 1] - tape.off[i] == 2)
+    written = slice(int(tape.off[const]), int(tape.off[const + 1]))
+    tape.run_vjp([x], np.ones(4))                  # a reverse sweep on the same state
+    assert state.C[layout.C_CLEAN] == 0 and np.all(state.grad[written] == 3.0)
+    for _ in range(2):
+        assert np.array_equal(bn.jvp(f, (x,), (t,))[1], want)
+        assert np.all(state.grad[written] == 0.0)
+    tape.grad[written] = 7.0                       # the public region, written by hand
+    assert np.array_equal(bn.jvp(f, (x,), (t,))[1], want)
+    J = np.kron(np.eye(4, 2), 1.0) * 3.0           # jacrev and jacfwd alternately
+    for jac in (bn.jacrev, bn.jacfwd, bn.jacrev, bn.jacfwd):
+        assert np.array_equal(jac(f)(x), J)
 
 
 def test_jvp_fast_path_with_several_primals():
