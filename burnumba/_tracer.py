@@ -15,6 +15,11 @@ from ._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWar
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from .kernels import BY_NAME, OPCODE
 
+CONST = OPCODE["const"]
+# Rows folded when every operand is a constant: one IEEE operation per element, which
+# numpy computes exactly as the kernel does (a derivative's 1 * 1, a broadcast 1 times 100)
+EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
+
 _INT_MAX = np.iinfo(np.int32).max
 
 
@@ -165,7 +170,13 @@ class Builder:
                 raise ShapeError(at_user_site(
                     f"{name}: operands could not be broadcast together with shapes "
                     f"{xs[0].shape} {xs[1].shape}")) from None
+            if name == "multiply":
+                for one, other in (xs, xs[::-1]):
+                    if other.shape == shape and self._ones(one):
+                        return other                # x * 1 is x, bit for bit
             xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
+        if name in EXACT_ROWS and all(self.op[x.node] == CONST for x in xs):
+            return self._folded(name, xs, shape)
         rules = (row.da, row.db)
         need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
         node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
@@ -180,15 +191,51 @@ class Builder:
         a = self._scalar_node(xs[0])
         if a is None:
             return None
-        need = self.need
+        need, op = self.need, self.op
         if len(xs) == 1:
+            if op[a] == CONST and row.name in EXACT_ROWS:
+                return self._folded(row.name, [Var(self, a, ())], ())._node
             return self._append(row.name, a, -1, -1, need[a] and row.da is not None, imm,
                                 1, ())
         b = self._scalar_node(xs[1])
         if b is None:
             return None
+        if op[a] == CONST or op[b] == CONST:               # constants of derivatives
+            if row.name == "multiply":
+                one = self._scalar_consts.get((1.0, 1.0))       # x * 1 is x, bit for bit
+                if b == one:
+                    return a
+                if a == one:
+                    return b
+            if op[a] == op[b] and row.name in EXACT_ROWS:
+                return self._folded(row.name, [Var(self, a, ()), Var(self, b, ())], ())._node
         return self._append(row.name, a, b, -1, (need[a] and row.da is not None)
                             or (need[b] and row.db is not None), imm, 1, ())
+
+    def _ones(self, x):
+        """Whether x is a constant (or a view of one) whose every value is 1.0."""
+        if x._view is None:
+            return self.op[x._node] == CONST and bool(np.all(self.consts[x._node] == 1.0))
+        positions, _, first = x._view
+        start, end = self.off[first], self.off[first + 1]
+        flat = positions.reshape(-1)
+        return (self.op[first] == CONST and flat.size > 0 and int(flat.min()) >= start
+                and int(flat.max()) < end and bool(np.all(self.consts[first][flat - start]
+                                                          == 1.0)))
+
+    def _folded(self, name, xs, shape):
+        """A row of constants computed now, as the kernel would (one correctly rounded IEEE
+        operation per element, in the arena's dtype): a constant node. The rows of
+        EXACT_ROWS only, where numpy and the kernel agree bit for bit."""
+        values = [self.consts[x.node].astype(self.dtype) for x in xs]
+        if len(values) == 2:
+            values = [np.broadcast_to(v.reshape(x.shape), shape).reshape(-1)
+                      for v, x in zip(values, xs)]
+        with np.errstate(all="ignore"):
+            out = getattr(np, name)(*values)
+        if shape == ():
+            return self.const(float(out[0]))
+        return self.const(np.ascontiguousarray(out.reshape(shape), dtype=np.float64))
 
     def _scalar_node(self, x):
         """The node of x for _scalar_map, or None."""
@@ -221,6 +268,13 @@ class Builder:
             return first
         if copy:
             return self.add("gather", shape, a0=first, params=flat, need=need)
+        if self.op[first] == CONST and flat.size and int(flat.min()) >= start and \
+                int(flat.max()) < self.off[first + 1]:
+            # a constant's elements picked or repeated (a broadcast scalar of a derivative):
+            # a constant, not a gather the forward runs on every call
+            node = self.add("const", shape)
+            self.consts[node] = self.consts[first][flat - start]
+            return node
         # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
         # node: its positions are fixed at trace time, and so are its sources' values' slots.
         # One element (a scalar picked from an array) is keyed by its position itself.

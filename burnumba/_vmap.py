@@ -332,16 +332,22 @@ class _VMapped:
                        sum(math.prod(s) for s in shapes), unpack)
 
     @staticmethod
-    def _run_chunk(run, k, lo, hi):
-        """Run samples lo .. hi - 1 as chunk k of ``run``: their result rows land in Y."""
+    def _chunk(run, k, lo, hi):
+        """(caller, control block) that run samples lo .. hi - 1 as chunk k of ``run``, their
+        result rows landing in Y: made by the calling thread, so that a pool thread only
+        calls the kernel, with no Python of its own to wait for the GIL with."""
         tape = run.traced.tape
         C = run.control(k, lo, hi)
-        call = tape.kernel.caller(tape.I, run.F[k * run.base:], C, nogil=True,
-                                  rows_checked=True)
+        return tape.kernel.caller(tape.I, run.F[k * run.base:], C, nogil=True,
+                                  rows_checked=True), C
+
+    @staticmethod
+    def _run_chunk(run, k, call, C):
+        """Call chunk k's kernel; a node's bad data raises as in a plain run."""
         value = call(run.traced.mode)
         if value != value and C[layout.C_ERR]:
             from ._tape import State
-            State.raise_error(_ChunkState(tape, C, run.val(k)))   # a plain run's message
+            State.raise_error(_ChunkState(run.traced.tape, C, run.val(k)))
 
     def __call__(self, *args):
         per_arg, size, has_traced = self._leaves(args)
@@ -368,8 +374,9 @@ class _VMapped:
             for (start, count, shape, _), leaf in traced.shared_values(leaves):
                 val[start:start + count] = np.ravel(leaf)
         bounds = [size * k // chunks for k in range(chunks + 1)]
+        parts = [self._chunk(run, k, bounds[k], bounds[k + 1]) for k in range(chunks)]
         if chunks == 1:
-            self._run_chunk(run, 0, 0, size)
+            self._run_chunk(run, 0, *parts[0])
         else:
             if self.pool is None:
                 with self.lock:
@@ -377,10 +384,10 @@ class _VMapped:
                         self.pool = concurrent.futures.ThreadPoolExecutor(
                             self.threads - 1, thread_name_prefix="burnumba-vmap")
             # the first chunk runs on the calling thread, the others on the pool's
-            others = [self.pool.submit(self._run_chunk, run, k, bounds[k], bounds[k + 1])
+            others = [self.pool.submit(self._run_chunk, run, k, *parts[k])
                       for k in range(1, chunks)]
             try:
-                self._run_chunk(run, 0, bounds[0], bounds[1])
+                self._run_chunk(run, 0, *parts[0])
             finally:
                 concurrent.futures.wait(others)      # no chunk outlives the call
             for future in others:
