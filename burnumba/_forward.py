@@ -213,22 +213,25 @@ _VALUE_FREE_TANGENTS = frozenset(("gather", "scatter"))
 
 
 def _tangent_reads(tape):
-    """Per node, 1 when a tangent sweep reads its value, directly (a map row's derivative
-    rule that takes a, b or y, for an operand with a tangent) or through the forward of a
-    value it reads; else 0. An hvp's tape (the gradient's: a forward and its reverse sweep,
+    """Per node, 1 when a tangent sweep reads its value, directly or through the forward of
+    a value it reads; else 0. A map row's derivative rule reads the values it takes (a, b,
+    y) for an operand with a tangent; gather's and scatter's tangents read none; any other
+    block row's tangent is taken to read its own value and scratch (so its forward runs)
+    and its operands'. An hvp's tape (the gradient's: a forward and its reverse sweep,
     traced as ops) reads few: the reverse half is linear in the upstream gradient, and in
-    Rosenbrock's 9 of 21 values go unread. None when a row's tangent may read values this
-    does not model (a block row other than gather and scatter) or when every value is read."""
-    n, op, a0, a1, need, off, pp, P = (tape.n, tape.op, tape.a0, tape.a1, tape.need, tape.off,
-                                       tape.pp, tape.P)
+    Rosenbrock's 9 of 21 values went unread. None when every value is read."""
+    from types import SimpleNamespace
+    from ._symbolic import operands
+    n, op, a0, a1, need = tape.n, tape.op, tape.a0, tape.a1, tape.need
+    arrays = SimpleNamespace(op=op, a0=a0, a1=a1, pp=tape.pp, params=tape.P,
+                             off=np.asarray(tape.off, np.int64), shapes=tape.shapes)
     read = np.zeros(n, np.int64)
     for j in range(n):
         row = ROWS[op[j]]
-        if not need[j] or row.kind == "leaf":
+        if not need[j] or row.kind == "leaf" or row.name in _VALUE_FREE_TANGENTS:
             continue
         if row.kind != "map":
-            if row.name not in _VALUE_FREE_TANGENTS:
-                return None
+            read[j] = 1
             continue
         for slot, operand in (("da", a0[j]), ("db", a1[j])):
             fn = getattr(row, slot)
@@ -240,17 +243,8 @@ def _tangent_reads(tape):
                     read[node] = 1
     # the values those values are computed from (tape order is execution order)
     for j in range(n - 1, -1, -1):
-        row = ROWS[op[j]]
-        if not read[j] or row.kind == "leaf":
-            continue
-        if row.kind == "map" or row.name == "scatter":
-            read[[k for k in (a0[j], a1[j]) if k >= 0]] = 1
-        elif row.name == "gather":                 # its arena positions, every pattern
-            positions = P[pp[j]:pp[j] + int(off[j + 1] - off[j])]
-            read[np.searchsorted(off, positions, side="right") - 1] = 1
-        else:
-            read[:j] = 1
-            break
+        if read[j] and ROWS[op[j]].kind != "leaf":
+            read[operands(arrays, j)] = 1
     computed = [ROWS[o].kind != "leaf" for o in op]
     return None if all(read[computed]) else read
 

@@ -681,6 +681,39 @@ def test_tangent_sweep_zeroes_again_what_a_reverse_sweep_wrote():
         assert np.array_equal(jac(f)(x), J)
 
 
+def test_hvp_lean_sweep_skips_unread_values_bit_for_bit():
+    """A repeated hvp evaluates only the values its tangent sweep reads (MODE_JVP_LEAN):
+    through elementwise rows, gathers and block rows (matmul, sum, softmax, layer_norm,
+    take, where), with the bits of the full jvp of the gradient, and fewer values."""
+    from burnumba import _forward
+    from burnumba.kernels import layout
+    rng = np.random.default_rng(11)
+    X, y = rng.normal(size=(30, 5)), np.sign(rng.normal(size=30))
+    idx = np.array([2, 0, 1, 1])
+
+    def logreg(w):
+        return np.mean(np.log(1.0 + np.exp(-y * (X @ w)))) + 0.05 * np.sum(w * w)
+
+    def block(x):
+        h = np.tanh(x[:8].reshape(2, 4) @ X[:4, :3] + x[8:11])
+        h = bn.layer_norm(bn.softmax(h, axis=-1) * x[:3], eps=1e-5)
+        return np.sum(bnp.where(h > 0, h, 0.5 * h) ** 2) + np.sum(h[:, idx] * x[:4])
+    for f, n in ((logreg, 5), (block, 11)):
+        for _ in range(3):
+            x, v = rng.normal(size=n), rng.normal(size=n)
+            want = bn.jvp(bn.grad(f), (x,), (v,))[1]
+            for _ in range(2):                # the first call traces, the next ones are lean
+                assert bn.hvp(f, x, v).tobytes() == want.tobytes()
+        (tape, _), = _forward._CACHES.get(f, "hvp", None).plain.values()
+        read = _forward._tangent_reads(tape)
+        assert read is not None and not read.all()
+        assert tape.state().views[_forward._LEAN_MODE] == layout.MODE_JVP_LEAN
+    np.testing.assert_allclose(bn.hvp(logreg, x[:5], v[:5]),
+                               autograd.hessian(lambda w: anp.mean(anp.log(
+                                   1.0 + anp.exp(-y * (X @ w)))) + 0.05 * anp.sum(w * w))(
+                                   x[:5]) @ v[:5], rtol=1e-12, atol=1e-14)
+
+
 def test_jvp_fast_path_with_several_primals():
     def f(x, y):
         return np.sin(x) * y[:3] + np.sum(y ** 2)
