@@ -610,8 +610,8 @@ def hvp(f, x, v):
     """
     holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
     # plain float arrays of a signature already traced (Newton-CG calls hvp in a loop):
-    # straight to the jvp's tape, without the general path's lookups (11.6 -> ~10 us at n =
-    # 1000, Rosenbrock)
+    # straight to the jvp's tape, without the general path's second cache lookup and its
+    # key (about 1 us of Rosenbrock's 8 us at n = 1000)
     plain = holder.plain
     if plain is None:          # the jvp cache of the gradient, as _jvp finds it (not made
         gradient = holder.value          # in the holder's constructor: _CACHES holds its lock)
