@@ -208,18 +208,14 @@ def _lean_mode(tape, state):
     return layout.MODE_JVP_LEAN
 
 
-# block rows whose tangent moves tangents and reads no value
-_VALUE_FREE_TANGENTS = frozenset(("gather", "scatter"))
-
-
 def _tangent_reads(tape):
     """Per node, 1 when a tangent sweep reads its value, directly or through the forward of
     a value it reads; else 0. A map row's derivative rule reads the values it takes (a, b,
-    y) for an operand with a tangent; gather's and scatter's tangents read none; any other
-    block row's tangent is taken to read its own value and scratch (so its forward runs)
-    and its operands'. An hvp's tape (the gradient's: a forward and its reverse sweep,
-    traced as ops) reads few: the reverse half is linear in the upstream gradient, and in
-    Rosenbrock's 9 of 21 values went unread. None when every value is read."""
+    y) for an operand with a tangent; a block row's jvp, what its ``tangent_reads`` says
+    (kernels/ops.py: by default its own value and scratch, so its forward runs, and its
+    operands'). An hvp's tape (the gradient's: a forward and its reverse sweep, traced as
+    ops) reads few: the reverse half is linear in the upstream gradient, and in Rosenbrock's
+    9 of 21 values went unread. None when every value is read."""
     from types import SimpleNamespace
     from ._symbolic import operands
     n, op, a0, a1, need = tape.n, tape.op, tape.a0, tape.a1, tape.need
@@ -228,10 +224,14 @@ def _tangent_reads(tape):
     read = np.zeros(n, np.int64)
     for j in range(n):
         row = ROWS[op[j]]
-        if not need[j] or row.kind == "leaf" or row.name in _VALUE_FREE_TANGENTS:
+        if not need[j] or row.kind == "leaf":
             continue
         if row.kind != "map":
-            read[j] = 1
+            if row.tangent_reads == "cross":
+                read[a1[j]] |= need[a0[j]] != 0
+                read[a0[j]] |= need[a1[j]] != 0
+            elif row.tangent_reads != "":        # None: the safe default
+                read[j] = 1
             continue
         for slot, operand in (("da", a0[j]), ("db", a1[j])):
             fn = getattr(row, slot)

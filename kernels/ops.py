@@ -89,6 +89,10 @@ class Op(NamedTuple):
     special: tuple = ()              # the IEEE conventions: cases at NaN, +-inf, +-0
     inline: bool = False             # block rows: written into the interpreter loop instead
                                      # of called (small rows common in scalar graphs)
+    tangent_reads: Optional[str] = None  # block rows: the values their jvp reads (an hvp's
+    # lean sweep computes only those): None, its own value and scratch and its operands'
+    # (the safe default); "", none (it moves tangents); "cross", each operand's value when
+    # the other operand has a tangent (a product: tY = tA B + A tB)
 
     def linked(self, tensor_rows):
         """Whether a kernel calls this row's compiled functions: a block row unless it is
@@ -2329,7 +2333,7 @@ ROWS = (
     # gradient is never read, so adding into them is harmless.
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
        fwd=_gather_fwd, bwd=_gather_bwd,
-       jvp=_gather_jvp, inline=True,
+       jvp=_gather_jvp, inline=True, tangent_reads="",
        special=(
            ('a[[2, 0, 2]]', [[nan, -0.0, inf]], [inf, nan, inf], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # x[[2, 0, 2]] (repeated index accumulates)
            ('a[[2, 0, 2]]', [[0.0, -inf, -0.0]], [-0.0, 0.0, -0.0], [1.0, -2.0, 0.5], [[-2.0, 0.0, 1.5]]),  # +0.0 and -0.0 copied bit for bit
@@ -2512,7 +2516,7 @@ ROWS = (
     # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
     # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
     Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
-       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp,
+       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp, tangent_reads="",
        special=(
            ('_sym.scatter(a, [2, 0, 2], (3,))', [[nan, -0.0, inf]], [0.0, 0.0, nan], [1.0, -2.0, 0.5], [[0.5, 1.0, 0.5]]),  # repeated positions add
            ('_sym.scatter(a, [1, 0, 1], (3,))', [[0.0, -inf, -0.0]], [-inf, 0.0, 0.0], [1.0, -2.0, 0.5], [[-2.0, 1.0, -2.0]]),  # a position no element reaches is 0
@@ -2534,7 +2538,7 @@ ROWS = (
     # Backward: dA_b += G_b @ B_b^T and dB_b += A_b^T @ G_b, which gemm adds in place
     # (beta = 1), reading the transposes where they lie.
     Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
-       jvp=_matmul_jvp,
+       jvp=_matmul_jvp, tangent_reads="cross",
        special=(
            ('a @ b', [[[inf, 1.0, 2.0], [0.5, -1.0, 0.0]], [[0.0, 1.0], [2.0, -1.0], [1.0, 0.5]]], [[nan, inf], [-2.0, 1.5]], [[1.0, -2.0], [0.5, 1.0]], [[[-2.0, 4.0, 0.0], [1.0, 0.0, 1.0]], [[inf, -inf], [0.5, -3.0], [2.0, -4.0]]]),  # A @ B, inf * 0 in the product
            ('a @ b', [[[1.0, -inf], [0.5, 2.0]], [[2.0, 0.0], [1.0, 3.0]]], [[-inf, -inf], [3.0, 6.0]], [[1.0, -1.0], [0.5, 2.0]], [[[2.0, -2.0], [1.0, 6.5]], [[1.25, 0.0], [-inf, inf]]]),  # -inf in A

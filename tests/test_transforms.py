@@ -708,6 +708,11 @@ def test_hvp_lean_sweep_skips_unread_values_bit_for_bit():
         read = _forward._tangent_reads(tape)
         assert read is not None and not read.all()
         assert tape.state().views[_forward._LEAN_MODE] == layout.MODE_JVP_LEAN
+        if f is logreg:          # the gradient's X^T g: its tangent reads X, not its value
+            assert any(ROWS[tape.op[j]].name == "matmul" and not read[j]
+                       for j in range(tape.n))
+    assert all(r.tangent_reads in (None, "", "cross") and (r.tangent_reads is None
+                                                          or r.kind == "block") for r in ROWS)
     np.testing.assert_allclose(bn.hvp(logreg, x[:5], v[:5]),
                                autograd.hessian(lambda w: anp.mean(anp.log(
                                    1.0 + anp.exp(-y * (X @ w)))) + 0.05 * anp.sum(w * w))(
