@@ -71,6 +71,12 @@ def _forward_cache(f, argnums, has_aux=False):
     return cache
 
 
+def _jvp_cache(f, nprimals, has_aux):
+    """The forward-mode tapes of f (jvp, linearize, hvp), kept per function."""
+    return _CACHES.get(f, ("jvp", nprimals, has_aux),
+                       lambda: _forward_cache(f, tuple(range(nprimals)), has_aux))
+
+
 def _out(tape, tree, state, region):
     """The output's value (region "val") or tangent / gradient ("grad"), in the shape and
     structure it was traced with: a float for a scalar, else an array."""
@@ -128,8 +134,7 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
             f"jvp: primals must be a tuple of the function's arguments, got "
             f"{type(primals).__name__}: write bn.jvp(f, (x,), (v,))"))
     primals = tuple(primals)
-    cache = _CACHES.get(f, ("jvp", len(primals), has_aux),
-                        lambda: _forward_cache(f, tuple(range(len(primals))), has_aux))
+    cache = _jvp_cache(f, len(primals), has_aux)
     # plain float arrays of a signature already traced (a Newton or CG loop calls hvp and
     # jvp many times): their tape is run directly, without the checks and the signature
     # that the general path repeats on every call (8 of its 12 us at n = 10)
@@ -355,8 +360,7 @@ def linearize(f, *primals, has_aux=False):
     >>> f_jvp(np.array([1.0, 0.0]))
     array([1., 0.])
     """
-    cache = _CACHES.get(f, ("jvp", len(primals), has_aux),
-                        lambda: _forward_cache(f, tuple(range(len(primals))), has_aux))
+    cache = _jvp_cache(f, len(primals), has_aux)
     tape, sig, _, builder = cache.tape_or_builder(primals, {})
     if builder is not None:
         # inside another trace: the value is f traced there, and each f_jvp call emits a jvp
@@ -615,8 +619,7 @@ def hvp(f, x, v):
     plain = holder.plain
     if plain is None:          # the jvp cache of the gradient, as _jvp finds it (not made
         gradient = holder.value          # in the holder's constructor: _CACHES holds its lock)
-        plain = holder.plain = _CACHES.get(gradient, ("jvp", 1, False),
-                                           lambda: _forward_cache(gradient, (0,), False)).plain
+        plain = holder.plain = _jvp_cache(gradient, 1, False).plain
     if type(x) is np.ndarray and type(v) is np.ndarray and v.shape == x.shape and not SWITCH.on:
         found = plain.get(((x.shape, x.dtype),))
         if found is not None:

@@ -217,11 +217,17 @@ class Builder:
         if x._view is None:
             return self.op[x._node] == CONST and bool(np.all(self.consts[x._node] == 1.0))
         positions, _, first = x._view
-        start, end = self.off[first], self.off[first + 1]
-        flat = positions.reshape(-1)
-        return (self.op[first] == CONST and flat.size > 0 and int(flat.min()) >= start
-                and int(flat.max()) < end and bool(np.all(self.consts[first][flat - start]
-                                                          == 1.0)))
+        values = self._const_values(first, positions.reshape(-1))
+        return values is not None and bool(np.all(values == 1.0))
+
+    def _const_values(self, node, flat):
+        """The values at arena positions ``flat`` when they all lie in constant ``node``'s
+        slice, else None."""
+        start = self.off[node]
+        if (self.op[node] != CONST or not flat.size or int(flat.min()) < start
+                or int(flat.max()) >= self.off[node + 1]):
+            return None
+        return self.consts[node][flat - start]
 
     def _folded(self, name, xs, shape):
         """A row of constants computed now, as the kernel would (one correctly rounded IEEE
@@ -268,12 +274,12 @@ class Builder:
             return first
         if copy:
             return self.add("gather", shape, a0=first, params=flat, need=need)
-        if self.op[first] == CONST and flat.size and int(flat.min()) >= start and \
-                int(flat.max()) < self.off[first + 1]:
+        values = self._const_values(first, flat)
+        if values is not None:
             # a constant's elements picked or repeated (a broadcast scalar of a derivative):
             # a constant, not a gather the forward runs on every call
             node = self.add("const", shape)
-            self.consts[node] = self.consts[first][flat - start]
+            self.consts[node] = values
             return node
         # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
         # node: its positions are fixed at trace time, and so are its sources' values' slots.
