@@ -578,6 +578,12 @@ def _linalg(t, i):
            f"its sizes do not fit {nb} matrices ({n}, {n})")
 
 
+def _lanes(t, i):
+    """A lanes row belongs to bn.vmap's wide tapes, built in memory from a traced tape; a
+    tape of one sample, which a file holds, never has one."""
+    t.want(i, False, "a lanes row (bn.vmap's internal form) is never part of a saved tape")
+
+
 # Per row name, the rule that checks what its kernel code reads: operands, P, sizes. Map rows
 # share generated code, so their kind decides; every block row is listed by name.
 _BLOCK_RULES = {
@@ -590,6 +596,7 @@ _BLOCK_RULES = {
     "solve": _linalg, "slogdet": _linalg, "cholesky": _linalg, "eigh": _linalg,
 }
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
+         **{r.name: _lanes for r in ROWS if r.lanes_of},
          **{r.name: (_unary_map if r.arity == 1 else _binary_map)
             for r in ROWS if r.kind == "map" and r.arity in (1, 2)},
          **_BLOCK_RULES}

@@ -7,6 +7,12 @@ with no Python between samples. The samples are split into one chunk per thread;
 chunk runs on its own copy of the tape's values (the kernel releases the GIL), so chunks run
 on different cores, and writes its result rows straight into the array the call returns.
 
+Where the tape has a wide form (``_lanes.py``: map rows, and matmul, gather and sum where
+their sweeps loop), a run holds up to MAX_LANES samples side by side, sample innermost, so
+the interpreter visits a node once for all of them and its loops run over the samples: the
+per-sample MLP's gradients at B = 1024 in 0.37 against 1.0 ms of kernel on one core. Each
+sample still gets the bits a call on it alone gives.
+
 Two kinds of function are mapped:
 
 * ``bn.grad(f)`` / ``bn.value_and_grad(f)`` (the per-sample gradients of DP-SGD and
@@ -30,6 +36,7 @@ import threading
 import numpy as np
 
 from ._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
+from ._lanes import MAX_LANES, widen
 from ._plan import DATA, DIFF
 from ._pytree import flatten, unflatten
 from ._signature import Signature
@@ -93,28 +100,30 @@ def _slots(sig, batched_leaves):
 
 
 class _Run:
-    """One call's memory, in one array: each chunk's copy of the tape's F0 (its values,
+    """One call's memory, in one array: each chunk's copy of the program's F0 (its values,
     gradients and scratch) side by side, then the samples' input rows (X) and result rows
     (Y). Chunk k runs on ``F[k * base:]``, its control block pointing at its rows of X and
     Y, so every chunk writes its results straight into the one Y that the call returns
     (per-thread buffers copied out moved another 2.8 MB per call for the per-sample MLP
-    gradients at B = 1024, 62 us). A result owns its array: later calls never write it."""
+    gradients at B = 1024, 62 us). A result owns its array: later calls never write it.
+    The program is the tape itself, or its wide form (``_lanes``): ``lanes`` samples at a
+    time."""
 
-    def __init__(self, traced, size, chunks):
-        tape = traced.tape
-        self.traced, self.size, self.chunks = traced, size, chunks
-        self.base = base = tape.F0.size
+    def __init__(self, traced, program, size, chunks):
+        self.traced, self.program, self.size, self.chunks = traced, program, size, chunks
+        self.lanes = getattr(program, "lanes", 1)
+        self.base = base = program.F0.size
         self.nin = nin = sum(count for _, count in traced.segments)
-        self.F = np.empty(chunks * base + size * (nin + traced.nout), dtype=tape.dtype)
+        self.F = np.empty(chunks * base + size * (nin + traced.nout), dtype=program.dtype)
         for k in range(chunks):
-            self.F[k * base:(k + 1) * base] = tape.F0
+            self.F[k * base:(k + 1) * base] = program.F0
         start = chunks * base
         self.X = self.F[start:start + size * nin].reshape(size, nin)
         self.Y = self.F[start + size * nin:].reshape(size, traced.nout)
 
     def val(self, k):
         """Chunk k's value buffer."""
-        return layout.views(self.traced.tape.I, self.F[k * self.base:(k + 1) * self.base])["val"]
+        return layout.views(self.program.I, self.F[k * self.base:(k + 1) * self.base])["val"]
 
     def control(self, k, lo, hi):
         """Chunk k's control block (samples lo .. hi - 1), offsets relative to its F."""
@@ -128,6 +137,7 @@ class _Run:
         C[layout.C_BATCH_X] = rows + lo * self.nin
         C[layout.C_BATCH_Y] = rows + self.size * self.nin + lo * traced.nout
         C[layout.C_BATCH_G] = traced.nout - 1
+        C[layout.C_LANES] = self.lanes
         return C
 
 
@@ -151,6 +161,20 @@ class _Traced:
         self.shared = [s for s, where in enumerate(slot_of) if where is None]
         # the kernel against the tape's rows, checked once: each call binds new memory
         tape.kernel.caller(tape.I, tape.F0.copy(), engine.control_block(tape.dtype))
+        self.wide = {}                     # lanes -> the wide form of the tape, or None
+
+    def program(self, size):
+        """What a call on ``size`` samples runs: the tape's wide form for up to MAX_LANES
+        samples side by side, or the tape itself where it has none (or one sample)."""
+        lanes = min(MAX_LANES, size)
+        if lanes == 1:
+            return self.tape
+        if lanes not in self.wide:
+            wide = widen(self.tape, lanes)
+            if wide is not None:            # the kernel against the wide rows, checked once
+                wide.kernel.caller(wide.I, wide.F0.copy(), engine.control_block(wide.dtype))
+            self.wide.setdefault(lanes, wide)
+        return self.wide[lanes] or self.tape
 
     def shared_values(self, leaves):
         """(slot, leaf) of this call's unbatched leaves (``leaves``: in slot order)."""
@@ -336,10 +360,10 @@ class _VMapped:
         """(caller, control block) that run samples lo .. hi - 1 as chunk k of ``run``, their
         result rows landing in Y: made by the calling thread, so that a pool thread only
         calls the kernel, with no Python of its own to wait for the GIL with."""
-        tape = run.traced.tape
+        program = run.program
         C = run.control(k, lo, hi)
-        return tape.kernel.caller(tape.I, run.F[k * run.base:], C, nogil=True,
-                                  rows_checked=True), C
+        return program.kernel.caller(program.I, run.F[k * run.base:], C, nogil=True,
+                                     rows_checked=True), C
 
     @staticmethod
     def _run_chunk(run, k, call, C):
@@ -363,8 +387,11 @@ class _VMapped:
         dtype = traced.tape.dtype
         for y in batched.values():
             check_integer_data(y, dtype)
-        chunks = max(1, min(self.threads, size // MIN_PER_THREAD))
-        run = _Run(traced, size, chunks)
+        program = traced.program(size)
+        lanes = getattr(program, "lanes", 1)
+        blocks = -(-size // lanes)
+        chunks = max(1, min(self.threads, size // MIN_PER_THREAD, blocks))
+        run = _Run(traced, program, size, chunks)
         col = 0
         for _, count, where in traced.batched:
             run.X[:, col:col + count] = batched[where].reshape(size, -1)
@@ -372,8 +399,10 @@ class _VMapped:
         for k in range(chunks):
             val = run.val(k)
             for (start, count, shape, _), leaf in traced.shared_values(leaves):
-                val[start:start + count] = np.ravel(leaf)
-        bounds = [size * k // chunks for k in range(chunks + 1)]
+                # every lane's copy (element j of lane l at j * lanes + l)
+                val[start * lanes:(start + count) * lanes] = np.repeat(np.ravel(leaf), lanes)
+        # whole blocks of lanes per chunk
+        bounds = [min(size, lanes * (blocks * k // chunks)) for k in range(chunks + 1)]
         parts = [self._chunk(run, k, bounds[k], bounds[k + 1]) for k in range(chunks)]
         if chunks == 1:
             self._run_chunk(run, 0, *parts[0])

@@ -23,7 +23,7 @@ import sysconfig
 import time
 
 from . import cache, layout, update
-from ._gen import dispatcher_module, row_functions, row_module, with_functions
+from ._gen import dispatcher_module, parts, row_functions, row_module, with_functions
 from .ops import BY_NAME, ROWS
 
 # also part of the cache key (this file's digest). "contract": a * b + c may be one fused
@@ -148,7 +148,7 @@ def _externals(linked, dtype, jvp=False):
     row_sig = _types(dtype)[1]
     bound = {}
     for name in linked:
-        for part in ("core", "jvp") if jvp else ("core",):
+        for part in parts(BY_NAME[name], jvp):
             for fn in row_functions(BY_NAME[name], part):
                 bound[fn] = types.ExternalFunction(symbol(name, fn, dtype), row_sig)
     return bound
@@ -292,7 +292,7 @@ def build_kernel(row_names, tensor_names, dtype, jvp=False):
         cache.discard(key)
     t0 = time.perf_counter()
     objects = [build_row(n, dtype, part) for n in linked
-               for part in (("core", "jvp") if jvp else ("core",))]
+               for part in parts(BY_NAME[n], jvp)]
     _, p = dispatcher_source(row_names, linked, dtype, jvp)
     module = bind(load_module(p, "run_" + key), _dispatcher_names(linked, dtype, jvp))
     run_symbol = f"bn_run_{key.replace('-', '_')}"

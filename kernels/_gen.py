@@ -56,10 +56,10 @@ import numpy as np  # noqa: F401
 
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
     "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
-    "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "CSIZE", "MODE_FORWARD",
-    "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD", "MODE_STEP_BACKWARD", "MODE_JVP",
-    "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD", "MODE_JVP_LEAN", "ERR_OPCODE",
-    "ERR_INDEX", "ERR_TARGET"))
+    "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "C_LANES", "CSIZE",
+    "MODE_FORWARD", "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD",
+    "MODE_STEP_BACKWARD", "MODE_JVP", "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD",
+    "MODE_JVP_LEAN", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
 
 
 class _Flatten(ast.NodeTransformer):
@@ -231,6 +231,12 @@ def has_backward(row):
     return row.kind == "block" or (row.kind == "map" and (row.da or row.db))
 
 
+def has_tangent(row):
+    """Every map row has a tangent; a block row when it has a jvp rule (a lanes row has
+    none: a wide tape never runs a tangent sweep, and its opcode there is an error)."""
+    return row.kind == "map" or (row.kind == "block" and row.jvp is not None)
+
+
 _BLOCK_LOCALS = "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n"
 
 
@@ -239,12 +245,20 @@ _BLOCK_LOCALS = "oy = off[i]\nny = off[i + 1] - oy\nc = imm[i]\np = pp[i]\n"
 PARTS = {"core": ("fwd", "bwd"), "jvp": ("jvp",)}
 
 
+def parts(row, jvp):
+    """The parts of ``row``'s code a kernel links: "core", and "jvp" with forward mode where
+    the row has a tangent."""
+    return ("core", "jvp") if jvp and has_tangent(row) else ("core",)
+
+
 def row_functions(row, part=None):
     """{name: statements} of the row module's functions (each a function of I, F, C, i), of
     one part or of all."""
     parts = {}
     for direction in PARTS[part] if part else ("fwd", "bwd", "jvp"):
         if direction == "bwd" and not has_backward(row):
+            continue
+        if direction == "jvp" and not has_tangent(row):
             continue
         if row.kind == "map":
             body = _map_loops(row, direction)
@@ -263,6 +277,7 @@ def row_module(row):
         out.append(f"\n\ndef {name}(I, F, C, i):\n"
                    + _indent(layout.BASES, 1)
                    + "    blas = C[C_GEMM] != 0\n"
+                   + "    lanes = C[C_LANES]\n"
                    + _indent(_flatten(body), 1)
                    + "    return 0\n")
     return "".join(out)
@@ -278,7 +293,7 @@ def externals(rows, tensor_rows, jvp=False):
     names = []
     for row in rows:
         if with_functions(row, tensor_rows):
-            for part in ("core", "jvp") if jvp else ("core",):
+            for part in parts(row, jvp):
                 names += list(row_functions(row, part))
     return names
 
@@ -296,7 +311,7 @@ _NOT_BUILT = "C[C_ERR] = ERR_OPCODE\nC[C_NODE] = i\nreturn np.nan\n"
 # Names the interpreter loop keeps across nodes: a row written inline must not assign them.
 # (The opcode ``o`` is not one: the if/elif chain has read it before any branch runs.)
 _LOOP_NAMES = {"I", "F", "C", "mode", "n", "size", "out", "oo", "batch", "samples", "sample",
-               "lo", "hi", "i", "blas", "lean", "clean"} | {line.split(" = ")[0]
+               "lo", "hi", "i", "blas", "lean", "clean", "lanes"} | {line.split(" = ")[0]
                                           for line in layout.BASES.splitlines()}
 
 
@@ -348,19 +363,23 @@ def run(I, F, C, mode):
     oo = I[np.uintp(b_off + out)]
     batch = mode == MODE_BATCH or mode == MODE_BATCH_GRAD
     samples = C[C_BATCH] if batch else 1
+    lanes = C[C_LANES] if batch else 1
     lean = mode == MODE_JVP_LEAN
     if mode != MODE_FORWARD and mode != MODE_STEP_FORWARD and mode != MODE_JVP and (
             mode != MODE_TANGENT) and not lean:
         C[C_CLEAN] = 0                 # gradients are written below (layout.C_CLEAN)
-    for sample in range(samples):
+    for sample in range(0, samples, lanes):
         if batch:
-            # vmap: this sample's input values in, from its row of X, segment by segment
-            x = C[C_BATCH_X] + sample * C[C_BATCH_IN]
-            for seg in range(C[C_BATCH_SEGS]):
-                start = C[CSIZE + 2 * seg]
-                for k in range(C[CSIZE + 2 * seg + 1]):
-                    F[np.uintp(b_val + start + k)] = F[np.uintp(x + k)]
-                x += C[CSIZE + 2 * seg + 1]
+            # vmap: these samples' input values in, from their rows of X, segment by segment;
+            # a wide tape (layout.C_LANES) holds them side by side, element k of lane l at
+            # k * lanes + l; lanes past the last sample repeat it
+            for lane in range(lanes):
+                x = C[C_BATCH_X] + min(sample + lane, samples - 1) * C[C_BATCH_IN]
+                for seg in range(C[C_BATCH_SEGS]):
+                    start = C[CSIZE + 2 * seg]
+                    for k in range(C[CSIZE + 2 * seg + 1]):
+                        F[np.uintp(b_val + (start + k) * lanes + lane)] = F[np.uintp(x + k)]
+                    x += C[CSIZE + 2 * seg + 1]
         lo = 0
         hi = n
         if mode == MODE_STEP_FORWARD or mode == MODE_STEP_BACKWARD:
@@ -373,10 +392,12 @@ def run(I, F, C, mode):
                         continue
                 o = I[np.uintp(b_op + i)]
 {forward}            if mode == MODE_BATCH:
-                # the output's values out, into this sample's row of Y
-                no = I[np.uintp(b_off + (out + 1))] - oo
-                for k in range(no):
-                    F[np.uintp(C[C_BATCH_Y] + sample * no + k)] = F[np.uintp(b_val + oo + k)]
+                # the output's values out, into these samples' rows of Y
+                no = (I[np.uintp(b_off + (out + 1))] - oo) // lanes
+                for lane in range(min(lanes, samples - sample)):
+                    y = C[C_BATCH_Y] + (sample + lane) * no
+                    for k in range(no):
+                        F[np.uintp(y + k)] = F[np.uintp(b_val + oo + k * lanes + lane)]
                 continue
             if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
                 return F[np.uintp(b_val + oo)]
@@ -385,7 +406,8 @@ def run(I, F, C, mode):
             for k in range(oo):
                 F[np.uintp(b_grad + k)] = 0.0
             if mode == MODE_VALUE_AND_GRAD or mode == MODE_BATCH_GRAD:
-                F[np.uintp(b_grad + oo)] = 1.0
+                for lane in range(lanes):
+                    F[np.uintp(b_grad + oo + lane)] = 1.0
             lo = 0
             hi = out + 1
         for i in range(hi - 1, lo - 1, -1):
@@ -393,12 +415,17 @@ def run(I, F, C, mode):
                 continue
             o = I[np.uintp(b_op + i)]
 {backward}        if mode == MODE_BATCH_GRAD:
-            # the value and the first C[C_BATCH_G] gradients out, into this sample's row
+            # the value and the first C[C_BATCH_G] gradients out, into these samples' rows
             ng = C[C_BATCH_G]
             y = C[C_BATCH_Y] + sample * (ng + 1)
-            F[np.uintp(y)] = F[np.uintp(b_val + oo)]
+            done = min(lanes, samples - sample)
+            for lane in range(done):
+                F[np.uintp(y + lane * (ng + 1))] = F[np.uintp(b_val + oo + lane)]
+            # gradient by gradient, the lanes' values (contiguous) to their rows
             for k in range(ng):
-                F[np.uintp(y + 1 + k)] = F[np.uintp(b_grad + k)]
+                src = b_grad + k * lanes
+                for lane in range(done):
+                    F[np.uintp(y + lane * (ng + 1) + 1 + k)] = F[np.uintp(src + lane)]
     return F[np.uintp(b_val + oo)]
 '''
 
@@ -449,7 +476,7 @@ def dispatcher_module(rows, tensor_rows, jvp=False):
         # inputs keep the tangents the caller wrote (a differentiated input has need 1)
         inputs = "if o == INPUT:\n    continue\n"
         tangents = [(row, _branch(row, "jvp", row.name in tensor_rows)) for row in rows
-                    if row.kind != "leaf"]
+                    if has_tangent(row)]
         tangent = TANGENT.format(chain=_indent(inputs + _chain(tangents), 2))
     else:
         tangent = NO_TANGENT

@@ -12,7 +12,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
 
-from . import _prims
+from . import _prims, rules
 from .layout import C_GEMM, C_GEMV, C_ILP64
 
 CblasRowMajor, CblasNoTrans, CblasTrans = 101, 111, 112
@@ -130,3 +130,4 @@ NATIVE = {"gemm": gemm, "gemv": gemv, "vexp": exp}
 # 266 us for 3,072 rows), so an exp there may differ from a map loop's in the last bit; a
 # block that has a loop of exponentials alone calls ``vexp`` there (softmax, >= 64 values).
 VECTOR_MATH = {"exp": exp}
+assert tuple(VECTOR_MATH) == rules.LOOP_MATH

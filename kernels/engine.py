@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from . import cache, layout
+from ._gen import parts
 from .errors import KernelError
 from .ops import BY_NAME, ROWS
 
@@ -156,6 +157,7 @@ def control_block(dtype):
     C[layout.C_GEMM] = dgemm if double else sgemm
     C[layout.C_GEMV] = dgemv if double else sgemv
     C[layout.C_ILP64] = ilp64
+    C[layout.C_LANES] = 1
     return C
 
 
@@ -319,7 +321,7 @@ def tape_rows(I):
 
 
 def _missing_parts(tensor, dtype, jvp):
-    return sum(1 for n in tensor for part in (("core", "jvp") if jvp else ("core",))
+    return sum(1 for n in tensor for part in parts(BY_NAME[n], jvp)
                if not os.path.exists(cache.path("obj", cache.object_key(n, dtype, part) + ".o")))
 
 

@@ -41,7 +41,10 @@ C_GEMV = 12          # address of cblas_dgemv / cblas_sgemv (the BLAS of C_GEMM)
 C_CLEAN = 13         # 1: the gradient slices of the nodes with need 0 hold zeros, as a tangent
                      # sweep leaves them, so the next one need not zero them again; every
                      # mode that may write gradients (a reverse sweep) sets it to 0
-CSIZE = 14           # pairs at C[CSIZE:], in the order of a row of X
+C_LANES = 14         # MODE_BATCH / MODE_BATCH_GRAD: the samples a run holds side by side (a
+                     # wide tape's L, burnumba/_lanes.py; 1 for a tape of one sample)
+CSIZE = 15           # then MODE_BATCH's (start, count) pairs, in the order of a row of X, or
+                     # MODE_JVP_LEAN's flag per node
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
 MODE_FORWARD = 0           # evaluate every node
@@ -55,6 +58,7 @@ MODE_JVP = 5               # forward, then the tangent sweep: tangents live in t
 MODE_TANGENT = 6           # the tangent sweep alone, on the values of an earlier forward
 MODE_BATCH = 7             # for each of C[C_BATCH] samples: copy its inputs from F's X rows
                            # into val, evaluate every node, copy the output into F's Y rows
+                           # (C[C_LANES] samples at a time on a wide tape, side by side)
 MODE_BATCH_GRAD = 8        # the same with MODE_VALUE_AND_GRAD: a Y row is the value and the
                            # first C[C_BATCH_G] gradients
 MODE_JVP_LEAN = 9          # MODE_JVP without the values its tangent sweep never reads: node i's

@@ -24,7 +24,8 @@ wraps at its size); the tracer expands other broadcasts with a gather.
 of a sweep branch, which they take as arguments by name (``rules.BLOCK_ARGS``): ``i``
 (this node), ``oy`` / ``ny`` (offset and size of its slice of the value buffer), ``c`` (its
 immediate), ``p`` (start of its integer parameters in ``P``), the tape columns ``a0``,
-``a1``, ``off``, ``need`` and the buffers ``val``, ``grad`` and ``scratch``; the generator
+``a1``, ``off``, ``need`` and the buffers ``val``, ``grad`` and ``scratch`` (and ``lanes``,
+the samples a wide tape holds side by side, for the lanes rows); the generator
 pastes the body into the row's function. Statements several rules share are templates
 (``@template`` defs, called as ``names = _template(args)``; the generator pastes them too).
 A block's ``bwd`` must only add into operands whose ``need`` flag is set.
@@ -93,6 +94,12 @@ class Op(NamedTuple):
     # lean sweep computes only those): None, its own value and scratch and its operands'
     # (the safe default); "", none (it moves tangents); "cross", each operand's value when
     # the other operand has a tangent (a product: tY = tA B + A tB)
+    lanes_of: Optional[str] = None   # a lanes row: it runs the nodes of row ``lanes_of`` for L
+    # samples at once, sample innermost (bn.vmap's wide tapes, burnumba/_lanes.py); the tracer
+    # never writes one, and it has no tangent rule
+    fits: Optional[Callable] = None  # lanes rows: fits(params, need_a, need_b, blas), whether a
+    # node of ``lanes_of`` with these integer parameters gives every sample the bits that its
+    # own sweep gives (the same sums in the same order: not where that sweep calls BLAS)
 
     def linked(self, tensor_rows):
         """Whether a kernel calls this row's compiled functions: a block row unless it is
@@ -1126,6 +1133,207 @@ def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
                 gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
 
 
+
+
+# -- lanes forms (bn.vmap's wide tapes). A wide tape holds L samples side by side: element j
+# of a node's slice for sample s sits at j * L + s (offsets scaled by L), so an elementwise
+# row runs unchanged over L times the elements, and a block row needs a form whose innermost
+# loops run over the samples. A lanes form takes every sum in the order, and in the precision,
+# that its row's own sweep takes it, so each sample gets the bits a call on it alone gives: a
+# sum the row keeps in a local (float64, whatever the tape's dtype) is kept in locals here,
+# four lanes at a time; a sum the row adds into a slot of the tape is added into that slot.
+# ``lanes`` is L (the run's C_LANES).
+@template
+def _four_lanes(T, u, ua, us, w, wa, ws):
+    """Four lanes' sums in locals: s_l = sum over t < T of u[ua + t us + l] w[wa + t ws + l],
+    l = 0..3, each in t order and starting at 0.0, as _four_sums and the loops' acc."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for t in range(T):
+        tu = ua + t * us
+        tw = wa + t * ws
+        s0 += u[tu] * w[tw]
+        s1 += u[tu + 1] * w[tw + 1]
+        s2 += u[tu + 2] * w[tw + 2]
+        s3 += u[tu + 3] * w[tw + 3]
+    return s0, s1, s2, s3
+
+
+@template
+def _one_lane(T, u, ua, us, w, wa, ws):
+    """One lane's sum in a local (the lanes past the last multiple of four)."""
+    s0 = 0.0
+    for t in range(T):
+        s0 += u[ua + t * us] * w[wa + t * ws]
+    return s0
+
+
+def _matmul_lanes_fits(params, need_a, need_b, blas):
+    """Whether matmul's own sweeps loop (rather than call BLAS) on a node of these sizes."""
+    nb, M, K, N = params[:4]
+    fwd_loops = M * K * N <= 512 or not blas or (M <= 4 and K * N <= 4096)
+    loops = M * K * N <= 512 or not blas
+    return fwd_loops and (loops or not need_a) and (loops or not need_b or M <= 4)
+
+
+def _matmul_lanes_fwd(i, oy, p, P, off, a0, a1, val, lanes):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    L = lanes
+    L4 = L - L % 4
+    NL = N * L
+    for bt in range(nb):
+        xa = oa + bt * P[p + 4] * M * K * L
+        xb = ob + bt * P[p + 5] * K * N * L
+        xy = oy + bt * M * N * L
+        for r in range(M):
+            for n in range(N):
+                q = xy + (r * N + n) * L
+                qa = xa + r * K * L
+                qb = xb + n * L
+                if K * N <= 4096 and N < 32:       # _matmul_fwd's sums in locals
+                    for s in range(0, L4, 4):
+                        ua = qa + s
+                        wa = qb + s
+                        s0, s1, s2, s3 = _four_lanes(K, val, ua, L, val, wa, NL)
+                        val[q + s] = s0
+                        val[q + s + 1] = s1
+                        val[q + s + 2] = s2
+                        val[q + s + 3] = s3
+                    for s in range(L4, L):
+                        ua = qa + s
+                        wa = qb + s
+                        s0 = _one_lane(K, val, ua, L, val, wa, NL)
+                        val[q + s] = s0
+                else:                                # its sums added into Y
+                    for s in range(L):
+                        val[q + s] = 0.0
+                    for k in range(K):
+                        for s in range(L):
+                            val[q + s] += val[qa + k * L + s] * val[qb + k * N * L + s]
+
+
+def _matmul_lanes_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, lanes):
+    nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
+    L = lanes
+    L4 = L - L % 4
+    KL = K * L
+    NL = N * L
+    need_a = need[ia]
+    need_b = need[ib]
+    for bt in range(nb):
+        xa = oa + bt * P[p + 4] * M * K * L
+        xb = ob + bt * P[p + 5] * K * N * L
+        xy = oy + bt * M * N * L
+        if need_a:
+            # dA[r, k] += (sum over n of dY[r, n] B[k, n]), in a local, as _matmul_bwd
+            for r in range(M):
+                for k in range(K):
+                    q = xa + (r * K + k) * L
+                    qy = xy + r * N * L
+                    qb = xb + k * N * L
+                    for s in range(0, L4, 4):
+                        ua = qy + s
+                        wa = qb + s
+                        s0, s1, s2, s3 = _four_lanes(N, grad, ua, L, val, wa, L)
+                        grad[q + s] += s0
+                        grad[q + s + 1] += s1
+                        grad[q + s + 2] += s2
+                        grad[q + s + 3] += s3
+                    for s in range(L4, L):
+                        ua = qy + s
+                        wa = qb + s
+                        s0 = _one_lane(N, grad, ua, L, val, wa, L)
+                        grad[q + s] += s0
+        if need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096:
+            # dB[k, n] += (sum over r of A[r, k] dY[r, n]), in a local
+            for k in range(K):
+                for n in range(N):
+                    q = xb + (k * N + n) * L
+                    qa = xa + k * L
+                    qy = xy + n * L
+                    for s in range(0, L4, 4):
+                        ua = qa + s
+                        wa = qy + s
+                        s0, s1, s2, s3 = _four_lanes(M, val, ua, KL, grad, wa, NL)
+                        grad[q + s] += s0
+                        grad[q + s + 1] += s1
+                        grad[q + s + 2] += s2
+                        grad[q + s + 3] += s3
+                    for s in range(L4, L):
+                        ua = qa + s
+                        wa = qy + s
+                        s0 = _one_lane(M, val, ua, KL, grad, wa, NL)
+                        grad[q + s] += s0
+        elif need_b:
+            # dB as M rank-1 updates added into it, row by row
+            for r in range(M):
+                for k in range(K):
+                    qa = xa + (r * K + k) * L
+                    for n in range(N):
+                        qy = xy + (r * N + n) * L
+                        qb = xb + (k * N + n) * L
+                        for s in range(L):
+                            grad[qb + s] += val[qa + s] * grad[qy + s]
+
+
+def _always_fits(params, need_a, need_b, blas):
+    """A row whose sweeps loop whatever the node's sizes."""
+    return True
+
+
+# gather's and sum's lanes forms. gather's P holds positions of a tape of one sample: lane s
+# of position q is at q * L + s. A repeated position's gradients are added in j order into
+# each lane, as _gather_bwd adds them (into its running sum, which starts at the slot's value).
+def _gather_lanes_fwd(oy, ny, c, p, P, val, lanes):
+    for j in range(ny // lanes):
+        q = (P[p] + j if c == 1.0 else (P[p] if c == 2.0 else P[p + j])) * lanes
+        for s in range(lanes):
+            val[oy + j * lanes + s] = val[q + s]
+
+
+def _gather_lanes_bwd(oy, ny, c, p, P, grad, lanes):
+    for j in range(ny // lanes):
+        q = (P[p] + j if c == 1.0 else (P[p] if c == 2.0 else P[p + j])) * lanes
+        for s in range(lanes):
+            grad[q + s] += grad[oy + j * lanes + s]
+
+
+def _sum_lanes_fwd(oy, c, p, P, off, val, lanes):
+    L4 = lanes - lanes % 4
+    for s in range(0, L4, 4):
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for k in range(P[p]):
+            ik = P[p + 1 + k]
+            for e in range(off[ik] + s, off[ik + 1], lanes):
+                s0 += val[e]
+                s1 += val[e + 1]
+                s2 += val[e + 2]
+                s3 += val[e + 3]
+        val[oy + s] = c * s0
+        val[oy + s + 1] = c * s1
+        val[oy + s + 2] = c * s2
+        val[oy + s + 3] = c * s3
+    for s in range(L4, lanes):
+        s0 = 0.0
+        for k in range(P[p]):
+            ik = P[p + 1 + k]
+            for e in range(off[ik] + s, off[ik + 1], lanes):
+                s0 += val[e]
+        val[oy + s] = c * s0
+
+
+def _sum_lanes_bwd(oy, c, p, P, off, need, grad, lanes):
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1], lanes):
+                for s in range(lanes):
+                    grad[e + s] += c * grad[oy + s]
 
 # logaddexp and logaddexp2 (numpy's npy_logaddexp / npy_logaddexp2, step for step)
 def _logaddexp(a, b):
@@ -3296,7 +3504,17 @@ ROWS = (
            ('np.linalg.eigh(a)[0]', [[[2.0, 1.0], [-inf, 3.0]]], [nan, nan], [1.0, 0.5], [[[nan, 0.0], [nan, nan]]]),  # -inf
            ('np.linalg.eigh(a)[0]', [[[1.0, 0.0], [0.0, 1.0]]], [1.0, 1.0], [1.0, 0.5], [[[1.0, 0.0], [0.0, 0.5]]]),  # repeated eigenvalues: eigenvalue gradients stay finite
        )),
+    # -- lanes rows (bn.vmap's wide tapes; see _matmul_lanes_fwd). Appended: the opcodes
+    # above stay as they were. Their tests are vmap's: every sample's bits against a loop.
+    Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "
+       "innermost. P = nb, M, K, N, sa, sb", fwd=_matmul_lanes_fwd, bwd=_matmul_lanes_bwd,
+       lanes_of="matmul", fits=_matmul_lanes_fits),
+    Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
+       fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),
+    Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
+       fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits),
 )
 
 OPCODE = {row.name: code for code, row in enumerate(ROWS)}
 BY_NAME = {row.name: row for row in ROWS}
+LANES = {row.lanes_of: row for row in ROWS if row.lanes_of}   # a row's lanes form, by name

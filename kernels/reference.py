@@ -47,7 +47,7 @@ _NAMES = "i, oy, ny, c, p, P, off, a0, a1, need, val, grad, scratch"
 def _block(code, name):
     """A block's statements as a function of the sweep's locals; returns 0 or an error."""
     namespace = dict(_MATH, ERR_INDEX=layout.ERR_INDEX, ERR_TARGET=layout.ERR_TARGET,
-                     blas=True, gemm=lambda *args: _prims.gemm(None, *args),
+                     blas=True, lanes=1, gemm=lambda *args: _prims.gemm(None, *args),
                      gemv=lambda *args: _prims.gemv(None, *args))
     exec(compile(f"def block({_NAMES}):\n" + textwrap.indent(code, "    ") + "\n    return 0\n",
                  f"<{name}>", "exec"), namespace)

@@ -37,6 +37,10 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
         "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "hypot", "exp2", "expm1",
         "log1p", "log2", "log10", "floor", "ceil", "fmod", "asinh", "acosh", "atanh", "cbrt",
         "rint", "trunc")
+# The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py
+# VECTOR_MATH), where the dispatcher's scalar case calls libm: the two may differ in the last
+# bit, so a node of such a row gives the same bits only where it stays a tensor or a scalar.
+LOOP_MATH = ("exp",)
 # Names of constants a rule may read (IEEE's infinity and NaN have no literal).
 CONSTANTS = ("inf", "nan")
 
@@ -57,6 +61,22 @@ class Rule(NamedTuple):
     params: Tuple[str, ...]            # the contract names the rule takes
     statements: Tuple[str, ...]        # ``name = expression`` lines run before ``expr``
     expr: str                          # the value, as source
+
+
+@functools.lru_cache(maxsize=None)
+def calls_loop_math(row):
+    """Whether a map row's rules call a LOOP_MATH function (its scalar case and its loops
+    may then differ in the last bit)."""
+    for slot in ("fwd", "da", "db"):
+        fn = getattr(row, slot)
+        if fn is None:
+            continue
+        r = read(fn, row.name, slot, row.arity)
+        for code in r.statements + (r.expr,):
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                   and n.func.id in LOOP_MATH for n in ast.walk(ast.parse(code.strip()))):
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=None)
@@ -218,7 +238,7 @@ def source(rule):
 # their own locals, MATH, CONSTANTS and BLOCK_GLOBALS. Statements several rules share are
 # templates (below), called as ``names = _template(args)``.
 BLOCK_ARGS = ("i", "oy", "ny", "c", "p", "P", "off", "a0", "a1", "need", "val", "grad",
-              "scratch", "blas", "gemm", "gemv")
+              "scratch", "blas", "gemm", "gemv", "lanes")
 BLOCK_GLOBALS = ("range", "max", "min", "int", "abs", "ERR_INDEX", "ERR_TARGET")
 # Math only block rules call. ``vexp`` is exp computed in arithmetic (kernels/_prims.exp,
 # within 1 ulp of libm's): a loop whose body calls it can vectorize, where a call of libm's

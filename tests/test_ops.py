@@ -96,7 +96,10 @@ BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "s
           "matmul", "scatter", "take_add",
           "cumsum", "cumprod", "argsort",    # reductions and scans (#11): test_numpy_reduce.py
           # numpy.linalg's rows, tested in test_numpy_linalg.py
-          "solve", "slogdet", "cholesky", "eigh"}
+          "solve", "slogdet", "cholesky", "eigh",
+          # the lanes rows (bn.vmap's wide tapes), bit for bit against their rows' own sweeps
+          # with every sample: test_vmap.py
+          "matmul_lanes", "gather_lanes", "sum_lanes"}
 NO_GRADIENT = {"stop_gradient"}
 
 MAPS = sorted(CASES)

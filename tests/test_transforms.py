@@ -173,7 +173,7 @@ def test_every_row_is_covered():
         "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
         # the predicates (#11): masks without gradient, like the comparisons
         "isnan", "isinf", "isfinite", "signbit", "logical_not", "logical_and", "logical_or",
-        "logical_xor"}
+        "logical_xor"} - {r.name for r in ROWS if r.lanes_of}   # vmap's internal forms
 
 
 def _point(seed):

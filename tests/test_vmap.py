@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import burnumba as bn
+from burnumba.kernels import rules
 
 
 def _mlp_loss(p, x, y):
@@ -214,3 +215,114 @@ def test_error_in_another_threads_chunk():
     idx[200] = 2
     expected = np.array([np.sum(table[i]) for i in idx])
     np.testing.assert_array_equal(f(table, idx), expected)
+
+
+# -- wide tapes (burnumba/_lanes.py): L samples side by side, each with its own bits --------
+
+def _bits(x):
+    """The bits of x, every NaN as one (a NaN's sign and payload carry no meaning: the
+    scalar case and a loop may set the sign differently, as numpy's own paths do)."""
+    x = np.where(np.isnan(x), np.nan, x).astype(np.asarray(x).dtype)
+    return x.view(np.uint64 if x.dtype == np.float64 else np.uint32)
+
+
+def _widened(vmapped):
+    """Whether the last call ran the tape's wide form."""
+    return any(w is not None for t in vmapped.traced.values() for w in t.wide.values())
+
+
+def _same_as_a_loop(f, args, in_axes, argnums):
+    """vmap of value_and_grad(f) against a loop of it, bit for bit (signs of zeros and NaN
+    included); returns whether the wide form ran."""
+    vg = bn.value_and_grad(f, argnums=argnums)
+    mapped = bn.vmap(vg, in_axes=in_axes)
+    values, grads = mapped(*args)
+    size = next(a.shape[0] for a, ax in zip(args, in_axes) if ax == 0)
+    for i in range(size):
+        one = [a[i] if ax == 0 else a for a, ax in zip(args, in_axes)]
+        v, g = vg(*one)
+        assert _bits(values[i]) == _bits(np.asarray(v, values.dtype)), (i, values[i], v)
+        for k in range(len(argnums)):
+            np.testing.assert_array_equal(_bits(grads[k][i]), _bits(g[k]), err_msg=(i, k))
+    return _widened(mapped)
+
+
+def test_the_mlp_runs_wide_bit_for_bit_in_both_dtypes():
+    rng = np.random.default_rng(5)
+
+    def loss(p, x, y):
+        h = np.tanh(x @ p["W1"] + p["b1"])
+        h = np.tanh(h @ p["W2"] + p["b2"])
+        return ((h @ p["W3"] + p["b3"])[0] - y) ** 2
+
+    for dtype in (np.float64, np.float32):
+        p = {k: v.astype(dtype) for k, v in _params().items()}
+        for size in (1, 3, 64, 65, 200):            # one sample, lanes < 64, whole, a tail
+            X = rng.normal(size=(size, 2)).astype(dtype)
+            Y = rng.normal(size=size).astype(dtype)
+            mapped = bn.vmap(bn.grad(loss), in_axes=(None, 0, 0))
+            got = mapped(p, X, Y)
+            assert _widened(mapped) == (size > 1)
+            for i in range(size):
+                want = bn.grad(loss)(p, X[i], Y[i])
+                for k in p:
+                    np.testing.assert_array_equal(_bits(got[k][i]), _bits(want[k]))
+
+
+def _map_samples(row, rng, dtype, size=70):
+    """Per-sample operands of a map row: its special values (NaN, +-inf, +-0, the tiniest
+    and the largest number) against points of its domain, then random points of it."""
+    fi = np.finfo(dtype)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, fi.tiny, -fi.max], dtype)
+    cols = [rng.uniform(lo, hi, size).astype(dtype) for lo, hi in row.domain[:row.arity]]
+    m = len(special)
+    for k, col in enumerate(cols):
+        col[k * m:(k + 1) * m] = special
+    if row.arity == 2:
+        cols[1][2 * m:3 * m] = special                  # both special at once
+        cols[0][2 * m:3 * m] = special[::-1]
+    return cols
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(r.name for r in bn.kernels.ROWS if r.kind == "map"))
+def test_every_map_row_runs_wide_bit_for_bit(name, dtype):
+    """A map row runs unchanged on a wide tape: per-sample scalars (inline code in a tape of
+    one sample, the row's loops in a wide one) and vectors with a shared weight (its tile
+    loops, and the lanes form of sum), at special values and in the row's domain."""
+    from test_ops import CASES, COMPARISONS, PREDICATES
+    row = bn.kernels.BY_NAME[name]
+    fn = {**{k: v[0] for k, v in CASES.items()}, **COMPARISONS, **PREDICATES,
+          "stop_gradient": bn.stop_gradient}[name]
+    rng = np.random.default_rng(7)
+    cols = _map_samples(row, rng, dtype)
+    argnums = tuple(range(row.arity))
+    scalar = lambda *xs: fn(*xs) * 1.0 + xs[0] * 0.5            # noqa: E731  (a gradient)
+    # a scalar node of a row that calls exp stays a tape of one sample (burnumba/_lanes.py)
+    assert _same_as_a_loop(scalar, cols, (0,) * row.arity, argnums) == \
+        (not rules.calls_loop_math(row))
+    w = rng.normal(size=3).astype(dtype)
+    vectors = [np.stack([np.roll(c, -j) for j in range(3)], axis=1) for c in cols]
+    vec = lambda w, *xs: np.sum(fn(*xs) * w) + np.sum(xs[0]) * 0.5  # noqa: E731
+    assert _same_as_a_loop(vec, [w] + vectors, (None,) + (0,) * row.arity,
+                           tuple(k + 1 for k in argnums) + (0,))
+
+
+@pytest.mark.parametrize("row", [r for r in bn.kernels.ROWS if r.lanes_of],
+                         ids=lambda r: r.name)
+def test_every_lanes_row_gives_its_rows_bits(row):
+    """A lanes row against its row's own sweep, bit for bit, at the row's special cases (each
+    sample the case's inputs, perturbed where finite) and random points; where its fits says
+    the row's sweep would call BLAS, the tape runs sample by sample."""
+    from test_ieee import _block_case
+    base = bn.kernels.BY_NAME[row.lanes_of]
+    rng = np.random.default_rng(11)
+    wide = 0
+    for expr, inputs, value, cot, grads in base.special:
+        f, argnums, args = _block_case(expr, inputs)
+        cot = np.asarray(cot, dtype=np.float64)
+        batch = [np.stack([a] + [a + rng.normal(size=np.shape(a)) * 0.1 for _ in range(40)])
+                 for a in map(np.asarray, args)]
+        loss = lambda *xs: np.sum(f(*xs) * cot)              # noqa: E731
+        wide += _same_as_a_loop(loss, batch, (0,) * len(batch), argnums)
+    assert wide, f"no case of {base.name} ran wide"
