@@ -73,6 +73,8 @@ def widen(tape, lanes):
     scratch = max(cols["scratch"].size * lanes, lanes)
     F0 = np.zeros(n + 2 * size * lanes + scratch, dtype=tape.dtype)
     F0[:n] = cols["imm"]
+    # matmul_lanes' immediate (matmul has none): 1 where float64 slots may hold its sums
+    F0[:n][new_op == OPCODE["matmul_lanes"]] = 1.0 if tape.dtype == np.float64 else 0.0
     F0[n:n + size * lanes] = np.repeat(cols["val"], lanes)
     rows, tensor = engine.tape_rows(ints)
     return Wide(ints, F0, kernel(rows, tensor, tape.dtype), lanes)

@@ -115,11 +115,21 @@ class _Run:
         self.base = base = program.F0.size
         self.nin = nin = sum(count for _, count in traced.segments)
         self.F = np.empty(chunks * base + size * (nin + traced.nout), dtype=program.dtype)
+        # a chunk's immediates and values (its constants among them) start as the program's;
+        # its gradients need not: a batch run zeroes every one it reads first
+        head = int(program.I[0]) + int(program.I[layout.H + 6 * int(program.I[0])])
         for k in range(chunks):
-            self.F[k * base:(k + 1) * base] = program.F0
+            self.F[k * base:k * base + head] = program.F0[:head]
         start = chunks * base
         self.X = self.F[start:start + size * nin].reshape(size, nin)
-        self.Y = self.F[start + size * nin:].reshape(size, traced.nout)
+        # a wide run writes the results value by value, its samples side by side (Y's rows
+        # are values: contiguous copies of its lanes, where rows of samples would be one
+        # store per number, 0.11 of its 0.43 us a sample for the MLP); the result leaves are
+        # views of it either way
+        self.feature_major = self.lanes > 1
+        Y = self.F[start + size * nin:]
+        self.Y = (Y.reshape(traced.nout, size).T if self.feature_major
+                  else Y.reshape(size, traced.nout))
 
     def val(self, k):
         """Chunk k's value buffer."""
@@ -135,7 +145,9 @@ class _Run:
         C[layout.C_BATCH_IN] = self.nin
         C[layout.C_BATCH_SEGS] = len(traced.segments)
         C[layout.C_BATCH_X] = rows + lo * self.nin
-        C[layout.C_BATCH_Y] = rows + self.size * self.nin + lo * traced.nout
+        C[layout.C_BATCH_Y] = rows + self.size * self.nin + (
+            lo if self.feature_major else lo * traced.nout)
+        C[layout.C_BATCH_YK] = self.size if self.feature_major else 1
         C[layout.C_BATCH_G] = traced.nout - 1
         C[layout.C_LANES] = self.lanes
         return C
@@ -400,7 +412,8 @@ class _VMapped:
             val = run.val(k)
             for (start, count, shape, _), leaf in traced.shared_values(leaves):
                 # every lane's copy (element j of lane l at j * lanes + l)
-                val[start * lanes:(start + count) * lanes] = np.repeat(np.ravel(leaf), lanes)
+                val[start * lanes:(start + count) * lanes].reshape(count, lanes)[:] = \
+                    np.reshape(leaf, (count, 1))
         # whole blocks of lanes per chunk
         bounds = [min(size, lanes * (blocks * k // chunks)) for k in range(chunks + 1)]
         parts = [self._chunk(run, k, bounds[k], bounds[k + 1]) for k in range(chunks)]

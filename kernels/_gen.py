@@ -56,7 +56,8 @@ import numpy as np  # noqa: F401
 
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
     "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
-    "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "C_LANES", "CSIZE",
+    "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "C_LANES", "C_BATCH_YK",
+    "CSIZE",
     "MODE_FORWARD", "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD",
     "MODE_STEP_BACKWARD", "MODE_JVP", "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD",
     "MODE_JVP_LEAN", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
@@ -392,12 +393,16 @@ def run(I, F, C, mode):
                         continue
                 o = I[np.uintp(b_op + i)]
 {forward}            if mode == MODE_BATCH:
-                # the output's values out, into these samples' rows of Y
+                # the output's values out, into these samples' places in Y: value k of
+                # sample s at s * ys + k * yk (rows of samples, or of values: C_BATCH_YK)
                 no = (I[np.uintp(b_off + (out + 1))] - oo) // lanes
-                for lane in range(min(lanes, samples - sample)):
-                    y = C[C_BATCH_Y] + (sample + lane) * no
-                    for k in range(no):
-                        F[np.uintp(y + k)] = F[np.uintp(b_val + oo + k * lanes + lane)]
+                yk = C[C_BATCH_YK]
+                ys = no if yk == 1 else 1
+                y = C[C_BATCH_Y] + sample * ys
+                for k in range(no):
+                    src = b_val + oo + k * lanes
+                    for lane in range(min(lanes, samples - sample)):
+                        F[np.uintp(y + lane * ys + k * yk)] = F[np.uintp(src + lane)]
                 continue
             if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
                 return F[np.uintp(b_val + oo)]
@@ -415,17 +420,18 @@ def run(I, F, C, mode):
                 continue
             o = I[np.uintp(b_op + i)]
 {backward}        if mode == MODE_BATCH_GRAD:
-            # the value and the first C[C_BATCH_G] gradients out, into these samples' rows
+            # the value and the first C[C_BATCH_G] gradients out, as MODE_BATCH's values
             ng = C[C_BATCH_G]
-            y = C[C_BATCH_Y] + sample * (ng + 1)
+            yk = C[C_BATCH_YK]
+            ys = ng + 1 if yk == 1 else 1
+            y = C[C_BATCH_Y] + sample * ys
             done = min(lanes, samples - sample)
             for lane in range(done):
-                F[np.uintp(y + lane * (ng + 1))] = F[np.uintp(b_val + oo + lane)]
-            # gradient by gradient, the lanes' values (contiguous) to their rows
+                F[np.uintp(y + lane * ys)] = F[np.uintp(b_val + oo + lane)]
             for k in range(ng):
                 src = b_grad + k * lanes
                 for lane in range(done):
-                    F[np.uintp(y + lane * (ng + 1) + 1 + k)] = F[np.uintp(src + lane)]
+                    F[np.uintp(y + lane * ys + (k + 1) * yk)] = F[np.uintp(src + lane)]
     return F[np.uintp(b_val + oo)]
 '''
 

@@ -158,6 +158,7 @@ def control_block(dtype):
     C[layout.C_GEMV] = dgemv if double else sgemv
     C[layout.C_ILP64] = ilp64
     C[layout.C_LANES] = 1
+    C[layout.C_BATCH_YK] = 1
     return C
 
 

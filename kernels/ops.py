@@ -1142,7 +1142,10 @@ def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
 # that its row's own sweep takes it, so each sample gets the bits a call on it alone gives: a
 # sum the row keeps in a local (float64, whatever the tape's dtype) is kept in locals here,
 # four lanes at a time; a sum the row adds into a slot of the tape is added into that slot.
-# ``lanes`` is L (the run's C_LANES).
+# In a float64 tape (matmul_lanes' immediate c = 1, burnumba/_lanes.py) a slot holds what a
+# local holds, so sums run in slots, L at a time, and the loops over lanes vectorize (the
+# MLP's 16 x 16 product: 0.2 against 1.0 ns a multiply-add). ``lanes`` is L (the run's
+# C_LANES); scratch holds L sums.
 @template
 def _four_lanes(T, u, ua, us, w, wa, ws):
     """Four lanes' sums in locals: s_l = sum over t < T of u[ua + t us + l] w[wa + t ws + l],
@@ -1178,7 +1181,7 @@ def _matmul_lanes_fits(params, need_a, need_b, blas):
     return fwd_loops and (loops or not need_a) and (loops or not need_b or M <= 4)
 
 
-def _matmul_lanes_fwd(i, oy, p, P, off, a0, a1, val, lanes):
+def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, lanes):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     L = lanes
     L4 = L - L % 4
@@ -1192,7 +1195,7 @@ def _matmul_lanes_fwd(i, oy, p, P, off, a0, a1, val, lanes):
                 q = xy + (r * N + n) * L
                 qa = xa + r * K * L
                 qb = xb + n * L
-                if K * N <= 4096 and N < 32:       # _matmul_fwd's sums in locals
+                if K * N <= 4096 and N < 32 and c != 1.0:   # _matmul_fwd's sums in locals
                     for s in range(0, L4, 4):
                         ua = qa + s
                         wa = qb + s
@@ -1206,7 +1209,7 @@ def _matmul_lanes_fwd(i, oy, p, P, off, a0, a1, val, lanes):
                         wa = qb + s
                         s0 = _one_lane(K, val, ua, L, val, wa, NL)
                         val[q + s] = s0
-                else:                                # its sums added into Y
+                else:        # its sums added into Y (or float64 slots, as its locals)
                     for s in range(L):
                         val[q + s] = 0.0
                     for k in range(K):
@@ -1214,7 +1217,7 @@ def _matmul_lanes_fwd(i, oy, p, P, off, a0, a1, val, lanes):
                             val[q + s] += val[qa + k * L + s] * val[qb + k * N * L + s]
 
 
-def _matmul_lanes_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, lanes):
+def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, blas, lanes):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     L = lanes
     L4 = L - L % 4
@@ -1226,8 +1229,22 @@ def _matmul_lanes_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, lanes):
         xa = oa + bt * P[p + 4] * M * K * L
         xb = ob + bt * P[p + 5] * K * N * L
         xy = oy + bt * M * N * L
-        if need_a:
-            # dA[r, k] += (sum over n of dY[r, n] B[k, n]), in a local, as _matmul_bwd
+        if need_a and c == 1.0:
+            # dA[r, k] += (sum over n of dY[r, n] B[k, n]), the sums in float64 slots
+            for r in range(M):
+                for k in range(K):
+                    q = xa + (r * K + k) * L
+                    qy = xy + r * N * L
+                    qb = xb + k * N * L
+                    for s in range(L):
+                        scratch[s] = 0.0
+                    for n in range(N):
+                        for s in range(L):
+                            scratch[s] += grad[qy + n * L + s] * val[qb + n * L + s]
+                    for s in range(L):
+                        grad[q + s] += scratch[s]
+        elif need_a:
+            # the same, each sum in a local, as _matmul_bwd
             for r in range(M):
                 for k in range(K):
                     q = xa + (r * K + k) * L
@@ -1246,8 +1263,23 @@ def _matmul_lanes_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, lanes):
                         wa = qb + s
                         s0 = _one_lane(N, grad, ua, L, val, wa, L)
                         grad[q + s] += s0
-        if need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096:
-            # dB[k, n] += (sum over r of A[r, k] dY[r, n]), in a local
+        if need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096 and (
+                c == 1.0):
+            # dB[k, n] += (sum over r of A[r, k] dY[r, n]), the sums in float64 slots
+            for k in range(K):
+                for n in range(N):
+                    q = xb + (k * N + n) * L
+                    qa = xa + k * L
+                    qy = xy + n * L
+                    for s in range(L):
+                        scratch[s] = 0.0
+                    for r in range(M):
+                        for s in range(L):
+                            scratch[s] += val[qa + r * KL + s] * grad[qy + r * NL + s]
+                    for s in range(L):
+                        grad[q + s] += scratch[s]
+        elif need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096:
+            # the same, each sum in a local
             for k in range(K):
                 for n in range(N):
                     q = xb + (k * N + n) * L
@@ -3507,7 +3539,7 @@ ROWS = (
     # -- lanes rows (bn.vmap's wide tapes; see _matmul_lanes_fwd). Appended: the opcodes
     # above stay as they were. Their tests are vmap's: every sample's bits against a loop.
     Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "
-       "innermost. P = nb, M, K, N, sa, sb", fwd=_matmul_lanes_fwd, bwd=_matmul_lanes_bwd,
+       "innermost; c = 1: float64 slots hold its sums. P = nb, M, K, N, sa, sb", fwd=_matmul_lanes_fwd, bwd=_matmul_lanes_bwd,
        lanes_of="matmul", fits=_matmul_lanes_fits),
     Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
        fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),
