@@ -397,12 +397,16 @@ def run(I, F, C, mode):
                 # sample s at s * ys + k * yk (rows of samples, or of values: C_BATCH_YK)
                 no = (I[np.uintp(b_off + (out + 1))] - oo) // lanes
                 yk = C[C_BATCH_YK]
-                ys = no if yk == 1 else 1
-                y = C[C_BATCH_Y] + sample * ys
-                for k in range(no):
-                    src = b_val + oo + k * lanes
-                    for lane in range(min(lanes, samples - sample)):
-                        F[np.uintp(y + lane * ys + k * yk)] = F[np.uintp(src + lane)]
+                if lanes == 1:
+                    y = C[C_BATCH_Y] + sample * no
+                    for k in range(no):
+                        F[np.uintp(y + k)] = F[np.uintp(b_val + oo + k)]
+                else:
+                    y = C[C_BATCH_Y] + sample
+                    for k in range(no):
+                        src = b_val + oo + k * lanes
+                        for lane in range(min(lanes, samples - sample)):
+                            F[np.uintp(y + lane + k * yk)] = F[np.uintp(src + lane)]
                 continue
             if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
                 return F[np.uintp(b_val + oo)]
@@ -423,15 +427,20 @@ def run(I, F, C, mode):
             # the value and the first C[C_BATCH_G] gradients out, as MODE_BATCH's values
             ng = C[C_BATCH_G]
             yk = C[C_BATCH_YK]
-            ys = ng + 1 if yk == 1 else 1
-            y = C[C_BATCH_Y] + sample * ys
-            done = min(lanes, samples - sample)
-            for lane in range(done):
-                F[np.uintp(y + lane * ys)] = F[np.uintp(b_val + oo + lane)]
-            for k in range(ng):
-                src = b_grad + k * lanes
+            if lanes == 1:
+                y = C[C_BATCH_Y] + sample * (ng + 1)
+                F[np.uintp(y)] = F[np.uintp(b_val + oo)]
+                for k in range(ng):
+                    F[np.uintp(y + 1 + k)] = F[np.uintp(b_grad + k)]
+            else:
+                y = C[C_BATCH_Y] + sample
+                done = min(lanes, samples - sample)
                 for lane in range(done):
-                    F[np.uintp(y + lane * ys + (k + 1) * yk)] = F[np.uintp(src + lane)]
+                    F[np.uintp(y + lane)] = F[np.uintp(b_val + oo + lane)]
+                for k in range(ng):
+                    src = b_grad + k * lanes
+                    for lane in range(done):
+                        F[np.uintp(y + lane + (k + 1) * yk)] = F[np.uintp(src + lane)]
     return F[np.uintp(b_val + oo)]
 '''
 

@@ -43,9 +43,10 @@ C_CLEAN = 13         # 1: the gradient slices of the nodes with need 0 hold zero
                      # mode that may write gradients (a reverse sweep) sets it to 0
 C_LANES = 14         # MODE_BATCH / MODE_BATCH_GRAD: the samples a run holds side by side (a
                      # wide tape's L, burnumba/_lanes.py; 1 for a tape of one sample)
-C_BATCH_YK = 15      # MODE_BATCH / MODE_BATCH_GRAD: Y's stride between a sample's values: 1
-                     # (Y's rows are samples), or the call's sample count (Y's rows are
-                     # values, the samples side by side, as a wide run computes them)
+C_BATCH_YK = 15      # MODE_BATCH / MODE_BATCH_GRAD on a wide tape: Y's stride between a
+                     # sample's values (the call's sample count: Y's rows are values, the
+                     # samples side by side, as a wide run computes them); a tape of one
+                     # sample writes rows of samples
 CSIZE = 16           # then MODE_BATCH's (start, count) pairs, in the order of a row of X, or
                      # MODE_JVP_LEAN's flag per node
 
