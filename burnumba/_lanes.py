@@ -24,7 +24,8 @@ import numpy as np
 from .kernels import engine, kernel, layout, rules
 from .kernels.ops import LANES, OPCODE, ROWS
 
-MAX_LANES = 64
+MAX_LANES = 64         # samples side by side (the per-sample MLP's kernel: 405 us at 64,
+                       # 536 at 32, 704 sample by sample; its wide state, 450 kB, fits L2)
 _LIMIT = 2 ** 31 - 1   # offsets are int32
 
 
