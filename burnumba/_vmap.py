@@ -123,9 +123,8 @@ class _Run:
         start = chunks * base
         self.X = self.F[start:start + size * nin].reshape(size, nin)
         # a wide run writes the results value by value, its samples side by side (Y's rows
-        # are values: contiguous copies of its lanes, where rows of samples would be one
-        # store per number, 0.11 of its 0.43 us a sample for the MLP); the result leaves are
-        # views of it either way
+        # are values: a contiguous copy of each value's lanes); the result leaves are views
+        # of it either way
         self.feature_major = self.lanes > 1
         Y = self.F[start + size * nin:]
         self.Y = (Y.reshape(traced.nout, size).T if self.feature_major

@@ -393,8 +393,8 @@ def run(I, F, C, mode):
                         continue
                 o = I[np.uintp(b_op + i)]
 {forward}            if mode == MODE_BATCH:
-                # the output's values out, into these samples' places in Y: value k of
-                # sample s at s * ys + k * yk (rows of samples, or of values: C_BATCH_YK)
+                # the output's values out, into these samples' places in Y: a row of Y per
+                # sample (a tape of one sample), or per value, C_BATCH_YK apart (a wide one)
                 no = (I[np.uintp(b_off + (out + 1))] - oo) // lanes
                 yk = C[C_BATCH_YK]
                 if lanes == 1:
