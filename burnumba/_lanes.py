@@ -26,7 +26,21 @@ from .kernels.ops import LANES, OPCODE, ROWS
 
 MAX_LANES = 64         # samples side by side (the per-sample MLP's kernel: 405 us at 64,
                        # 536 at 32, 704 sample by sample; its wide state, 450 kB, fits L2)
+WIDE_BYTES = 4 << 20   # at most this much wide state (values and gradients) per run: a tape
+MIN_LANES = 8          # of more values gets fewer lanes, and below 8 runs sample by sample
 _LIMIT = 2 ** 31 - 1   # offsets are int32
+
+
+def lanes_for(tape, size):
+    """How many samples of a batch of ``size`` a wide run of ``tape`` holds side by side
+    (1: none, the tape runs sample by sample). Up to MAX_LANES, as long as the wide values
+    and gradients stay within WIDE_BYTES (the per-sample MLP's, 440 values: 450 kB at 64)."""
+    lanes = min(MAX_LANES, size)
+    per_lane = 2 * int(tape.I[layout.H + 6 * int(tape.I[0])]) * tape.F0.itemsize
+    cap = WIDE_BYTES // max(per_lane, 1)
+    if lanes > cap:
+        lanes = cap if cap >= MIN_LANES else 1
+    return lanes
 
 
 class Wide:

@@ -8,7 +8,7 @@ chunk runs on its own copy of the tape's values (the kernel releases the GIL), s
 on different cores, and writes its result rows straight into the array the call returns.
 
 Where the tape has a wide form (``_lanes.py``: map rows, and matmul, gather and sum where
-their sweeps loop), a run holds up to MAX_LANES samples side by side, sample innermost, so
+their sweeps loop), a run holds up to 64 samples side by side, sample innermost, so
 the interpreter visits a node once for all of them and its loops run over the samples: the
 per-sample MLP's gradients at B = 1024 in 0.41 against 0.71 ms of kernel on one core. Each
 sample still gets the bits a call on it alone gives.
@@ -36,7 +36,7 @@ import threading
 import numpy as np
 
 from ._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
-from ._lanes import MAX_LANES, widen
+from ._lanes import lanes_for, widen
 from ._plan import DATA, DIFF
 from ._pytree import flatten, unflatten
 from ._signature import Signature
@@ -175,9 +175,9 @@ class _Traced:
         self.wide = {}                     # lanes -> the wide form of the tape, or None
 
     def program(self, size):
-        """What a call on ``size`` samples runs: the tape's wide form for up to MAX_LANES
-        samples side by side, or the tape itself where it has none (or one sample)."""
-        lanes = min(MAX_LANES, size)
+        """What a call on ``size`` samples runs: the tape's wide form (``_lanes.lanes_for``
+        samples side by side), or the tape itself where it has none (or one sample)."""
+        lanes = lanes_for(self.tape, size)
         if lanes == 1:
             return self.tape
         if lanes not in self.wide:

@@ -326,3 +326,23 @@ def test_every_lanes_row_gives_its_rows_bits(row):
         loss = lambda *xs: np.sum(f(*xs) * cot)              # noqa: E731
         wide += _same_as_a_loop(loss, batch, (0,) * len(batch), argnums)
     assert wide, f"no case of {base.name} ran wide"
+
+
+def test_a_large_tape_gets_fewer_lanes_or_none():
+    """The wide state stays within _lanes.WIDE_BYTES: a tape of many values runs with fewer
+    lanes, or sample by sample, with the same bits."""
+    from burnumba import _lanes
+    rng = np.random.default_rng(13)
+    for n in (2_000, 20_000):
+        w, X = rng.normal(size=n), rng.normal(size=(12, n))
+        mapped = bn.vmap(bn.grad(lambda w, x: np.sum(np.tanh(w * x))), in_axes=(None, 0))
+        got = mapped(w, X)
+        for i in (0, 11):
+            np.testing.assert_array_equal(got[i], bn.grad(lambda w, x: np.sum(np.tanh(w * x)))(
+                w, X[i]))
+        traced = next(iter(mapped.traced.values()))
+        lanes = _lanes.lanes_for(traced.tape, 12)
+        values = int(traced.tape.I[2 + 6 * int(traced.tape.I[0])])
+        assert lanes == 1 or 2 * values * 8 * lanes <= _lanes.WIDE_BYTES
+        assert _widened(mapped) == (lanes > 1)
+        assert (lanes > 1) == (n == 2_000)
