@@ -1133,44 +1133,57 @@ def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
                 gemm(0, 0, M, N, K, val, xa, K, grad, xb, N, 1.0 if need_a else 0.0, grad, xy, N)
 
 
-
-
 # -- lanes forms (bn.vmap's wide tapes). A wide tape holds L samples side by side: element j
 # of a node's slice for sample s sits at j * L + s (offsets scaled by L), so an elementwise
 # row runs unchanged over L times the elements, and a block row needs a form whose innermost
 # loops run over the samples. A lanes form takes every sum in the order, and in the precision,
 # that its row's own sweep takes it, so each sample gets the bits a call on it alone gives: a
-# sum the row keeps in a local (float64, whatever the tape's dtype) is kept in locals here,
-# four lanes at a time; a sum the row adds into a slot of the tape is added into that slot.
-# In a float64 tape (matmul_lanes' immediate c = 1, burnumba/_lanes.py) a slot holds what a
-# local holds, so sums run in slots, L at a time, and the loops over lanes vectorize (the
-# MLP's 16 x 16 product: 0.2 against 1.0 ns a multiply-add). ``lanes`` is L (the run's
+# sum the row keeps in a local (float64, whatever the tape's dtype) is kept in float64 here
+# (_add_lane_sums); a sum the row adds into a slot of the tape is added into that slot. In a
+# float64 tape (matmul_lanes' immediate c = 1, burnumba/_lanes.py) a slot holds what a local
+# holds, so sums run in slots, L at a time, and the loops over lanes vectorize (the MLP's
+# 16 x 16 product: 0.2 against 1.0 ns a multiply-add in locals). ``lanes`` is L (the run's
 # C_LANES); scratch holds L sums.
 @template
-def _four_lanes(T, u, ua, us, w, wa, ws):
-    """Four lanes' sums in locals: s_l = sum over t < T of u[ua + t us + l] w[wa + t ws + l],
-    l = 0..3, each in t order and starting at 0.0, as _four_sums and the loops' acc."""
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    for t in range(T):
-        tu = ua + t * us
-        tw = wa + t * ws
-        s0 += u[tu] * w[tw]
-        s1 += u[tu + 1] * w[tw + 1]
-        s2 += u[tu + 2] * w[tw + 2]
-        s3 += u[tu + 3] * w[tw + 3]
-    return s0, s1, s2, s3
-
-
-@template
-def _one_lane(T, u, ua, us, w, wa, ws):
-    """One lane's sum in a local (the lanes past the last multiple of four)."""
-    s0 = 0.0
-    for t in range(T):
-        s0 += u[ua + t * us] * w[wa + t * ws]
-    return s0
+def _add_lane_sums(T, u, ua, us, w, wa, ws, out, q, L, c, scratch):
+    """out[q + e] += (sum over t < T of u[ua + t us + e] w[wa + t ws + e]) for the L lanes e,
+    each sum started at 0.0 and taken in t order in float64, as matmul's own sweep keeps it
+    (_four_sums and the loops' acc): in scratch slots, the lanes side by side, where c = 1 (a
+    float64 tape: a slot holds what a local holds); else in locals, four lanes at a time."""
+    if c == 1.0:
+        for e in range(L):
+            scratch[e] = 0.0
+        for t in range(T):
+            tu = ua + t * us
+            tw = wa + t * ws
+            for e in range(L):
+                scratch[e] += u[tu + e] * w[tw + e]
+        for e in range(L):
+            out[q + e] += scratch[e]
+    else:
+        L4 = L - L % 4
+        for e in range(0, L4, 4):
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for t in range(T):
+                tu = ua + t * us + e
+                tw = wa + t * ws + e
+                s0 += u[tu] * w[tw]
+                s1 += u[tu + 1] * w[tw + 1]
+                s2 += u[tu + 2] * w[tw + 2]
+                s3 += u[tu + 3] * w[tw + 3]
+            out[q + e] += s0
+            out[q + e + 1] += s1
+            out[q + e + 2] += s2
+            out[q + e + 3] += s3
+        for e in range(L4, L):
+            s0 = 0.0
+            for t in range(T):
+                s0 += u[ua + t * us + e] * w[wa + t * ws + e]
+            out[q + e] += s0
+    return q
 
 
 def _matmul_lanes_fits(params, need_a, need_b, blas):
@@ -1181,10 +1194,9 @@ def _matmul_lanes_fits(params, need_a, need_b, blas):
     return fwd_loops and (loops or not need_a) and (loops or not need_b or M <= 4)
 
 
-def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, lanes):
+def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, scratch, lanes):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     L = lanes
-    L4 = L - L % 4
     NL = N * L
     for bt in range(nb):
         xa = oa + bt * P[p + 4] * M * K * L
@@ -1195,23 +1207,11 @@ def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, lanes):
                 q = xy + (r * N + n) * L
                 qa = xa + r * K * L
                 qb = xb + n * L
-                if K * N <= 4096 and N < 32 and c != 1.0:   # _matmul_fwd's sums in locals
-                    for s in range(0, L4, 4):
-                        ua = qa + s
-                        wa = qb + s
-                        s0, s1, s2, s3 = _four_lanes(K, val, ua, L, val, wa, NL)
-                        val[q + s] = s0
-                        val[q + s + 1] = s1
-                        val[q + s + 2] = s2
-                        val[q + s + 3] = s3
-                    for s in range(L4, L):
-                        ua = qa + s
-                        wa = qb + s
-                        s0 = _one_lane(K, val, ua, L, val, wa, NL)
-                        val[q + s] = s0
-                else:        # its sums added into Y (or float64 slots, as its locals)
-                    for s in range(L):
-                        val[q + s] = 0.0
+                for s in range(L):
+                    val[q + s] = 0.0
+                if K * N <= 4096 and N < 32:       # _matmul_fwd's sums in float64
+                    q = _add_lane_sums(K, val, qa, L, val, qb, NL, val, q, L, c, scratch)
+                else:                                # its sums added into Y
                     for k in range(K):
                         for s in range(L):
                             val[q + s] += val[qa + k * L + s] * val[qb + k * N * L + s]
@@ -1220,7 +1220,6 @@ def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, lanes):
 def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, blas, lanes):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     L = lanes
-    L4 = L - L % 4
     KL = K * L
     NL = N * L
     need_a = need[ia]
@@ -1229,75 +1228,22 @@ def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, bla
         xa = oa + bt * P[p + 4] * M * K * L
         xb = ob + bt * P[p + 5] * K * N * L
         xy = oy + bt * M * N * L
-        if need_a and c == 1.0:
-            # dA[r, k] += (sum over n of dY[r, n] B[k, n]), the sums in float64 slots
+        if need_a:
+            # dA[r, k] += (sum over n of dY[r, n] B[k, n]), as _matmul_bwd
             for r in range(M):
                 for k in range(K):
                     q = xa + (r * K + k) * L
                     qy = xy + r * N * L
                     qb = xb + k * N * L
-                    for s in range(L):
-                        scratch[s] = 0.0
-                    for n in range(N):
-                        for s in range(L):
-                            scratch[s] += grad[qy + n * L + s] * val[qb + n * L + s]
-                    for s in range(L):
-                        grad[q + s] += scratch[s]
-        elif need_a:
-            # the same, each sum in a local, as _matmul_bwd
-            for r in range(M):
-                for k in range(K):
-                    q = xa + (r * K + k) * L
-                    qy = xy + r * N * L
-                    qb = xb + k * N * L
-                    for s in range(0, L4, 4):
-                        ua = qy + s
-                        wa = qb + s
-                        s0, s1, s2, s3 = _four_lanes(N, grad, ua, L, val, wa, L)
-                        grad[q + s] += s0
-                        grad[q + s + 1] += s1
-                        grad[q + s + 2] += s2
-                        grad[q + s + 3] += s3
-                    for s in range(L4, L):
-                        ua = qy + s
-                        wa = qb + s
-                        s0 = _one_lane(N, grad, ua, L, val, wa, L)
-                        grad[q + s] += s0
-        if need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096 and (
-                c == 1.0):
-            # dB[k, n] += (sum over r of A[r, k] dY[r, n]), the sums in float64 slots
+                    q = _add_lane_sums(N, grad, qy, L, val, qb, L, grad, q, L, c, scratch)
+        if need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096:
+            # dB[k, n] += (sum over r of A[r, k] dY[r, n])
             for k in range(K):
                 for n in range(N):
                     q = xb + (k * N + n) * L
                     qa = xa + k * L
                     qy = xy + n * L
-                    for s in range(L):
-                        scratch[s] = 0.0
-                    for r in range(M):
-                        for s in range(L):
-                            scratch[s] += val[qa + r * KL + s] * grad[qy + r * NL + s]
-                    for s in range(L):
-                        grad[q + s] += scratch[s]
-        elif need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096:
-            # the same, each sum in a local
-            for k in range(K):
-                for n in range(N):
-                    q = xb + (k * N + n) * L
-                    qa = xa + k * L
-                    qy = xy + n * L
-                    for s in range(0, L4, 4):
-                        ua = qa + s
-                        wa = qy + s
-                        s0, s1, s2, s3 = _four_lanes(M, val, ua, KL, grad, wa, NL)
-                        grad[q + s] += s0
-                        grad[q + s + 1] += s1
-                        grad[q + s + 2] += s2
-                        grad[q + s + 3] += s3
-                    for s in range(L4, L):
-                        ua = qa + s
-                        wa = qy + s
-                        s0 = _one_lane(M, val, ua, KL, grad, wa, NL)
-                        grad[q + s] += s0
+                    q = _add_lane_sums(M, val, qa, KL, grad, qy, NL, grad, q, L, c, scratch)
         elif need_b:
             # dB as M rank-1 updates added into it, row by row
             for r in range(M):
