@@ -53,9 +53,12 @@ class Wide:
         self.dtype = F0.dtype
 
 
-def widen(tape, lanes):
+def widen(tape, lanes, shared=frozenset()):
     """``tape`` laid out for ``lanes`` samples side by side (a ``Wide``), or None when one of
-    its nodes has no lanes form that gives every sample its own bits."""
+    its nodes has no lanes form that gives every sample its own bits. ``shared``: the value
+    slices (start, size) in the tape of the inputs that every sample shares: the caller
+    writes them into every lane, so a product whose B is one of them (or a constant) reads
+    it once per element, not once per lane."""
     cols = layout.views(tape.I, tape.F0)
     n = int(tape.I[0])
     size = int(cols["off"][n]) if n else 0
@@ -88,8 +91,18 @@ def widen(tape, lanes):
     scratch = max(cols["scratch"].size * lanes, lanes)
     F0 = np.zeros(n + 2 * size * lanes + scratch, dtype=tape.dtype)
     F0[:n] = cols["imm"]
-    # matmul_lanes' immediate (matmul has none): 1 where float64 slots may hold its sums
-    F0[:n][new_op == OPCODE["matmul_lanes"]] = 1.0 if tape.dtype == np.float64 else 0.0
+    # matmul_lanes' immediate (matmul has none): 1 where float64 slots may hold its sums,
+    # + 2 where B is the same in every lane (a shared input or a constant; in float64 only)
+    products = new_op == OPCODE["matmul_lanes"]
+    if tape.dtype == np.float64:
+        shared_input = np.array([size > 0 and (start, size) in shared for start, size in
+                                 zip(cols["off"][:n].tolist(), sizes.tolist())], bool)
+        uniform = (op == OPCODE["const"]) | ((op == OPCODE["input"]) & shared_input)
+        F0[:n][products] = 1.0
+        b = cols["a1"]
+        F0[:n][products & (b >= 0) & uniform[np.maximum(b, 0)]] = 3.0
+    else:
+        F0[:n][products] = 0.0
     F0[n:n + size * lanes] = np.repeat(cols["val"], lanes)
     rows, tensor = engine.tape_rows(ints)
     return Wide(ints, F0, kernel(rows, tensor, tape.dtype), lanes)

@@ -181,7 +181,8 @@ class _Traced:
         if lanes == 1:
             return self.tape
         if lanes not in self.wide:
-            wide = widen(self.tape, lanes)
+            wide = widen(self.tape, lanes,
+                         frozenset(self.tape.in_slots[s][:2] for s in self.shared))
             if wide is not None:            # the kernel against the wide rows, checked once
                 wide.kernel.caller(wide.I, wide.F0.copy(), engine.control_block(wide.dtype))
             self.wide.setdefault(lanes, wide)

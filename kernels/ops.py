@@ -1140,10 +1140,13 @@ def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
 # that its row's own sweep takes it, so each sample gets the bits a call on it alone gives: a
 # sum the row keeps in a local (float64, whatever the tape's dtype) is kept in float64 here
 # (_add_lane_sums); a sum the row adds into a slot of the tape is added into that slot. In a
-# float64 tape (matmul_lanes' immediate c = 1, burnumba/_lanes.py) a slot holds what a local
-# holds, so sums run in slots, L at a time, and the loops over lanes vectorize (the MLP's
-# 16 x 16 product: 0.2 against 1.0 ns a multiply-add in locals). ``lanes`` is L (the run's
-# C_LANES); scratch holds L sums.
+# float64 tape (bit 1 of matmul_lanes' immediate c, burnumba/_lanes.py) a slot holds what a
+# local holds, so sums run in slots, L at a time, and the loops over lanes vectorize (the
+# MLP's 16 x 16 product: 0.2 against 1.0 ns a multiply-add in locals). Where an operand is
+# the same in every lane (bit 2 of c: B is a leaf shared by the samples, a weight), its
+# element is read once, in lane 0, and four terms are added per pass over the lanes
+# (_add_uniform_sums: 0.06 ns a multiply-add). ``lanes`` is L (the run's C_LANES); scratch
+# holds L sums.
 @template
 def _add_lane_sums(T, u, ua, us, w, wa, ws, out, q, L, c, scratch):
     """out[q + e] += (sum over t < T of u[ua + t us + e] w[wa + t ws + e]) for the L lanes e,
@@ -1186,6 +1189,53 @@ def _add_lane_sums(T, u, ua, us, w, wa, ws, out, q, L, c, scratch):
     return q
 
 
+@template
+def _add_uniform_sums(T, u, ua, us, w, wa, ws, out, q, L, scratch):
+    """_add_lane_sums in float64 slots where w is the same in every lane: w's element read
+    once (lane 0), up to four terms added per pass over the lanes, left to right, so each
+    lane's sum takes its terms in t order from 0.0 as _add_lane_sums does. The first pass
+    takes the 1 to 4 first terms, the others four each."""
+    R = (T - 1) % 4 + 1
+    if T == 0:
+        for e in range(L):
+            scratch[e] = 0.0
+    elif R == 1:
+        w0 = w[wa]
+        for e in range(L):
+            scratch[e] = 0.0 + u[ua + e] * w0
+    elif R == 2:
+        w0 = w[wa]
+        w1 = w[wa + ws]
+        for e in range(L):
+            scratch[e] = 0.0 + u[ua + e] * w0 + u[ua + us + e] * w1
+    elif R == 3:
+        w0 = w[wa]
+        w1 = w[wa + ws]
+        w2 = w[wa + 2 * ws]
+        for e in range(L):
+            scratch[e] = 0.0 + u[ua + e] * w0 + u[ua + us + e] * w1 + u[ua + 2 * us + e] * w2
+    else:
+        w0 = w[wa]
+        w1 = w[wa + ws]
+        w2 = w[wa + 2 * ws]
+        w3 = w[wa + 3 * ws]
+        for e in range(L):
+            scratch[e] = (0.0 + u[ua + e] * w0 + u[ua + us + e] * w1
+                          + u[ua + 2 * us + e] * w2 + u[ua + 3 * us + e] * w3)
+    for t in range(R, T, 4):
+        tu = ua + t * us
+        w0 = w[wa + t * ws]
+        w1 = w[wa + (t + 1) * ws]
+        w2 = w[wa + (t + 2) * ws]
+        w3 = w[wa + (t + 3) * ws]
+        for e in range(L):
+            scratch[e] = (scratch[e] + u[tu + e] * w0 + u[tu + us + e] * w1
+                          + u[tu + 2 * us + e] * w2 + u[tu + 3 * us + e] * w3)
+    for e in range(L):
+        out[q + e] += scratch[e]
+    return q
+
+
 def _matmul_lanes_fits(params, need_a, need_b, blas):
     """Whether matmul's own sweeps loop (rather than call BLAS) on a node of these sizes."""
     nb, M, K, N = params[:4]
@@ -1198,6 +1248,7 @@ def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, scratch, lanes):
     nb, M, K, N, ia, ib, oa, ob = _matmul(i, p, P, a0, a1, off)
     L = lanes
     NL = N * L
+    f64 = 1.0 if c == 1.0 or c == 3.0 else 0.0     # c: 1 float64 slots, + 2 B uniform
     for bt in range(nb):
         xa = oa + bt * P[p + 4] * M * K * L
         xb = ob + bt * P[p + 5] * K * N * L
@@ -1209,8 +1260,10 @@ def _matmul_lanes_fwd(i, oy, p, c, P, off, a0, a1, val, scratch, lanes):
                 qb = xb + n * L
                 for s in range(L):
                     val[q + s] = 0.0
-                if K * N <= 4096 and N < 32:       # _matmul_fwd's sums in float64
-                    q = _add_lane_sums(K, val, qa, L, val, qb, NL, val, q, L, c, scratch)
+                if K * N <= 4096 and N < 32 and c == 3.0:
+                    q = _add_uniform_sums(K, val, qa, L, val, qb, NL, val, q, L, scratch)
+                elif K * N <= 4096 and N < 32:       # _matmul_fwd's sums in float64
+                    q = _add_lane_sums(K, val, qa, L, val, qb, NL, val, q, L, f64, scratch)
                 else:                                # its sums added into Y
                     for k in range(K):
                         for s in range(L):
@@ -1224,6 +1277,7 @@ def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, bla
     NL = N * L
     need_a = need[ia]
     need_b = need[ib]
+    f64 = 1.0 if c == 1.0 or c == 3.0 else 0.0
     for bt in range(nb):
         xa = oa + bt * P[p + 4] * M * K * L
         xb = ob + bt * P[p + 5] * K * N * L
@@ -1235,7 +1289,11 @@ def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, bla
                     q = xa + (r * K + k) * L
                     qy = xy + r * N * L
                     qb = xb + k * N * L
-                    q = _add_lane_sums(N, grad, qy, L, val, qb, L, grad, q, L, c, scratch)
+                    if c == 3.0:
+                        q = _add_uniform_sums(N, grad, qy, L, val, qb, L, grad, q, L, scratch)
+                    else:
+                        q = _add_lane_sums(N, grad, qy, L, val, qb, L, grad, q, L, f64,
+                                           scratch)
         if need_b and (M * K * N <= 512 or not blas) and M >= 4 and K * N <= 4096:
             # dB[k, n] += (sum over r of A[r, k] dY[r, n])
             for k in range(K):
@@ -1243,7 +1301,7 @@ def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, bla
                     q = xb + (k * N + n) * L
                     qa = xa + k * L
                     qy = xy + n * L
-                    q = _add_lane_sums(M, val, qa, KL, grad, qy, NL, grad, q, L, c, scratch)
+                    q = _add_lane_sums(M, val, qa, KL, grad, qy, NL, grad, q, L, f64, scratch)
         elif need_b:
             # dB as M rank-1 updates added into it, row by row
             for r in range(M):
@@ -3485,7 +3543,8 @@ ROWS = (
     # -- lanes rows (bn.vmap's wide tapes; see _matmul_lanes_fwd). Appended: the opcodes
     # above stay as they were. Their tests are vmap's: every sample's bits against a loop.
     Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "
-       "innermost; c = 1: float64 slots hold its sums. P = nb, M, K, N, sa, sb", fwd=_matmul_lanes_fwd, bwd=_matmul_lanes_bwd,
+       "innermost; c = 1: float64 slots hold its sums, + 2: B is the same in every lane. "
+       "P = nb, M, K, N, sa, sb", fwd=_matmul_lanes_fwd, bwd=_matmul_lanes_bwd,
        lanes_of="matmul", fits=_matmul_lanes_fits),
     Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
        fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),

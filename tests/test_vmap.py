@@ -328,6 +328,53 @@ def test_every_lanes_row_gives_its_rows_bits(row):
     assert wide, f"no case of {base.name} ran wide"
 
 
+def _uniform_products(vmapped):
+    """How many of the wide programs' products read B in lane 0 only (immediate 3)."""
+    from burnumba.kernels.ops import OPCODE
+    count = 0
+    for traced in vmapped.traced.values():
+        for prog in traced.wide.values():
+            if prog is not None:
+                I, F0 = prog.program.I, prog.program.F0
+                n = int(I[0])
+                count += int(np.sum((I[2:2 + n] == OPCODE["matmul_lanes"]) & (F0[:n] == 3.0)))
+    return count
+
+
+def test_a_product_with_a_shared_operand_gives_its_rows_bits():
+    """matmul's lanes form reads a B that every sample shares (a weight: a leaf in_axes
+    None) once per element, in lane 0, four terms a pass (ops._add_uniform_sums): at
+    matmul's special cases and at inner sizes 0 to 9 and 16 (each first pass of 1 to 4
+    terms), with NaN, +-inf and +-0 among A's and B's entries, against a loop, bit for bit;
+    in float32 the form is unchanged."""
+    from test_ieee import _block_case
+    rng = np.random.default_rng(17)
+    cases = []
+    for expr, inputs, value, cot, grads in bn.kernels.BY_NAME["matmul"].special:
+        f, argnums, args = _block_case(expr, inputs)
+        cases.append((np.asarray(args[0]), np.asarray(args[1]), np.asarray(cot, float)))
+    for K in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16):
+        a, b = rng.normal(size=(1, K)), rng.normal(size=(K, 3))
+        specials = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+        a.flat[:min(K, 2)] = specials[:min(K, 2)]
+        b.flat[:min(3 * K, 5)] = specials[:min(3 * K, 5)]
+        cases.append((a, b, rng.normal(size=(1, 3))))
+    uniform = 0
+    for dtype in (np.float64, np.float32):
+        for a, b, cot in cases:
+            A = np.stack([a] + [a + rng.normal(size=a.shape) * 0.1 for _ in range(40)])
+            loss = lambda x, w: np.sum((x @ w) * cot)             # noqa: E731
+            args = [A.astype(dtype), b.astype(dtype)]
+            _same_as_a_loop(loss, args, (0, None), (0, 1))
+            mapped = bn.vmap(bn.value_and_grad(loss, argnums=(0, 1)), in_axes=(0, None))
+            mapped(*args)
+            found = _uniform_products(mapped)
+            assert found == 0 or dtype == np.float64
+            uniform += found
+    # all but the 8 x 9 by 9 x 8 case (BLAS: sample by sample) and the empty B (nothing to read)
+    assert uniform == len(cases) - 2, "B was read per lane where it is shared"
+
+
 def test_a_large_tape_gets_fewer_lanes_or_none():
     """The wide state stays within _lanes.WIDE_BYTES: a tape of many values runs with fewer
     lanes, or sample by sample, with the same bits."""
