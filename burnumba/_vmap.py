@@ -43,6 +43,7 @@ from ._signature import Signature
 from ._tape import check_integer_data
 from ._tracer import Var
 from .kernels import engine, layout
+from .kernels.ops import OPCODE
 
 MIN_PER_THREAD = 32          # samples below which a chunk is not worth a thread
 
@@ -99,28 +100,64 @@ def _slots(sig, batched_leaves):
     return diff + data
 
 
+class _Program:
+    """What a call on ``program`` (the tape of one sample, or its wide form) writes into a
+    chunk's memory before the kernel runs, worked out once per program: the spans of F0 a
+    run starts from (the immediates and the constants' values: every other value is an input,
+    or the sweep's), the shared leaves' slots in runs of adjacent ones, and the control
+    blocks of the last batch size."""
+
+    def __init__(self, traced, program):
+        self.program = program
+        self.lanes = getattr(program, "lanes", 1)
+        self.base = program.F0.size
+        n = int(program.I[0])
+        self.val_at = n                                # F: immediates, values, gradients, ...
+        cols = layout.views(program.I, program.F0)
+        off = cols["off"]
+        spans = [[0, n]]
+        for i in np.flatnonzero(cols["op"] == OPCODE["const"]):
+            lo, hi = n + int(off[i]), n + int(off[i + 1])
+            if spans[-1][1] == lo:
+                spans[-1][1] = hi
+            else:
+                spans.append([lo, hi])
+        self.preset = [(lo, hi) for lo, hi in spans if hi > lo]
+        runs = []                                      # [start, count, [shared slot, ...]]
+        for s in traced.shared:
+            start, count = traced.tape.in_slots[s][:2]
+            if runs and runs[-1][0] + runs[-1][1] == start:
+                runs[-1][1] += count
+                runs[-1][2].append(s)
+            else:
+                runs.append([start, count, [s]])
+        self.shared_runs = [(start, count, tuple(slots)) for start, count, slots in runs]
+        self.controls = None           # ((size, chunks), the chunks' control blocks)
+
+
 class _Run:
-    """One call's memory, in one array: each chunk's copy of the program's F0 (its values,
-    gradients and scratch) side by side, then the samples' input rows (X) and result rows
-    (Y). Chunk k runs on ``F[k * base:]``, its control block pointing at its rows of X and
-    Y, so every chunk writes its results straight into the one Y that the call returns
-    (per-thread buffers copied out moved another 2.8 MB per call for the per-sample MLP
-    gradients at B = 1024, 62 us). A result owns its array: later calls never write it.
+    """One call's memory, in one array: each chunk's state (the program's immediates,
+    values, gradients and scratch) side by side, then the samples' input rows (X) and
+    result rows (Y). Chunk k runs on ``F[k * base:]``, its control block pointing at its rows
+    of X and Y, so every chunk writes its results straight into the one Y that the call
+    returns (per-thread buffers copied out moved another 2.8 MB per call for the per-sample
+    MLP gradients at B = 1024, 62 us). A result owns its array: later calls never write it.
     The program is the tape itself, or its wide form (``_lanes``): ``lanes`` samples at a
     time."""
 
-    def __init__(self, traced, program, size, chunks):
-        self.traced, self.program, self.size, self.chunks = traced, program, size, chunks
-        self.lanes = getattr(program, "lanes", 1)
-        self.base = base = program.F0.size
+    def __init__(self, traced, prog, size, chunks):
+        self.traced, self.prog, self.size, self.chunks = traced, prog, size, chunks
+        program = prog.program
+        self.program, self.lanes, self.base = program, prog.lanes, prog.base
         self.nin = nin = sum(count for _, count in traced.segments)
-        self.F = np.empty(chunks * base + size * (nin + traced.nout), dtype=program.dtype)
-        # a chunk's immediates and values (its constants among them) start as the program's;
-        # its gradients need not: a batch run zeroes every one it reads first
-        head = int(program.I[0]) + int(program.I[layout.H + 6 * int(program.I[0])])
+        self.F = np.empty(chunks * prog.base + size * (nin + traced.nout), dtype=program.dtype)
+        # a chunk starts from the program's immediates and constants; its other values are
+        # written before or by the sweep, and a batch run zeroes every gradient it reads
         for k in range(chunks):
-            self.F[k * base:k * base + head] = program.F0[:head]
-        start = chunks * base
+            at = k * prog.base
+            for lo, hi in prog.preset:
+                self.F[at + lo:at + hi] = program.F0[lo:hi]
+        start = chunks * prog.base
         self.X = self.F[start:start + size * nin].reshape(size, nin)
         # a wide run writes the results value by value, its samples side by side (Y's rows
         # are values: a contiguous copy of each value's lanes); the result leaves are views
@@ -134,8 +171,34 @@ class _Run:
         """Chunk k's value buffer."""
         return layout.views(self.program.I, self.F[k * self.base:(k + 1) * self.base])["val"]
 
-    def control(self, k, lo, hi):
-        """Chunk k's control block (samples lo .. hi - 1), offsets relative to its F."""
+    def share(self, leaves):
+        """The unbatched leaves (``leaves``: this call's, in slot order) into every chunk's
+        values, in every lane (element j of lane l at j * lanes + l): broadcast into chunk 0,
+        copied from there into the others."""
+        lanes, base, dtype = self.lanes, self.base, self.F.dtype
+        for start, count, slots in self.prog.shared_runs:
+            if len(slots) == 1:
+                values = np.reshape(leaves[slots[0]], (count, 1))
+            else:                # one dtype for all: each leaf cast once, straight to it
+                values = np.concatenate([np.reshape(leaves[s], -1) for s in slots],
+                                        dtype=dtype).reshape(count, 1)
+            lo = self.prog.val_at + start * lanes
+            hi = lo + count * lanes
+            self.F[lo:hi].reshape(count, lanes)[:] = values
+            for k in range(1, self.chunks):
+                self.F[k * base + lo:k * base + hi] = self.F[lo:hi]
+
+    def controls(self, bounds):
+        """The chunks' control blocks (chunk k: samples bounds[k] .. bounds[k + 1] - 1),
+        offsets relative to its F: copies of the ones the program keeps for this size."""
+        key = (self.size, self.chunks)
+        kept = self.prog.controls
+        if kept is None or kept[0] != key:
+            kept = self.prog.controls = (key, [self._control(k, bounds[k], bounds[k + 1])
+                                               for k in range(self.chunks)])
+        return [C.copy() for C in kept[1]]
+
+    def _control(self, k, lo, hi):
         traced = self.traced
         C = np.concatenate([engine.control_block(traced.tape.dtype),
                             np.asarray(traced.segments, np.int64).reshape(-1)])
@@ -172,25 +235,24 @@ class _Traced:
         self.shared = [s for s, where in enumerate(slot_of) if where is None]
         # the kernel against the tape's rows, checked once: each call binds new memory
         tape.kernel.caller(tape.I, tape.F0.copy(), engine.control_block(tape.dtype))
-        self.wide = {}                     # lanes -> the wide form of the tape, or None
+        self.own = _Program(self, tape)
+        self.wide = {}                     # lanes -> the _Program of the wide form, or None
 
     def program(self, size):
-        """What a call on ``size`` samples runs: the tape's wide form (``_lanes.lanes_for``
-        samples side by side), or the tape itself where it has none (or one sample)."""
+        """What a call on ``size`` samples runs (a ``_Program``): the tape's wide form
+        (``_lanes.lanes_for`` samples side by side), or the tape itself where it has none
+        (or one sample)."""
         lanes = lanes_for(self.tape, size)
         if lanes == 1:
-            return self.tape
+            return self.own
         if lanes not in self.wide:
             wide = widen(self.tape, lanes,
                          frozenset(self.tape.in_slots[s][:2] for s in self.shared))
             if wide is not None:            # the kernel against the wide rows, checked once
                 wide.kernel.caller(wide.I, wide.F0.copy(), engine.control_block(wide.dtype))
+                wide = _Program(self, wide)
             self.wide.setdefault(lanes, wide)
-        return self.wide[lanes] or self.tape
-
-    def shared_values(self, leaves):
-        """(slot, leaf) of this call's unbatched leaves (``leaves``: in slot order)."""
-        return [(self.tape.in_slots[s], leaves[s]) for s in self.shared]
+        return self.wide[lanes] or self.own
 
 
 class _VMapped:
@@ -368,22 +430,34 @@ class _VMapped:
                        sum(math.prod(s) for s in shapes), unpack)
 
     @staticmethod
-    def _chunk(run, k, lo, hi):
-        """(caller, control block) that run samples lo .. hi - 1 as chunk k of ``run``, their
-        result rows landing in Y: made by the calling thread, so that a pool thread only
-        calls the kernel, with no Python of its own to wait for the GIL with."""
-        program = run.program
-        C = run.control(k, lo, hi)
-        return program.kernel.caller(program.I, run.F[k * run.base:], C, nogil=True,
-                                     rows_checked=True), C
-
-    @staticmethod
-    def _run_chunk(run, k, call, C):
-        """Call chunk k's kernel; a node's bad data raises as in a plain run."""
-        value = call(run.traced.mode)
-        if value != value and C[layout.C_ERR]:
+    def _raise_chunk_error(run, k, C):
+        """A chunk whose kernel returned NaN with C[C_ERR] set: its node's bad data, raised
+        as in a plain run."""
+        if C[layout.C_ERR]:
             from ._tape import State
             State.raise_error(_ChunkState(run.traced.tape, C, run.val(k)))
+
+    def _run_chunks(self, run, callers, controls):
+        """Every chunk's kernel, at once: on OpenMP's threads (``engine.run_all``), or else on
+        this thread and a pool's. Returns their first values."""
+        mode = run.traced.mode
+        if len(callers) == 1:
+            return [callers[0](mode)]
+        values = engine.run_all(tuple(callers), mode)
+        if values is not None:
+            return values
+        if self.pool is None:
+            with self.lock:
+                if self.pool is None:
+                    self.pool = concurrent.futures.ThreadPoolExecutor(
+                        self.threads - 1, thread_name_prefix="burnumba-vmap")
+        # the first chunk runs on the calling thread, the others on the pool's
+        others = [self.pool.submit(call, mode) for call in callers[1:]]
+        try:
+            first = callers[0](mode)
+        finally:
+            concurrent.futures.wait(others)      # no chunk outlives the call
+        return [first] + [future.result() for future in others]
 
     def __call__(self, *args):
         per_arg, size, has_traced = self._leaves(args)
@@ -399,43 +473,28 @@ class _VMapped:
         dtype = traced.tape.dtype
         for y in batched.values():
             check_integer_data(y, dtype)
-        program = traced.program(size)
-        lanes = getattr(program, "lanes", 1)
+        prog = traced.program(size)
+        lanes = prog.lanes
         blocks = -(-size // lanes)
         chunks = max(1, min(self.threads, size // MIN_PER_THREAD, blocks))
-        run = _Run(traced, program, size, chunks)
+        run = _Run(traced, prog, size, chunks)
         col = 0
         for _, count, where in traced.batched:
             run.X[:, col:col + count] = batched[where].reshape(size, -1)
             col += count
-        for k in range(chunks):
-            val = run.val(k)
-            for (start, count, shape, _), leaf in traced.shared_values(leaves):
-                # every lane's copy (element j of lane l at j * lanes + l)
-                val[start * lanes:(start + count) * lanes].reshape(count, lanes)[:] = \
-                    np.reshape(leaf, (count, 1))
+        run.share(leaves)
         # whole blocks of lanes per chunk
         bounds = [min(size, lanes * (blocks * k // chunks)) for k in range(chunks + 1)]
-        parts = [self._chunk(run, k, bounds[k], bounds[k + 1]) for k in range(chunks)]
-        if chunks == 1:
-            self._run_chunk(run, 0, *parts[0])
-        else:
-            if self.pool is None:
-                with self.lock:
-                    if self.pool is None:
-                        self.pool = concurrent.futures.ThreadPoolExecutor(
-                            self.threads - 1, thread_name_prefix="burnumba-vmap")
-            # the first chunk runs on the calling thread, the others on the pool's
-            others = [self.pool.submit(self._run_chunk, run, k, *parts[k])
-                      for k in range(1, chunks)]
-            try:
-                self._run_chunk(run, 0, *parts[0])
-            finally:
-                concurrent.futures.wait(others)      # no chunk outlives the call
-            for future in others:
-                future.result()                      # a chunk's error
-        Y = run.Y
-        out = traced.unpack(Y)
+        controls = run.controls(bounds)
+        program = prog.program
+        callers = [program.kernel.caller(program.I, run.F[k * run.base:], C, nogil=True,
+                                         rows_checked=True)
+                   for k, C in enumerate(controls)]
+        values = self._run_chunks(run, callers, controls)
+        for k, value in enumerate(values):
+            if value != value:
+                self._raise_chunk_error(run, k, controls[k])
+        out = traced.unpack(run.Y)
         if self.out_axes:
             leaves, treedef = flatten(out)
             out = unflatten(treedef, [np.moveaxis(x, 0, self.out_axes) for x in leaves])

@@ -166,13 +166,25 @@ def control_block(dtype):
 try:
     if os.environ.get("BURNUMBA_CALLER") == "ctypes":       # to test the fallback
         raise ImportError("BURNUMBA_CALLER=ctypes")
-    from ._bncall import Caller as _Caller, address
+    from ._bncall import PARALLEL as _PARALLEL, Caller as _Caller, address, run_all as _run_all
 except ImportError:                  # the optional C extension was not built: use ctypes
     _Caller = None
+    _PARALLEL = 0
 
     def address(array):
         """Where a C-contiguous array's data starts."""
         return array.ctypes.data
+
+
+def run_all(callers, mode):
+    """Run ``callers`` (a tuple of ``Kernel.caller``s made with ``nogil``) at once with
+    ``mode``, one per thread, and return their floats: on OpenMP's threads, where the C
+    extension was built with it. None where it was not (or the callers are ctypes' or the
+    python engine's, or this process was forked after OpenMP's threads ran, which libgomp
+    does not survive): the caller then runs them on threads of its own."""
+    if _PARALLEL and all(type(c) is _Caller for c in callers):
+        return _run_all(callers, mode)
+    return None
 
 
 def has_scalar_calls():

@@ -139,6 +139,10 @@ model = nn.MLP([3, 16, 2])
 xs, ys = np.random.default_rng(0).normal(size=(8, 3)), np.array([0, 1] * 4)
 trainer = optim.Trainer(model.loss, model.init(seed=0), optim.AdamW(lr=0.1), xs, ys, clip=1.0)
 out.append([trainer.step(xs, ys) for _ in range(3)])
+# vmap's chunks: on OpenMP's threads with the C extension, on a pool's through ctypes
+loss = lambda w, x, y: (np.tanh(x @ w) - y) ** 2
+ws, X, Y = np.linspace(-1, 1, 3), np.random.default_rng(1).normal(size=(200, 3)), np.ones(200)
+out.append(bn.vmap(bn.grad(loss), in_axes=(None, 0, 0), threads=2)(ws, X, Y).tolist())
 print(json.dumps(out))
 """
 

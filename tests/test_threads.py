@@ -191,6 +191,25 @@ def test_forked_child_reuses_the_parents_tape():
     p.join(30)
 
 
+def test_a_forked_child_runs_vmap_on_threads_after_its_parent_did():
+    """vmap runs its chunks on OpenMP's threads (kernels/_bncall.c): a child forked after
+    the parent ran them runs its own, with the same bits (no hang on the parent's team)."""
+    loss = lambda w, x, y: (np.tanh(x @ w) - y) ** 2           # noqa: E731
+    per_sample = bn.vmap(bn.grad(loss), in_axes=(None, 0, 0), threads=2)
+    w, X, Y = np.linspace(-1, 1, 3), np.random.default_rng(2).normal(size=(300, 3)), np.ones(300)
+    expected = per_sample(w, X, Y)
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+
+    def run(conn):
+        conn.send(_bits(per_sample(w, X, Y)))
+    p = ctx.Process(target=run, args=(child,))
+    p.start()
+    assert parent.poll(60), "the forked child did not answer"
+    assert parent.recv() == _bits(expected)
+    p.join(30)
+
+
 def test_threads_calling_one_function_of_the_issue_11_rows_get_serial_results():
     """The rows added for numpy breadth (sort's run-time argsort, cumprod, linalg's
     factorizations, einsum's products, traced integer indices) from many threads at once,
