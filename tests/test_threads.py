@@ -191,6 +191,25 @@ def test_forked_child_reuses_the_parents_tape():
     p.join(30)
 
 
+def test_threads_calling_one_vmapped_function_get_serial_bits():
+    """Python threads calling one vmapped function at once, each call on two OpenMP threads
+    of its own, with batch sizes that change the chunks and lanes (the kept control blocks):
+    every result equals a serial call's, bit for bit."""
+    loss = lambda w, x, y: (np.tanh(x @ w) - y) ** 2           # noqa: E731
+    per_sample = bn.vmap(bn.grad(loss), in_axes=(None, 0, 0), threads=2)
+    rng = np.random.default_rng(4)
+    w = rng.normal(size=3)
+    batches = [(rng.normal(size=(n, 3)), rng.normal(size=n)) for n in (300, 70, 300, 129, 5)]
+    expected = [_bits(per_sample(w, X, Y)) for X, Y in batches]
+
+    def call(k):
+        X, Y = batches[k % len(batches)]
+        return k % len(batches), _bits(per_sample(w, X, Y))
+    with cf.ThreadPoolExecutor(6) as pool:
+        for k, got in pool.map(call, range(60)):
+            assert got == expected[k]
+
+
 def test_a_forked_child_runs_vmap_on_threads_after_its_parent_did():
     """vmap runs its chunks on OpenMP's threads (kernels/_bncall.c): a child forked after
     the parent ran them runs its own, with the same bits (no hang on the parent's team)."""
