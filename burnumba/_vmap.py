@@ -4,8 +4,11 @@
 along their axis). The kernel's batch mode then loops over the samples itself: it copies a
 sample's input values into their slices of the tape, runs it, and copies the result out,
 with no Python between samples. The samples are split into one chunk per thread; each
-chunk runs on its own copy of the tape's values (the kernel releases the GIL), so chunks run
-on different cores, and writes its result rows straight into the array the call returns.
+chunk runs on its own copy of the tape's values, all at once on OpenMP's threads with the
+GIL released (``engine.run_all``; a pool of Python threads where the C extension has no
+OpenMP), and writes its result rows straight into the array the call returns. The values
+every sample shares (the parameters of per-sample gradients) are written once into the
+call's memory; each chunk's kernel copies them into its own lanes.
 
 Where the tape has a wide form (``_lanes.py``: map rows, and matmul, gather and sum where
 their sweeps loop), a run holds up to 64 samples side by side, sample innermost, so
@@ -112,7 +115,6 @@ class _Program:
         self.lanes = getattr(program, "lanes", 1)
         self.base = program.F0.size
         n = int(program.I[0])
-        self.val_at = n                                # F: immediates, values, gradients, ...
         cols = layout.views(program.I, program.F0)
         off = cols["off"]
         spans = [[0, n]]
@@ -132,12 +134,14 @@ class _Program:
             else:
                 runs.append([start, count, [s]])
         self.shared_runs = [(start, count, tuple(slots)) for start, count, slots in runs]
+        self.nshared = sum(count for _, count, _ in runs)
         self.controls = None           # ((size, chunks), the chunks' control blocks)
 
 
 class _Run:
     """One call's memory, in one array: each chunk's state (the program's immediates,
-    values, gradients and scratch) side by side, then the samples' input rows (X) and
+    values, gradients and scratch) side by side, then the samples' input rows (X), the
+    values every sample shares (S: each chunk's kernel copies them into its lanes) and the
     result rows (Y). Chunk k runs on ``F[k * base:]``, its control block pointing at its rows
     of X and Y, so every chunk writes its results straight into the one Y that the call
     returns (per-thread buffers copied out moved another 2.8 MB per call for the per-sample
@@ -150,7 +154,8 @@ class _Run:
         program = prog.program
         self.program, self.lanes, self.base = program, prog.lanes, prog.base
         self.nin = nin = sum(count for _, count in traced.segments)
-        self.F = np.empty(chunks * prog.base + size * (nin + traced.nout), dtype=program.dtype)
+        self.F = np.empty(chunks * prog.base + size * (nin + traced.nout) + prog.nshared,
+                          dtype=program.dtype)
         # a chunk starts from the program's immediates and constants; its other values are
         # written before or by the sweep, and a batch run zeroes every gradient it reads
         for k in range(chunks):
@@ -159,11 +164,12 @@ class _Run:
                 self.F[at + lo:at + hi] = program.F0[lo:hi]
         start = chunks * prog.base
         self.X = self.F[start:start + size * nin].reshape(size, nin)
+        self.S = self.F[start + size * nin:start + size * nin + prog.nshared]
         # a wide run writes the results value by value, its samples side by side (Y's rows
         # are values: a contiguous copy of each value's lanes); the result leaves are views
         # of it either way
         self.feature_major = self.lanes > 1
-        Y = self.F[start + size * nin:]
+        Y = self.F[start + size * nin + prog.nshared:]
         self.Y = (Y.reshape(traced.nout, size).T if self.feature_major
                   else Y.reshape(size, traced.nout))
 
@@ -172,21 +178,16 @@ class _Run:
         return layout.views(self.program.I, self.F[k * self.base:(k + 1) * self.base])["val"]
 
     def share(self, leaves):
-        """The unbatched leaves (``leaves``: this call's, in slot order) into every chunk's
-        values, in every lane (element j of lane l at j * lanes + l): broadcast into chunk 0,
-        copied from there into the others."""
-        lanes, base, dtype = self.lanes, self.base, self.F.dtype
+        """The unbatched leaves (``leaves``: this call's, in slot order) into S, run after
+        run; each chunk's kernel copies them into its lanes."""
+        at = 0
         for start, count, slots in self.prog.shared_runs:
             if len(slots) == 1:
-                values = np.reshape(leaves[slots[0]], (count, 1))
+                self.S[at:at + count] = np.reshape(leaves[slots[0]], -1)
             else:                # one dtype for all: each leaf cast once, straight to it
-                values = np.concatenate([np.reshape(leaves[s], -1) for s in slots],
-                                        dtype=dtype).reshape(count, 1)
-            lo = self.prog.val_at + start * lanes
-            hi = lo + count * lanes
-            self.F[lo:hi].reshape(count, lanes)[:] = values
-            for k in range(1, self.chunks):
-                self.F[k * base + lo:k * base + hi] = self.F[lo:hi]
+                self.S[at:at + count] = np.concatenate(
+                    [np.reshape(leaves[s], -1) for s in slots], dtype=self.F.dtype)
+            at += count
 
     def controls(self, bounds):
         """The chunks' control blocks (chunk k: samples bounds[k] .. bounds[k + 1] - 1),
@@ -199,15 +200,19 @@ class _Run:
         return [C.copy() for C in kept[1]]
 
     def _control(self, k, lo, hi):
-        traced = self.traced
+        traced, prog = self.traced, self.prog
         C = np.concatenate([engine.control_block(traced.tape.dtype),
-                            np.asarray(traced.segments, np.int64).reshape(-1)])
+                            np.asarray(traced.segments, np.int64).reshape(-1),
+                            np.asarray([(start, count) for start, count, _ in prog.shared_runs],
+                                       np.int64).reshape(-1)])
         rows = (self.chunks - k) * self.base           # from chunk k's F to X
         C[layout.C_BATCH] = hi - lo
         C[layout.C_BATCH_IN] = self.nin
         C[layout.C_BATCH_SEGS] = len(traced.segments)
         C[layout.C_BATCH_X] = rows + lo * self.nin
-        C[layout.C_BATCH_Y] = rows + self.size * self.nin + (
+        C[layout.C_BATCH_S] = rows + self.size * self.nin
+        C[layout.C_BATCH_SSEGS] = len(prog.shared_runs)
+        C[layout.C_BATCH_Y] = rows + self.size * self.nin + prog.nshared + (
             lo if self.feature_major else lo * traced.nout)
         C[layout.C_BATCH_YK] = self.size if self.feature_major else 1
         C[layout.C_BATCH_G] = traced.nout - 1

@@ -57,7 +57,7 @@ import numpy as np  # noqa: F401
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
     "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
     "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "C_LANES", "C_BATCH_YK",
-    "CSIZE",
+    "C_BATCH_S", "C_BATCH_SSEGS", "CSIZE",
     "MODE_FORWARD", "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD",
     "MODE_STEP_BACKWARD", "MODE_JVP", "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD",
     "MODE_JVP_LEAN", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
@@ -369,6 +369,18 @@ def run(I, F, C, mode):
     if mode != MODE_FORWARD and mode != MODE_STEP_FORWARD and mode != MODE_JVP and (
             mode != MODE_TANGENT) and not lean:
         C[C_CLEAN] = 0                 # gradients are written below (layout.C_CLEAN)
+    if batch:
+        # vmap: the inputs every sample shares, from their row of F into every lane, once
+        # (element k of lane l at k * lanes + l; a sweep never writes an input's values)
+        shared_at = C[C_BATCH_S]
+        shared_segs = CSIZE + 2 * C[C_BATCH_SEGS]
+        for seg in range(C[C_BATCH_SSEGS]):
+            start = C[shared_segs + 2 * seg]
+            for k in range(C[shared_segs + 2 * seg + 1]):
+                shared_v = F[np.uintp(shared_at + k)]
+                for lane in range(lanes):
+                    F[np.uintp(b_val + (start + k) * lanes + lane)] = shared_v
+            shared_at += C[shared_segs + 2 * seg + 1]
     for sample in range(0, samples, lanes):
         if batch:
             # vmap: these samples' input values in, from their rows of X, segment by segment;

@@ -47,8 +47,12 @@ C_BATCH_YK = 15      # MODE_BATCH / MODE_BATCH_GRAD on a wide tape: Y's stride b
                      # sample's values (the call's sample count: Y's rows are values, the
                      # samples side by side, as a wide run computes them); a tape of one
                      # sample writes rows of samples
-CSIZE = 16           # then MODE_BATCH's (start, count) pairs, in the order of a row of X, or
-                     # MODE_JVP_LEAN's flag per node
+C_BATCH_S = 16       # MODE_BATCH / MODE_BATCH_GRAD: where the values every sample shares
+                     # start in F (one row: the shared inputs, segment after segment),
+C_BATCH_SSEGS = 17   # and how many segments of val they go to, into every lane, once a run
+                     # (a sweep never writes an input's values)
+CSIZE = 18           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
+                     # then the shared row's; or MODE_JVP_LEAN's flag per node
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
 MODE_FORWARD = 0           # evaluate every node
