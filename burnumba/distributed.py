@@ -99,6 +99,11 @@ def _partial(tape, flat_params, shard, weight):
     return value, grad
 
 
+def _shipped(tape):
+    """A tape sent to the workers in a task, so that Dask can rebuild it where it is lost."""
+    return tape
+
+
 def _add(a, b):
     return a[0] + b[0], a[1] + b[1]
 
@@ -241,8 +246,11 @@ class _DataParallel:
         if hit is None:
             zeros = [np.zeros(shape, dtype) for shape, dtype in meta]
             tape, sig, _ = self.tapes.tape_for((params, *zeros), {})
-            # the Tape itself travels (I, F0 and metadata; never the loss function)
-            future = self.client.scatter(tape, broadcast=True, hash=False)
+            # the Tape itself travels (I, F0 and metadata; never the loss function), as the
+            # result of a task: scattered data has no graph, so a worker that died holding the
+            # only copy (a scatter made before every worker had joined) failed every later
+            # step; a task's result the scheduler recomputes on a survivor
+            future = self.client.submit(_shipped, tape, pure=False)
             while len(self.shipped) >= CACHE_SIZE:
                 self.shipped.pop(next(iter(self.shipped)))
             hit = self.shipped[key] = (tape, sig, future)

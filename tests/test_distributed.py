@@ -258,6 +258,33 @@ def test_worker_killed_mid_step():
         assert trainer.steps == single.steps == 3
 
 
+def test_the_tape_survives_the_death_of_the_only_worker_that_held_it():
+    """The tape travels as a task's result, not as scattered data: shipped while one worker
+    was up, then that worker killed after a second joined, the next step rebuilds it from the
+    graph (a scattered tape was lost with its only holder, and every later step failed)."""
+    X, y, p = data(rows=400)
+    p["b"] = np.array(0.1)
+    with dask.config.set({"distributed.scheduler.work-stealing": False}), \
+            LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                         dashboard_address=None) as cluster, Client(cluster) as client:
+        shards = (da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200))
+        trainer = bnd.Trainer(logistic_mean, p, optim.SGD(0.5), client, shards)
+        single = optim.Trainer(logistic_mean, p, optim.SGD(0.5), X, y)
+        close(trainer.step(), single.step(X, y), 1e-12)
+        first = next(iter(client.scheduler_info()["workers"]))
+        cluster.scale(2)
+        client.wait_for_workers(2, timeout=60)
+        pid = client.run(os.getpid, workers=[first])[first]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while first in client.scheduler_info()["workers"]:
+            assert time.monotonic() < deadline, "the killed worker never left"
+            time.sleep(0.05)
+        close(trainer.step(), single.step(X, y), 1e-12)
+        for k in p:
+            close(trainer.params[k], single.params[k], 1e-12)
+
+
 # -- errors -------------------------------------------------------------------------------------
 def test_missing_dask(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)       # import distributed fails
