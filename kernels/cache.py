@@ -84,6 +84,12 @@ def source_digest():
     return h.hexdigest()
 
 
+def sources_changed():
+    """Whether the files behind ``source_digest`` changed on disk since this process first
+    read them (a builder subprocess hashes them anew, and keys what it builds by theirs)."""
+    return source_digest.__wrapped__() != source_digest()
+
+
 def digest(*parts):
     h = hashlib.sha256(json.dumps([FORMAT, source_digest(), environment(), parts],
                                   sort_keys=True, default=str).encode())

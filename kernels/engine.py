@@ -298,6 +298,18 @@ def _load_library(key, kind):
         return None
 
 
+def _unloadable(what):
+    """The error for a library the builder made that this process cannot find under its key:
+    the kernels' sources changed since the process started (the builder keyed the library
+    by the new ones; nothing stale runs), or the cache folder is damaged."""
+    if cache.sources_changed():
+        return KernelError(f"{what} was built but cannot be loaded: the kernels' sources in "
+                           f"{cache.HERE} changed since this process started, and the builder "
+                           "compiled the new ones; restart the process")
+    return KernelError(f"{what} was built but cannot be loaded; delete the cache folder "
+                       f"{cache.folder()} and retry")
+
+
 def _announce(what, dtype, rows_to_build):
     seconds = 1.5 + 0.35 * rows_to_build
     log.warning("burnumba: compiling %s for %s (once: the result is cached in %s); "
@@ -357,8 +369,7 @@ def _aot_kernel(rows, tensor, dtype, jvp):
                      _missing_parts(tensor, dtype, jvp))
         found = _load_library(key, "kernel")
         if found is None:
-            raise KernelError(f"the kernel {cache.path('lib', key + '.so')} was built but "
-                              "cannot be loaded; delete the cache folder and retry")
+            raise _unloadable(f"the kernel {cache.path('lib', key + '.so')}")
     lib, manifest = found
     address = ctypes.cast(getattr(lib, manifest["symbol"]), ctypes.c_void_p).value
     return Kernel(manifest["rows"], manifest["tensor_rows"], dtype, "aot", address=address,
@@ -420,8 +431,7 @@ def update_kernels(dtype):
                     _run_builder({"updates": [str(dtype)]}, "the optimiser kernels", dtype, 1)
                     loaded = _load_library(key, "update")
                 if loaded is None:
-                    raise KernelError(f"the optimiser kernels {cache.path('lib', key)} were "
-                                      "built but cannot be loaded")
+                    raise _unloadable(f"the optimiser kernels {cache.path('lib', key)}")
                 lib, manifest = loaded
                 addresses = {name: ctypes.cast(getattr(lib, sym), ctypes.c_void_p).value
                              for name, sym in manifest["symbols"].items()}

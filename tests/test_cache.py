@@ -182,3 +182,16 @@ def test_jit_engine_without_a_c_compiler(tmp_path):
     assert result(done)["tensor"] == pytest.approx(result(warm)["tensor"], rel=1e-15)
     no_cc = run(tmp_path / "nocc", env={"CC": "/nonexistent/cc", "PATH": "/nonexistent"})
     assert "no C compiler" in no_cc.stderr and result(no_cc)["value"] == 612.5
+
+
+def test_a_library_built_from_changed_sources_says_so(monkeypatch):
+    """A builder subprocess hashes the kernels' sources on disk; when they changed since this
+    process started, the library it built has another key, and the error says so (restart)
+    instead of blaming the cache folder."""
+    from burnumba.kernels import cache, engine
+    assert not cache.sources_changed()
+    monkeypatch.setattr(cache, "sources_changed", lambda: True)
+    message = str(engine._unloadable("the kernel k.so"))
+    assert "changed since this process started" in message and "restart" in message
+    monkeypatch.setattr(cache, "sources_changed", lambda: False)
+    assert "delete the cache folder" in str(engine._unloadable("the kernel k.so"))
