@@ -442,7 +442,7 @@ class _VMapped:
             from ._tape import State
             State.raise_error(_ChunkState(run.traced.tape, C, run.val(k)))
 
-    def _run_chunks(self, run, callers, controls):
+    def _run_chunks(self, run, callers):
         """Every chunk's kernel, at once: on OpenMP's threads (``engine.run_all``), or else on
         this thread and a pool's. Returns their first values."""
         mode = run.traced.mode
@@ -495,7 +495,7 @@ class _VMapped:
         callers = [program.kernel.caller(program.I, run.F[k * run.base:], C, nogil=True,
                                          rows_checked=True)
                    for k, C in enumerate(controls)]
-        values = self._run_chunks(run, callers, controls)
+        values = self._run_chunks(run, callers)
         for k, value in enumerate(values):
             if value != value:
                 self._raise_chunk_error(run, k, controls[k])
