@@ -159,6 +159,61 @@ def test_unbatched_arguments_are_read_at_every_call():
     np.testing.assert_array_equal(h(X, 2.0)[0], np.diag([12.0, 12.0]))
 
 
+def test_calls_unlike_the_last_one_take_the_general_path():
+    """A vmapped function keeps the plan of its last call and reuses it for arguments of the
+    same structure, shapes, dtypes and static values; any other call is planned again. Each
+    call here is against a loop of bn.grad on the same arguments."""
+    def loss(p, x, y, power):
+        return np.sum((np.tanh(x @ p["W"] + p["b"]) - y) ** power)
+
+    rng = np.random.default_rng(7)
+    p = {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}
+    g = bn.grad(loss)
+    ps = bn.vmap(g, in_axes=(None, 0, 0, None))
+
+    def check(p, X, Y, power):
+        got = ps(p, X, Y, power)
+        for i in range(len(X)):
+            want = g(p, X[i], Y[i], power)
+            for k in want:
+                np.testing.assert_array_equal(got[k][i], want[k], err_msg=(k, i))
+            assert got[k].dtype == np.asarray(want[k]).dtype
+
+    X, Y = rng.normal(size=(80, 3)), rng.normal(size=(80, 2))
+    check(p, X, Y, 2)
+    check(p, X, Y, 2)                                      # the plan
+    X[5] = 9.0                                             # new values in place
+    p["W"][0, 0] = -4.0
+    check(p, X, Y, 2)
+    check(p, X[:40], Y[:40], 2)                            # another batch size
+    check(p, X, Y, 4)                                      # another static value
+    check({k: v.astype(np.float32) for k, v in p.items()},  # another dtype
+          X.astype(np.float32), Y.astype(np.float32), 2)
+    check(p, X.T.copy().T, Y, 2)                           # a strided batch
+    check({"W": p["W"], "b": 0.5}, X, Y, 2)                # a float leaf
+    check({"W": p["W"], "b": np.float64(0.5)}, X, Y, 2)    # a numpy scalar leaf
+    check(p, X, Y, 2)
+    with pytest.raises(bn.InputError, match="no argument is batched"):
+        bn.vmap(g, in_axes=None)(p, X, Y, 2)
+    with pytest.raises(bn.ShapeError, match="has 79 samples along axis 0, an earlier one 80"):
+        ps(p, X, Y[1:], 2)
+    check({**p, "unused": np.ones(3)}, X, Y, 2)            # another structure
+    check(p, X, Y, 2)
+
+
+def test_integer_data_must_fit_the_tape_shared_or_batched():
+    """Integer data becomes float in the tape: above 2**24 a float32 tape would round it."""
+    f = bn.vmap(lambda w, x, n: np.sum(w * x) * n, in_axes=(None, 0, None))
+    w, X = np.ones(2, np.float32), np.ones((40, 2), np.float32)
+    np.testing.assert_array_equal(f(w, X, np.array(3)), np.full(40, 6.0, np.float32))
+    with pytest.raises(bn.InputError, match="does not fit exactly in this"):
+        f(w, X, np.array(2 ** 25))
+    g = bn.vmap(lambda w, x: np.sum(w * x), in_axes=(None, 0))
+    np.testing.assert_array_equal(g(w, np.ones((40, 2), np.int64)), np.full(40, 2.0, np.float32))
+    with pytest.raises(bn.InputError, match="does not fit exactly in this"):
+        g(w, np.full((40, 2), 2 ** 25, np.int64))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_results_of_earlier_calls_stay_as_they_were(threads):
     """The chunks write their rows straight into the array a call returns: the next call
