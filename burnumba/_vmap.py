@@ -8,7 +8,8 @@ chunk runs on its own copy of the tape's values, all at once on OpenMP's threads
 GIL released (``engine.run_all``; a pool of Python threads where the C extension has no
 OpenMP), and writes its result rows straight into the array the call returns. The values
 every sample shares (the parameters of per-sample gradients) are written once into the
-call's memory; each chunk's kernel copies them into its own lanes.
+call's memory; each chunk's kernel copies them into its own lanes. What goes where is
+worked out once per signature and kept for the next call (``_CallPlan``).
 
 Where the tape has a wide form (``_lanes.py``: map rows, and matmul, gather and sum where
 their sweeps loop), a run holds up to 64 samples side by side, sample innermost, so
