@@ -801,3 +801,43 @@ def test_hessian_scales_elementwise_chains_once():
     assert wide == ["multiply"], wide
     assert not any(names[i] == "gather" and tuple(btape.shapes[i]) == (40, 5)
                    for i in range(btape.n))
+
+
+def test_jacobian_calls_like_the_last_one_and_unlike_it():
+    """A Jacobian function keeps its last batched call's plan: arguments of the same
+    structure, shapes, dtypes and static values reuse it, any others are traced or found
+    again. Every call here equals the same Jacobian computed by a fresh function."""
+    def f(w, X, power):
+        return np.sum(np.log1p(np.exp(X @ w)) ** power) + 0.5 * np.sum(w * w)
+
+    rng = np.random.default_rng(3)
+    X, w = rng.normal(size=(30, 4)), rng.normal(size=4)
+    H = bn.hessian(f)
+
+    def check(w, X, power):
+        got = H(w, X, power)
+        want = bn.hessian(f)(w, X, power)
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        return got
+
+    first = check(w, X, 1)
+    np.testing.assert_array_equal(check(w, X, 1), first)              # the plan
+    X[0, 0] = 5.0                                                      # new values in place
+    w = w + 1.0
+    changed = check(w, X, 1)
+    assert not np.array_equal(changed, first)
+    check(w, X, 2)                                                     # another static value
+    check(w, X[:10], 1)                                                # another shape
+    check(w.astype(np.float32), X.astype(np.float32), 1)               # another dtype
+    check(w, X, 1)
+    with pytest.raises(bn.InputError):
+        H(w, X.astype(np.complex128), 1)
+    J = bn.jacfwd(lambda p, X: np.tanh(X @ p["w"] + p["b"]))
+    p = {"w": w, "b": 0.5}
+    for b in (0.5, -1.0):
+        p["b"] = b
+        got = J(p, X)
+        want = bn.jacfwd(lambda p, X: np.tanh(X @ p["w"] + p["b"]))(p, X)
+        np.testing.assert_array_equal(got["w"], want["w"])
+        np.testing.assert_array_equal(got["b"], want["b"])
