@@ -53,7 +53,7 @@ def _collector_paused():
     form no cycles): 10 % of the time to trace a 10^5-node graph (bench/report_interp.py).
     The pause lasts until the builder and its values are freed: resumed while they were
     alive, the collector's first pass walked them all (26-36 ms, 0.2-0.3 us a node, for that
-    graph, against 2-9 ms after). It is resumed unless it was off already (the user's
+    graph, against about 1 ms now). It is resumed unless it was off already (the user's
     choice, or another thread's trace in progress)."""
     was_on = gc.isenabled()
     gc.disable()

@@ -9,7 +9,7 @@ the caller takes the general path, which retraces or finds another tape.
 """
 import numpy as np
 
-from ._pytree import leaves_if_same, unflatten
+from ._pytree import args_leaves, unflatten
 
 DIFF, DATA, STATIC = 0, 1, 2
 
@@ -42,12 +42,9 @@ class CallPlan:
 
     def match(self, args):
         """(leaves in tape-input order) if args fit the traced signature, else None."""
-        if len(args) != self.nargs:
+        leaves = args_leaves(args, self.treedefs)
+        if leaves is None:
             return None
-        leaves = []
-        for a, treedef in zip(args, self.treedefs):
-            if not leaves_if_same(a, treedef, leaves):
-                return None
         diff, data = [], []
         for x, (kind, s) in zip(leaves, self.expect):
             if kind == STATIC:

@@ -80,3 +80,15 @@ def leaves_if_same(tree, treedef, out):
         if not leaves_if_same(x, sub, out):
             return False
     return True
+
+
+def args_leaves(args, treedefs):
+    """The leaves of ``args``, argument after argument, if each has the structure in
+    ``treedefs`` (one per argument), else None: the call plans' first check."""
+    if len(args) != len(treedefs):
+        return None
+    leaves = []
+    for a, treedef in zip(args, treedefs):
+        if not leaves_if_same(a, treedef, leaves):
+            return None
+    return leaves
