@@ -9,7 +9,7 @@ the caller takes the general path, which retraces or finds another tape.
 """
 import numpy as np
 
-from ._pytree import args_leaves, unflatten
+from ._pytree import ArgLeaves, unflatten
 
 DIFF, DATA, STATIC = 0, 1, 2
 
@@ -26,6 +26,11 @@ class CallPlan:
             for kind, s in zip(kinds, leaf_sigs):
                 expect.append((kind, s))
         self.expect = expect
+        self.leaves_of = ArgLeaves(sig.treedefs)
+        # the leaves come in the tape's input order already (differentiated ones first, no
+        # static one): match returns them as they are
+        kinds = [kind for kind, _ in expect]
+        self.in_order = STATIC not in kinds and kinds == sorted(kinds)
         # the gradient: per argnum in argnums order, (treedef, [leaf slots]); a run state
         # turns the slots into shaped windows on its grad buffer once (``views``), which
         # every call copies out
@@ -42,9 +47,18 @@ class CallPlan:
 
     def match(self, args):
         """(leaves in tape-input order) if args fit the traced signature, else None."""
-        leaves = args_leaves(args, self.treedefs)
+        leaves = self.leaves_of(args)
         if leaves is None:
             return None
+        if self.in_order:
+            for x, (_, s) in zip(leaves, self.expect):
+                if s is float:
+                    if type(x) is not float:
+                        return None
+                elif type(x) is not np.ndarray or x.shape != s[0] or (
+                        x.dtype is not s[1] and x.dtype != s[1]):
+                    return None
+            return leaves
         diff, data = [], []
         for x, (kind, s) in zip(leaves, self.expect):
             if kind == STATIC:

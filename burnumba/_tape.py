@@ -76,7 +76,8 @@ class State:
                 val[start] = x
                 continue
             dst[...] = x
-            check_integer_data(x, dtype)
+            if x.dtype.kind in "iu":                     # integer data: exact in the tape?
+                check_integer_data(x, dtype)
 
     def run(self, mode):
         """Run the kernel; raise the error a node reported (its value is then NaN)."""

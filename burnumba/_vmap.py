@@ -42,7 +42,7 @@ import numpy as np
 from ._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
 from ._lanes import lanes_for, widen
 from ._plan import DATA, DIFF, STATIC
-from ._pytree import args_leaves, flatten, unflatten
+from ._pytree import ArgLeaves, flatten, unflatten
 from ._signature import Signature
 from ._tape import check_integer_data
 from ._tracer import Var
@@ -265,7 +265,7 @@ class _CallPlan:
 
     def __init__(self, traced, sig, per_arg, size, threads, out_axes):
         self.traced, self.size, self.out_axes = traced, size, out_axes
-        self.treedefs = sig.treedefs
+        self.leaves_of = ArgLeaves(sig.treedefs)
         tape = traced.tape
         n_diff = sum(kind == DIFF for kinds in sig.kinds for kind in kinds)
         column = {}                           # (argument, leaf) -> its first column of X
@@ -310,7 +310,7 @@ class _CallPlan:
     def match(self, args):
         """This call's leaves (flatten's order, argument after argument) if ``args`` fit
         the plan, else None."""
-        leaves = args_leaves(args, self.treedefs)
+        leaves = self.leaves_of(args)
         if leaves is None:
             return None
         for x, e in zip(leaves, self.expect):

@@ -290,3 +290,32 @@ def test_the_collector_stays_paused_until_the_tape_is_built(monkeypatch):
     monkeypatch.setattr(_api, "Tape", recording)
     assert bn.grad(lambda x: np.sum(np.tanh(x)))(np.zeros(3)).tolist() == [1.0, 1.0, 1.0]
     assert built == [False] and gc.isenabled()
+
+
+def test_call_plans_take_leaves_only_from_the_traced_structure():
+    """The plans' structure check (_pytree.ArgLeaves): a leaf, a flat dict of leaves (a
+    model's parameters) and nested pytrees; anything else is None, and the call then takes
+    the general path."""
+    from burnumba._pytree import ArgLeaves, flatten
+    a, b = np.ones(2), np.zeros(3)
+    args = (1.5, {"w": a, "b": b}, ([a, (b,)], {"x": {"y": a}}))
+    check = ArgLeaves([flatten(x)[1] for x in args])
+    assert check(args) == [x for arg in args for x in flatten(arg)[0]]
+    assert check(args[:2]) is None                                   # too few arguments
+    assert check((1.5, {"w": a, "c": b}, args[2])) is None           # another key, same size
+    assert check((1.5, {"w": a}, args[2])) is None                   # fewer keys
+    assert check((1.5, [a, b], args[2])) is None                     # not a dict
+
+    class Params(dict):
+        pass
+    assert check((1.5, Params(w=a, b=b), args[2])) is None           # a dict subclass
+    assert check((1.5, {"w": a, "b": b}, ([a, [b]], {"x": {"y": a}}))) is None
+    assert ArgLeaves([flatten({})[1]])(({},)) == []
+
+    # through bn.grad: a dict with other keys of the same count is traced again
+    f = bn.grad(lambda p: np.sum(p[next(iter(sorted(p)))] ** 2))
+    np.testing.assert_array_equal(f({"a": a, "b": b})["a"], 2 * a)
+    np.testing.assert_array_equal(f({"a": a, "b": b})["a"], 2 * a)
+    g = f({"c": b, "d": a})
+    np.testing.assert_array_equal(g["c"], 2 * b)
+    np.testing.assert_array_equal(g["d"], 0 * a)
