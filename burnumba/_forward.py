@@ -21,7 +21,7 @@ from ._debug import SWITCH
 from ._errors import (InputError, PytreeError, ShapeError,
                       at_user_site)
 from ._outputs import Outputs, copied, flat_cotangent, split
-from ._plan import CallPlan
+from ._plan import ArgsMatch
 from ._pytree import flatten, unflatten
 from ._signature import regroup
 from .kernels import ROWS, layout, rules
@@ -504,7 +504,7 @@ def _jacobian(f, argnums, how, has_aux):
         plans[tape] = forward, btape
         return forward, btape
 
-    # the last batched call: (its CallPlan, tape, signature, argnums, batched tape). Arguments
+    # the last batched call: (its ArgsMatch, tape, signature, argnums, batched tape). Arguments
     # that match it (a Newton loop's new iterate) skip the signature and the cache lookup
     last = [None]
 
@@ -512,7 +512,7 @@ def _jacobian(f, argnums, how, has_aux):
     def jacobian_fn(*args, **kwargs):
         hit = last[0]
         if hit is not None and not kwargs and not SWITCH.on:
-            leaves = hit[0].match(args)
+            leaves = hit[0](args)
             if leaves is not None:
                 _, tape, sig, resolved, btape = hit
                 return _jacobian_parts(tape, cache.trees.get(tape), sig, resolved,
@@ -535,8 +535,7 @@ def _jacobian(f, argnums, how, has_aux):
         if btape is not None:
             J = btape.run_forward(sig.diff + sig.data)
             if not has_aux and not kwargs and not SWITCH.on:
-                last[0] = (CallPlan(tape, sig, resolved, cache.single, False, False), tape,
-                           sig, resolved, btape)
+                last[0] = (ArgsMatch(sig), tape, sig, resolved, btape)
         else:
             state = tape.state()
             state.write(sig.diff + sig.data)

@@ -14,14 +14,17 @@ from ._pytree import ArgLeaves, unflatten
 DIFF, DATA, STATIC = 0, 1, 2
 
 
-class CallPlan:
-    def __init__(self, tape, sig, argnums, single, with_value, has_aux):
-        self.tape = tape
-        self.nargs = len(sig.treedefs)
-        self.treedefs = sig.treedefs
-        self.kinds = [kinds for kinds in sig.kinds]
+class ArgsMatch:
+    """``match(args)``: the leaves of ``args`` in tape-input order (differentiated, then
+    data) if they fit the signature ``sig`` (its structure, each leaf's type, shape and
+    dtype, the static values), else None. Each leaf is checked as it is taken. Plain numpy
+    arrays and Python floats only: anything else (a numpy scalar, a subclass) does not match,
+    and the caller takes the general path."""
+
+    def __init__(self, sig):
+        nargs = len(sig.treedefs)
         expect = []
-        for part, kinds in zip(sig.key[:self.nargs], sig.kinds):
+        for part, kinds in zip(sig.key[:nargs], sig.kinds):
             leaf_sigs = (float,) if part is float else part[1]     # a float: DIFF or DATA
             for kind, s in zip(kinds, leaf_sigs):
                 expect.append((kind, s))
@@ -31,22 +34,8 @@ class CallPlan:
         # static one): match returns them as they are
         kinds = [kind for kind, _ in expect]
         self.in_order = STATIC not in kinds and kinds == sorted(kinds)
-        # the gradient: per argnum in argnums order, (treedef, [leaf slots]); a run state
-        # turns the slots into shaped windows on its grad buffer once (``views``), which
-        # every call copies out
-        slots = list(range(tape.n_diff))
-        by_position, pos = {}, 0
-        for k in sorted(set(argnums)):
-            n = len(sig.kinds[k])
-            by_position[k] = (sig.treedefs[k], slots[pos:pos + n])
-            pos += n
-        self.outputs = [by_position[k] for k in argnums]
-        self.single = single
-        self.with_value = with_value
-        self.has_aux = has_aux
 
-    def match(self, args):
-        """(leaves in tape-input order) if args fit the traced signature, else None."""
+    def __call__(self, args):
         leaves = self.leaves_of(args)
         if leaves is None:
             return None
@@ -73,6 +62,25 @@ class CallPlan:
                 return None
             (diff if kind == DIFF else data).append(x)
         return diff + data
+
+
+class CallPlan:
+    def __init__(self, tape, sig, argnums, single, with_value, has_aux):
+        self.tape = tape
+        self.match = ArgsMatch(sig)   # (leaves in tape-input order) if args fit, else None
+        # the gradient: per argnum in argnums order, (treedef, [leaf slots]); a run state
+        # turns the slots into shaped windows on its grad buffer once (``views``), which
+        # every call copies out
+        slots = list(range(tape.n_diff))
+        by_position, pos = {}, 0
+        for k in sorted(set(argnums)):
+            n = len(sig.kinds[k])
+            by_position[k] = (sig.treedefs[k], slots[pos:pos + n])
+            pos += n
+        self.outputs = [by_position[k] for k in argnums]
+        self.single = single
+        self.with_value = with_value
+        self.has_aux = has_aux
 
     def views(self, state):
         """Per output argnum, (treedef, [(view, scalar, py)]): windows on this state's

@@ -41,8 +41,9 @@ import numpy as np
 
 from ._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
 from ._lanes import lanes_for, widen
-from ._plan import DATA, DIFF, STATIC
-from ._pytree import ArgLeaves, flatten, unflatten
+from ._api import _positive
+from ._plan import DATA, DIFF, ArgsMatch
+from ._pytree import flatten, unflatten
 from ._signature import Signature
 from ._tape import check_integer_data
 from ._tracer import Var
@@ -257,17 +258,17 @@ class _CallPlan:
     """A call's work, worked out once for arguments of its structure, shapes and dtypes:
     where each leaf goes (a batched one into its columns of X, a shared one into S), the
     program, the chunks. A vmapped function keeps the plan of its last call; a call whose
-    arguments match it (``match``: each leaf checked as it is taken, as ``_plan.CallPlan``
-    does for bn.grad) skips the signature, the trace lookup and the splitting. With the
-    column copies in ``run``, the per-sample MLP's call spent 52-62 us outside its kernel in
-    a loop, against 100-145 us before. Anything else takes the general path, which makes a
-    new plan."""
+    arguments match it (``match``: ``_plan.ArgsMatch`` of the whole arguments' signature,
+    as bn.grad's plans check theirs) skips the signature, the trace lookup and the
+    splitting. With the column copies in ``run``, the per-sample MLP's call spent 52-62 us
+    outside its kernel in a loop, against 100-145 us before. Anything else takes the general
+    path, which makes a new plan. ``full``: the signature of the whole arguments (batched
+    leaves with their batch axis), whose leaves in tape-input order ``run`` takes."""
 
-    def __init__(self, traced, sig, per_arg, size, threads, out_axes):
+    def __init__(self, traced, full, per_arg, size, threads, out_axes):
         self.traced, self.size, self.out_axes = traced, size, out_axes
-        self.leaves_of = ArgLeaves(sig.treedefs)
+        self.match = ArgsMatch(full)
         tape = traced.tape
-        n_diff = sum(kind == DIFF for kinds in sig.kinds for kind in kinds)
         column = {}                           # (argument, leaf) -> its first column of X
         col = 0
         for _, count, where in traced.batched:
@@ -279,50 +280,21 @@ class _CallPlan:
             for s in slots:
                 at_of[s] = at
                 at += tape.in_slots[s][1]
-        self.expect, self.x_parts, self.s_parts, self.integers = [], [], [], []
-        index, n_diff_seen, n_data_seen = 0, 0, 0
-        for k, (a, leaves, _, leaf_axes) in enumerate(per_arg):
-            if leaves is None:
-                leaves, leaf_axes = flatten(a)[0], [None] * len(sig.kinds[k])
-            for j, (x, ax, kind) in enumerate(zip(leaves, leaf_axes, sig.kinds[k])):
-                if kind == STATIC:
-                    self.expect.append((STATIC, type(x), x))
-                else:
-                    slot = n_diff_seen if kind == DIFF else n_diff + n_data_seen
-                    n_diff_seen += kind == DIFF
-                    n_data_seen += kind == DATA
-                    shape, dtype = (None, None) if type(x) is float else (x.shape, x.dtype)
-                    self.expect.append((kind, type(x), shape, dtype))
-                    if dtype is not None and dtype.kind in "iu":
-                        self.integers.append(index)
-                    if ax is not None:
-                        self.x_parts.append((index, ax % x.ndim, *column[(k, j)]))
-                    else:
-                        at, count = at_of[slot], tape.in_slots[slot][1]
-                        self.s_parts.append((index, slice(at, at + count), type(x) is float))
-                index += 1
+        self.x_parts, self.s_parts, self.integers = [], [], []
+        for s, (x, where) in enumerate(zip(full.diff + full.data, _slots(full, column))):
+            if type(x) is not float and x.dtype.kind in "iu":
+                self.integers.append(s)
+            if where is not None:
+                k, j = where
+                self.x_parts.append((s, per_arg[k][3][j] % x.ndim, *column[where]))
+            else:
+                count = tape.in_slots[s][1]
+                self.s_parts.append((s, slice(at_of[s], at_of[s] + count), type(x) is float))
         lanes = prog.lanes
         blocks = -(-size // lanes)
         self.chunks = chunks = max(1, min(threads, size // MIN_PER_THREAD, blocks))
         # whole blocks of lanes per chunk
         self.bounds = [min(size, lanes * (blocks * k // chunks)) for k in range(chunks + 1)]
-
-    def match(self, args):
-        """This call's leaves (flatten's order, argument after argument) if ``args`` fit
-        the plan, else None."""
-        leaves = self.leaves_of(args)
-        if leaves is None:
-            return None
-        for x, e in zip(leaves, self.expect):
-            if type(x) is not e[1]:
-                return None
-            if e[0] == STATIC:
-                if x != e[2]:
-                    return None
-            elif e[2] is not None and (x.shape != e[2] or (
-                    x.dtype is not e[3] and x.dtype != e[3])):
-                return None
-        return leaves
 
     def run(self, mapped, leaves):
         traced, prog, size = self.traced, self.prog, self.size
@@ -456,8 +428,7 @@ class _VMapped:
                                    for j in range(len(outs[0][0]))])
 
     def _trace(self, sample, batched_leaves):
-        """(the traced form of f on one sample, once per signature; the sample's
-        signature)."""
+        """The traced form of f on one sample, once per signature."""
         if self.transformed is not None:          # the gradient's tape orders the leaves
             sig = self.transformed.tape_for(sample, {})[1]
         else:
@@ -466,7 +437,7 @@ class _VMapped:
         found = self.traced.get(key)
         if found is None:
             found = self._new_trace(sample, batched_leaves, key)
-        return found, sig
+        return found
 
     def _new_trace(self, sample, batched_leaves, key):
         traced = (self._trace_gradient(sample, batched_leaves)
@@ -576,14 +547,17 @@ class _VMapped:
             return self._unrolled(per_arg, size)
         batched, sample = self._split(per_arg)
         try:
-            traced, sig = self._trace(sample, frozenset(batched))
+            traced = self._trace(sample, frozenset(batched))
         except NestedTrace:          # f closes over a value of a trace in progress: unrolled
             traced = None            # below, outside the except (f's errors chain nothing)
         if traced is None:
             return self._unrolled(per_arg, size)
-        plan = _CallPlan(traced, sig, per_arg, size, self.threads, self.out_axes)
+        full = (Signature(args, {}, _positive(self.transformed.argnums, len(args)),
+                          _positive(self.transformed.static, len(args)))
+                if self.transformed is not None else Signature(args, {}, ()))
+        plan = _CallPlan(traced, full, per_arg, size, self.threads, self.out_axes)
         self.plan = plan
-        return plan.run(self, [x for a in args for x in flatten(a)[0]])
+        return plan.run(self, full.diff + full.data)
 
 
 def vmap(f, in_axes=0, out_axes=0, threads=None):
