@@ -175,6 +175,56 @@ def _max_along(o, k, m, inner, oa, val):
     return mx
 
 
+# Four rows at once (an axis row's last-axis case, inner = 1): each row's reduction is a
+# chain of dependent operations, so one row at a time waits on every comparison or add
+# (softmax's 3,072 rows of 8 in the GPT block: 91 us forward, of which the exponentials
+# 20). Four chains side by side keep the FPU busy. Each row's operations, and so its bits,
+# are the one-row loop's, in the same order.
+@template
+def _max4(b0, m, val):
+    """The largest element of each of the four rows of m values from b0."""
+    m0 = val[b0]
+    m1 = val[b0 + m]
+    m2 = val[b0 + 2 * m]
+    m3 = val[b0 + 3 * m]
+    for j in range(1, m):
+        m0 = max(m0, val[b0 + j])
+        m1 = max(m1, val[b0 + m + j])
+        m2 = max(m2, val[b0 + 2 * m + j])
+        m3 = max(m3, val[b0 + 3 * m + j])
+    return m0, m1, m2, m3
+
+
+@template
+def _sum4(b0, m, val):
+    """The sums, in j order, of the four rows of m values from b0."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for j in range(m):
+        s0 += val[b0 + j]
+        s1 += val[b0 + m + j]
+        s2 += val[b0 + 2 * m + j]
+        s3 += val[b0 + 3 * m + j]
+    return s0, s1, s2, s3
+
+
+@template
+def _dot4(b0, m, u, w):
+    """sum_j u[b + j] * w[b + j], in j order, for the four rows b = b0, b0 + m, ..."""
+    d0 = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    d3 = 0.0
+    for j in range(m):
+        d0 += u[b0 + j] * w[b0 + j]
+        d1 += u[b0 + m + j] * w[b0 + m + j]
+        d2 += u[b0 + 2 * m + j] * w[b0 + 2 * m + j]
+        d3 += u[b0 + 3 * m + j] * w[b0 + 3 * m + j]
+    return d0, d1, d2, d3
+
+
 @template
 def _ln_stats(o, m, oa, c, val):
     """Layer norm's row o (the last axis, m long), which a backward recomputes rather than
@@ -190,6 +240,44 @@ def _ln_stats(o, m, oa, c, val):
         var += d * d
     rs = 1.0 / sqrt(var / m + c)
     return b0, mu, rs
+
+
+@template
+def _ln_stats4(o, m, oa, c, val):
+    """_ln_stats of rows o .. o + 3 side by side (_max4), each row's bits as _ln_stats's:
+    their start, means u0 .. u3 and 1 / sqrt(var + eps) r0 .. r3."""
+    b0 = oa + o * m
+    u0 = 0.0
+    u1 = 0.0
+    u2 = 0.0
+    u3 = 0.0
+    for j in range(m):
+        u0 += val[b0 + j]
+        u1 += val[b0 + m + j]
+        u2 += val[b0 + 2 * m + j]
+        u3 += val[b0 + 3 * m + j]
+    u0 /= m
+    u1 /= m
+    u2 /= m
+    u3 /= m
+    v0 = 0.0
+    v1 = 0.0
+    v2 = 0.0
+    v3 = 0.0
+    for j in range(m):
+        d0 = val[b0 + j] - u0
+        d1 = val[b0 + m + j] - u1
+        d2 = val[b0 + 2 * m + j] - u2
+        d3 = val[b0 + 3 * m + j] - u3
+        v0 += d0 * d0
+        v1 += d1 * d1
+        v2 += d2 * d2
+        v3 += d3 * d3
+    r0 = 1.0 / sqrt(v0 / m + c)
+    r1 = 1.0 / sqrt(v1 / m + c)
+    r2 = 1.0 / sqrt(v2 / m + c)
+    r3 = 1.0 / sqrt(v3 / m + c)
+    return b0, u0, u1, u2, u3, r0, r1, r2, r3
 
 
 @template
@@ -267,6 +355,39 @@ def _four_sums(T, u, ua, us, w, wa, ws, wl):
         s2 += x * w[q + 2 * wl]
         s3 += x * w[q + 3 * wl]
     return s0, s1, s2, s3
+
+
+@template
+def _eight_sums(T, u, ua, ub, us, w, wa, ws, wl):
+    """_four_sums for two u vectors at once (from ua and ub) against the same four w: s0 ..
+    s3 and t0 .. t3, each in t order, so each has the bits _four_sums gives it. Eight
+    chains of adds hide each add's latency that four leave exposed, and the w loads are
+    shared (the GPT block's 384 per-head 8x4 by 4x8 products, backward: see matmul)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    t0 = 0.0
+    t1 = 0.0
+    t2 = 0.0
+    t3 = 0.0
+    for t in range(T):
+        x = u[ua + t * us]
+        z = u[ub + t * us]
+        q = wa + t * ws
+        w0 = w[q]
+        w1 = w[q + wl]
+        w2 = w[q + 2 * wl]
+        w3 = w[q + 3 * wl]
+        s0 += x * w0
+        s1 += x * w1
+        s2 += x * w2
+        s3 += x * w3
+        t0 += z * w0
+        t1 += z * w1
+        t2 += z * w2
+        t3 += z * w3
+    return s0, s1, s2, s3, t0, t1, t2, t3
 
 
 # -- the block rows' rules (statements over the sweep's locals: kernels/rules.py), in the
@@ -566,8 +687,19 @@ def _softmax_fwd(i, oy, ny, p, P, off, a0, val):
     if ny >= 64:
         # three passes, so that the exponentials are one loop over the whole slice (vexp: it
         # vectorizes; the GPT block's 64 x 6 x 8 x 8 scores: 70 against 145 us in
-        # bn.profile). Below 64 values the one pass with libm's exp is faster.
-        for o in range(outer):
+        # bn.profile). Below 64 values the one pass with libm's exp is faster. Rows along
+        # the last axis go four at a time (_max4)
+        o4 = outer - outer % 4 if inner == 1 else 0
+        for o in range(0, o4, 4):
+            b0 = oa + o * m
+            m0, m1, m2, m3 = _max4(b0, m, val)
+            y0 = oy + o * m
+            for j in range(m):
+                val[y0 + j] = val[b0 + j] - m0
+                val[y0 + m + j] = val[b0 + m + j] - m1
+                val[y0 + 2 * m + j] = val[b0 + 2 * m + j] - m2
+                val[y0 + 3 * m + j] = val[b0 + 3 * m + j] - m3
+        for o in range(o4, outer):
             for k in range(inner):
                 mx = _max_along(o, k, m, inner, oa, val)
                 for j in range(m):
@@ -575,7 +707,19 @@ def _softmax_fwd(i, oy, ny, p, P, off, a0, val):
                     val[oy + q] = val[oa + q] - mx
         for q in range(ny):
             val[oy + q] = vexp(val[oy + q])
-        for o in range(outer):
+        for o in range(0, o4, 4):
+            y0 = oy + o * m
+            s0, s1, s2, s3 = _sum4(y0, m, val)
+            # a loop per row: unit strides, one stream, so the divisions vectorize
+            for j in range(m):
+                val[y0 + j] /= s0
+            for j in range(m):
+                val[y0 + m + j] /= s1
+            for j in range(m):
+                val[y0 + 2 * m + j] /= s2
+            for j in range(m):
+                val[y0 + 3 * m + j] /= s3
+        for o in range(o4, outer):
             for k in range(inner):
                 s = 0.0
                 for j in range(m):
@@ -599,7 +743,18 @@ def _softmax_fwd(i, oy, ny, p, P, off, a0, val):
 def _softmax_bwd(i, oy, p, P, off, a0, need, val, grad):
     outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
     if need[ia]:
-        for o in range(outer):
+        # rows along the last axis four at a time, as the forward (_dot4)
+        o4 = outer - outer % 4 if inner == 1 else 0
+        for o in range(0, o4, 4):
+            y0 = oy + o * m
+            d0, d1, d2, d3 = _dot4(y0, m, grad, val)
+            x0 = oa + o * m
+            for j in range(m):
+                grad[x0 + j] += val[y0 + j] * (grad[y0 + j] - d0)
+                grad[x0 + m + j] += val[y0 + m + j] * (grad[y0 + m + j] - d1)
+                grad[x0 + 2 * m + j] += val[y0 + 2 * m + j] * (grad[y0 + 2 * m + j] - d2)
+                grad[x0 + 3 * m + j] += val[y0 + 3 * m + j] * (grad[y0 + 3 * m + j] - d3)
+        for o in range(o4, outer):
             for k in range(inner):
                 dot = 0.0
                 for j in range(m):
@@ -779,7 +934,16 @@ def _logsumexp_jvp(i, oy, p, P, off, a0, val, grad):
 
 def _layer_norm_fwd(i, oy, c, p, P, off, a0, val):
     outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
-    for o in range(outer):
+    o4 = outer - outer % 4               # rows four at a time (_ln_stats4)
+    for o in range(0, o4, 4):
+        b0, u0, u1, u2, u3, r0, r1, r2, r3 = _ln_stats4(o, m, oa, c, val)
+        y0 = oy + o * m
+        for j in range(m):
+            val[y0 + j] = (val[b0 + j] - u0) * r0
+            val[y0 + m + j] = (val[b0 + m + j] - u1) * r1
+            val[y0 + 2 * m + j] = (val[b0 + 2 * m + j] - u2) * r2
+            val[y0 + 3 * m + j] = (val[b0 + 3 * m + j] - u3) * r3
+    for o in range(o4, outer):
         b0, mu, rs = _ln_stats(o, m, oa, c, val)
         for j in range(m):
             val[oy + o * m + j] = (val[b0 + j] - mu) * rs
@@ -787,7 +951,27 @@ def _layer_norm_fwd(i, oy, c, p, P, off, a0, val):
 
 def _layer_norm_bwd(i, oy, c, p, P, off, a0, need, val, grad):
     outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
-    for o in range(outer if need[ia] else 0):
+    o4 = outer - outer % 4 if need[ia] else 0
+    for o in range(0, o4, 4):
+        # four rows at a time, each row's operations in the order of the loop below
+        b0, u0, u1, u2, u3, r0, r1, r2, r3 = _ln_stats4(o, m, oa, c, val)
+        y0 = oy + o * m
+        s0, s1, s2, s3 = _sum4(y0, m, grad)
+        d0, d1, d2, d3 = _dot4(y0, m, grad, val)
+        s0 /= m
+        s1 /= m
+        s2 /= m
+        s3 /= m
+        d0 /= m
+        d1 /= m
+        d2 /= m
+        d3 /= m
+        for j in range(m):
+            grad[b0 + j] += r0 * (grad[y0 + j] - s0 - val[y0 + j] * d0)
+            grad[b0 + m + j] += r1 * (grad[y0 + m + j] - s1 - val[y0 + m + j] * d1)
+            grad[b0 + 2 * m + j] += r2 * (grad[y0 + 2 * m + j] - s2 - val[y0 + 2 * m + j] * d2)
+            grad[b0 + 3 * m + j] += r3 * (grad[y0 + 3 * m + j] - s3 - val[y0 + 3 * m + j] * d3)
+    for o in range(o4, outer if need[ia] else 0):
         b0, mu, rs = _ln_stats(o, m, oa, c, val)
         gm = 0.0
         gy = 0.0
@@ -1008,22 +1192,40 @@ def _matmul_fwd(i, oy, p, P, off, a0, a1, val, blas, gemm, gemv):
         # us), with the same sums in the same order.
         small = M * K * N <= 512 or not blas or (M <= 4 and K * N <= 4096)
         if small and K * N <= 4096 and N < 32:
+            # two rows at a time (_eight_sums), the last of an odd M alone
             n4 = N - N % 4
-            for r in range(M):
+            for r in range(0, M, 2):
                 arow = xa + r * K
-                for n in range(0, n4, 4):
-                    bcol = xb + n
-                    s0, s1, s2, s3 = _four_sums(K, val, arow, 1, val, bcol, N, 1)
-                    q = xy + r * N + n
-                    val[q] = s0
-                    val[q + 1] = s1
-                    val[q + 2] = s2
-                    val[q + 3] = s3
-                for n in range(n4, N):
-                    acc = 0.0
-                    for k in range(K):
-                        acc += val[xa + r * K + k] * val[xb + k * N + n]
-                    val[xy + r * N + n] = acc
+                if r + 1 < M:
+                    arow2 = arow + K
+                    for n in range(0, n4, 4):
+                        bcol = xb + n
+                        s0, s1, s2, s3, t0, t1, t2, t3 = _eight_sums(K, val, arow, arow2, 1,
+                                                                     val, bcol, N, 1)
+                        q = xy + r * N + n
+                        val[q] = s0
+                        val[q + 1] = s1
+                        val[q + 2] = s2
+                        val[q + 3] = s3
+                        val[q + N] = t0
+                        val[q + N + 1] = t1
+                        val[q + N + 2] = t2
+                        val[q + N + 3] = t3
+                else:
+                    for n in range(0, n4, 4):
+                        bcol = xb + n
+                        s0, s1, s2, s3 = _four_sums(K, val, arow, 1, val, bcol, N, 1)
+                        q = xy + r * N + n
+                        val[q] = s0
+                        val[q + 1] = s1
+                        val[q + 2] = s2
+                        val[q + 3] = s3
+                for rr in range(r, min(r + 2, M)):
+                    for n in range(n4, N):
+                        acc = 0.0
+                        for k in range(K):
+                            acc += val[xa + rr * K + k] * val[xb + k * N + n]
+                        val[xy + rr * N + n] = acc
         # small, or no BLAS: B is read once, row by row, in unit strides
         elif small:
             for r in range(M):
@@ -1052,42 +1254,78 @@ def _matmul_bwd(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm, gemv):
         if need_a and loops:
             # dA four columns at a time, each a sum over n in registers, added once (1x16 by
             # 16x16: 61 against 103 ns for one sum at a time, which does not vectorize)
+            # two rows at a time (_eight_sums), the last of an odd M alone
             k4 = K - K % 4
-            for r in range(M):
+            for r in range(0, M, 2):
                 gyrow = xy + r * N
-                for k in range(0, k4, 4):
-                    brow = xb + k * N
-                    s0, s1, s2, s3 = _four_sums(N, grad, gyrow, 1, val, brow, 1, N)
-                    q = xa + r * K + k
-                    grad[q] += s0
-                    grad[q + 1] += s1
-                    grad[q + 2] += s2
-                    grad[q + 3] += s3
-                for k in range(k4, K):
-                    acc = 0.0
-                    for n in range(N):
-                        acc += grad[xy + r * N + n] * val[xb + k * N + n]
-                    grad[xa + r * K + k] += acc
+                if r + 1 < M:
+                    gyrow2 = gyrow + N
+                    for k in range(0, k4, 4):
+                        brow = xb + k * N
+                        s0, s1, s2, s3, t0, t1, t2, t3 = _eight_sums(N, grad, gyrow, gyrow2, 1,
+                                                                     val, brow, 1, N)
+                        q = xa + r * K + k
+                        grad[q] += s0
+                        grad[q + 1] += s1
+                        grad[q + 2] += s2
+                        grad[q + 3] += s3
+                        grad[q + K] += t0
+                        grad[q + K + 1] += t1
+                        grad[q + K + 2] += t2
+                        grad[q + K + 3] += t3
+                else:
+                    for k in range(0, k4, 4):
+                        brow = xb + k * N
+                        s0, s1, s2, s3 = _four_sums(N, grad, gyrow, 1, val, brow, 1, N)
+                        q = xa + r * K + k
+                        grad[q] += s0
+                        grad[q + 1] += s1
+                        grad[q + 2] += s2
+                        grad[q + 3] += s3
+                for rr in range(r, min(r + 2, M)):
+                    for k in range(k4, K):
+                        acc = 0.0
+                        for n in range(N):
+                            acc += grad[xy + rr * N + n] * val[xb + k * N + n]
+                        grad[xa + rr * K + k] += acc
         if need_b and loops and M >= 4 and K * N <= 4096:
             # several rows, B in L1 (attention's per-head products): dB four columns at a
             # time, each summed in registers over the rows (the 384 products of 8x8 by 8x4:
             # 63 against 85 us, with dA above); with fewer rows, the rank-1 updates below
+            # two rows of dB (k, k + 1) at a time (_eight_sums), the last of an odd K alone
             n4 = N - N % 4
-            for k in range(K):
+            for k in range(0, K, 2):
                 acol = xa + k
-                for n in range(0, n4, 4):
-                    gycol = xy + n
-                    s0, s1, s2, s3 = _four_sums(M, val, acol, K, grad, gycol, N, 1)
-                    q = xb + k * N + n
-                    grad[q] += s0
-                    grad[q + 1] += s1
-                    grad[q + 2] += s2
-                    grad[q + 3] += s3
-                for n in range(n4, N):
-                    acc = 0.0
-                    for r in range(M):
-                        acc += val[xa + r * K + k] * grad[xy + r * N + n]
-                    grad[xb + k * N + n] += acc
+                if k + 1 < K:
+                    acol2 = acol + 1
+                    for n in range(0, n4, 4):
+                        gycol = xy + n
+                        s0, s1, s2, s3, t0, t1, t2, t3 = _eight_sums(M, val, acol, acol2, K,
+                                                                     grad, gycol, N, 1)
+                        q = xb + k * N + n
+                        grad[q] += s0
+                        grad[q + 1] += s1
+                        grad[q + 2] += s2
+                        grad[q + 3] += s3
+                        grad[q + N] += t0
+                        grad[q + N + 1] += t1
+                        grad[q + N + 2] += t2
+                        grad[q + N + 3] += t3
+                else:
+                    for n in range(0, n4, 4):
+                        gycol = xy + n
+                        s0, s1, s2, s3 = _four_sums(M, val, acol, K, grad, gycol, N, 1)
+                        q = xb + k * N + n
+                        grad[q] += s0
+                        grad[q + 1] += s1
+                        grad[q + 2] += s2
+                        grad[q + 3] += s3
+                for kk in range(k, min(k + 2, K)):
+                    for n in range(n4, N):
+                        acc = 0.0
+                        for r in range(M):
+                            acc += val[xa + r * K + kk] * grad[xy + r * N + n]
+                        grad[xb + kk * N + n] += acc
             continue
         if need_a and not loops and M <= 4:
             # a vector times B^T: one gemv per row, dA_r += B dY_r (one thread, 1 x 1024 x

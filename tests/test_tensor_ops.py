@@ -386,6 +386,46 @@ def test_softmax_family_random_shapes(shape, data, seed):
         np.testing.assert_allclose(pull(v)[0], ref, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("rows", [4, 9, 11])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_in_blocks_and_alone_get_the_same_bits(rows, dtype):
+    """softmax and layer_norm along the last axis run four rows at a time, and the small
+    products two rows (of A, or of dB) at a time, with the last rows alone. A row's values
+    and gradients must be the same bits wherever it lands: moving rows between the blocks
+    and the rest (a permutation) permutes the results exactly, special values included."""
+    r = np.random.default_rng(rows)
+    x = (3.0 * r.normal(size=(rows, 16))).astype(dtype)
+    x[1, 3] = np.nan                                  # a NaN row, inside the first block
+    x[2, :] = -np.inf                                 # a row of -inf (softmax: NaN)
+    x[3, 5] = np.inf
+    x[rows - 1, 0] = 0.0
+    u = r.normal(size=x.shape).astype(dtype)
+    perm = np.roll(np.arange(rows), 3)                # rows in blocks move to the rest
+    for f in (lambda x: bn.softmax(x, axis=-1), lambda x: bn.layer_norm(x)):
+        with np.errstate(all="ignore"):
+            y, pull = bn.vjp(f, x)
+            yp, pullp = bn.vjp(f, x[perm])
+            g, gp = pull(u)[0], pullp(u[perm])[0]
+        assert np.array_equal(yp, y[perm], equal_nan=True)
+        assert np.array_equal(gp, g[perm], equal_nan=True)
+    for K, N in ((4, 8), (8, 4), (5, 7)):             # attention's shapes, and odd ones
+        a = r.normal(size=(2, rows, K)).astype(dtype)
+        b = r.normal(size=(2, K, N)).astype(dtype)
+        w = r.normal(size=(2, rows, N)).astype(dtype)
+        kp = np.roll(np.arange(K), 1)                 # dB's rows (k) between pairs and alone
+
+        def loss(a, b, w):
+            return np.sum((a @ b) * w)
+        v, (ga, gb) = bn.value_and_grad(loss, argnums=(0, 1))(a, b, w)
+        # (dB sums over the rows, so their order is part of its bits: only dA is compared)
+        _, (gap, _) = bn.value_and_grad(loss, argnums=(0, 1))(a[:, perm], b, w[:, perm])
+        assert np.array_equal(gap, ga[:, perm])
+        _, (gak, gbk) = bn.value_and_grad(loss, argnums=(0, 1))(a[:, :, kp], b[:, kp], w)
+        assert np.array_equal(gak, ga[:, :, kp]) and np.array_equal(gbk, gb[:, kp])
+        y = bn.trace(lambda a, b: a @ b, a, b)
+        assert np.array_equal(y(a[:, perm], b), y(a, b)[:, perm])
+
+
 def test_reductions_compose_with_broadcasting(rng):
     """Normalising with keepdims statistics, and a reduced axis broadcast back."""
     x = rng.normal(size=(3, 4, 5))
