@@ -150,6 +150,9 @@ def machine_info():
         "platform": platform.platform(),
         "load average (1, 5, 15 min) at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
+    from burnumba.kernels import engine
+    for dtype in ("float64", "float32"):
+        info[f"burnumba's BLAS, {dtype}"] = engine.blas(dtype).what
     for peer in SYSTEMS[1:]:
         info[peer] = _version(MODULES[peer])
     return info

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,18 +61,41 @@ def engine_name():
 
 
 # -- BLAS ----------------------------------------------------------------------------------
+class Blas(NamedTuple):
+    """The BLAS routines the kernels call for one dtype: gemm's and gemv's addresses (0 when
+    there is no BLAS: then matmul runs as loops), whether they take 64-bit integers, and
+    what they are (for the reports)."""
+    gemm: int
+    gemv: int
+    ilp64: int
+    what: str
+
+
+_NO_BLAS = Blas(0, 0, 0, "none: matmul runs as loops")
+# OpenBLAS picks its kernels by CPU when it is loaded (OPENBLAS_CORETYPE overrides that). On
+# AMD CPUs with AVX-512 (Zen 4) it picks SkylakeX's, whose float32 products measured 20-27%
+# slower here than its Zen ones (single thread, the makemore MLP's 64 x 1024 x 1024 sgemm
+# and its two backward products: 1.69, 1.58, 1.97 ms against 1.35, 1.35, 1.44 ms; float64
+# products the same within noise). numpy's OpenBLAS is shared with the user's code, so its
+# choice stays; burnumba loads its own copy of OpenBLAS (the scipy-openblas32 wheel) with the
+# Zen kernels for its float32 products there.
+_AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
 @functools.lru_cache(maxsize=None)
-def blas():
-    """(dgemm, sgemm, ilp64, dgemv, sgemv) of the BLAS numpy loaded: the routines'
-    addresses and whether it takes 64-bit integers; all 0 without one: then matmul runs as
-    loops. Found with threadpoolctl (which lists the BLAS libraries loaded in
-    this process) and ctypes; its thread count is the user's, as for numpy's own products."""
+def _numpy_blas():
+    """(dgemm, sgemm, ilp64, dgemv, sgemv, path, core) of the BLAS numpy loaded, found with
+    threadpoolctl (which lists the BLAS libraries loaded in this process) and ctypes; None
+    without one. Its thread count is the user's, as for numpy's own products."""
     try:
         from threadpoolctl import threadpool_info
         libraries = [i for i in threadpool_info() if i.get("user_api") == "blas"]
     except Exception:             # noqa: BLE001  (no threadpoolctl, or it failed: loops)
-        return 0, 0, 0, 0, 0
+        return None
     for info in libraries:
+        own = _own_openblas_path()
+        if own is not None and os.path.realpath(info["filepath"]) == os.path.realpath(own):
+            continue
         try:
             lib = ctypes.CDLL(info["filepath"])
         except OSError:
@@ -84,8 +108,100 @@ def blas():
                 except AttributeError:
                     continue
                 d, s, dv, sv = (ctypes.cast(f, ctypes.c_void_p).value for f in found)
-                return d, s, ilp64, dv, sv
-    return 0, 0, 0, 0, 0
+                return d, s, ilp64, dv, sv, info["filepath"], str(info.get("architecture"))
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _own_openblas_path():
+    """The scipy-openblas32 wheel's library (found without importing the package, whose
+    import may load it), or None."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec("scipy_openblas32")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    folder = os.path.join(os.path.dirname(spec.origin), "lib")
+    try:
+        names = sorted(x for x in os.listdir(folder)
+                       if x.startswith("libscipy_openblas") and ".so" in x)
+    except OSError:
+        return None
+    return os.path.join(folder, names[0]) if names else None
+
+
+def _amd():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "AuthenticAMD" in f.read(4096)
+    except OSError:
+        return False
+
+
+def own_core(numpy_core):
+    """The OpenBLAS kernels burnumba's float32 products use, or None for numpy's BLAS:
+    ``BURNUMBA_BLAS_CORE`` ("numpy", or an OpenBLAS core name such as "Zen" or "Haswell");
+    else "Zen" on an AMD CPU where numpy's OpenBLAS picked AVX-512 kernels, unless the user
+    chose them (OPENBLAS_CORETYPE); else None."""
+    raw = os.environ.get("BURNUMBA_BLAS_CORE", "").strip()
+    if raw:
+        return None if raw.lower() == "numpy" else raw
+    if os.environ.get("OPENBLAS_CORETYPE") or numpy_core.lower() not in _AVX512_CORES:
+        return None
+    return "Zen" if _amd() else None
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def _load_own_openblas(core):
+    """(sgemm, sgemv, core it reports) of burnumba's own OpenBLAS, loaded with ``core``, or
+    None. OpenBLAS reads OPENBLAS_CORETYPE once, when it is loaded: it is set for that
+    moment only (under the GIL and a lock), and put back."""
+    path = _own_openblas_path()
+    if path is None:
+        return None
+    with _LOAD_LOCK:
+        before = os.environ.get("OPENBLAS_CORETYPE")
+        os.environ["OPENBLAS_CORETYPE"] = core
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            return None
+        finally:
+            if before is None:
+                del os.environ["OPENBLAS_CORETYPE"]
+            else:
+                os.environ["OPENBLAS_CORETYPE"] = before
+    try:
+        sgemm, sgemv = lib.scipy_cblas_sgemm, lib.scipy_cblas_sgemv
+        name = lib.scipy_openblas_get_corename
+    except AttributeError:
+        return None
+    name.restype = ctypes.c_char_p
+    return (ctypes.cast(sgemm, ctypes.c_void_p).value, ctypes.cast(sgemv, ctypes.c_void_p).value,
+            (name() or b"?").decode())
+
+
+@functools.lru_cache(maxsize=None)
+def blas(dtype="float64"):
+    """The Blas of ``dtype`` ("float64" or "float32"): numpy's, or for float32 burnumba's
+    own OpenBLAS where ``own_core`` picks kernels for it (loaded then, on first use; numpy's
+    when it cannot be loaded)."""
+    found = _numpy_blas()
+    if found is None:
+        return _NO_BLAS
+    d, s, ilp64, dv, sv, path, core = found
+    where = f"numpy's {os.path.basename(path)} ({core} kernels)"
+    if dtype == "float64":
+        return Blas(d, dv, ilp64, where)
+    want = own_core(core)
+    own = _load_own_openblas(want) if want else None
+    if own is None:
+        return Blas(s, sv, ilp64, where)
+    return Blas(own[0], own[1], 0, f"burnumba's scipy-openblas32 ({own[2]} kernels, for {want})")
 
 
 # OpenBLAS runs a product on one thread when M * N * K <= 65536 * GEMM_MULTITHREAD_THRESHOLD
@@ -144,19 +260,19 @@ def blas_threads():
     except ValueError:
         raise KernelError(f"BURNUMBA_BLAS_THREADS={raw!r}: use a number of threads (0 leaves "
                           "the BLAS as configured)") from None
-    if threads <= 0 or blas()[0] == 0:
+    if threads <= 0 or blas().gemm == 0:
         return None
-    return BlasThreads(threads)
+    blas("float32")           # loads burnumba's own OpenBLAS, if any, before the pinning
+    return BlasThreads(threads)  # context lists the libraries to pin
 
 
 def control_block(dtype):
     """A new control block C for a run state of ``dtype``."""
     C = np.zeros(layout.CSIZE, np.int64)
-    dgemm, sgemm, ilp64, dgemv, sgemv = blas()
-    double = np.dtype(dtype) == np.float64
-    C[layout.C_GEMM] = dgemm if double else sgemm
-    C[layout.C_GEMV] = dgemv if double else sgemv
-    C[layout.C_ILP64] = ilp64
+    routines = blas(np.dtype(dtype).name)
+    C[layout.C_GEMM] = routines.gemm
+    C[layout.C_GEMV] = routines.gemv
+    C[layout.C_ILP64] = routines.ilp64
     C[layout.C_LANES] = 1
     C[layout.C_BATCH_YK] = 1
     return C

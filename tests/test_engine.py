@@ -159,3 +159,113 @@ def test_calls_through_ctypes_give_the_same_results():
         assert out.returncode == 0, out.stderr
         results.append(out.stdout.strip().splitlines()[-1])
     assert results[0] == results[1]
+
+
+# -- which BLAS the products call --------------------------------------------------------------
+_BLAS_PROBE = """
+import json, os
+import numpy as np
+import burnumba as bn
+from burnumba.kernels import engine
+from threadpoolctl import threadpool_info
+r = np.random.default_rng(0)
+W = r.normal(size=(96, 80)).astype(np.float32)
+x = r.normal(size=(48, 96)).astype(np.float32)
+g = bn.grad(lambda W, x: np.sum(np.tanh(x @ W)))(W, x)
+h = np.tanh(x.astype(np.float64) @ W.astype(np.float64))
+ref = x.astype(np.float64).T @ (1.0 - h * h)
+with engine.blas_threads():
+    pinned = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+print(json.dumps({"what": {k: engine.blas(k).what for k in ("float64", "float32")},
+                  "env": os.environ.get("OPENBLAS_CORETYPE"),
+                  "err": float(np.max(np.abs(g - ref)) / np.max(np.abs(ref))),
+                  "pinned": pinned,
+                  "after": [i["num_threads"] for i in threadpool_info()
+                            if i["user_api"] == "blas"]}))
+"""
+
+
+def _blas_probe(**env):
+    import json
+    full = dict(os.environ, OPENBLAS_NUM_THREADS="2", **env)
+    for k in ("BURNUMBA_BLAS_CORE", "OPENBLAS_CORETYPE"):
+        if k not in env:
+            full.pop(k, None)
+    out = subprocess.run([sys.executable, "-c", _BLAS_PROBE], env=full, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_float32_products_on_burnumbas_own_openblas_when_asked():
+    """BURNUMBA_BLAS_CORE names the OpenBLAS kernels of burnumba's own OpenBLAS (the
+    scipy-openblas32 wheel), which then computes the float32 products; float64 stays on
+    numpy's. Loading it leaves the process's OPENBLAS_CORETYPE as it was, and the BLAS
+    thread pinning covers both libraries (and puts them back)."""
+    probe = _blas_probe(BURNUMBA_BLAS_CORE="Haswell")
+    assert "scipy-openblas32 (Haswell kernels" in probe["what"]["float32"]
+    assert probe["what"]["float64"].startswith("numpy's")
+    assert probe["env"] is None
+    assert probe["err"] < 1e-5
+    assert len(probe["pinned"]) == 2 and probe["pinned"] == [1, 1]
+    assert probe["after"] == [2, 2]
+
+
+def test_numpys_blas_when_asked_or_when_the_user_chose_its_kernels():
+    for env in ({"BURNUMBA_BLAS_CORE": "numpy"}, {"OPENBLAS_CORETYPE": "Haswell"}):
+        probe = _blas_probe(**env)
+        assert probe["what"]["float32"] == probe["what"]["float64"]
+        assert probe["what"]["float32"].startswith("numpy's")
+        assert probe["env"] == env.get("OPENBLAS_CORETYPE")
+        assert probe["err"] < 1e-5 and probe["pinned"] == [1]
+
+
+def test_own_core_policy(monkeypatch):
+    """Zen kernels on an AMD CPU where numpy's OpenBLAS took AVX-512 ones; the user's
+    choices first."""
+    for k in ("BURNUMBA_BLAS_CORE", "OPENBLAS_CORETYPE"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setattr(engine, "_amd", lambda: True)
+    assert engine.own_core("SkylakeX") == "Zen"
+    assert engine.own_core("Haswell") is None                   # not AVX-512: as numpy's
+    monkeypatch.setattr(engine, "_amd", lambda: False)
+    assert engine.own_core("SkylakeX") is None                  # an Intel CPU: as numpy's
+    monkeypatch.setenv("BURNUMBA_BLAS_CORE", "Haswell")
+    assert engine.own_core("SkylakeX") == "Haswell"
+    monkeypatch.setenv("BURNUMBA_BLAS_CORE", "numpy")
+    assert engine.own_core("SkylakeX") is None
+    monkeypatch.delenv("BURNUMBA_BLAS_CORE")
+    monkeypatch.setattr(engine, "_amd", lambda: True)
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "SkylakeX")
+    assert engine.own_core("SkylakeX") is None
+
+
+_K_SWEEP = """
+import numpy as np
+import burnumba as bn
+from burnumba.kernels import engine
+assert "scipy-openblas32" in engine.blas("float32").what, engine.blas("float32").what
+r = np.random.default_rng(1)
+for K in (256, 512, 1024, 4096, 8192):
+    A = r.normal(size=(64, K)).astype(np.float32)
+    W = r.normal(size=(K, 96)).astype(np.float32) / np.sqrt(K)
+    (gA, gW) = bn.grad(lambda A, W: np.sum(np.tanh(A @ W)), argnums=(0, 1))(A, W)
+    A64, W64 = A.astype(np.float64), W.astype(np.float64)
+    d = 1.0 - np.tanh(A64 @ W64) ** 2
+    for got, ref in ((gA, d @ W64.T), (gW, A64.T @ d)):
+        assert np.max(np.abs(got - ref)) <= 1e-4 * np.max(np.abs(ref)), K
+print("ok")
+"""
+
+
+def test_own_openblas_products_over_a_range_of_inner_sizes():
+    """OpenBLAS with kernels chosen by OPENBLAS_CORETYPE has overrun a stack buffer for large
+    inner sizes (a segfault: 0.3.33's dgemm at K = 512 on this AMD EPYC; OpenMathLib/OpenBLAS
+    #6021, #6026). burnumba's own OpenBLAS, with the Zen kernels, through all three products
+    of a matmul node (forward, dA, dB) up to K = 8192, in a process of its own."""
+    env = dict(os.environ, BURNUMBA_BLAS_CORE="Zen", OPENBLAS_NUM_THREADS="1")
+    env.pop("OPENBLAS_CORETYPE", None)
+    out = subprocess.run([sys.executable, "-c", _K_SWEEP], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), (out.returncode,
+                                                                        out.stderr[-3000:])
