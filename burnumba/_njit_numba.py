@@ -46,7 +46,7 @@ def _put_impl(F, start, size, x):
 def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
     I = tape.I                                # noqa: E741 (the tape's I, as in layout)
     F0 = tape.F0
-    C0 = engine.control_block(tape.dtype)
+    C0 = engine.control_block(tape.dtype, tape.largest_product)
     run = _RUN(tape.kernel.address)
     kernel = tape.kernel                      # kept alive by the handle below
     VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR

@@ -57,7 +57,7 @@ class State:
     def __init__(self, tape):
         self.tape = tape
         self.F = tape.F0.copy()
-        self.C = kernels.engine.control_block(tape.dtype)
+        self.C = kernels.engine.control_block(tape.dtype, tape.largest_product)
         cols = layout.views(tape.I, self.F)
         self.val, self.grad = cols["val"], cols["grad"]
         self.call = tape.kernel.caller(tape.I, self.F, self.C, nogil=tape.nogil)

@@ -195,7 +195,7 @@ class _Run:
 
     def _control(self, k, lo, hi):
         traced, prog = self.traced, self.prog
-        C = np.concatenate([engine.control_block(traced.tape.dtype),
+        C = np.concatenate([engine.control_block(traced.tape.dtype, traced.tape.largest_product),
                             np.asarray(traced.segments, np.int64).reshape(-1),
                             np.asarray([(start, count) for start, count, _ in prog.shared_runs],
                                        np.int64).reshape(-1)])

@@ -185,10 +185,18 @@ def _load_own_openblas(core):
             (name() or b"?").decode())
 
 
+# From this many multiply-adds (M * N * K) a tape's float32 products go to burnumba's own
+# OpenBLAS: below it numpy's OpenBLAS is faster on this VM, its SkylakeX kernels having a
+# path for small matrices that skips packing (one thread, numpy's / own time: 64 x 16 x 16
+# 0.75, 64 x 64 x 64 0.86; 128 x 128 x 128 1.04, 64 x 256 x 256 1.05, 64 x 1024 x 1024 1.19).
+LARGE_PRODUCT = 1 << 21
+
+
 @functools.lru_cache(maxsize=None)
-def blas(dtype="float64"):
-    """The Blas of ``dtype`` ("float64" or "float32"): numpy's, or for float32 burnumba's
-    own OpenBLAS where ``own_core`` picks kernels for it (loaded then, on first use; numpy's
+def blas(dtype="float64", large=False):
+    """The Blas of ``dtype`` ("float64" or "float32") for a tape whose largest product is
+    ``large`` (at least LARGE_PRODUCT): numpy's, or for large float32 products burnumba's own
+    OpenBLAS where ``own_core`` picks kernels for it (loaded then, on first use; numpy's
     when it cannot be loaded)."""
     found = _numpy_blas()
     if found is None:
@@ -197,7 +205,7 @@ def blas(dtype="float64"):
     where = f"numpy's {os.path.basename(path)} ({core} kernels)"
     if dtype == "float64":
         return Blas(d, dv, ilp64, where)
-    want = own_core(core)
+    want = own_core(core) if large else None
     own = _load_own_openblas(want) if want else None
     if own is None:
         return Blas(s, sv, ilp64, where)
@@ -262,14 +270,15 @@ def blas_threads():
                           "the BLAS as configured)") from None
     if threads <= 0 or blas().gemm == 0:
         return None
-    blas("float32")           # loads burnumba's own OpenBLAS, if any, before the pinning
+    blas("float32", True)     # loads burnumba's own OpenBLAS, if any, before the pinning
     return BlasThreads(threads)  # context lists the libraries to pin
 
 
-def control_block(dtype):
-    """A new control block C for a run state of ``dtype``."""
+def control_block(dtype, largest_product=0):
+    """A new control block C for a run state of ``dtype``, of a tape whose largest product
+    has ``largest_product`` multiply-adds (which BLAS: ``blas``)."""
     C = np.zeros(layout.CSIZE, np.int64)
-    routines = blas(np.dtype(dtype).name)
+    routines = blas(np.dtype(dtype).name, largest_product >= LARGE_PRODUCT)
     C[layout.C_GEMM] = routines.gemm
     C[layout.C_GEMV] = routines.gemv
     C[layout.C_ILP64] = routines.ilp64

@@ -168,15 +168,21 @@ import numpy as np
 import burnumba as bn
 from burnumba.kernels import engine
 from threadpoolctl import threadpool_info
+from burnumba.kernels import layout
 r = np.random.default_rng(0)
-W = r.normal(size=(96, 80)).astype(np.float32)
-x = r.normal(size=(48, 96)).astype(np.float32)
-g = bn.grad(lambda W, x: np.sum(np.tanh(x @ W)))(W, x)
+W = r.normal(size=(256, 256)).astype(np.float32)     # 64 x 256 x 256: a large product
+x = r.normal(size=(64, 256)).astype(np.float32)
+f = bn.grad(lambda W, x: np.sum(np.tanh(x @ W)))
+g = f(W, x)
 h = np.tanh(x.astype(np.float64) @ W.astype(np.float64))
 ref = x.astype(np.float64).T @ (1.0 - h * h)
+large = f.trace(W, x).new_state().C[layout.C_GEMM]
+small = f.trace(W[:16, :16], x[:, :16]).new_state().C[layout.C_GEMM]
 with engine.blas_threads():
     pinned = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
-print(json.dumps({"what": {k: engine.blas(k).what for k in ("float64", "float32")},
+print(json.dumps({"what": {k: engine.blas(k, True).what for k in ("float64", "float32")},
+                  "small_is_numpys": int(small) == engine.blas("float32").gemm,
+                  "large_is_own": int(large) == engine.blas("float32", True).gemm,
                   "env": os.environ.get("OPENBLAS_CORETYPE"),
                   "err": float(np.max(np.abs(g - ref)) / np.max(np.abs(ref))),
                   "pinned": pinned,
@@ -199,11 +205,13 @@ def _blas_probe(**env):
 
 def test_float32_products_on_burnumbas_own_openblas_when_asked():
     """BURNUMBA_BLAS_CORE names the OpenBLAS kernels of burnumba's own OpenBLAS (the
-    scipy-openblas32 wheel), which then computes the float32 products; float64 stays on
-    numpy's. Loading it leaves the process's OPENBLAS_CORETYPE as it was, and the BLAS
+    scipy-openblas32 wheel), which then computes the float32 products of tapes with large
+    ones; float64 stays on numpy's. Loading it leaves the process's OPENBLAS_CORETYPE as it was, and the BLAS
     thread pinning covers both libraries (and puts them back)."""
     probe = _blas_probe(BURNUMBA_BLAS_CORE="Haswell")
     assert "scipy-openblas32 (Haswell kernels" in probe["what"]["float32"]
+    # only tapes with a product of LARGE_PRODUCT multiply-adds or more use it
+    assert probe["small_is_numpys"] and probe["large_is_own"]
     assert probe["what"]["float64"].startswith("numpy's")
     assert probe["env"] is None
     assert probe["err"] < 1e-5
@@ -244,11 +252,11 @@ _K_SWEEP = """
 import numpy as np
 import burnumba as bn
 from burnumba.kernels import engine
-assert "scipy-openblas32" in engine.blas("float32").what, engine.blas("float32").what
+assert "scipy-openblas32" in engine.blas("float32", True).what
 r = np.random.default_rng(1)
-for K in (256, 512, 1024, 4096, 8192):
+for K in (256, 512, 1024, 4096, 8192):                    # 64 x K x 512: large products
     A = r.normal(size=(64, K)).astype(np.float32)
-    W = r.normal(size=(K, 96)).astype(np.float32) / np.sqrt(K)
+    W = r.normal(size=(K, 512)).astype(np.float32) / np.sqrt(K)
     (gA, gW) = bn.grad(lambda A, W: np.sum(np.tanh(A @ W)), argnums=(0, 1))(A, W)
     A64, W64 = A.astype(np.float64), W.astype(np.float64)
     d = 1.0 - np.tanh(A64 @ W64) ** 2
