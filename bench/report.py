@@ -151,8 +151,10 @@ def machine_info():
         "load average (1, 5, 15 min) at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
     from burnumba.kernels import engine
-    for dtype in ("float64", "float32"):
-        info[f"burnumba's BLAS, {dtype}"] = engine.blas(dtype).what
+    info["burnumba's BLAS, float64"] = engine.blas("float64").what
+    info["burnumba's BLAS, float32"] = engine.blas("float32").what
+    info[f"burnumba's BLAS, float32, programs with a product of >= {engine.LARGE_PRODUCT:,} "
+         "multiply-adds"] = engine.blas("float32", True).what
     for peer in SYSTEMS[1:]:
         info[peer] = _version(MODULES[peer])
     return info

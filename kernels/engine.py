@@ -78,7 +78,7 @@ _NO_BLAS = Blas(0, 0, 0, "none: matmul runs as loops")
 # and its two backward products: 1.69, 1.58, 1.97 ms against 1.35, 1.35, 1.44 ms; float64
 # products the same within noise). numpy's OpenBLAS is shared with the user's code, so its
 # choice stays; burnumba loads its own copy of OpenBLAS (the scipy-openblas32 wheel) with the
-# Zen kernels for its float32 products there.
+# Zen kernels for its large float32 products there (LARGE_PRODUCT).
 _AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
 
 
