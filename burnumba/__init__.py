@@ -4,29 +4,36 @@ interpreter loop.
 >>> import burnumba as bn, numpy as np
 >>> value, g = bn.value_and_grad(lambda x: np.sum(np.tanh(x) ** 2))(np.array([0.5, -1.0]))
 """
-from . import numpy
-from ._checkpoint import load_checkpoint, save_checkpoint
-from ._api import grad, trace, value_and_grad
-from ._debug import debug_nans
-from ._forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
-                       linearize, vjp)
+import sys as _sys
+
+from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
                       MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
-from ._functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
-                          logsumexp, masked_fill, softmax)
-from ._tape import Tape
-from ._tapefile import load_tape
-from ._vmap import vmap
-from ._njit import njit_value_and_grad
-from ._profile import profile
 from .kernels import KernelError, precompile
+from . import numpy
 from .numpy import inner, relu, rsqrt, sigmoid, stop_gradient, sumsq
-from . import data, nn, optim
+from .numpy.functional import (causal_softmax, cross_entropy, gelu, layer_norm, log_softmax,
+                               logsumexp, masked_fill, softmax)
+from .ir.checked import debug_nans
+from .ir.tape import Tape, load_tape
+from .transforms.core import grad, trace, value_and_grad
+from .transforms.forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
+                                 linearize, vjp)
+from .transforms.vmap import vmap
+from .transforms.njit import njit_value_and_grad
+from .tools.profile import profile
+from .train.checkpoint import load_checkpoint, save_checkpoint
+from .train import cli, data, distributed, nn, optim
 
-__version__ = "0.2.0"
+# The training layer's public modules keep their public paths: ``burnumba.nn`` is
+# ``burnumba.train.nn`` (the same module object, so ``import burnumba.nn`` and pickles of its
+# classes work).
+for _m in (cli, data, distributed, nn, optim):
+    _sys.modules[__name__ + "." + _m.__name__.rsplit(".", 1)[1]] = _m
+del _m
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",

@@ -1,4 +1,4 @@
 """``python -m burnumba``: the same command as the ``burnumba`` script (see burnumba.cli)."""
-from .cli import main
+from .train.cli import main
 
 raise SystemExit(main())

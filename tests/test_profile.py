@@ -182,7 +182,7 @@ def test_profiling_leaves_the_normal_path_alone():
     args = mlp_args(np.float64, batch=4, sizes=(24, 32))
     vg(*args)
     bn.profile(mlp_loss, *args, repeats=1)
-    assert not bn._debug.SWITCH.on
+    assert not bn.ir.checked.SWITCH.on
     assert all(t.sites is None for t in vg.tapes.values())       # no source lines kept
     assert vg(*args)[0] == bn.profile(mlp_loss, *args, repeats=1).value
 

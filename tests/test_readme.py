@@ -53,13 +53,13 @@ def test_the_supported_numpy_list_matches_the_tables():
     """The README's *Supported numpy* list is generated from burnumba.numpy's dispatch tables
     and the methods of a traced array: a function, ufunc or method added to them (or removed)
     without rerunning the generator fails here."""
-    from burnumba import _supported
+    from burnumba.tools import supported as _supported
     with open(README, encoding="utf-8") as f:
         section = _supported.readme_section(f.read())
     assert section is not None, "README.md lost the supported-numpy markers"
     assert section == _supported.markdown(), (
         "README.md's supported-numpy list is stale: run "
-        "`.venv/bin/python -m burnumba._supported --write`")
+        "`.venv/bin/python -m burnumba.tools.supported --write`")
 
 
 def test_the_supported_numpy_list_names_every_table_entry(monkeypatch):
@@ -68,8 +68,8 @@ def test_the_supported_numpy_list_names_every_table_entry(monkeypatch):
     import numpy as np
 
     import burnumba.numpy as bnp
-    from burnumba import _supported
-    from burnumba._tracer import supported_methods
+    from burnumba.tools import supported as _supported
+    from burnumba.trace.tracer import supported_methods
     generated = _supported.markdown()
     for uf in bnp._UFUNCS:
         assert f"`{uf.__name__}" in generated, uf

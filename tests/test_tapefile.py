@@ -18,7 +18,10 @@ import numpy as np
 import pytest
 
 import burnumba as bn
-from burnumba import _forward, _tapefile, kernels, nn
+from burnumba import kernels, nn
+from burnumba.transforms import forward as _forward
+from burnumba.ir import tapefile as _tapefile
+from burnumba.ir.tape import from_pickle
 from burnumba.kernels import layout
 
 
@@ -105,7 +108,8 @@ def same(a, b):
 CHILD = textwrap.dedent("""
     import pickle, sys
     import burnumba as bn
-    from burnumba import _tracer, _api
+    from burnumba.trace import tracer as _tracer
+    from burnumba.transforms import core as _api
     def no_trace(*a, **k):
         raise AssertionError("the tape was traced again")
     _tracer.Builder.__init__ = no_trace
@@ -185,7 +189,7 @@ class _Reduced:
         self.state = (arrays, meta)
 
     def __reduce__(self):
-        return _tapefile.from_pickle, self.state
+        return from_pickle, self.state
 
 
 def test_unpickling_validates():
@@ -438,7 +442,7 @@ FUZZ = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     import burnumba as bn
     import test_tapefile as T
-    from burnumba import _tapefile
+    from burnumba.ir import tapefile as _tapefile
     rng = np.random.default_rng(int(sys.argv[2]))
     flips = int(sys.argv[3])
     counts = {"refused": 0, "ran": 0, "run_error": 0}

@@ -14,7 +14,7 @@ import pytest
 
 import burnumba as bn
 import burnumba.numpy as bnp
-from burnumba import _symbolic
+from burnumba.derive import symbolic as _symbolic
 from burnumba.kernels import ROWS
 
 SHAPE = (2, 3)
@@ -652,7 +652,7 @@ def test_tangent_sweep_zeroes_again_what_a_reverse_sweep_wrote():
     """A tangent sweep zeroes the need-0 nodes' tangents only after a reverse sweep may have
     written there (layout.C_CLEAN): a gather's backward adds into a captured constant's
     gradient, and the next jvp on that state still sees the constant's tangent as 0."""
-    from burnumba import _forward
+    from burnumba.transforms import forward as _forward
     from burnumba.kernels import layout
     c = np.array([1.0, 2.0])
 
@@ -685,7 +685,7 @@ def test_hvp_lean_sweep_skips_unread_values_bit_for_bit():
     """A repeated hvp evaluates only the values its tangent sweep reads (MODE_JVP_LEAN):
     through elementwise rows, gathers and block rows (matmul, sum, softmax, layer_norm,
     take, where), with the bits of the full jvp of the gradient, and fewer values."""
-    from burnumba import _forward
+    from burnumba.transforms import forward as _forward
     from burnumba.kernels import layout
     rng = np.random.default_rng(11)
     X, y = rng.normal(size=(30, 5)), np.sign(rng.normal(size=30))

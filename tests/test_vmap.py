@@ -433,7 +433,7 @@ def test_a_product_with_a_shared_operand_gives_its_rows_bits():
 def test_a_large_tape_gets_fewer_lanes_or_none():
     """The wide state stays within _lanes.WIDE_BYTES: a tape of many values runs with fewer
     lanes, or sample by sample, with the same bits."""
-    from burnumba import _lanes
+    from burnumba.ir import lanes as _lanes
     rng = np.random.default_rng(13)
     for n in (2_000, 20_000):
         w, X = rng.normal(size=n), rng.normal(size=(12, n))

@@ -1,0 +1,441 @@
+"""The Tape (a traced function as a struct of numpy arrays) and the State of one run of it.
+
+A Tape is immutable data once traced: ``I`` holds the columns (op, operands, parameters,
+offsets) and ``F0`` the immediates and the constants' values. Everything a run writes
+(values, gradients, the kernel's control block) lives in a ``State``: each thread that runs
+a tape gets a State of its own, so any number of threads may call one tape (or one
+transformed function) at once and each gets exactly the serial result, in parallel when the
+tape is large enough for the kernel to release the GIL.
+"""
+import struct
+import threading
+
+import numpy as np
+
+from .. import kernels
+from . import tapefile
+from .checked import SWITCH, checked_run
+from .profile import profile_tape
+from .._errors import (DataError, InputError, NestedTrace, OutputError, at_user_site,
+                      nested_unsupported)
+from ..trace.pytree import unflatten
+from ..trace.signature import Signature, explain_mismatch, structure
+from ..kernels import ROWS, layout
+
+# Tapes with at least this many values release the GIL while their kernel runs (a few tens
+# of ns per call); below, the call is too short for another thread to gain anything.
+NOGIL_VALUES = 256
+
+
+def check_integer_data(x, dtype):
+    """Integer data written into a float tape must be exact there (below 2**24 in float32)."""
+    if x.dtype.kind in "iu" and x.size:
+        exact = 2 ** 24 if dtype == np.float32 else 2 ** 53      # integers a float holds
+        big = max(int(x.max()), -int(x.min()))
+        if big >= exact:
+            raise InputError(f"integer data up to {big} does not fit exactly in this {dtype} "
+                             f"tape; use indices below {exact}")
+
+
+def bad_index(tape, val, node):
+    """'index 7 is out of bounds for size 4; ...': the first index of a take node (whose
+    operand a1 holds the index values) outside -rows .. rows - 1."""
+    rows = int(tape.P[tape.pp[node]])
+    k = int(tape.a1[node])
+    idx = val[int(tape.off[k]):int(tape.off[k + 1])]
+    bad = idx[(idx < -rows) | (idx >= rows) | np.isnan(idx)]
+    found = f"index {bad[0]:.0f} is out of bounds for size {rows}; " if bad.size else ""
+    return (f"{found}indices must lie in -{rows} .. {rows - 1} (the length of the indexed "
+            "axis; negative indices count from the end, as numpy's)")
+
+
+class State:
+    """One run's memory for a tape: ``F`` (immediates, values, gradients), ``C`` (the
+    kernel's control block) and a caller of the tape's kernel on them. Not shared between
+    threads: a Tape keeps one per thread, a Trainer owns one."""
+
+    __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem", "guard")
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.F = tape.F0.copy()
+        self.C = kernels.engine.control_block(tape.dtype, tape.largest_product)
+        cols = layout.views(tape.I, self.F)
+        self.val, self.grad = cols["val"], cols["grad"]
+        self.call = tape.kernel.caller(tape.I, self.F, self.C, nogil=tape.nogil)
+        # each input leaf's slice of val: a shaped view, or None for a scalar (set by item)
+        self.inputs = [(start, self.val[start:start + size].reshape(shape) if shape else None)
+                       for start, size, shape, _ in tape.in_slots]
+        self.views = {}                 # per call plan: its gradient views into this state
+        self.mem = None                 # a memoryview of F, for the scalar fast path
+        self.guard = tape.blas_guard    # pins BLAS threads around the call, or None
+
+    def write(self, leaves):
+        """Copy input leaves into their slices; scalars by item."""
+        val, dtype = self.val, self.tape.dtype
+        for (start, dst), x in zip(self.inputs, leaves):
+            if dst is None:
+                val[start] = x
+                continue
+            dst[...] = x
+            if x.dtype.kind in "iu":                     # integer data: exact in the tape?
+                check_integer_data(x, dtype)
+
+    def run(self, mode):
+        """Run the kernel; raise the error a node reported (its value is then NaN)."""
+        if SWITCH.on:
+            return checked_run(self, mode)
+        if self.guard is None:
+            value = self.call(mode)
+        else:
+            with self.guard:
+                value = self.call(mode)
+        if value != value and self.C[layout.C_ERR]:
+            self.raise_error()
+        return value
+
+    def raise_error(self):
+        code, node = int(self.C[layout.C_ERR]), int(self.C[layout.C_NODE])
+        self.C[layout.C_ERR] = 0
+        tape = self.tape
+        row = ROWS[tape.op[node]]
+        shapes = [tape.shapes[k] for k in (tape.a0[node], tape.a1[node]) if k >= 0]
+        p = int(tape.pp[node])
+        hint = {layout.ERR_INDEX: bad_index(tape, self.val, node) if p >= 0 else "",
+                layout.ERR_TARGET: f"targets must be class indices in 0 .. {tape.P[p + 1] - 1}"
+                                   if p >= 0 else ""}
+        raise DataError(
+            f"{row.name} (node %{node}, operand shapes {shapes}): "
+            f"{layout.ERRORS.get(code, f'error {code}')}; {hint.get(code, '')}".rstrip("; ")
+            + (f"\n  traced at {tape.sites[node]}" if tape.sites else ""))
+
+    def read(self, node, shape):
+        off = self.tape.off
+        o = int(off[node])
+        return self.val[o:int(off[node + 1])].reshape(shape).copy() if shape \
+            else np.float64(self.val[o])
+
+
+class Tape:
+    """A traced function. ``op, a0, a1, pp, need, off, P`` are read-only numpy views into the
+    packed int32 array ``I``; ``imm`` and the constants are in ``F0``. Node ``i`` owns
+    ``val[off[i]:off[i+1]]`` and the same slice of ``grad``. The inputs are the first nodes,
+    differentiated leaves first, so their values and gradients are the first elements of
+    ``val`` / ``grad``. ``val`` and ``grad`` show the calling thread's last run.
+    """
+
+    def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
+                 single=True, static=(), forward_mode=False):
+        b = builder
+        ints, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
+                                out, scratch=b.scratch, dtype=b.dtype)
+        cols = kernels.views(ints, F0)
+        nodes, patterns = tapefile.position_patterns(cols)
+        cols["imm"][nodes] = patterns
+        val = cols["val"]
+        for node, values in b.consts.items():
+            val[b.off[node]:b.off[node + 1]] = values
+        ints.flags.writeable = False
+        F0.flags.writeable = False
+        self._setup(ints, F0, key=key, argnums=argnums, static=static, single=single,
+                    shapes=b.shapes, sites=b.sites, n_diff=n_diff, in_slots=in_slots, out=out,
+                    out_shape=out_shape, aux=aux, forward_mode=forward_mode,
+                    largest_product=b.largest_product)
+
+    @classmethod
+    def from_arrays(cls, ints, F0, meta):
+        """A Tape from its read-only arrays ``I`` (here ``ints``) and ``F0`` and its metadata,
+        without tracing. Only for arrays that ``tapefile.validate`` checked (``bn.load_tape``
+        and unpickling do): the kernels trust every index in them."""
+        tape = cls.__new__(cls)
+        tape._setup(ints, F0, **{k: meta[k] for k in tapefile.META})
+        return tape
+
+    def _setup(self, ints, F0, key, argnums, static, single, shapes, sites, n_diff, in_slots,
+               out, out_shape, aux, forward_mode, largest_product):
+        self.key = key
+        self.argnums = argnums
+        self.static = static                 # the argument positions traced as static
+        self.single = single
+        self.n = int(ints[0])
+        self.dtype = F0.dtype
+        self.I, self.F0 = ints, F0                  # I: the packed tape (layout.py)
+        cols = kernels.views(ints, F0)
+        for name in layout.COLUMNS + ("off", "P"):
+            setattr(self, name, cols[name])
+        self.imm = cols["imm"]
+        self.shapes = shapes
+        self.sites = sites                   # per node, the user's source line (or None)
+        self.n_diff = n_diff                 # how many input leaves are differentiated
+        self.in_slots = in_slots             # per input leaf: (start, size, shape, is_py_float)
+        self.n_diff_elems = sum(s[1] for s in in_slots[:n_diff])
+        self.out = out                       # output node
+        self.out_shape = out_shape
+        self.aux = aux                       # (treedef, [(node, shape) or ("const", value)])
+        self.nogil = int(self.off[-1]) >= NOGIL_VALUES
+        # large products run with the BLAS pinned to one thread (engine.BlasThreads)
+        self.largest_product = largest_product       # M * K * N of the largest matmul
+        self.blas_guard = kernels.engine.blas_threads() \
+            if largest_product > kernels.engine.THREADED_PRODUCT else None
+        self.ops, self.tensor_ops = kernels.engine.tape_rows(self.I)
+        self.forward_mode = forward_mode     # its kernel has the tangent sweep
+        self.kernel = kernels.kernel(self.ops, self.tensor_ops, self.dtype, jvp=forward_mode)
+        self._local = threading.local()
+
+    # -- tapes as data: pickle, files (see _tapefile) ----------------------------------------
+    def __reduce__(self):
+        """Pickled as its arrays and metadata (never the traced function, the kernel or the
+        per-thread states); unpickling validates them and finds the kernel in the cache."""
+        arrays, meta = tapefile.tape_state(self)
+        return from_pickle, (tapefile.compact(arrays), meta)
+
+    def save(self, file):
+        """Write this tape to ``file`` (a path or a binary file object) as a ``.npz`` archive
+        without pickle: its arrays and its metadata as JSON. ``bn.load_tape`` reads it back,
+        in any process, without the function.
+
+        >>> tape = bn.trace(lambda a: a * a, 3.0)                     # doctest: +SKIP
+        >>> tape.save("square.npz"); bn.load_tape("square.npz")(4.0)  # doctest: +SKIP
+        16.0
+        """
+        tapefile.save_tape(self, file)
+
+    # -- run states -----------------------------------------------------------------------
+    def state(self):
+        """This thread's State (made on its first run)."""
+        try:
+            return self._local.state
+        except AttributeError:
+            s = self._local.state = State(self)
+            return s
+
+    def new_state(self):
+        """A State of one's own (a Trainer's), not this thread's."""
+        return State(self)
+
+    @property
+    def val(self):
+        return self.state().val
+
+    @property
+    def grad(self):
+        """This thread's gradient region. It may be written: the next tangent sweep then
+        zeroes the need-0 nodes' slices again (layout.C_CLEAN)."""
+        state = self.state()
+        state.C[layout.C_CLEAN] = 0
+        return state.grad
+
+    # -- running --------------------------------------------------------------------------
+    def aux_values(self, state):
+        if self.aux is None:
+            return None
+        treedef, items = self.aux
+        return unflatten(treedef, [state.read(*it) if it[0] != "const" else it[1]
+                                   for it in items])
+
+    def run_value_and_grad(self, leaves, copy=True, state=None):
+        """leaves: the input leaves in slot order. Returns (value, a copy of the flat
+        gradient of the differentiated inputs), or only the value when not ``copy``."""
+        state = state or self.state()
+        state.write(leaves)
+        value = state.run(layout.MODE_VALUE_AND_GRAD)
+        return (value, state.grad[:self.n_diff_elems].copy()) if copy else value
+
+    def run_vjp(self, leaves, seed):
+        """Forward, then pull the cotangent ``seed`` (the output's shape) back. Returns a
+        copy of the flat gradient of the differentiated inputs."""
+        state = self.state()
+        state.write(leaves)
+        o = int(self.off[self.out])
+        state.grad[o:int(self.off[self.out + 1])] = np.ravel(seed)
+        state.run(layout.MODE_VJP)
+        return state.grad[:self.n_diff_elems].copy()
+
+    def run_forward(self, leaves, state=None):
+        state = state or self.state()
+        state.write(leaves)
+        state.run(layout.MODE_FORWARD)
+        return state.read(self.out, self.out_shape)
+
+    def split_grads(self, flat):
+        """Per differentiated leaf, in the tape's dtype: a Python float for a Python float, a
+        numpy scalar for a numpy scalar, and an array of the leaf's shape for an array."""
+        out = []
+        for start, size, shape, py in self.in_slots[:self.n_diff]:
+            if shape == ():
+                out.append(float(flat[start]) if py else flat[start])
+            else:
+                out.append(flat[start:start + size].reshape(shape))
+        return out
+
+    def scalar_runner(self, order, with_value, single):
+        """A call path for the case where every argument is a differentiated Python float.
+
+        The inputs are the first nodes: the compiled caller (``_bncall``) writes them, runs
+        the kernel and reads the gradients back as Python floats in one C call. Without the
+        extension, one ``struct`` call writes them into F and one reads the gradients, through
+        a memoryview of this thread's F taken once per state. ``order[j]`` is the argument
+        position of the j-th entry of argnums.
+        """
+        local = self._local
+        nd = self.n_diff
+        itemsize = self.dtype.itemsize
+        at_grad = self.n + int(self.off[-1])            # F = imm[n] | val | grad, in items
+        VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
+        identity = not single and list(order) == list(range(nd))
+        first = order[0]
+        native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
+        fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
+        pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
+
+        def scalar_state():
+            s = self.state()
+            if native and s.guard is None:
+                s.call.set_scalars(nd, self.n, at_grad, self.dtype == np.float32)
+            if s.mem is None:
+                s.mem = memoryview(s.F)
+            return s
+
+        def slow(s, args):
+            """Through struct and State.run: without the extension, with BLAS pinning, or
+            under debug_nans."""
+            pack_into(s.mem, itemsize * self.n, *args)
+            return s.run(VG), unpack_from(s.mem, itemsize * at_grad)
+
+        def run(args):
+            try:
+                s = local.scalar
+            except AttributeError:
+                s = local.scalar = scalar_state()
+            if native and s.guard is None and not SWITCH.on:
+                value, g = s.call.value_and_grad(args)
+            else:
+                value, g = slow(s, args)
+            if value != value and s.C[ERR]:
+                s.raise_error()
+            if not identity:
+                g = g[first] if single else tuple([g[k] for k in order])
+            return (value, g) if with_value else g
+        return run
+
+    # -- public calls, with the arguments checked against the traced signature --------------
+    def _leaves(self, args, kwargs):
+        try:
+            sig = Signature(args, kwargs, self.argnums, self.static)
+        except NestedTrace:
+            raise nested_unsupported("a Tape's call") from None
+        if sig.key != self.key:
+            explain_mismatch(self, sig)
+        return sig, sig.diff + sig.data
+
+    def __call__(self, *args, **kwargs):
+        """The output for these arguments (same structure, shapes and dtypes as traced)."""
+        _, leaves = self._leaves(args, kwargs)
+        return self.run_forward(leaves)
+
+    def value_and_grad(self, *args, **kwargs):
+        """``(value, grad)`` for these arguments, for the argnums the tape was traced with."""
+        sig, leaves = self._leaves(args, kwargs)
+        if self.out_shape != ():
+            raise OutputError(at_user_site(
+                f"value_and_grad needs a scalar output; this tape's output has shape "
+                f"{self.out_shape}: use bn.vjp"))
+        value, flat = self.run_value_and_grad(leaves)
+        return value, structure(self, flat, sig, self.argnums, self.single)
+
+    def profile(self, *args, mode="value_and_grad", repeats=10):
+        """Time this tape node by node on these arguments: see ``bn.profile`` (which also
+        traces with source lines).
+
+        >>> tape = bn.trace(lambda a, b: a * b + a, 2.0, 3.0, argnums=(0, 1))
+        >>> print(tape.profile(2.0, 3.0))                            # doctest: +SKIP
+        """
+
+        return profile_tape(self, args, mode=mode, repeats=repeats)
+
+    # -- inspection -----------------------------------------------------------------------
+    def to_dot(self, values=False, grads=False, max_nodes=200):
+        """The tape as Graphviz DOT text: a box per node with its op and shape (inputs,
+        constants and the output marked), an edge per operand; with the calling thread's
+        last values and gradients when asked. Above ``max_nodes``, the first and last nodes
+        are drawn and the rest summarised in one box.
+
+        >>> tape = bn.trace(lambda a, b: a * b + a, 2.0, 3.0, argnums=(0, 1))
+        >>> tape.value_and_grad(2.0, 3.0)
+        (8.0, (4.0, 2.0))
+        >>> dot = tape.to_dot(values=True, grads=True)  # render: dot -Tsvg tape.dot
+        """
+        return tapefile.to_dot(self, values, grads, max_nodes)
+
+    def __len__(self):
+        return self.n
+
+    @property
+    def nbytes(self):
+        """Bytes of the tape's arrays and of one run's values and gradients."""
+        return self.I.nbytes + self.F0.nbytes
+
+    @property
+    def bytes_per_node(self):
+        return self.nbytes / max(self.n, 1)
+
+    def row(self, i, val=None):
+        """One node as text: ``%i = name(%a0, %a1) shape``."""
+        val = self.val if val is None else val
+        r = ROWS[self.op[i]]
+        args = []
+        if r.kind == "map" or r.name == "where":
+            args = [f"%{self.a0[i]}"] + ([f"%{self.a1[i]}"] if self.a1[i] >= 0 else [])
+            if r.name == "where":
+                args.insert(0, f"%{self.P[self.pp[i]]}")
+        elif r.name in ("sum", "sumsq", "inner"):
+            p = self.pp[i]
+            m = self.P[p]
+            ids = self.P[p + 1:p + 1 + (2 * m if r.name == "inner" else m)]
+            args = [f"%{k}" for k in ids[:8]] + (["..."] if len(ids) > 8 else [])
+            if r.name == "inner" and self.a0[i] >= 0:
+                args.append(f"bias=%{self.a0[i]}")
+        elif r.name == "gather":
+            args = [f"%{self.a0[i]}, ..."]
+        elif self.a0[i] >= 0:
+            args = [f"%{self.a0[i]}"] + ([f"%{self.a1[i]}"] if self.a1[i] >= 0 else [])
+        if r.name in ("powi", "pow_c") or (r.name == "sum" and self.imm[i] != 1.0):
+            args.append(f"c={self.imm[i]:g}")
+        shape = self.shapes[i]
+        o, e = int(self.off[i]), int(self.off[i + 1])
+        shown = np.array2string(val[o:min(e, o + 4)], precision=6, separator=", ")
+        if e - o > 4:
+            shown = shown[:-1] + ", ...]"
+        need = " " if self.need[i] else "·"
+        return f"{need} %{i:<4d} = {r.name}({', '.join(args)})  {list(shape)}  val={shown}"
+
+    def __str__(self, limit=60):
+        val = self.val
+        lines = [f"Tape: {self.n} nodes, {self.off[-1]} {self.dtype} values, {self.nbytes} "
+                 f"bytes ({self.bytes_per_node:.1f} B/node); output %{self.out}"]
+        idx = range(self.n) if self.n <= limit else \
+            list(range(limit // 2)) + [None] + list(range(self.n - limit // 2, self.n))
+        for i in idx:
+            lines.append("  ..." if i is None else "  " + self.row(i, val))
+        lines.append("  (· = no gradient flows through this node)")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<burnumba.Tape: {self.n} nodes, {self.nbytes} bytes, output %{self.out}>"
+
+
+def from_pickle(arrays, meta):
+    """What ``pickle.loads`` calls for a Tape (``Tape.__reduce__``)."""
+    return Tape.from_arrays(*tapefile.checked_state(arrays, meta))
+
+
+def load_tape(file):
+    """The Tape saved in ``file`` (a path or a binary file object) by ``Tape.save``, checked
+    before it can run (no pickle is read). Raises TapeFormatError naming the file and what is
+    wrong with it.
+
+    >>> tape = bn.trace(lambda a, b: a * b + a, 2.0, 3.0, argnums=(0, 1))  # doctest: +SKIP
+    >>> tape.save("f.npz"); bn.load_tape("f.npz").value_and_grad(2.0, 3.0)  # doctest: +SKIP
+    (8.0, (4.0, 2.0))
+    """
+    return Tape.from_arrays(*tapefile.read_tape(file))

@@ -1,0 +1,619 @@
+"""``burnumba.numpy.linalg`` (``bnp.linalg``): numpy.linalg's functions on traced values.
+
+Four rows of the op table do the factorizations (``solve``, ``slogdet``, ``cholesky``,
+``eigh``; see kernels/ops.py): each works on a stack of ``(n, n)`` matrices, and each keeps
+its work space after its result in its own value slice, so the functions here hand out a
+view of the result part. The rest is composed of those rows and existing ops:
+
+* ``inv(a)`` is ``solve(a, I)``; ``det`` is ``sign * exp(logabsdet)`` of ``slogdet``
+  (a negative determinant keeps its sign; the gradient det * A^-T is that of autograd;
+  at an exactly singular matrix it is NaN);
+* ``eigvalsh`` is ``eigh``'s eigenvalues; ``svd`` is ``eigh`` of the symmetric
+  ``[[0, A], [A^T, 0]]`` (m + n square): its eigenvalues are +-s and |m - n| zeros, its
+  eigenvectors for +s are ``[u; v] / sqrt(2)``. So s is accurate to eps times the largest
+  (as LAPACK's, unlike eigh of the Gram matrix A^T A, which squares the condition
+  number), at the price of an (m + n)-square Jacobi. A singular value of 0 (rank
+  deficiency) has a kink, and there its vectors have no gradient;
+* ``norm`` is numpy's definitions over abs / sum / max / min / sqrt, and svd for the
+  matrix orders 2, -2 and 'nuc'.
+
+Gradients are those of HIPS autograd (``autograd.numpy.linalg``) and assume distinct
+eigenvalues (eigh) and singular values (svd): at repeated eigenvalues a loss of the
+eigenvectors gets NaN in reverse mode (as autograd), while forward mode leaves the repeated
+eigenspace still (finite tangents: one valid choice, as the eigenvectors are not unique
+there). The factorizations are O(n^3) loops without blocking (eigh: cyclic Jacobi, up to 60
+sweeps): meant for the small matrices one differentiates (n up to a few dozen).
+Eigenvectors are normalised so that the entry of largest magnitude of each is positive
+(numpy's signs are LAPACK's, arbitrary), so compare them with numpy's up to sign. A
+singular or non-finite input gives NaN where numpy raises LinAlgError (``bn.debug_nans()``
+names the row); slogdet of a singular matrix is numpy's (0, -inf).
+
+>>> import numpy as np, burnumba as bn
+>>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
+>>> float(bn.grad(lambda a: np.linalg.slogdet(a)[1])(a)[0, 0])      # (A^-T)[0, 0]
+0.6
+"""
+import math
+from collections import namedtuple
+
+import numpy as np
+
+try:                                    # numpy 2's result types (numpy 1 returns tuples)
+    from numpy.linalg._linalg import EighResult, SlogdetResult, SVDResult
+except ImportError:                     # pragma: no cover
+    EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+    SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+    SVDResult = namedtuple("SVDResult", "U S Vh")
+
+from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from ..trace.tracer import Var
+
+
+def _bnp():
+    from .. import numpy as bnp
+    return bnp
+
+
+def _builder(*xs):
+    for x in xs:
+        if isinstance(x, Var):
+            return x._b
+    return None
+
+
+def _real(name, *xs):
+    for x in xs:
+        if not isinstance(x, Var) and np.iscomplexobj(x):
+            raise UnsupportedOpError(at_user_site(
+                f"numpy.linalg.{name}: complex input is not supported on traced values "
+                "(burnumba traces real float64 / float32 arrays): split it into real and "
+                "imaginary parts, or compute it with numpy outside the traced function"))
+
+
+def _matrices(name, a):
+    """Check a traced stack of square matrices (..., n, n); return n and the stack's shape."""
+    _real(name, a)
+    _square(name, a)
+    return a.shape[-1], a.shape[:-2]
+
+
+def _square(name, a):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.{name}: the last two dimensions must be square, (..., n, n); got "
+            f"shape {a.shape}. Pass a square matrix or a stack of them"))
+    if a.shape[-1] == 0 or math.prod(a.shape) == 0:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.{name}: an empty matrix (shape {a.shape}) is not traced"))
+
+
+def _stack(a, batch, shape):
+    """a broadcast to batch + shape, as (nb,) + shape."""
+    bnp = _bnp()
+    nb = math.prod(batch)
+    return bnp.reshape(bnp.broadcast_to(a, tuple(batch) + shape), (nb,) + shape)
+
+
+def _view(b, node, positions, shape):
+    """The elements of ``node`` at ``positions`` (relative to the node), shaped ``shape``."""
+    whole = Var(b, node, b.shapes[node])
+    return b.gather([whole], b.off[node] + np.asarray(positions).reshape(-1), shape)
+
+
+def _node(b, name, size, xs, params, imm=0.0):
+    xs = [b.lift(x) for x in xs]
+    need = any(b.need[x.node] for x in xs)
+    return b.add(name, (size,), xs[0].node, xs[1].node if len(xs) > 1 else -1,
+                 params=params, imm=imm, need=need)
+
+
+# -- the rows --------------------------------------------------------------------------------
+def solve_rows(A, B):
+    """X (nb, n, k) with A X = B for A (nb, n, n) and B (nb, n, k): the solve row."""
+    nb, n, k = B.shape
+    b = A._b if isinstance(A, Var) else B._b
+    node = _node(b, "solve", nb * n * k + n * n + n + n * k, (A, B), [nb, n, k])
+    return _view(b, node, np.arange(nb * n * k), (nb, n, k))
+
+
+def slogdet_rows(A):
+    """(sign, logabsdet), each (nb,), of A (nb, n, n): the slogdet row."""
+    nb, n = A.shape[:2]
+    b = A._b
+    node = _node(b, "slogdet", 2 * nb + n * n + 2 * n, (A,), [nb, n])
+    return (_view(b, node, 2 * np.arange(nb), (nb,)),
+            _view(b, node, 2 * np.arange(nb) + 1, (nb,)))
+
+
+def cholesky_rows(A):
+    """The lower Cholesky factor (nb, n, n) of A's lower triangle: the cholesky row."""
+    nb, n = A.shape[:2]
+    b = A._b
+    node = _node(b, "cholesky", nb * n * n + n * n, (A,), [nb, n])
+    return _view(b, node, np.arange(nb * n * n), (nb, n, n))
+
+
+def eigh_rows(A):
+    """(w (nb, n), U (nb, n, n)) of the symmetric matrices of A's lower triangle."""
+    nb, n = A.shape[:2]
+    b = A._b
+    eps = float(np.finfo(b.dtype).eps)
+    node = _node(b, "eigh", nb * (n + n * n) + 2 * n * n, (A,), [nb, n], imm=eps * eps)
+    base = (n + n * n) * np.arange(nb)[:, None]
+    w = _view(b, node, base + np.arange(n), (nb, n))
+    U = _view(b, node, base + n + np.arange(n * n), (nb, n, n))
+    return w, U
+
+
+# -- numpy.linalg's functions ----------------------------------------------------------------
+def solve(a, b):
+    """numpy.linalg.solve: x with a @ x = b, for a (..., n, n). As numpy 2, b is a vector
+    (n,) only when b.ndim == 1; otherwise it is (..., n, k), its leading dimensions
+    broadcast with a's.
+
+    >>> import burnumba as bn, numpy as np
+    >>> a = np.array([[3.0, 1.0], [1.0, 2.0]])
+    >>> bn.grad(lambda b: np.linalg.solve(a, b).sum())(np.array([9.0, 8.0])).round(4)
+    array([0.2, 0.4])
+    """
+    bld = _builder(a, b)
+    if bld is None:
+        return np.linalg.solve(a, b)
+    _real("solve", a, b)
+    A, B = bld.lift(a), bld.lift(b)
+    _square("solve", A)
+    n = A.shape[-1]
+    vector = B.ndim == 1
+    if vector:
+        B = _bnp().reshape(B, (B.shape[0], 1))
+    if B.shape[-2] != n:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.solve: a has shape {A.shape} and b {B.shape}: b's "
+            f"{'length' if vector else 'second-to-last dimension'} must be {n} (numpy 2 "
+            "reads b as a stack of matrices unless b is 1-D; for a stack of vectors pass "
+            "b[..., None] and take [..., 0] of the result)"))
+    try:
+        batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.solve: the stacks of a {A.shape} and b {B.shape} do not "
+            "broadcast")) from None
+    k = B.shape[-1]
+    if k == 0 or math.prod(batch) == 0:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.solve: an empty right-hand side (shape {B.shape}) is not traced"))
+    X = solve_rows(_stack(A, batch, (n, n)), _stack(B, batch, (n, k)))
+    return _bnp().reshape(X, tuple(batch) + ((n,) if vector else (n, k)))
+
+
+def inv(a):
+    """numpy.linalg.inv, as solve(a, I): dA = -Y^T G Y^T.
+
+    >>> import burnumba as bn, numpy as np
+    >>> float(bn.grad(lambda a: np.linalg.inv(a)[0, 0])(np.diag([2.0, 4.0]))[0, 0])
+    -0.25
+    """
+    bld = _builder(a)
+    if bld is None:
+        return np.linalg.inv(a)
+    n, batch = _matrices("inv", a)
+    X = solve_rows(_stack(a, batch, (n, n)), _stack(bld.const(np.eye(n)), batch, (n, n)))
+    return _bnp().reshape(X, a.shape)
+
+
+def slogdet(a):
+    """numpy.linalg.slogdet: (sign, logabsdet) of a (..., n, n); the sign has gradient 0.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda a: np.linalg.slogdet(a).logabsdet)(np.diag([2.0, -4.0]))
+    array([[ 0.5 ,  0.  ],
+           [ 0.  , -0.25]])
+    """
+    bld = _builder(a)
+    if bld is None:
+        return np.linalg.slogdet(a)
+    n, batch = _matrices("slogdet", a)
+    sign, logdet = slogdet_rows(_stack(a, batch, (n, n)))
+    bnp = _bnp()
+    return SlogdetResult(bnp.reshape(sign, batch), bnp.reshape(logdet, batch))
+
+
+def det(a):
+    """numpy.linalg.det, as sign * exp(logabsdet): gradient det * A^-T (NaN at an exactly
+    singular matrix).
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda a: np.linalg.det(a))(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    array([[ 4., -3.],
+           [-2.,  1.]])
+    """
+    if _builder(a) is None:
+        return np.linalg.det(a)
+    _matrices("det", a)
+    sign, logdet = slogdet(a)
+    return sign * _bnp().exp(logdet)
+
+
+def cholesky(a, /, *, upper=False):
+    """numpy.linalg.cholesky: L lower with L @ L.T = a, reading a's lower triangle (its
+    upper one with ``upper=True``, which returns L.T). Not positive definite: NaN.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda a: np.linalg.cholesky(a)[1, 1])(np.array([[4.0, 2.0], [2.0, 5.0]]))
+    array([[ 0.0625, -0.125 ],
+           [-0.125 ,  0.25  ]])
+    """
+    bld = _builder(a)
+    if bld is None:
+        return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
+    n, batch = _matrices("cholesky", a)
+    bnp = _bnp()
+    src = bnp.swapaxes(a, -1, -2) if upper else a
+    L = bnp.reshape(cholesky_rows(_stack(src, batch, (n, n))), a.shape)
+    return bnp.swapaxes(L, -1, -2) if upper else L
+
+
+def eigh(a, UPLO="L"):
+    """numpy.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of the symmetric
+    matrix that a's lower (UPLO='L') or upper ('U') triangle defines. Gradients as HIPS
+    autograd: the triangle read gets them (the diagonal once, each element below it the sum
+    of the symmetric pair's); eigenvalues must be distinct where eigenvectors are used.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda a: np.linalg.eigh(a)[0][1])(np.array([[2.0, 0.0], [0.0, 1.0]]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    bld = _builder(a)
+    if bld is None:
+        return np.linalg.eigh(a, UPLO=UPLO)
+    n, batch = _matrices("eigh", a)
+    if UPLO not in ("L", "U", "l", "u"):
+        raise ShapeError(at_user_site(f"numpy.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}"))
+    bnp = _bnp()
+    src = bnp.swapaxes(a, -1, -2) if UPLO in ("U", "u") else a
+    w, U = eigh_rows(_stack(src, batch, (n, n)))
+    return EighResult(bnp.reshape(w, batch + (n,)), bnp.reshape(U, a.shape))
+
+
+def eigvalsh(a, UPLO="L"):
+    """numpy.linalg.eigvalsh: eigh's eigenvalues (ascending)."""
+    if _builder(a) is None:
+        return np.linalg.eigvalsh(a, UPLO=UPLO)
+    return eigh(a, UPLO)[0]
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """numpy.linalg.svd of a (..., m, n), through eigh of the symmetric (m + n) x (m + n)
+    matrix [[0, a], [a^T, 0]], whose eigenvalues are +-s and |m - n| zeros, with eigenvectors
+    [u; v] / sqrt(2) for +s (see the module's notes). full_matrices=True with m != n would
+    need a basis of the null space, whose gradient is not defined: pass
+    full_matrices=False.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda a: np.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    bld = _builder(a)
+    if bld is None:
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
+                             hermitian=hermitian)
+    _real("svd", a)
+    if a.ndim < 2 or a.size == 0:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.svd: a must be (..., m, n) and not empty; got shape {a.shape}"))
+    bnp = _bnp()
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if compute_uv and full_matrices and m != n:
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.linalg.svd(a, full_matrices=True) of a non-square {m} x {n} matrix: the "
+            f"extra {abs(m - n)} singular vectors span a null space that is not unique, so "
+            "their gradient is not defined. Pass full_matrices=False (or compute_uv=False)"))
+    batch = a.shape[:-2]
+    h = bnp.concatenate([
+        bnp.concatenate([np.zeros(batch + (m, m)), a], axis=-1),
+        bnp.concatenate([bnp.swapaxes(a, -1, -2), np.zeros(batch + (n, n))], axis=-1)],
+        axis=-2)
+    w, Q = eigh(h)
+    s = bnp.flip(w[..., m + n - k:], axis=-1)          # the k largest, descending
+    if not compute_uv:
+        return s
+    Q = bnp.flip(Q[..., m + n - k:], axis=-1) * math.sqrt(2.0)
+    return SVDResult(Q[..., :m, :], s, bnp.swapaxes(Q[..., m:, :], -1, -2))
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    bnp = _bnp()
+    ax = bnp.abs(x)
+    if ord is None or ord == 2:
+        return bnp.sqrt(bnp.sum(x * x, axis=axis, keepdims=keepdims))
+    if ord == np.inf:
+        return bnp.max(ax, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return bnp.min(ax, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return bnp.sum(bnp.where(x != 0.0, 1.0, 0.0), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return bnp.sum(ax, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.norm: ord={ord!r} is a matrix norm; pass a 2-tuple axis or a 2-D x"))
+    p = float(ord)
+    return bnp.sum(ax ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    bnp = _bnp()
+    r, c = (int(k) % x.ndim for k in axis)
+    if r == c:
+        raise ShapeError(at_user_site("numpy.linalg.norm: duplicate axes given"))
+    if ord in (None, "fro", "f"):
+        out = bnp.sqrt(bnp.sum(x * x, axis=(r, c)))
+    elif ord in (2, -2, "nuc"):
+        rest = [k for k in range(x.ndim) if k not in (r, c)]
+        s = svd(bnp.transpose(x, rest + [r, c]), compute_uv=False)
+        out = (bnp.max(s, axis=-1) if ord == 2 else bnp.min(s, axis=-1) if ord == -2
+               else bnp.sum(s, axis=-1))
+    elif ord in (1, -1):
+        sums = bnp.sum(bnp.abs(x), axis=r)
+        out = (bnp.max if ord == 1 else bnp.min)(sums, axis=c - 1 if c > r else c)
+    elif ord in (np.inf, -np.inf):
+        sums = bnp.sum(bnp.abs(x), axis=c)
+        out = (bnp.max if ord == np.inf else bnp.min)(sums, axis=r - 1 if r > c else r)
+    else:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.norm: invalid norm order {ord!r} for matrices (None, 'fro', "
+            "'nuc', 1, -1, 2, -2, inf, -inf)"))
+    if keepdims:
+        shape = list(x.shape)
+        shape[r] = shape[c] = 1
+        out = bnp.reshape(out, tuple(shape))
+    return out
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """numpy.linalg.norm: vector norms (ord None / 2, 1, inf, -inf, 0, any p) along an int
+    axis, matrix norms (None / 'fro', 'nuc', 1, -1, 2, -2, inf, -inf) over a 2-tuple axis;
+    axis=None takes a 1-D x as a vector and a 2-D x as a matrix (and any x, ord=None, as
+    a vector of all its elements).
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda x: np.linalg.norm(x))(np.array([3.0, 4.0]))
+    array([0.6, 0.8])
+    """
+    if _builder(x) is None:
+        return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+    _real("norm", x)
+    bnp = _bnp()
+    if axis is None:
+        if ord is None:
+            out = bnp.sqrt(bnp.sum(x * x))
+            return bnp.reshape(out, (1,) * x.ndim) if keepdims else out
+        if x.ndim == 1:
+            axis = (0,)
+        elif x.ndim == 2:
+            axis = (0, 1)
+        else:
+            raise ShapeError(at_user_site(
+                f"numpy.linalg.norm: ord={ord!r} needs axis for a {x.ndim}-D array"))
+    if isinstance(axis, (int, np.integer)):
+        axis = (int(axis),)
+    axis = tuple(axis)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, axis[0], keepdims)
+    if len(axis) == 2:
+        return _matrix_norm(x, ord, axis, keepdims)
+    raise ShapeError(at_user_site(f"numpy.linalg.norm: improper number of dimensions to "
+                                  f"norm ({len(axis)} axes)"))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm (numpy 2): a vector norm over ``axis`` (None: all elements;
+    an int; or a tuple of axes, taken together as one vector).
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda x: np.linalg.vector_norm(x, ord=1))(np.array([[1.0, -2.0]]))
+    array([[ 1., -1.]])
+    """
+    if _builder(x) is None:
+        return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    _real("vector_norm", x)
+    bnp = _bnp()
+    axes = tuple(range(x.ndim)) if axis is None else (
+        (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(int(k) for k in axis))
+    axes = tuple(sorted({k % x.ndim for k in axes}))
+    rest = [k for k in range(x.ndim) if k not in axes]
+    moved = bnp.transpose(x, rest + list(axes)) if x.ndim else x
+    flat = bnp.reshape(moved, tuple(x.shape[k] for k in rest) + (
+        math.prod(x.shape[k] for k in axes),))
+    out = _vector_norm(flat, ord, -1, False)
+    if keepdims:
+        out = bnp.reshape(out, tuple(1 if k in axes else d for k, d in enumerate(x.shape)))
+    return out
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm (numpy 2): norm(x, ord, axis=(-2, -1), keepdims)."""
+    if _builder(x) is None:
+        return np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    _real("matrix_norm", x)
+    if x.ndim < 2:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.matrix_norm: x must be (..., m, n); got shape {x.shape}"))
+    return _matrix_norm(x, ord, (-2, -1), keepdims)
+
+
+def svdvals(x, /):
+    """numpy.linalg.svdvals (numpy 2): svd(x, compute_uv=False)."""
+    if _builder(x) is None:
+        return np.linalg.svdvals(x)
+    return svd(x, compute_uv=False)
+
+
+__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
+           "vector_norm", "matrix_norm", "svdvals"]
+
+# np.linalg.<f>(traced) arrives here through __array_function__ (burnumba/numpy.py merges
+# this table into its own); numpy 1 has no vector_norm, matrix_norm or svdvals
+FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in __all__
+             if hasattr(np.linalg, name)}
+
+
+# -- the rows' derivatives as traced ops (burnumba/_symbolic.py: BLOCK), for derivatives of
+# derivatives: the same formulas as the rows' bwd / jvp rules, written with these functions
+def _params(b, i):
+    return b.params[b.pp[i]:]
+
+
+def _operand(b, i, shape):
+    k = b.a0[i]
+    return _bnp().reshape(Var(b, k, b.shapes[k]), shape)
+
+
+def _flat(x):
+    return _bnp().reshape(x, (x.size,))
+
+
+def _with_work(b, i, result):
+    """A tangent of node i: ``result``'s elements, then zeros for the work space."""
+    bnp = _bnp()
+    work = b.shapes[i][0] - result.size
+    return bnp.concatenate([_flat(result), b.const(np.zeros(work))])
+
+
+def _solve_vjp(b, i, g, need=None):
+    bnp = _bnp()
+    nb, n, k = _params(b, i)[:3]
+    need = need or (lambda node: True)
+    ia, ib = b.a0[i], b.a1[i]
+    A = _operand(b, i, (nb, n, n))
+    X = _view(b, i, np.arange(nb * n * k), (nb, n, k))
+    G = bnp.reshape(_flat(g)[:nb * n * k], (nb, n, k))
+    dB = solve_rows(bnp.swapaxes(A, 1, 2), G)               # A^-T G
+    out = []
+    if need(ia):
+        out.append((ia, bnp.reshape(-bnp.matmul(dB, bnp.swapaxes(X, 1, 2)), b.shapes[ia])))
+    if need(ib):
+        out.append((ib, bnp.reshape(dB, b.shapes[ib])))
+    return out
+
+
+def _solve_jvp(b, i, tangent):
+    bnp = _bnp()
+    nb, n, k = _params(b, i)[:3]
+    ia, ib = b.a0[i], b.a1[i]
+    A = _operand(b, i, (nb, n, n))
+    X = _view(b, i, np.arange(nb * n * k), (nb, n, k))
+    ta, tb = tangent(ia), tangent(ib)
+    r = None if tb is None else bnp.reshape(tb, (nb, n, k))
+    if ta is not None:
+        term = -bnp.matmul(bnp.reshape(ta, (nb, n, n)), X)
+        r = term if r is None else r + term
+    return _with_work(b, i, solve_rows(A, r))                # A^-1 (tB - tA X)
+
+
+def _inv_t(b, A, nb, n):
+    """A^-T of the stack A (nb, n, n), by the solve row."""
+    eye = _stack(b.const(np.eye(n)), (nb,), (n, n))
+    return _bnp().swapaxes(solve_rows(A, eye), 1, 2)
+
+
+def _slogdet_vjp(b, i, g, need=None):
+    bnp = _bnp()
+    nb, n = _params(b, i)[:2]
+    A = _operand(b, i, (nb, n, n))
+    gl = bnp.reshape(_flat(g)[1:2 * nb:2], (nb, 1, 1))
+    return [(b.a0[i], bnp.reshape(gl * _inv_t(b, A, nb, n), b.shapes[b.a0[i]]))]
+
+
+def _slogdet_jvp(b, i, tangent):
+    bnp = _bnp()
+    nb, n = _params(b, i)[:2]
+    A = _operand(b, i, (nb, n, n))
+    t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
+    tl = bnp.sum(_inv_t(b, A, nb, n) * t, axis=(1, 2))
+    return _with_work(b, i, bnp.stack([b.const(np.zeros(nb)), tl], axis=1))
+
+
+def _phi(n):
+    """Murray's Phi as a mask: the lower triangle, its diagonal halved."""
+    return np.tril(np.ones((n, n))) - 0.5 * np.eye(n)
+
+
+def _cholesky_vjp(b, i, g, need=None):
+    bnp = _bnp()
+    nb, n = _params(b, i)[:2]
+    L = _view(b, i, np.arange(nb * n * n), (nb, n, n))
+    G = bnp.reshape(_flat(g)[:nb * n * n], (nb, n, n))
+    Lt = bnp.swapaxes(L, 1, 2)
+    Y = solve_rows(Lt, bnp.matmul(Lt, G) * _phi(n))           # L^-T Phi(L^T G)
+    S = bnp.swapaxes(solve_rows(Lt, bnp.swapaxes(Y, 1, 2)), 1, 2)   # ... L^-1
+    return [(b.a0[i], bnp.reshape(0.5 * (S + bnp.swapaxes(S, 1, 2)), b.shapes[b.a0[i]]))]
+
+
+def _cholesky_jvp(b, i, tangent):
+    bnp = _bnp()
+    nb, n = _params(b, i)[:2]
+    L = _view(b, i, np.arange(nb * n * n), (nb, n, n))
+    t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
+    W = solve_rows(L, 0.5 * (t + bnp.swapaxes(t, 1, 2)))      # L^-1 sym(tA)
+    X = bnp.swapaxes(solve_rows(L, bnp.swapaxes(W, 1, 2)), 1, 2)     # ... L^-T
+    return _with_work(b, i, bnp.matmul(L, X * _phi(n)))
+
+
+def _eigh_parts(b, i):
+    bnp = _bnp()
+    nb, n = _params(b, i)[:2]
+    base = (n + n * n) * np.arange(nb)[:, None]
+    w = _view(b, i, base + np.arange(n), (nb, n))
+    U = _view(b, i, base + n + np.arange(n * n), (nb, n, n))
+    # F[r, q] = 1 / (w[q] - w[r]) off the diagonal, 0 on it and between equal eigenvalues
+    # (the rows' rules say why); ``tie`` marks those equal pairs
+    den = bnp.reshape(w, (nb, 1, n)) - bnp.reshape(w, (nb, n, 1))
+    tie = bnp.where(den == 0.0, 1.0, 0.0) * (1.0 - np.eye(n))
+    F = bnp.where(den == 0.0, 0.0, 1.0 / bnp.where(den == 0.0, 1.0, den))
+    return nb, n, w, U, F, tie
+
+
+def _eigh_vjp(b, i, g, need=None):
+    bnp = _bnp()
+    nb, n, w, U, F, tie = _eigh_parts(b, i)
+    g2 = bnp.reshape(_flat(g)[:nb * (n + n * n)], (nb, n + n * n))
+    gw, gU = g2[:, :n], bnp.reshape(g2[:, n:], (nb, n, n))
+    Ut = bnp.swapaxes(U, 1, 2)
+    K = bnp.matmul(Ut, gU)
+    # F o K, and NaN where equal eigenvalues meet a nonzero K (the kernel divides by 0
+    # there, as autograd); the NaN is a constant branch, so no derivative runs through it
+    bad = tie * bnp.where(K != 0.0, 1.0, 0.0)
+    inner = F * K + bnp.where(bad != 0.0, np.nan, 0.0) + bnp.reshape(gw, (nb, n, 1)) * np.eye(n)
+    T = bnp.matmul(bnp.matmul(U, inner), Ut)
+    dA = T * np.eye(n) + (T + bnp.swapaxes(T, 1, 2)) * np.tril(np.ones((n, n)), -1)
+    return [(b.a0[i], bnp.reshape(dA, b.shapes[b.a0[i]]))]
+
+
+def _eigh_jvp(b, i, tangent):
+    bnp = _bnp()
+    nb, n, w, U, F, tie = _eigh_parts(b, i)
+    t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
+    lower = np.tril(np.ones((n, n)), -1)
+    tS = t * np.eye(n) + t * lower + bnp.swapaxes(t * lower, 1, 2)
+    M = bnp.matmul(bnp.matmul(bnp.swapaxes(U, 1, 2), tS), U)
+    tw = bnp.sum(M * np.eye(n), axis=2)
+    tU = bnp.matmul(U, F * M)
+    return _with_work(b, i, bnp.concatenate([tw, bnp.reshape(tU, (nb, n * n))], axis=1))
+
+
+BLOCK = {"solve": (_solve_vjp, _solve_jvp), "slogdet": (_slogdet_vjp, _slogdet_jvp),
+         "cholesky": (_cholesky_vjp, _cholesky_jvp), "eigh": (_eigh_vjp, _eigh_jvp)}
+
+
+def _merge():
+    # burnumba.numpy imports this module as its ``linalg`` (its last line); either may be
+    # imported first, and its _FUNCTIONS table exists before that line runs
+    from .. import numpy as bnp
+    bnp._FUNCTIONS.update(FUNCTIONS)
+
+
+_merge()

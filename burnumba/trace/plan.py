@@ -1,0 +1,108 @@
+"""The call path for arguments shaped exactly like the ones a tape was traced with.
+
+Training loops call a transformed function again and again with new arrays of the same
+shapes. Rebuilding the full signature (flatten, treedefs, a hashable key) and splitting the
+gradient leaf by leaf costs tens of microseconds in Python, more than the njit kernel of a
+small model. A plan checks each leaf against what was traced while extracting it, and
+builds the gradient pytree from slices fixed in advance. Any mismatch returns None, and
+the caller takes the general path, which retraces or finds another tape.
+"""
+import numpy as np
+
+from ..trace.pytree import ArgLeaves, unflatten
+
+DIFF, DATA, STATIC = 0, 1, 2
+
+
+class ArgsMatch:
+    """``match(args)``: the leaves of ``args`` in tape-input order (differentiated, then
+    data) if they fit the signature ``sig`` (its structure, each leaf's type, shape and
+    dtype, the static values), else None. Each leaf is checked as it is taken. Plain numpy
+    arrays and Python floats only: anything else (a numpy scalar, a subclass) does not match,
+    and the caller takes the general path."""
+
+    def __init__(self, sig):
+        nargs = len(sig.treedefs)
+        expect = []
+        for part, kinds in zip(sig.key[:nargs], sig.kinds):
+            leaf_sigs = (float,) if part is float else part[1]     # a float: DIFF or DATA
+            for kind, s in zip(kinds, leaf_sigs):
+                expect.append((kind, s))
+        self.expect = expect
+        self.leaves_of = ArgLeaves(sig.treedefs)
+        # the leaves come in the tape's input order already (differentiated ones first, no
+        # static one): match returns them as they are
+        kinds = [kind for kind, _ in expect]
+        self.in_order = STATIC not in kinds and kinds == sorted(kinds)
+
+    def __call__(self, args):
+        leaves = self.leaves_of(args)
+        if leaves is None:
+            return None
+        if self.in_order:
+            for x, (_, s) in zip(leaves, self.expect):
+                if s is float:
+                    if type(x) is not float:
+                        return None
+                elif type(x) is not np.ndarray or x.shape != s[0] or (
+                        x.dtype is not s[1] and x.dtype != s[1]):
+                    return None
+            return leaves
+        diff, data = [], []
+        for x, (kind, s) in zip(leaves, self.expect):
+            if kind == STATIC:
+                if type(x) is not s[0] or x != s[1]:
+                    return None
+                continue
+            if s is float:
+                if type(x) is not float:
+                    return None
+            elif type(x) is not np.ndarray or x.shape != s[0] or (
+                    x.dtype is not s[1] and x.dtype != s[1]):    # builtin dtypes: identity
+                return None
+            (diff if kind == DIFF else data).append(x)
+        return diff + data
+
+
+class CallPlan:
+    def __init__(self, tape, sig, argnums, single, with_value, has_aux):
+        self.tape = tape
+        self.match = ArgsMatch(sig)   # (leaves in tape-input order) if args fit, else None
+        # the gradient: per argnum in argnums order, (treedef, [leaf slots]); a run state
+        # turns the slots into shaped windows on its grad buffer once (``views``), which
+        # every call copies out
+        slots = list(range(tape.n_diff))
+        by_position, pos = {}, 0
+        for k in sorted(set(argnums)):
+            n = len(sig.kinds[k])
+            by_position[k] = (sig.treedefs[k], slots[pos:pos + n])
+            pos += n
+        self.outputs = [by_position[k] for k in argnums]
+        self.single = single
+        self.with_value = with_value
+        self.has_aux = has_aux
+
+    def views(self, state):
+        """Per output argnum, (treedef, [(view, scalar, py)]): windows on this state's
+        gradient buffer."""
+        grad = state.grad
+        slots = [(grad[start:start + size].reshape(shape), shape == (), py)
+                 for start, size, shape, py in self.tape.in_slots[:self.tape.n_diff]]
+        views = [(treedef, [slots[j] for j in leaves]) for treedef, leaves in self.outputs]
+        state.views[self] = views
+        return views
+
+    def run(self, leaves):
+        tape = self.tape
+        state = tape.state()
+        value = tape.run_value_and_grad(leaves, copy=False, state=state)
+        grads = []
+        for treedef, slots in state.views.get(self) or self.views(state):
+            parts = [view.copy() if not scalar else (float(view) if py else view[()])
+                     for view, scalar, py in slots]
+            grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
+        grads = grads[0] if self.single else tuple(grads)
+        if self.has_aux:
+            aux = tape.aux_values(state)
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads

@@ -1,0 +1,803 @@
+"""The tracer: running ``f`` on ``Var`` objects appends rows to a ``Builder``.
+
+Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, not its value.
+Every node gets the next slice of the value arena, so tape order is execution order and the
+offsets of all nodes are known while tracing (the ``gather`` row relies on that).
+"""
+import hashlib
+import math
+import warnings
+
+import numpy as np
+
+from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWarning, ShapeError,
+                      TracerBoolError, ConcretizationError, UnsupportedMethodError,
+                      UnsupportedOpError, at_user_site, numpy_caller, user_site)
+from ..kernels import BY_NAME, OPCODE
+
+CONST = OPCODE["const"]
+# Rows folded when every operand is a constant: one IEEE operation per element, which
+# numpy computes exactly as the kernel does (a derivative's 1 * 1, a broadcast 1 times 100)
+EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
+
+_INT_MAX = np.iinfo(np.int32).max
+
+
+class Builder:
+    """The growing tape: one Python list per column, packed into arrays by ``Tape``."""
+
+    def __init__(self, dtype=np.float64, record_sites=False):
+        self.dtype = np.dtype(dtype)  # of the value arena: float64, or float32
+        self.scratch = 0              # work space a row may need at the end of F (none yet)
+        self.largest_product = 0      # M * K * N of the largest matmul (BLAS threading)
+        self.op, self.a0, self.a1, self.pp, self.need, self.imm = [], [], [], [], [], []
+        self.off = [0]
+        self.params = []
+        self.shapes = []              # per node, for printing and for the Tape's outputs
+        self.consts = {}              # node -> float64 values written once when packing
+        self.input_kinds = {}         # input node -> numpy dtype kind ("f", "i", "u", "b")
+        self._scalar_consts = {}      # (value, sign) -> const node, so 2.0 is stored once
+        self._array_consts = {}       # id(array) -> (array, node), captured arrays stored once
+        self._gathers = {}            # (source, digest of positions) -> (positions, node)
+        self.viewed = {}              # gather node made from a view -> the positions it reads
+        self.live = True              # False once the trace is over (leaked tracer check)
+        self.derived = False          # True once derivatives are traced as ops (_symbolic)
+        # per node, the user's source line: a side table kept only for debug_nans
+        self.sites = [] if record_sites else None
+
+    @property
+    def n(self):
+        return len(self.op)
+
+    def add(self, name, shape, a0=-1, a1=-1, params=None, imm=0.0, need=0):
+        """Append one node; return its index."""
+        if not self.live:
+            raise LeakedTracerError(at_user_site(
+                f"{name}: a traced value was used outside the trace that made it (it leaked "
+                "out of bn.grad / bn.trace, e.g. stored in a global or a list): return it from "
+                "the function, or use has_aux=True to get it out as a number"))
+        size = math.prod(shape) if shape else 1
+        if params is None or len(params) == 0:
+            pp = -1
+        else:
+            pp = len(self.params)
+            self.params.extend(params.tolist() if isinstance(params, np.ndarray)
+                               else (int(p) for p in params))
+        return self._append(name, a0, a1, pp, need, imm, size,
+                            shape if type(shape) is tuple else tuple(shape))
+
+    def _append(self, name, a0, a1, pp, need, imm, size, shape):
+        """The new node's entry in every column; its index. (``add``, and ``_scalar_map``
+        directly: its scalar operands were checked to be this live trace's.)"""
+        end = self.off[-1] + size
+        if end > _INT_MAX:
+            raise ShapeError(at_user_site(
+                f"{name}: the tape's value buffer would exceed 2**31 elements (this node ends "
+                f"at {end:,}): trace with smaller inputs, e.g. a smaller batch"))
+        self.op.append(OPCODE[name])
+        self.a0.append(a0)
+        self.a1.append(a1)
+        self.pp.append(pp)
+        self.need.append(1 if need else 0)
+        self.imm.append(float(imm))
+        self.off.append(end)
+        self.shapes.append(shape)
+        if self.sites is not None:
+            self.sites.append(user_site())
+        return len(self.op) - 1
+
+    def input(self, shape, need, kind="f"):
+        node = self.add("input", shape, need=need)
+        self.input_kinds[node] = kind
+        return Var(self, node, shape)
+
+    def const(self, value):
+        """A constant node for a Python number or a numpy array (stored once per trace)."""
+        if isinstance(value, (float, int, np.floating, np.integer, bool, np.bool_)):
+            v = float(value)
+            key = (v, math.copysign(1.0, v))        # keeps 0.0 and -0.0 apart
+            node = self._scalar_consts.get(key)
+            if node is None:
+                node = self.add("const", ())
+                self.consts[node] = np.array([v])
+                self._scalar_consts[key] = node
+            return Var(self, node, ())
+        arr = value
+        hit = self._array_consts.get(id(arr))
+        if hit is not None and hit[0] is arr:
+            return Var(self, hit[1], arr.shape)
+        data = np.asarray(arr)
+        if data.dtype.kind not in "biuf":
+            raise UnsupportedOpError(at_user_site(
+                f"a captured array of dtype {data.dtype} cannot be a burnumba constant: "
+                "use a real (float, int or bool) array"))
+        node = self.add("const", data.shape)
+        self.consts[node] = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
+        self._array_consts[id(arr)] = (arr, node)
+        return Var(self, node, data.shape)
+
+    def lift(self, x):
+        """x as a Var of this trace: Vars pass through, numbers and arrays become constants."""
+        if isinstance(x, Var):
+            if x._b is not self and x._b.live:
+                # an inner transformation's function closes over an outer trace's value:
+                # the inner one runs in the outer trace instead (see _symbolic)
+                raise NestedTrace(x._b)
+            if x._b is not self:
+                raise LeakedTracerError(at_user_site(
+                    "a traced value from another trace was used here (it leaked out of an "
+                    "earlier bn.grad / bn.trace call, e.g. stored in a global or a closure): "
+                    "pass it as an argument instead"))
+            return x
+        if isinstance(x, (list, tuple)):
+            from ..numpy import array
+            return array(x)
+        if isinstance(x, np.ndarray) and x.dtype == object and \
+                any(isinstance(e, Var) for e in x.flat):
+            # np.array(..., dtype=object) of traced values: stack them (never a constant)
+            from ..numpy import array
+            return array(x.tolist())
+        if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
+            raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
+        if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
+            raise UnsupportedOpError(at_user_site(
+                f"cannot use an object of type {type(x).__name__} in a traced computation: "
+                "use floats or numpy arrays"))
+        return self.const(x)
+
+    # -- op constructors ------------------------------------------------------------------
+
+    def map(self, name, *xs, imm=0.0):
+        """An elementwise row with numpy broadcasting.
+
+        Scalars and tiles (an operand whose shape is a suffix of the result's, like a bias)
+        broadcast inside the kernel; any other operand whose shape differs from the result
+        is first expanded with a gather.
+        """
+        row = BY_NAME[name]
+        node = self._scalar_map(row, xs, imm)
+        if node is not None:
+            v = object.__new__(Var)             # Var(self, node, ()), without its two calls
+            v._b, v._node, v.shape, v._view = self, node, (), None
+            return v
+        xs = [self.lift(x) for x in xs]
+        if len(xs) == 1:
+            shape = xs[0].shape
+        else:
+            try:
+                shape = np.broadcast_shapes(xs[0].shape, xs[1].shape)
+            except ValueError:
+                raise ShapeError(at_user_site(
+                    f"{name}: operands could not be broadcast together with shapes "
+                    f"{xs[0].shape} {xs[1].shape}")) from None
+            if name == "multiply":
+                for one, other in (xs, xs[::-1]):
+                    if other.shape == shape and self._ones(one):
+                        return other                # x * 1 is x, bit for bit
+            xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
+        if name in EXACT_ROWS and all(self.op[x.node] == CONST for x in xs):
+            return self._folded(name, xs, shape)
+        rules = (row.da, row.db)
+        need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
+        node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
+                        imm=imm, need=need)
+        return Var(self, node, shape)
+
+    def _scalar_map(self, row, xs, imm):
+        """The common case of a scalar graph, without broadcasting: every operand a traced
+        scalar of this trace or a Python float. Returns the new node, or None for the general
+        path (which also raises the errors). No temporary containers: in a large scalar
+        graph every allocation the collector tracks brings its next pass nearer."""
+        a = self._scalar_node(xs[0])
+        if a is None:
+            return None
+        need, op = self.need, self.op
+        if len(xs) == 1:
+            if op[a] == CONST and row.name in EXACT_ROWS:
+                return self._folded(row.name, [Var(self, a, ())], ())._node
+            return self._append(row.name, a, -1, -1, need[a] and row.da is not None, imm,
+                                1, ())
+        b = self._scalar_node(xs[1])
+        if b is None:
+            return None
+        if op[a] == CONST or op[b] == CONST:               # constants of derivatives
+            if row.name == "multiply":
+                one = self._scalar_consts.get((1.0, 1.0))       # x * 1 is x, bit for bit
+                if b == one:
+                    return a
+                if a == one:
+                    return b
+            if op[a] == op[b] and row.name in EXACT_ROWS:
+                return self._folded(row.name, [Var(self, a, ()), Var(self, b, ())], ())._node
+        return self._append(row.name, a, b, -1, (need[a] and row.da is not None)
+                            or (need[b] and row.db is not None), imm, 1, ())
+
+    def _ones(self, x):
+        """Whether x is a constant (or a view of one) whose every value is 1.0."""
+        if x._view is None:
+            return self.op[x._node] == CONST and bool(np.all(self.consts[x._node] == 1.0))
+        positions, _, first = x._view
+        values = self._const_values(first, positions.reshape(-1))
+        return values is not None and bool(np.all(values == 1.0))
+
+    def _const_values(self, node, flat):
+        """The values at arena positions ``flat`` when they all lie in constant ``node``'s
+        slice, else None."""
+        start = self.off[node]
+        if (self.op[node] != CONST or not flat.size or int(flat.min()) < start
+                or int(flat.max()) >= self.off[node + 1]):
+            return None
+        return self.consts[node][flat - start]
+
+    def _folded(self, name, xs, shape):
+        """A row of constants computed now, as the kernel would (one correctly rounded IEEE
+        operation per element, in the arena's dtype): a constant node. The rows of
+        EXACT_ROWS only, where numpy and the kernel agree bit for bit."""
+        values = [self.consts[x.node].astype(self.dtype) for x in xs]
+        if len(values) == 2:
+            values = [np.broadcast_to(v.reshape(x.shape), shape).reshape(-1)
+                      for v, x in zip(values, xs)]
+        with np.errstate(all="ignore"):
+            out = getattr(np, name)(*values)
+        if shape == ():
+            return self.const(float(out[0]))
+        return self.const(np.ascontiguousarray(out.reshape(shape), dtype=np.float64))
+
+    def _scalar_node(self, x):
+        """The node of x for _scalar_map, or None."""
+        if type(x) is Var and x._b is self and self.live:
+            return x.node
+        if type(x) is float:
+            return self.const(x)._node
+        return None
+
+    def gather(self, sources, positions, shape):
+        """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
+        fall in. No node yet: views of views compose (their positions are just indexed
+        again), and the first consumer that needs a node makes one gather row."""
+        positions = np.asarray(positions).reshape(shape)
+        need = any(s._view[1] if s._view is not None else self.need[s._node] for s in sources)
+        first = sources[0]
+        first = first._view[2] if first._view is not None else first._node
+        return Var(self, None, shape, (positions, need, first))
+
+    def materialize(self, view, shape, copy=False):
+        """The node of a pending view: its first source itself when the view is all of that
+        node in order (x[:], a reshape of a view), else a gather row; ``copy``: always a
+        new node (a stand-in that must be distinct from its source)."""
+        positions, need, first = view
+        flat = positions.reshape(-1)
+        start = self.off[first]
+        if (not copy and flat.size == self.off[first + 1] - start and flat.size
+                and flat[0] == start and flat[-1] == start + flat.size - 1
+                and (flat.size < 3 or bool(np.all(np.diff(flat) == 1)))):
+            return first
+        if copy:
+            return self.add("gather", shape, a0=first, params=flat, need=need)
+        values = self._const_values(first, flat)
+        if values is not None:
+            # a constant's elements picked or repeated (a broadcast scalar of a derivative):
+            # a constant, not a gather the forward runs on every call
+            node = self.add("const", shape)
+            self.consts[node] = values
+            return node
+        # the same gather twice (x.T read by two rules, a transpose in a derivative) is one
+        # node: its positions are fixed at trace time, and so are its sources' values' slots.
+        # One element (a scalar picked from an array) is keyed by its position itself.
+        if flat.size == 1:
+            key = (first, bool(need), 1, int(flat[0]))
+            hit = self._gathers.get(key)
+            if hit is not None:
+                return hit[1]
+        else:
+            key = (first, bool(need), flat.size,
+                   hashlib.blake2b(np.ascontiguousarray(flat, np.int64).tobytes(),
+                                   digest_size=16).digest())
+            hit = self._gathers.get(key)
+            if hit is not None and np.array_equal(hit[0], flat):
+                return hit[1]
+        node = self.add("gather", shape, a0=first, params=flat, need=need)
+        self._gathers[key] = (flat, node)
+        self.viewed[node] = flat
+        return node
+
+    def axis(self, name, x, axis, shape, imm=0.0, operand=-1, params=()):
+        """A row that works along one axis of x, seen as (outer, m, inner); ``shape`` is the
+        output's. ``operand`` is an optional second operand node (a1)."""
+        axis = normalize_axis(axis, x.ndim, name)
+        outer = math.prod(x.shape[:axis])
+        m = x.shape[axis]
+        inner = math.prod(x.shape[axis + 1:])
+        if m == 0:
+            raise ShapeError(at_user_site(
+                f"{name}: axis {axis} of shape {x.shape} is empty; there is nothing to reduce"))
+        node = self.add(name, shape, x.node, operand, params=[outer, m, inner, *params],
+                        imm=imm, need=self.need[x.node])
+        return Var(self, node, shape)
+
+    def reduce(self, name, xs, scale=1.0):
+        """A fused reduction row (sum, sumsq) over every element of the listed Vars."""
+        xs = [self.lift(x) for x in xs]
+        need = any(self.need[x.node] for x in xs)
+        node = self.add(name, (), params=[len(xs)] + [x.node for x in xs], imm=scale, need=need)
+        return Var(self, node, ())
+
+
+def tiles(shape, out):
+    """Whether an operand of ``shape`` repeats whole in row-major order over ``out``: a
+    scalar, the same shape, or a suffix of it after leading 1s (bias (C,) over (B, T, C))."""
+    core = tuple(shape)
+    while core and core[0] == 1:
+        core = core[1:]
+    return not core or tuple(out[len(out) - len(core):]) == core
+
+
+def normalize_axis(axis, ndim, name):
+    if not -ndim <= axis < ndim:
+        raise ShapeError(at_user_site(
+            f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}"))
+    return axis % ndim
+
+
+def broadcast_to(x, shape):
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    try:
+        idx = np.broadcast_to(np.arange(x.size).reshape(x.shape), shape)
+    except ValueError:
+        raise ShapeError(at_user_site(
+            f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")) from None
+    return x._b.gather([x], x.positions().reshape(-1)[idx], shape)
+
+
+# The rows whose output is a mask: no gradient, and numpy's twin returns booleans
+# (comparisons, isnan, logical_and ...).
+MASK_ROWS = frozenset(r.name for r in BY_NAME.values() if r.kind == "map" and r.da is None
+                      and r.db is None and {"d->?", "dd->?"} & set(
+                          getattr(getattr(np, r.name, None), "types", ())))
+
+
+def is_mask(x):
+    """Whether x holds numpy booleans: a Python or numpy bool, a bool array, or a traced
+    value every element of which a mask row wrote."""
+    if isinstance(x, (bool, np.bool_)):
+        return True
+    if isinstance(x, np.ndarray):
+        return x.dtype == np.bool_
+    if not isinstance(x, Var):
+        return False
+    b = x._b
+    if x._view is None:
+        nodes = [x.node]
+    else:
+        owner = np.searchsorted(np.asarray(b.off), np.asarray(x._view[0]).reshape(-1), "right")
+        nodes = {int(k) for k in np.unique(owner - 1)}
+    return all(_NAMES[b.op[k]] in MASK_ROWS for k in nodes)
+
+
+_NAMES = {code: name for name, code in OPCODE.items()}
+
+
+def _scalar(x):
+    return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool)
+
+
+def power(x, y):
+    """x ** y, choosing the row: constant integer and real exponents get their own rows."""
+    if isinstance(x, Var) and _scalar(y):
+        c = float(y)
+        b = x._b
+        if c == 0.0:
+            return _ones_like(x)
+        if c == 1.0:
+            return x
+        special = {2.0: "square", 3.0: "cube", -1.0: "reciprocal", 0.5: "sqrt", -0.5: "rsqrt"}
+        if c in special:
+            return b.map(special[c], x)
+        if c.is_integer() and abs(c) < 2 ** 31:
+            return b.map("powi", x, imm=c)
+        return b.map("pow_c", x, imm=c)
+    b = (x if isinstance(x, Var) else y)._b
+    return b.map("power", x, y)
+
+
+def _ones_like(x):
+    b = x._b
+    return b.const(np.ones(x.shape)) if x.shape else b.const(1.0)
+
+
+class Var:
+    """A traced value: a node of the tape being built, with a shape and the tape's dtype.
+
+    ``Var(b, node, shape)`` makes an ``ArrayVar`` when the shape is not ``()``: only arrays
+    have ``__getitem__``, so that numpy does not take a traced scalar for a sequence (it
+    would hide burnumba's error behind "setting an array element with a sequence").
+    """
+
+    __slots__ = ("_b", "_node", "shape", "_view")
+    __array_priority__ = 1000.0
+
+    @property
+    def dtype(self):
+        return self._b.dtype
+
+    def __new__(cls, builder, node, shape, view=None):
+        return object.__new__(ArrayVar if shape else cls)
+
+    def __init__(self, builder, node, shape, view=None):
+        self._b = builder
+        self._node = node
+        self.shape = shape
+        self._view = view          # (positions, need, first source) of an unmade gather
+
+    @property
+    def node(self):
+        """The node holding this value; a pending view becomes a gather node here."""
+        if self._node is None:
+            self._node = self._b.materialize(self._view, self.shape)
+            self._view = None
+        return self._node
+
+    def positions(self):
+        """Where each element lives in the arena (absolute offsets), shaped like the value."""
+        if self._view is not None:
+            return self._view[0]
+        return self._b.off[self.node] + np.arange(self.size).reshape(self.shape)
+
+    def reshaped(self, shape):
+        """The same elements in row-major order with a new shape: no node."""
+        if self._view is not None:
+            positions, need, first = self._view
+            return Var(self._b, None, shape, (positions.reshape(shape), need, first))
+        return Var(self._b, self.node, shape)
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        where = "a view" if self._node is None else f"node %{self._node}"
+        return f"Traced<{self._b.dtype}{list(self.shape)}, {where}>"
+
+    # -- arithmetic -----------------------------------------------------------------------
+    def __add__(self, o): return self._b.map("add", self, o)
+    def __radd__(self, o): return self._b.map("add", o, self)
+    def __sub__(self, o): return self._b.map("subtract", self, o)
+    def __rsub__(self, o): return self._b.map("subtract", o, self)
+    def __mul__(self, o): return self._b.map("multiply", self, o)
+    def __rmul__(self, o): return self._b.map("multiply", o, self)
+    def __truediv__(self, o): return self._b.map("divide", self, o)
+    def __rtruediv__(self, o):
+        if _scalar(o) and float(o) == 1.0:           # 1 / x: one node, no constant
+            return self._b.map("reciprocal", self)
+        return self._b.map("divide", o, self)
+
+    def __mod__(self, o): return self._b.map("remainder", self, o)
+    def __rmod__(self, o): return self._b.map("remainder", o, self)
+    # // and divmod as numpy's floor_divide (gradient 0) and remainder
+    def __floordiv__(self, o): return self._b.map("floor_divide", self, o)
+    def __rfloordiv__(self, o): return self._b.map("floor_divide", o, self)
+    def __divmod__(self, o): return (self // o, self % o)
+    def __rdivmod__(self, o): return (o // self, o % self)
+    def __pow__(self, o): return power(self, o)
+    def __rpow__(self, o): return power(o, self)
+    def __neg__(self): return self._b.map("negative", self)
+    def __pos__(self): return self
+    def __abs__(self): return self._b.map("absolute", self)
+    def __gt__(self, o): return self._b.map("greater", self, o)
+    def __ge__(self, o): return self._b.map("greater_equal", self, o)
+    def __lt__(self, o): return self._b.map("less", self, o)
+    def __le__(self, o): return self._b.map("less_equal", self, o)
+    def __eq__(self, o): return self._b.map("equal", self, o)
+    def __ne__(self, o): return self._b.map("not_equal", self, o)
+    __hash__ = object.__hash__
+
+    def __matmul__(self, o):
+        from ..numpy import matmul
+        return matmul(self, o)
+
+    def __rmatmul__(self, o):
+        from ..numpy import matmul
+        return matmul(o, self)
+
+    # -- things a traced value cannot do --------------------------------------------------
+    def _no_operator(self, *_):
+        raise UnsupportedOpError(at_user_site(
+            "the operators << >> & | ^ ~ are not differentiable and not traced, except & | ^ ~ "
+            "between masks (comparisons, isnan, ...): for other values compute integer data "
+            "(indices, masks) with numpy before the call and pass it in as an argument, or "
+            "build the value from traced ops (+ - * / **, np.logical_and / or / xor / not)"))
+
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _no_operator
+
+    # & | ^ ~ between masks (numpy's booleans: a comparison's or a predicate's 0/1 output, a
+    # numpy bool array, a Python bool) are logical_and / or / xor / not, as numpy's on bools
+    def _logical(self, name, o, reflected=False):
+        if not (is_mask(self) and is_mask(o)):
+            self._no_operator()
+        return self._b.map(name, o, self) if reflected else self._b.map(name, self, o)
+
+    def __and__(self, o): return self._logical("logical_and", o)
+    def __rand__(self, o): return self._logical("logical_and", o, True)
+    def __or__(self, o): return self._logical("logical_or", o)
+    def __ror__(self, o): return self._logical("logical_or", o, True)
+    def __xor__(self, o): return self._logical("logical_xor", o)
+    def __rxor__(self, o): return self._logical("logical_xor", o, True)
+
+    def __invert__(self):
+        if not is_mask(self):
+            self._no_operator()
+        return self._b.map("logical_not", self)
+
+    def __bool__(self):
+        raise TracerBoolError(at_user_site(
+            "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value: "
+            "its value is not known while tracing. Use bnp.where(cond, a, b), "
+            "bnp.maximum / bnp.minimum, or bn.relu / bnp.abs instead of branching. If it is "
+            "a number you pass in (a Python float is traced, as under jax.jit), name its "
+            "argument in static_argnums to branch on its value"))
+
+    def _concrete(self, what):
+        raise ConcretizationError(at_user_site(
+            f"{what} on a traced value: burnumba traces symbolically, so there is no number "
+            "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
+            "traced values into an array, use bnp.stack / bnp.array instead of assigning "
+            "into a numpy array. If it is a number you pass in (a Python float is traced, as "
+            "under jax.jit), name its argument in static_argnums"))
+
+    def __float__(self): self._concrete("float()")
+    def __int__(self): self._concrete("int()")
+    def __index__(self): self._concrete("using it as an index")
+    def __complex__(self): self._concrete("complex()")
+
+    def __array__(self, dtype=None, copy=None):
+        caller = numpy_caller()
+        if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
+            raise ConcretizationError(at_user_site(
+                "numpy tried to convert a traced value into a numpy array: np.array / "
+                "np.asarray or a ufunc given a list holding traced values (numpy looks at the "
+                "list, not at its elements, so burnumba cannot take over), or a numpy array "
+                "indexed by a traced value. Use bnp.array(list) or bnp.stack(list) (import "
+                "burnumba.numpy as bnp) or np.array(list, like=x) with x any traced value, "
+                "and bnp.take(array, idx, axis=0) to index a numpy array"))
+        from .. import numpy as bnp
+        name = caller[len("numpy."):]
+        fix = f"bnp.{name}(list), or " if "." not in name and hasattr(bnp, name) else ""
+        raise ConcretizationError(at_user_site(
+            f"{caller} tried to convert a traced value into a numpy array. A list (or tuple) "
+            "holding traced values reaches numpy as a plain list, which numpy converts before "
+            "burnumba can take over: use "
+            f"{fix}{caller.replace('numpy.', 'np.')}(bnp.array(list)) (import burnumba.numpy "
+            "as bnp; bnp.array and bnp.stack build a traced array from a list)"))
+
+    # -- ndarray methods: numpy's names and signatures, each the burnumba.numpy function --
+    # (tests/test_readme.py lists every public ndarray name defined here as supported)
+    def reshape(self, *shape, order="C", copy=None):
+        from ..numpy import reshape
+        return reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def ravel(self, order="C"):
+        from ..numpy import ravel
+        return ravel(self, order)
+
+    def flatten(self, order="C"):
+        from ..numpy import ravel
+        return ravel(self, order)
+
+    @property
+    def T(self):
+        from ..numpy import transpose
+        return transpose(self)
+
+    @property
+    def mT(self):
+        from ..numpy import swapaxes
+        if self.ndim < 2:
+            raise ShapeError(at_user_site(
+                f"mT: the matrix transpose needs at least 2 dimensions, not shape {self.shape}"))
+        return swapaxes(self, -1, -2)
+
+    def transpose(self, *axes):
+        from ..numpy import transpose
+        return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        from ..numpy import prod
+        return prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        from ..numpy import cumsum
+        return cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        from ..numpy import cumprod
+        return cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        raise InplaceError(at_user_site(
+            "ndarray.sort() sorts in place, which is not traceable: use the sorted copy "
+            "y = np.sort(x, axis) (differentiable; the order is found at run time)"))
+
+    def swapaxes(self, axis1, axis2):
+        from ..numpy import swapaxes
+        return swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        from ..numpy import squeeze
+        return squeeze(self, axis)
+
+    def sum(self, *args, **kwargs):
+        from ..numpy import sum as _sum
+        return _sum(self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        from ..numpy import mean
+        return mean(self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        from ..numpy import max as _max
+        return _max(self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        from ..numpy import min as _min
+        return _min(self, *args, **kwargs)
+
+    def var(self, *args, **kwargs):
+        from ..numpy import var
+        return var(self, *args, **kwargs)
+
+    def std(self, *args, **kwargs):
+        from ..numpy import std
+        return std(self, *args, **kwargs)
+
+    def clip(self, *args, **kwargs):
+        from ..numpy import clip
+        return clip(self, *args, **kwargs)
+
+    def dot(self, b, out=None):
+        from ..numpy import dot
+        return dot(self, b, out)
+
+    def take(self, *args, **kwargs):
+        from ..numpy import take
+        return take(self, *args, **kwargs)
+
+    def repeat(self, *args, **kwargs):
+        from ..numpy import repeat
+        return repeat(self, *args, **kwargs)
+
+    def diagonal(self, *args, **kwargs):
+        from ..numpy import diagonal
+        return diagonal(self, *args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        from ..numpy import trace
+        return trace(self, *args, **kwargs)
+
+    def copy(self, order="C"):
+        """The value itself: traced values are immutable, so a copy cannot differ."""
+        return self
+
+    def conj(self):
+        """Real values are their own conjugates (burnumba traces real numbers only)."""
+        return self
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        """Zeros (a constant: the imaginary part of a real value, with gradient 0)."""
+        return self._b.const(np.zeros(self.shape)) if self.shape else self._b.const(0.0)
+
+    @property
+    def itemsize(self):
+        return self._b.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self._b.dtype.itemsize
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """To a float dtype: the value itself, computed in the tape's dtype (a tape computes in
+        one float dtype, so a cast to another float dtype warns, PrecisionWarning). Integer
+        and boolean dtypes are refused: they would not be differentiable."""
+        cast_check(f"astype({np.dtype(dtype)})", dtype, self._b.dtype)
+        return self
+
+    def __getattr__(self, name):
+        """Any other ndarray method or attribute: a burnumba error that names it and the fix."""
+        if not name.startswith("__") and hasattr(np.ndarray, name):
+            hint = _NOT_TRACED.get(name)
+            if hint is None:
+                hint = ("use the burnumba.numpy function, or compute constants with numpy "
+                        "before the call")
+            raise UnsupportedMethodError(at_user_site(
+                f"ndarray.{name} is not supported on traced values: {hint}. Traced arrays "
+                f"have {', '.join(supported_methods())}"))
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # -- numpy protocols: ``__array_ufunc__`` and ``__array_function__`` are set on Var by
+    # burnumba.numpy, which holds the tables they dispatch through (it imports this module,
+    # and a lookup here on every np.exp(x) would cost a quarter of a traced node)
+
+
+_CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
+             "value from the function (or use has_aux=True) to get numbers out")
+_NOT_DIFFERENTIABLE = ("its result is integer or boolean, neither differentiable nor traced: "
+                       "compute it with numpy before the call and pass it in as data (an "
+                       "integer array argument indexes at run time: x[idx]), or use "
+                       "bnp.where for a choice made by traced values")
+_IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp.where, "
+             "bnp.concatenate, bnp.stack)")
+_NOT_TRACED = {
+    **dict.fromkeys(("item", "tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
+                    _CONCRETE),
+    **dict.fromkeys(("any", "all", "argmax", "argmin", "argsort", "argpartition", "nonzero",
+                     "searchsorted", "round", "compress"), _NOT_DIFFERENTIABLE),
+    **dict.fromkeys(("fill", "itemset", "put", "resize", "setfield", "setflags", "partition",
+                     "byteswap"), _IN_PLACE),
+    "flat": "use x.ravel() (and index it)",
+    "view": "a traced array has no memory of its own to view; use reshape or astype",
+}
+
+
+def supported_methods():
+    """The ndarray methods and attributes traced arrays have (numpy's names); ``sort`` is
+    defined only to refuse, with an InplaceError naming np.sort."""
+    return sorted(n for n in dir(ArrayVar)
+                  if not n.startswith("_") and hasattr(np.ndarray, n) and n != "sort")
+
+
+def cast_check(what, dtype, have):
+    """A cast inside a tape (astype, dtype=): another float dtype computes on in the tape's own
+    dtype with a PrecisionWarning; an integer, boolean or complex dtype is an error."""
+    want = np.dtype(dtype)
+    if want == have:
+        return
+    if want.kind == "f":
+        warnings.warn(at_user_site(
+            f"{what} inside a {have} tape: values stay {have} (a tape computes in one float "
+            f"dtype, set by its float array arguments), so results can differ from numpy's in "
+            f"the last digits. Pass {want} arrays to trace a {want} tape, or drop the cast"),
+            PrecisionWarning, stacklevel=2)
+        return
+    if want.kind == "c":
+        raise UnsupportedOpError(at_user_site(
+            f"{what}: complex numbers are not supported (burnumba differentiates real "
+            "functions)"))
+    raise UnsupportedOpError(at_user_site(
+        f"{what} of a traced value: it would not be differentiable. Compute integer or "
+        "boolean data (indices, masks) with numpy before the call and pass it in; use "
+        "bnp.where for a mask built from traced values"))
+
+
+class ArrayVar(Var):
+    """A traced array (ndim >= 1): a Var with indexing, iteration and len()."""
+
+    __slots__ = ()
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        from ..numpy import _index
+        return _index(self, key)
+
+    def __iter__(self):
+        return (self[k] for k in range(self.shape[0]))
+
+    def __setitem__(self, key, value):
+        raise InplaceError(at_user_site(
+            "in-place assignment `x[...] = v` into a traced array is not traceable: build a "
+            "new array instead, e.g. bnp.where(mask, v, x), or bnp.concatenate / bnp.stack "
+            "of the pieces"))

@@ -1,0 +1,365 @@
+"""grad, value_and_grad, vjp and trace: trace once per input signature, then run the
+compiled kernel."""
+import collections
+import contextlib
+import functools
+import gc
+import threading
+
+import numpy as np
+
+from ..ir.checked import SWITCH
+from .._errors import (InputError, NestedTrace, OutputError, at_user_site,
+                      nested_unsupported)
+from ..trace.plan import DATA as _DATA, DIFF as _DIFF, CallPlan
+from ..trace.pytree import flatten, unflatten
+from ..trace.signature import Signature, is_data, structure, tape_dtype
+from ..ir.tape import Tape
+from ..trace.tracer import MASK_ROWS, Builder, Var
+from ..kernels import ROWS
+
+CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
+
+
+def _norm_argnums(argnums):
+    if isinstance(argnums, int):
+        return (argnums,), True
+    argnums = tuple(argnums)
+    if not argnums or not all(isinstance(k, int) for k in argnums):
+        raise InputError("argnums must be an int or a non-empty tuple of ints")
+    return argnums, False
+
+
+def _norm_static(static_argnums, argnums):
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if not all(isinstance(k, int) for k in static):
+        raise InputError("static_argnums must be an int or a tuple of ints")
+    both = set(static) & set(argnums)
+    if both:
+        raise InputError(f"argument {min(both)} is in both argnums and static_argnums: a "
+                         "differentiated argument cannot be static")
+    return static
+
+
+def _positive(nums, nargs):
+    return tuple(k + nargs if k < 0 else k for k in nums)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector paused while a function is traced and its tape
+    built. A trace makes one Python object per traced value and keeps them all until it
+    ends, so the collector's passes over the growing heap find nothing to free (the values
+    form no cycles): 10 % of the time to trace a 10^5-node graph (bench/report_interp.py).
+    The pause lasts until the builder and its values are freed: resumed while they were
+    alive, the collector's first pass walked them all (26-36 ms, 0.2-0.3 us a node, for that
+    graph, against about 1 ms now). It is resumed unless it was off already (the user's
+    choice, or another thread's trace in progress)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, static=(),
+           forward_mode=False):
+    """The Tape of ``f`` on arguments of signature ``sig``, the collector paused until the
+    trace's objects are gone (``_traced`` returns the tape only)."""
+    with _collector_paused():
+        return _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
+                       forward_mode)
+
+
+def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
+            forward_mode):
+    b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
+    in_slots = []
+
+    def new_input(x, need):
+        shape = np.shape(x)
+        v = b.input(shape, need, getattr(x, "dtype", np.dtype(float)).kind)
+        in_slots.append((b.off[v.node], v.size, shape, isinstance(x, float)
+                         and not isinstance(x, np.floating)))
+        return v
+
+    diff_vars = iter([new_input(x, True) for x in sig.diff])
+    data_vars = iter([new_input(x, False) for x in sig.data])
+    traced_args = []
+    for k, a in enumerate(args):
+        leaves, treedef = flatten(a)
+        kinds = sig.kinds[k]
+        new = [next(diff_vars) if kd == _DIFF else next(data_vars) if kd == _DATA else x
+               for kd, x in zip(kinds, leaves)]
+        traced_args.append(unflatten(treedef, new))
+    traced_kwargs = {}
+    for name in sorted(kwargs):
+        leaves, treedef = flatten(kwargs[name])
+        new = [next(data_vars) if is_data(x) else x for x in leaves]
+        traced_kwargs[name] = unflatten(treedef, new)
+
+    result = f(*traced_args, **traced_kwargs)
+    if has_aux:
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise OutputError(
+                "has_aux=True: the function must return a pair (output, aux), got "
+                f"{type(result).__name__}")
+        result, aux_tree = result
+        aux_leaves, aux_def = flatten(aux_tree)
+        aux_leaves = [_stacked(b, v) for v in aux_leaves]
+        aux_items = [(v.node, v.shape) if isinstance(v, Var) else ("const", v)
+                     for v in aux_leaves]
+        aux = (aux_def, aux_items)
+    else:
+        aux = None
+    out = _as_output(b, result, need_scalar)
+    out_node = out.node                    # a pending view becomes a node here
+    if b.derived:                          # derivatives traced as ops: drop what is unread
+        from ..derive.symbolic import eliminate_dead     # (imported already: it traced them)
+        roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
+        eliminate_dead(b, roots)
+    b.live = False
+    return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
+                argnums=argnums, single=single, static=static, forward_mode=forward_mode)
+
+
+# The mask rows (comparisons, isnan, logical_and ...: no gradient, and numpy's twin returns
+# booleans) are _tracer.MASK_ROWS. (sign, floor, ceil and stop_gradient also have no
+# gradient rule, but their values are floats: grad of them is 0, as in JAX.)
+
+
+def _stacked(b, x):
+    """An object array holding traced values (filled item by item) as one traced array, so
+    that no traced value leaves the trace inside it; anything else unchanged."""
+    if isinstance(x, np.ndarray) and x.dtype == object and \
+            any(isinstance(e, Var) for e in x.flat):
+        return b.lift(x)
+    return x
+
+
+def _as_output(b, result, need_scalar):
+    if need_scalar and (isinstance(result, (bool, np.bool_)) or (
+            isinstance(result, np.ndarray) and result.dtype.kind == "b") or (
+            isinstance(result, Var) and result._view is None
+            and ROWS[b.op[result.node]].name in MASK_ROWS)):
+        raise OutputError(at_user_site(
+            "grad needs a float output, but the function returns a boolean (a comparison "
+            "mask, which has no gradient; JAX refuses it too): return a float, e.g. "
+            "bnp.where(mask, x, 0.0) or the loss the mask selects"))
+    result = _stacked(b, result)
+    if isinstance(result, Var):
+        out = result
+    elif isinstance(result, (float, int, np.floating, np.integer)) or (
+            isinstance(result, np.ndarray) and result.dtype.kind in "biuf"):
+        out = b.const(result)                     # a constant output: every gradient is 0
+    elif need_scalar:
+        raise OutputError(
+            f"the traced function returned {type(result).__name__}; grad needs one scalar "
+            "output (use has_aux=True to return more)")
+    else:
+        raise OutputError(
+            f"the traced function returned {type(result).__name__}; a tape's output is one "
+            "array or number: return one (bnp.concatenate of the outputs' ravels joins "
+            "several). vjp, jvp, linearize and the Jacobians also take a tuple, list or dict "
+            "of arrays")
+    if need_scalar and out.shape != ():
+        raise OutputError(
+            f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
+            "it first (bnp.sum, bnp.mean) or index one element")
+    return out
+
+
+class TapeCache:
+    """A bounded cache of a function's tapes, one per input signature (the least recently
+    used are dropped beyond ``cache_size``). Threads may use it at once: tapes keep one run
+    state per thread, and the cache is updated under a lock. ``need_scalar``: the output
+    must be a scalar (grad); ``forward_mode``: the tapes' kernels have the tangent sweep."""
+
+    def __init__(self, f, argnums, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(),
+                 need_scalar=True, forward_mode=False):
+        self.f = f
+        self.argnums, self.single = _norm_argnums(argnums)
+        self.static = _norm_static(static_argnums, self.argnums)
+        self.has_aux = has_aux
+        if not (isinstance(cache_size, int) and cache_size >= 1):
+            raise InputError(f"cache_size must be a positive int, got {cache_size!r}")
+        self.cache_size = cache_size
+        self.need_scalar = need_scalar
+        self.forward_mode = forward_mode
+        self.tapes = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def tape_for(self, args, kwargs):
+        """(tape, signature, argnums) for these arguments, tracing on a cache miss."""
+        argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
+        sig = Signature(args, kwargs, argnums, static)
+        # under debug_nans, a tape with source lines is kept beside the plain one
+        key = sig.key + ("debug_nans",) if SWITCH.on else sig.key
+        tape = self.tapes.get(key)
+        if tape is not None:
+            if len(self.tapes) > 1:
+                with self.lock:
+                    if key in self.tapes:
+                        self.tapes.move_to_end(key)
+            return tape, sig, argnums
+        tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
+                      self.single, static, self.forward_mode)
+        self.traced(tape)
+        with self.lock:
+            tape = self.tapes.setdefault(key, tape)       # another thread may have won
+            while len(self.tapes) > self.cache_size:
+                _, old = self.tapes.popitem(last=False)
+                self.dropped(old)
+            self.added(tape, args, kwargs, argnums)
+        return tape, sig, argnums
+
+    def tape_or_builder(self, args, kwargs):
+        """``(tape, sig, argnums, None)``; or ``(None, None, None, builder)`` when the
+        arguments are another trace's values (the caller then runs in that trace, outside
+        this except, so that its errors chain nothing)."""
+        try:
+            return (*self.tape_for(args, kwargs), None)
+        except NestedTrace as nested:
+            builder = nested.builder
+        return None, None, None, builder
+
+    def traced(self, tape):
+        """This thread has just traced ``tape`` (before any other thread can see it)."""
+
+    def dropped(self, tape):
+        """A tape left the cache (under the lock)."""
+
+    def added(self, tape, args, kwargs, argnums):
+        """A tape entered the cache (under the lock)."""
+
+    def trace(self, *args, **kwargs):
+        """The Tape this function runs for these arguments."""
+        return self.tape_for(args, kwargs)[0]
+
+
+class _Transformed(TapeCache):
+    """The state behind what grad / value_and_grad return: the tape cache, and the call plan
+    of each tape (the fast paths)."""
+
+    def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE,
+                 static_argnums=()):
+        super().__init__(f, argnums, has_aux, cache_size, static_argnums)
+        self.with_value = with_value
+        self.plans = {}            # tape -> its CallPlan
+        self.fast = None           # (nargs, runner, tape) once every argument is a traced float
+        self.plan = None           # the CallPlan of the tape used last
+
+    def function(self):
+        """A plain closure (cheaper to call than an object's __call__) over this state."""
+        state = self
+
+        def transformed(*args, **kwargs):
+            if SWITCH.on:                # debug_nans: traced again, with source lines
+                return state.call(args, kwargs)
+            fast = state.fast
+            if fast is not None and not kwargs and len(args) == fast[0]:
+                for a in args:
+                    if type(a) is not float:
+                        break
+                else:
+                    return fast[1](args)
+            plan = state.plan
+            if plan is not None and not kwargs:
+                leaves = plan.match(args)
+                if leaves is not None:
+                    return plan.run(leaves)
+            return state.call(args, kwargs)
+
+        functools.update_wrapper(transformed, self.f)
+        transformed.tapes = self.tapes
+        transformed.trace = self.trace
+        transformed.plans = self.plans
+        transformed._transformed = self          # what bn.vmap runs per sample
+        return transformed
+
+    def dropped(self, old):
+        self.plans.pop(old, None)
+        if self.plan is not None and self.plan.tape is old:
+            self.plan = None
+        if self.fast is not None and self.fast[2] is old:
+            self.fast = None
+
+    def added(self, tape, args, kwargs, argnums):
+        if (not kwargs and not self.has_aux and not SWITCH.on
+                and sorted(argnums) == list(range(len(args)))
+                and all(type(a) is float for a in args)):
+            self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
+                                                       self.single), tape)
+
+    def call(self, args, kwargs):
+        tape, sig, argnums, builder = self.tape_or_builder(args, kwargs)
+        if builder is not None:                    # inside another trace: run in it
+            from ..derive import symbolic as _symbolic
+            argnums = _positive(self.argnums, len(args))
+            return _symbolic.value_and_grad(builder, self.f, args, kwargs, argnums,
+                                            self.single, self.has_aux, self.with_value)
+        if not kwargs:
+            plan = self.plans.get(tape)
+            if plan is None:
+                plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
+                                self.has_aux)
+                with self.lock:
+                    if tape in self.tapes.values():
+                        plan = self.plans.setdefault(tape, plan)
+            if not SWITCH.on:
+                self.plan = plan
+        state = tape.state()
+        value, flat = tape.run_value_and_grad(sig.diff + sig.data, state=state)
+        grads = structure(tape, flat, sig, argnums, self.single)
+        if self.has_aux:
+            aux = tape.aux_values(state)
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads
+
+
+
+def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
+    """Return a function computing ``(f(*args), grad)``, as ``jax.value_and_grad``.
+
+    ``f`` is traced once per input signature: pytree structure, shapes and dtypes, and the
+    values of static arguments. Arrays and Python floats outside ``argnums`` are inputs of
+    the tape, so new values do not retrace (as under ``jax.jit``); ints, bools, strings and
+    the arguments named in ``static_argnums`` are static. ``cache_size`` bounds the tapes
+    kept (least recently used first out).
+
+    >>> import burnumba as bn, numpy as np
+    >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
+    >>> value, (da, db) = vg(0.5, -1.5)
+    """
+    return _Transformed(f, argnums, has_aux, True, cache_size, static_argnums).function()
+
+
+def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
+    """Return a function computing the gradient of scalar ``f``, as ``jax.grad``; the
+    arguments are as for ``value_and_grad``.
+
+    >>> import burnumba as bn, numpy as np
+    >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
+    (5,)
+    """
+    return _Transformed(f, argnums, has_aux, False, cache_size, static_argnums).function()
+
+
+def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
+    """Trace ``f`` on these arguments and return its ``Tape`` for inspection.
+
+    >>> import burnumba as bn
+    >>> print(bn.trace(lambda a, b: (a + b) * b, 1.0, 2.0, argnums=(0, 1)))  # doctest: +SKIP
+    """
+    argnums_t, single = _norm_argnums(argnums)
+    argnums_t = _positive(argnums_t, len(args))
+    static = _positive(_norm_static(static_argnums, argnums_t), len(args))
+    try:
+        sig = Signature(args, kwargs, argnums_t, static)
+    except NestedTrace:
+        raise nested_unsupported("bn.trace") from None
+    tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single, static)
+    tape.run_forward(sig.diff + sig.data)
+    return tape

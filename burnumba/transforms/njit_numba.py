@@ -1,0 +1,92 @@
+"""The numba side of ``bn.njit_value_and_grad`` (imported on its first use only: a program
+that never asks for a handle never imports numba)."""
+import ctypes
+
+import numpy as np
+from numba import njit, literal_unroll, types
+from numba.core import errors
+from numba.extending import overload
+
+from .._errors import NjitArgumentError, OutputError, at_user_site
+from ..kernels import engine, layout
+
+# run(I, F, C, mode) takes three pointers and a mode; pointers pass as 64-bit integers
+_RUN = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                        ctypes.c_int64)
+
+
+def _put(F, start, size, x):
+    """Write one argument into its slice of F (replaced by the overload below in numba)."""
+
+
+@overload(_put)
+def _put_impl(F, start, size, x):
+    if isinstance(x, types.Array):
+        def impl(F, start, size, x):
+            if x.size != size:
+                raise NjitArgumentError("burnumba njit handle: an array argument does not "
+                                        "have the size traced; see handle.describe()")
+            k = start
+            for v in np.nditer(x):
+                F[k] = v.item()
+                k += 1
+        return impl
+    if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        def impl(F, start, size, x):
+            if size != 1:
+                raise NjitArgumentError("burnumba njit handle: a number was passed where "
+                                        "an array was traced; see handle.describe()")
+            F[start] = x
+        return impl
+    raise errors.TypingError(
+        f"burnumba njit handle: an argument of numba type {x} cannot be passed; pass floats "
+        "and numpy arrays, in the order and shapes traced")
+
+
+def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
+    I = tape.I                                # noqa: E741 (the tape's I, as in layout)
+    F0 = tape.F0
+    C0 = engine.control_block(tape.dtype, tape.largest_product)
+    run = _RUN(tape.kernel.address)
+    kernel = tape.kernel                      # kept alive by the handle below
+    VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
+    dtype = tape.dtype
+    if tape.out_shape != ():
+        raise OutputError(at_user_site("njit_value_and_grad needs a scalar output"))
+
+    def check_arity(args):
+        """Checked while numba types a call: the count, and that grad is an array."""
+
+    @overload(check_arity)
+    def check_arity_impl(args):
+        if len(args) != nargs + 1 or not isinstance(args[-1], types.Array):
+            raise errors.TypingError(
+                f"burnumba njit handle: called with {len(args)} arguments; it takes the "
+                f"function's {nargs} argument(s) and then grad, a 1-D {dtype} array of "
+                f"{grad_size} elements (see handle.describe())")
+        return lambda args: None
+
+    @njit(nogil=True)
+    def value_and_grad(*args):
+        check_arity(args)
+        grad = args[-1]
+        if grad.ndim != 1 or grad.size != grad_size:
+            raise NjitArgumentError("burnumba njit handle: grad must be a 1-D array of "
+                                    "handle.grad_size elements")
+        F = F0.copy()
+        C = C0.copy()
+        j = 0
+        for x in literal_unroll(args[:-1]):
+            _put(F, starts[j], sizes[j], x)
+            j += 1
+        value = run(I.ctypes.data, F.ctypes.data, C.ctypes.data, VG)
+        if C[ERR] != 0:
+            raise NjitArgumentError("burnumba njit handle: a node reported bad data (an "
+                                    "index out of range); call the function through "
+                                    "bn.value_and_grad for the full message")
+        for k in range(grad_size):
+            grad[k] = F[at_grad + k]
+        return value
+
+    value_and_grad.kernel = kernel
+    return value_and_grad
