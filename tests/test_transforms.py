@@ -14,7 +14,7 @@ import pytest
 
 import burnumba as bn
 import burnumba.numpy as bnp
-from burnumba.derive import symbolic as _symbolic
+from burnumba.derive import gather as _symbolic
 from burnumba.kernels import ROWS
 
 SHAPE = (2, 3)

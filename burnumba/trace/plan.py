@@ -9,7 +9,7 @@ the caller takes the general path, which retraces or finds another tape.
 """
 import numpy as np
 
-from ..trace.pytree import ArgLeaves, unflatten
+from .pytree import ArgLeaves, unflatten
 
 DIFF, DATA, STATIC = 0, 1, 2
 

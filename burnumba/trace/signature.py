@@ -3,9 +3,9 @@ of a trace, and the errors that explain a mismatch. Shared by the API and the Ta
 import numpy as np
 
 from .._errors import InputError, NestedTrace, ShapeError
-from ..trace.plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC
-from ..trace.pytree import check_same, describe, flatten, unflatten
-from ..trace.tracer import Var
+from .plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC
+from .pytree import check_same, describe, flatten, unflatten
+from .tracer import Var
 
 
 def _nested(x, where):

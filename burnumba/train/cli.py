@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from .._version import __version__
-from ..train import data
-from ..train import nn
-from ..train import optim
-from ..train.checkpoint import load_checkpoint
+from . import data
+from . import nn
+from . import optim
+from .checkpoint import load_checkpoint
 from .._errors import BurnumbaError, CheckpointError, NonFiniteError, ShapeError
 
 CHECKPOINT = "checkpoint.npz"

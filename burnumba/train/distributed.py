@@ -50,7 +50,7 @@ from ..transforms.core import CACHE_SIZE, TapeCache
 from .._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
 from ..trace.pytree import flatten
 from ..trace.signature import structure
-from ..train.optim import Checkpoints, _exclusive, clip_grad_norm
+from .optim import Checkpoints, _exclusive, clip_grad_norm
 
 __all__ = ["value_and_grad", "Trainer", "MissingExtraError"]
 

@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from ..train.checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, save_checkpoint
 from .._errors import CheckpointError, ConcurrencyError, InputError, NonFiniteError, ShapeError
 from ..ir.tape import check_integer_data
 from ..kernels import layout, update_kernels

@@ -9,14 +9,15 @@ import threading
 import numpy as np
 
 from ..ir.checked import SWITCH
-from .._errors import (InputError, NestedTrace, OutputError, at_user_site,
-                      nested_unsupported)
+from .._errors import (InputError, NestedTrace, OutputError, nested_unsupported)
 from ..trace.plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ..trace.pytree import flatten, unflatten
 from ..trace.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
-from ..trace.tracer import MASK_ROWS, Builder, Var
-from ..kernels import ROWS
+from ..trace.tracer import Builder, Var
+from ..derive.sweeps import eliminate_dead
+from . import nested
+from .outputs import as_output, stacked
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
 
@@ -108,67 +109,20 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
                 f"{type(result).__name__}")
         result, aux_tree = result
         aux_leaves, aux_def = flatten(aux_tree)
-        aux_leaves = [_stacked(b, v) for v in aux_leaves]
+        aux_leaves = [stacked(b, v) for v in aux_leaves]
         aux_items = [(v.node, v.shape) if isinstance(v, Var) else ("const", v)
                      for v in aux_leaves]
         aux = (aux_def, aux_items)
     else:
         aux = None
-    out = _as_output(b, result, need_scalar)
+    out = as_output(b, result, need_scalar)
     out_node = out.node                    # a pending view becomes a node here
     if b.derived:                          # derivatives traced as ops: drop what is unread
-        from ..derive.symbolic import eliminate_dead     # (imported already: it traced them)
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
         eliminate_dead(b, roots)
     b.live = False
     return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
                 argnums=argnums, single=single, static=static, forward_mode=forward_mode)
-
-
-# The mask rows (comparisons, isnan, logical_and ...: no gradient, and numpy's twin returns
-# booleans) are _tracer.MASK_ROWS. (sign, floor, ceil and stop_gradient also have no
-# gradient rule, but their values are floats: grad of them is 0, as in JAX.)
-
-
-def _stacked(b, x):
-    """An object array holding traced values (filled item by item) as one traced array, so
-    that no traced value leaves the trace inside it; anything else unchanged."""
-    if isinstance(x, np.ndarray) and x.dtype == object and \
-            any(isinstance(e, Var) for e in x.flat):
-        return b.lift(x)
-    return x
-
-
-def _as_output(b, result, need_scalar):
-    if need_scalar and (isinstance(result, (bool, np.bool_)) or (
-            isinstance(result, np.ndarray) and result.dtype.kind == "b") or (
-            isinstance(result, Var) and result._view is None
-            and ROWS[b.op[result.node]].name in MASK_ROWS)):
-        raise OutputError(at_user_site(
-            "grad needs a float output, but the function returns a boolean (a comparison "
-            "mask, which has no gradient; JAX refuses it too): return a float, e.g. "
-            "bnp.where(mask, x, 0.0) or the loss the mask selects"))
-    result = _stacked(b, result)
-    if isinstance(result, Var):
-        out = result
-    elif isinstance(result, (float, int, np.floating, np.integer)) or (
-            isinstance(result, np.ndarray) and result.dtype.kind in "biuf"):
-        out = b.const(result)                     # a constant output: every gradient is 0
-    elif need_scalar:
-        raise OutputError(
-            f"the traced function returned {type(result).__name__}; grad needs one scalar "
-            "output (use has_aux=True to return more)")
-    else:
-        raise OutputError(
-            f"the traced function returned {type(result).__name__}; a tape's output is one "
-            "array or number: return one (bnp.concatenate of the outputs' ravels joins "
-            "several). vjp, jvp, linearize and the Jacobians also take a tuple, list or dict "
-            "of arrays")
-    if need_scalar and out.shape != ():
-        raise OutputError(
-            f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
-            "it first (bnp.sum, bnp.mean) or index one element")
-    return out
 
 
 class TapeCache:
@@ -296,10 +250,9 @@ class _Transformed(TapeCache):
     def call(self, args, kwargs):
         tape, sig, argnums, builder = self.tape_or_builder(args, kwargs)
         if builder is not None:                    # inside another trace: run in it
-            from ..derive import symbolic as _symbolic
             argnums = _positive(self.argnums, len(args))
-            return _symbolic.value_and_grad(builder, self.f, args, kwargs, argnums,
-                                            self.single, self.has_aux, self.with_value)
+            return nested.value_and_grad(builder, self.f, args, kwargs, argnums,
+                                         self.single, self.has_aux, self.with_value)
         if not kwargs:
             plan = self.plans.get(tape)
             if plan is None:

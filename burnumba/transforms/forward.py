@@ -16,11 +16,14 @@ import weakref
 
 import numpy as np
 
-from ..transforms.core import CACHE_SIZE, TapeCache, grad
+from .core import CACHE_SIZE, TapeCache, grad
 from ..ir.checked import SWITCH
 from .._errors import (InputError, PytreeError, ShapeError,
                       at_user_site)
-from ..transforms.outputs import Outputs, copied, flat_cotangent, split
+from .. import numpy as bnp
+from ..derive.graph import builder_of, operands
+from . import nested
+from .outputs import Outputs, copied, flat_cotangent, split
 from ..trace.plan import ArgsMatch
 from ..trace.pytree import flatten, unflatten
 from ..trace.signature import regroup
@@ -145,10 +148,8 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
         tangents = _check_tangents(primals, tangents)
         tape, sig, _, builder = cache.tape_or_builder(primals, {})
         if builder is not None:                    # inside another trace: run in it
-            from ..derive import symbolic as _symbolic
-            from .. import numpy as bnp
-            aux = []                      # _symbolic.jvp calls f once
-            out, tout = _symbolic.jvp(builder, functools.partial(cache.f.primary, aux=aux),
+            aux = []                      # nested.jvp calls f once
+            out, tout = nested.jvp(builder, functools.partial(cache.f.primary, aux=aux),
                                       primals, tangents)
             tree = cache.f.take()
             if tree is not None:
@@ -223,7 +224,6 @@ def _tangent_reads(tape):
     ops) reads few: the reverse half is linear in the upstream gradient, and in Rosenbrock's
     9 of 21 values went unread. None when every value is read."""
     from types import SimpleNamespace
-    from ..derive.symbolic import operands
     n, op, a0, a1, need = tape.n, tape.op, tape.a0, tape.a1, tape.need
     arrays = SimpleNamespace(op=op, a0=a0, a1=a1, pp=tape.pp, params=tape.P,
                              off=np.asarray(tape.off, np.int64), shapes=tape.shapes)
@@ -311,10 +311,8 @@ def vjp(f, *primals, has_aux=False):
                         lambda: _OutputsCache(Outputs(f, has_aux), argnums, False))
     tape, sig, _, builder = cache.tape_or_builder(primals, {})
     if builder is not None:                        # inside another trace: run in it
-        from ..derive import symbolic as _symbolic
-        from .. import numpy as bnp
-        aux = []                                   # _symbolic.vjp calls f once
-        out, pull = _symbolic.vjp(builder, functools.partial(cache.f.primary, aux=aux),
+        aux = []                                   # nested.vjp calls f once
+        out, pull = nested.vjp(builder, functools.partial(cache.f.primary, aux=aux),
                                   primals)
         tree = cache.f.take()
         if tree is not None:
@@ -366,7 +364,6 @@ def linearize(f, *primals, has_aux=False):
     if builder is not None:
         # inside another trace: the value is f traced there, and each f_jvp call emits a jvp
         # into that trace (the forward's nodes again: correct, without their reuse)
-        from .. import numpy as bnp
         out = cache.f(*primals)                    # checks has_aux's pair, flattens
         value, aux = out if has_aux else (out, None)
         tree = cache.f.take()
@@ -484,10 +481,9 @@ def _jacobian(f, argnums, how, has_aux):
 
     def matrix(*args):
         """J as one traced (m, n) matrix: every direction pushed forward at once."""
-        from ..derive import symbolic as _symbolic
-        from ..transforms.core import _positive
-        b = _symbolic.builder_of([x for a in args for x in flatten(a)[0]])
-        return _symbolic.jacobian_matrix(b, outputs.primary, args,
+        from .core import _positive
+        b = builder_of([x for a in args for x in flatten(a)[0]])
+        return nested.jacobian_matrix(b, outputs.primary, args,
                                          _positive(cache.argnums, len(args)), "fwd")[0]
     batched = TapeCache(matrix, argnums, need_scalar=False)
     # per tape, decided once: (forward?, its batched tape or None); both tapes are keyed by
@@ -519,15 +515,13 @@ def _jacobian(f, argnums, how, has_aux):
                                        cache.single, btape.run_forward(leaves))
         tape, sig, resolved, builder = cache.tape_or_builder(args, kwargs)
         if builder is not None:                    # inside another trace: run in it
-            from ..derive import symbolic as _symbolic
-            from .. import numpy as bnp
-            from ..transforms.core import _positive
+            from .core import _positive
             aux = []                      # jacobian_matrix calls f once
-            J, out_shape, shapes, groups = _symbolic.jacobian_matrix(
+            J, out_shape, shapes, groups = nested.jacobian_matrix(
                 builder, functools.partial(outputs.primary, aux=aux), args,
                 _positive(cache.argnums, len(args)), how)
             tree = outputs.take()
-            J = _per_output(tree, [_symbolic._regroup(parts, groups, cache.single) for parts
+            J = _per_output(tree, [nested.into_layout(parts, groups, cache.single) for parts
                                    in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
             return (J, aux[0]) if has_aux else J
         forward, btape = plans.get(tape) or plan(tape, args, kwargs)
@@ -591,7 +585,7 @@ def elementwise_grad(f, argnums=0):
     >>> bn.elementwise_grad(np.tanh)(np.array([0.0, 1.0]))     # 1 - tanh(x) ** 2
     array([1.        , 0.41997434])
     """
-    from ..transforms.core import grad
+    from .core import grad
     from ..numpy import sum as _sum
 
     @functools.wraps(f)

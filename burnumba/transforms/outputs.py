@@ -7,9 +7,11 @@ import threading
 
 import numpy as np
 
+from .. import numpy as bnp
 from .._errors import OutputError, PytreeError, ShapeError, at_user_site
+from ..kernels import ROWS
 from ..trace.pytree import describe, flatten, unflatten
-from ..trace.tracer import Var
+from ..trace.tracer import MASK_ROWS, Var
 
 
 class Outputs:
@@ -64,7 +66,6 @@ class Outputs:
                     f"{name}: the differentiated function returned a {type(x).__name__} "
                     f"among its outputs; vjp, jvp, linearize and the Jacobians need arrays "
                     f"or numbers as outputs, alone or in a tuple, list or dict"))
-        from .. import numpy as bnp
         self.local.tree = (treedef, [tuple(getattr(x, "shape", ())) for x in leaves])
         return bnp.concatenate([bnp.reshape(x, (-1,)) for x in leaves])
 
@@ -92,7 +93,6 @@ def flat_cotangent(tree, cotangent):
     """A cotangent of the output pytree ``tree`` describes, as the one vector of its
     leaves' ravels (numpy, or traced inside another trace), after checking its structure and
     shapes against the output's."""
-    from .. import numpy as bnp
     leaves, treedef = flatten(cotangent)
     if treedef != tree[0]:
         raise PytreeError(at_user_site(
@@ -104,3 +104,49 @@ def flat_cotangent(tree, cotangent):
             raise ShapeError(at_user_site(
                 f"vjp: cotangent leaf {k} has shape {got}, its output {tuple(shape)}"))
     return bnp.concatenate([bnp.reshape(x, (-1,)) for x in leaves])
+
+
+# The mask rows (comparisons, isnan, logical_and ...: no gradient, and numpy's twin returns
+# booleans) are trace.tracer.MASK_ROWS. (sign, floor, ceil and stop_gradient also have no
+# gradient rule, but their values are floats: grad of them is 0, as in JAX.)
+
+
+def stacked(b, x):
+    """An object array holding traced values (filled item by item) as one traced array, so
+    that no traced value leaves the trace inside it; anything else unchanged."""
+    if isinstance(x, np.ndarray) and x.dtype == object and \
+            any(isinstance(e, Var) for e in x.flat):
+        return b.lift(x)
+    return x
+
+
+def as_output(b, result, need_scalar):
+    if need_scalar and (isinstance(result, (bool, np.bool_)) or (
+            isinstance(result, np.ndarray) and result.dtype.kind == "b") or (
+            isinstance(result, Var) and result._view is None
+            and ROWS[b.op[result.node]].name in MASK_ROWS)):
+        raise OutputError(at_user_site(
+            "grad needs a float output, but the function returns a boolean (a comparison "
+            "mask, which has no gradient; JAX refuses it too): return a float, e.g. "
+            "bnp.where(mask, x, 0.0) or the loss the mask selects"))
+    result = stacked(b, result)
+    if isinstance(result, Var):
+        out = result
+    elif isinstance(result, (float, int, np.floating, np.integer)) or (
+            isinstance(result, np.ndarray) and result.dtype.kind in "biuf"):
+        out = b.const(result)                     # a constant output: every gradient is 0
+    elif need_scalar:
+        raise OutputError(
+            f"the traced function returned {type(result).__name__}; grad needs one scalar "
+            "output (use has_aux=True to return more)")
+    else:
+        raise OutputError(
+            f"the traced function returned {type(result).__name__}; a tape's output is one "
+            "array or number: return one (bnp.concatenate of the outputs' ravels joins "
+            "several). vjp, jvp, linearize and the Jacobians also take a tuple, list or dict "
+            "of arrays")
+    if need_scalar and out.shape != ():
+        raise OutputError(
+            f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "
+            "it first (bnp.sum, bnp.mean) or index one element")
+    return out

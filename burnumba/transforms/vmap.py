@@ -41,7 +41,7 @@ import numpy as np
 
 from .._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
 from ..ir.lanes import lanes_for, widen
-from ..transforms.core import _positive
+from .core import _positive
 from ..trace.plan import DATA, DIFF, ArgsMatch
 from ..trace.pytree import flatten, unflatten
 from ..trace.signature import Signature
@@ -477,7 +477,7 @@ class _VMapped:
 
     def _trace_outputs(self, sample, batched_leaves):
         """Any f: traced with its output leaves packed into one flat node."""
-        from ..transforms.core import _trace
+        from .core import _trace
         sig = Signature(sample, {}, ())
         info = {}
 

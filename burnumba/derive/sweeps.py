@@ -1,0 +1,117 @@
+"""The derivative sweeps on a trace: a node's vjp and jvp by its row (map rows from their
+rules, block rows from their family's RULES), the backward sweep (last node to first) and
+the forward sweep, and dead-node elimination for traces with derivatives in them.
+"""
+from .. import numpy as bnp
+from ..kernels import OPCODE, ROWS
+from ..numpy import linalg
+from ..trace.tracer import Var, broadcast_to
+from . import gather, matmul, reduce, softmax
+from .graph import operands
+from .maps import map_jvp, map_vjp
+
+# (vjp, jvp) of every block row, by name (tests/test_transforms.py requires one per row)
+BLOCK = {**reduce.RULES, **softmax.RULES, **gather.RULES, **matmul.RULES, **linalg.BLOCK}
+
+
+# -- the sweeps ---------------------------------------------------------------------------------
+def node_vjp(b, i, g, need=None):
+    """[(operand node, cotangent)] of node i for the cotangent g of its output; with
+    ``need`` (a predicate on nodes), the rows with several operands skip the cotangents of
+    operands it rejects, so no dead nodes are traced for them."""
+    row = ROWS[b.op[i]]
+    if row.kind == "map":
+        return map_vjp(b, i, g, need)
+    return BLOCK[row.name][0](b, i, g, need)
+
+
+def node_jvp(b, i, tangent):
+    """The tangent of node i's output, or None when no operand has one."""
+    row = ROWS[b.op[i]]
+    if not any(tangent(k) is not None for k in operands(b, i)):
+        return None
+    if row.kind == "map":
+        return map_jvp(b, i, tangent)
+    return BLOCK[row.name][1](b, i, tangent)
+
+
+def _reaches(b, start, seeds):
+    """The nodes from ``start`` on that depend on a node in ``seeds``."""
+    dep = set(seeds)
+    for i in range(start, b.n):
+        if any(k in dep for k in operands(b, i)):
+            dep.add(i)
+    return dep
+
+
+def eliminate_dead(b, roots):
+    """Make every node that no root depends on a constant, which the sweeps skip: a trace
+    with derivatives in it (``b.derived``) computes values its output never reads (the
+    loss value under a traced gradient, the gradient under a Hessian). The node keeps its
+    slice of the arena and its index (no renumbering: gathers address the arena). Tape
+    order is execution order, so one backward pass finds the live nodes. Returns how many
+    nodes were eliminated."""
+    n = b.n
+    live = bytearray(n)
+    for r in roots:
+        live[r] = 1
+    op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
+    listed = {OPCODE["sum"], OPCODE["sumsq"], OPCODE["inner"], OPCODE["gather"],
+              OPCODE["where"]}
+    for i in range(n - 1, -1, -1):
+        if not live[i]:
+            continue
+        if op[i] in listed:                     # operands named in the parameters too
+            for k in operands(b, i):
+                live[k] = 1
+            continue
+        if a0[i] >= 0:
+            live[a0[i]] = 1
+        if a1[i] >= 0:
+            live[a1[i]] = 1
+    const, leaves = OPCODE["const"], {OPCODE["const"], OPCODE["input"]}
+    dead = 0
+    for i in range(n):
+        if not live[i] and op[i] not in leaves:
+            op[i], a0[i], a1[i], pp[i], b.need[i] = const, -1, -1, -1, 0
+            dead += 1
+    return dead
+
+
+def backward(b, start, seeds, wrt):
+    """Cotangents {node: traced value or None} of the nodes in ``wrt`` (the copies made at
+    ``start``), pulled back from ``seeds`` {node: cotangent} through the nodes appended
+    since, last to first. Only nodes that depend on ``wrt`` pass cotangents on."""
+    b.derived = True
+    end = b.n                                   # the rules append nodes: stop at these
+    dep = _reaches(b, start, wrt)
+    # a seed may come at the shape of a view of its node ((n, 1) for an (n,) node)
+    ct = {k: v if not isinstance(v, Var) or v.shape == b.shapes[k]
+          else bnp.reshape(v, b.shapes[k]) for k, v in seeds.items()}
+    for i in range(end - 1, start - 1, -1):
+        g = ct.get(i)
+        if g is None or i in wrt or i not in dep or ROWS[b.op[i]].kind == "leaf":
+            continue
+        for k, c in node_vjp(b, i, g, dep.__contains__):
+            if k in dep and c is not None:
+                ct[k] = c if k not in ct else ct[k] + c
+    return {k: ct.get(k) for k in wrt}
+
+
+def forward(b, start, tangents):
+    """Tangents {node: traced value} of every node appended since ``start`` that a node of
+    ``tangents`` (copies made at ``start``) reaches, first to last."""
+    b.derived = True
+    t = dict(tangents)
+    end = b.n
+    for i in range(start, end):
+        row = ROWS[b.op[i]]
+        if i in t or row.kind == "leaf" or (row.kind == "map" and row.da is None
+                                            and row.db is None):
+            continue                            # masks and stop_gradient carry no tangent
+        ty = node_jvp(b, i, t.get)
+        if ty is None:
+            continue
+        ty = b.lift(ty)
+        t[i] = ty if ty.shape == b.shapes[i] else broadcast_to(ty, b.shapes[i])
+    return t
