@@ -18,8 +18,7 @@ from .graph import var
 
 # -- evaluating a map row's derivative expression on traced values ---------------------------
 def _erfc(z):
-    from ..numpy import erf
-    return 1.0 - erf(z)
+    return 1.0 - bnp.erf(z)
 
 
 # the rules' math functions (math's names, kernels.rules.MATH) that are numpy's under

@@ -5,6 +5,7 @@ y where that is cheaper (softmax's vjp is y * (g - sum(g * y))).
 import numpy as np
 
 from .. import numpy as bnp
+from ..numpy.functional import softmax
 from .graph import params, var
 from .reduce import as3, axis3, axis_sizes
 
@@ -103,7 +104,6 @@ def _ce_parts(b, i):
     logits = bnp.reshape(var(b, b.a0[i]), (rows, ncls))
     targets = bnp.reshape(var(b, b.a1[i]), (rows, 1))
     onehot = bnp.equal(targets, np.arange(ncls, dtype=float))
-    from ..numpy.functional import softmax
     return softmax(logits) - onehot
 
 

@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from .checked import operands
 from .._errors import InputError, OutputError
 from ..trace.signature import structure
 from ..kernels import ROWS, layout
@@ -234,7 +235,6 @@ def node_bytes(tape, mode):
     n, item = tape.n, tape.dtype.itemsize
     size = tape.off[1:] - tape.off[:-1]
     fwd, bwd = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    from .checked import operands
     for i in range(n):
         if ROWS[tape.op[i]].kind == "leaf":
             continue

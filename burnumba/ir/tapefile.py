@@ -25,6 +25,7 @@ import zipfile
 import numpy as np
 
 from .._files import savez_atomic
+from .._version import __version__
 from .._errors import TapeFormatError
 from ..kernels import OPCODE, ROWS, layout
 
@@ -69,16 +70,11 @@ def position_patterns(cols):
     return np.concatenate([gathers, scatters]), np.concatenate(kinds)
 
 
-def _version():
-    from .._version import __version__
-    return __version__
-
-
 def tape_state(tape):
     """``(arrays, meta)``: the tape's arrays ``I`` and ``F0`` and its metadata (Python values:
     the signature key holds types and dtypes; see ``encode`` for the JSON form)."""
     meta = {name: getattr(tape, name) for name in META}
-    meta.update(format=FORMAT, burnumba=_version(), digest=DIGEST, dtype=str(tape.dtype))
+    meta.update(format=FORMAT, burnumba=__version__, digest=DIGEST, dtype=str(tape.dtype))
     return {"I": tape.I, "F0": tape.F0}, meta
 
 
@@ -173,7 +169,7 @@ def check_compatible(meta, source):
         diff = ", ".join(f"{k} {got[k]!r} (here {have[k]!r})" for k in have if got[k] != have[k])
         raise TapeFormatError(
             f"{source}: written by burnumba {meta.get('burnumba', '?')}, whose tapes differ from "
-            f"this burnumba {_version()}'s: {diff}. A tape's op table and layout must match the "
+            f"this burnumba {__version__}'s: {diff}. A tape's op table and layout must match the "
             f"kernels that run it; {FIX}")
 
 

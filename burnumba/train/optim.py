@@ -22,6 +22,7 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .._errors import CheckpointError, ConcurrencyError, InputError, NonFiniteError, ShapeError
 from ..ir.tape import check_integer_data
 from ..kernels import layout, update_kernels
+from ..transforms.core import value_and_grad
 
 __all__ = ["SGD", "Adam", "AdamW", "cosine", "clip_grad_norm", "Trainer"]
 
@@ -260,7 +261,6 @@ class Trainer(Checkpoints):
     """
 
     def __init__(self, loss_fn, params, optimizer, *example_data, clip=None):
-        from ..transforms.core import value_and_grad
         if not isinstance(params, dict) or not params or not all(
                 isinstance(v, np.ndarray) and v.dtype.kind == "f" for v in params.values()):
             raise InputError("Trainer: params must be a non-empty flat dict {name: float "

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .core import CACHE_SIZE, TapeCache, grad
+from .core import CACHE_SIZE, TapeCache, _positive, grad
 from ..ir.checked import SWITCH
 from .._errors import (InputError, PytreeError, ShapeError,
                       at_user_site)
@@ -481,7 +481,6 @@ def _jacobian(f, argnums, how, has_aux):
 
     def matrix(*args):
         """J as one traced (m, n) matrix: every direction pushed forward at once."""
-        from .core import _positive
         b = builder_of([x for a in args for x in flatten(a)[0]])
         return nested.jacobian_matrix(b, outputs.primary, args,
                                          _positive(cache.argnums, len(args)), "fwd")[0]
@@ -515,7 +514,6 @@ def _jacobian(f, argnums, how, has_aux):
                                        cache.single, btape.run_forward(leaves))
         tape, sig, resolved, builder = cache.tape_or_builder(args, kwargs)
         if builder is not None:                    # inside another trace: run in it
-            from .core import _positive
             aux = []                      # jacobian_matrix calls f once
             J, out_shape, shapes, groups = nested.jacobian_matrix(
                 builder, functools.partial(outputs.primary, aux=aux), args,
@@ -585,12 +583,10 @@ def elementwise_grad(f, argnums=0):
     >>> bn.elementwise_grad(np.tanh)(np.array([0.0, 1.0]))     # 1 - tanh(x) ** 2
     array([1.        , 0.41997434])
     """
-    from .core import grad
-    from ..numpy import sum as _sum
 
     @functools.wraps(f)
     def summed(*args, **kwargs):
-        return _sum(f(*args, **kwargs))
+        return bnp.sum(f(*args, **kwargs))
     return grad(summed, argnums=argnums)
 
 

@@ -69,7 +69,7 @@ def njit_value_and_grad(f, *example_args, argnums=0):
     sizes = np.array([tape.in_slots[slot_of[k]][1] for k in range(nargs)], np.int64)
     grad_size = tape.n_diff_elems
     at_grad = n + int(tape.off[-1])                 # F = imm[n] | val | grad
-    from .njit_numba import compile_handle
+    from .njit_numba import compile_handle       # imports numba: only when a handle is made
     handle = compile_handle(tape, starts, sizes, grad_size, at_grad, nargs)
     handle.tape = tape
     handle.grad_size = grad_size

@@ -41,11 +41,12 @@ import numpy as np
 
 from .._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
 from ..ir.lanes import lanes_for, widen
-from .core import _positive
+from .. import numpy as bnp
+from .core import _positive, _trace
 from ..trace.plan import DATA, DIFF, ArgsMatch
 from ..trace.pytree import flatten, unflatten
 from ..trace.signature import Signature
-from ..ir.tape import check_integer_data
+from ..ir.tape import State, check_integer_data
 from ..trace.tracer import Var
 from ..kernels import engine, layout
 from ..kernels.ops import OPCODE
@@ -410,7 +411,6 @@ class _VMapped:
         over a traced value): ``f`` is traced into the trace in progress once per sample
         and the outputs are stacked at out_axes, so derivatives flow through every sample
         (the tape grows with the batch; the samples run one after another in it)."""
-        from .. import numpy as bnp
         outs = []
         for i in range(size):
             sample = [a if leaves is None else
@@ -477,12 +477,10 @@ class _VMapped:
 
     def _trace_outputs(self, sample, batched_leaves):
         """Any f: traced with its output leaves packed into one flat node."""
-        from .core import _trace
         sig = Signature(sample, {}, ())
         info = {}
 
         def packed(*args):
-            from .. import numpy as bnp
             leaves, treedef = flatten(self.f(*args))
             b = next((x._b for x in leaves if isinstance(x, Var)), None)
             if b is None:
@@ -511,7 +509,6 @@ class _VMapped:
         """A chunk whose kernel returned NaN with C[C_ERR] set: its node's bad data, raised
         as in a plain run."""
         if C[layout.C_ERR]:
-            from ..ir.tape import State
             State.raise_error(_ChunkState(run.traced.tape, C, run.val(k)))
 
     def _run_chunks(self, run, callers):
