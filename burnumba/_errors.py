@@ -68,9 +68,10 @@ class LeakedTracerError(BurnumbaError, RuntimeError):
     """A traced value was used outside the trace that made it."""
 
 
-class DataError(BurnumbaError, IndexError):
-    """Data a node cannot use, found while running a tape: an index or a target class out
-    of range (an IndexError, as numpy raises for a bad index)."""
+class DataError(BurnumbaError, IndexError, ValueError):
+    """Data that cannot be used as given. While a tape runs: an index or a target class out
+    of range (an IndexError, as numpy raises for a bad index). In burnumba.data: a file,
+    text, character or token id the tokenizers and samplers cannot use (a ValueError)."""
 
 
 class NonFiniteError(BurnumbaError, FloatingPointError):

@@ -1,0 +1,7 @@
+"""Recording: running the user's function on ``Var`` objects appends rows to a ``Builder``.
+
+tracer.py     Builder (the growing struct-of-arrays trace) and Var / ArrayVar (traced values)
+signature.py  a call's signature: differentiated, data and static leaves; the cache key
+pytree.py     tuples, lists and dicts flattened to leaves and a hashable structure
+plan.py       the fast path for calls shaped like the traced one
+"""

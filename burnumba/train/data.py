@@ -25,16 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import BurnumbaError
+from .._errors import DataError
 
 __all__ = [
     "NAMES_VOCAB", "BatchSampler", "CharTokenizer", "DataError", "WindowSampler",
     "default_corpus", "default_names", "load_names", "load_text", "name_windows", "split",
 ]
-
-
-class DataError(BurnumbaError, ValueError):
-    """Data that cannot be used as given: an unreadable file, an unknown character, too short."""
 
 
 # ---------------------------------------------------------------------------------------------
