@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import cache, layout
+from . import cache, keys, layout
 from ._gen import parts
 from .errors import KernelError
 from .ops import BY_NAME, ROWS
@@ -478,18 +478,19 @@ def tape_rows(I):
 
 def _missing_parts(tensor, dtype, jvp):
     return sum(1 for n in tensor for part in parts(BY_NAME[n], jvp)
-               if not os.path.exists(cache.path("obj", cache.object_key(n, dtype, part) + ".o")))
+               if not os.path.exists(cache.path("obj", keys.object_key(n, dtype, part) + ".o")))
 
 
 def _aot_kernel(rows, tensor, dtype, jvp):
     names, tensor_names = sorted(rows), sorted(tensor)
-    key = cache.kernel_key(names, tensor_names, dtype, jvp)
+    key = keys.kernel_key(names, tensor_names, dtype, jvp)
     found = _load_library(key, "kernel")
     if found is None:
         for other_rows, other_tensor, other_jvp, other_key in sorted(
                 cache.built_kernels(dtype), key=lambda t: (len(t[0]), t[2])):
             if (other_rows >= rows and other_tensor >= tensor and (other_jvp or not jvp)
-                    and other_key != key):
+                    and other_key != key
+                    and keys.current(other_rows, other_tensor, dtype, other_jvp, other_key)):
                 found = _load_library(other_key, "kernel")
                 if found is not None:
                     break
@@ -556,7 +557,7 @@ def update_kernels(dtype):
             functions = {name: getattr(update, name) for name in update.SIGNATURES}
         else:
             if engine == "aot":
-                key = cache.update_key(dtype)
+                key = keys.update_key(dtype)
                 loaded = _load_library(key, "update")
                 if loaded is None:
                     _run_builder({"updates": [str(dtype)]}, "the optimiser kernels", dtype, 1)
