@@ -22,60 +22,22 @@ import sys
 import sysconfig
 import time
 
-from . import cache, layout, update
-from ._gen import dispatcher_module, parts, row_functions, row_module, with_functions
-from .ops import BY_NAME, ROWS
+from . import cache, keys, layout, update
+from ._gen import parts, row_functions
+from .keys import row_source, symbol
+from .ops import BY_NAME
 
-# also part of the cache key (this file's digest). "contract": a * b + c may be one fused
+# part of every cache key (keys.RECIPE). "contract": a * b + c may be one fused
 # multiply-add (one rounding instead of two), as XLA and the BLAS compute them
 COMPILE_OPTIONS = {"error_model": "numpy", "fastmath": {"contract"}}
 
 
-# -- sources and modules -----------------------------------------------------------------
-def source_file(name, text):
-    """The generated module ``name`` as a real file in the cache (numba and tracebacks read
-    real files); written once, atomically."""
-    p = cache.path("src", name + ".py")
-    try:
-        with open(p) as fh:
-            if fh.read() == text:
-                return p
-    except FileNotFoundError:
-        pass
-    cache.write_atomic(p, text)
-    return p
-
-
+# -- modules --------------------------------------------------------------------------------
 def load_module(p, name):
     spec = importlib.util.spec_from_file_location(f"burnumba_kernels_gen.{name}", p)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def row_source(row_name, dtype):
-    """(module name, path) of a row's generated module."""
-    key = cache.row_key(row_name, dtype)
-    return key, source_file("row_" + key.replace("-", "_"), row_module(BY_NAME[row_name]))
-
-
-def kernel_rows(row_names, tensor_names):
-    """(every row with the leaves, the rows whose functions are linked), sorted names."""
-    rows = sorted(set(row_names) | {r.name for r in ROWS if r.kind == "leaf"})
-    linked = sorted(n for n in rows if with_functions(BY_NAME[n], tensor_names))
-    return rows, linked
-
-
-def dispatcher_source(row_names, tensor_names, dtype, jvp=False):
-    key = cache.kernel_key(row_names, tensor_names, dtype, jvp)
-    return key, source_file("run_" + key.replace("-", "_"), dispatcher_module(
-        [BY_NAME[n] for n in row_names], set(tensor_names), jvp))
-
-
-def symbol(row_name, function, dtype):
-    """The exported C name of a row function: unique per source digest, so that several
-    versions can live in one process (the jit engine registers them globally)."""
-    return f"bn_{function}_{cache.row_key(row_name, dtype).split('-')[-1]}_{cache.dtype_tag(dtype)}"
 
 
 def bind(module, names):
@@ -93,15 +55,15 @@ def python_kernel(row_names, tensor_names, dtype, jvp=False):
     import numpy as np
     from . import _prims
     from .reference import IEEE_MATH
-    row_names, linked = kernel_rows(row_names, tensor_names)
+    plan = keys.plan(row_names, tensor_names, dtype, jvp)
     bound = {}
-    for name in linked:
+    for name in plan.linked:
         key, p = row_source(name, dtype)
         module = bind(load_module(p, "row_" + key),
                       {"gemm": _prims.gemm, "gemv": _prims.gemv, **IEEE_MATH})
         for fn in row_functions(BY_NAME[name]):
             bound[fn] = getattr(module, fn)
-    key, p = dispatcher_source(row_names, linked, dtype, jvp)
+    key, p = keys.dispatcher_source(plan)
     run = bind(load_module(p, "run_" + key), {**bound, **IEEE_MATH}).run
 
     def ieee_run(I, F, C, mode):
@@ -268,7 +230,7 @@ def link(objects, target):
 def build_row(name, dtype, part="core"):
     """The object file of one part of a row (compiled unless it exists); returns its path."""
     key, p = row_source(name, dtype)
-    target = cache.path("obj", cache.object_key(name, dtype, part) + ".o")
+    target = cache.path("obj", keys.object_key(name, dtype, part) + ".o")
     if os.path.exists(target):
         return target
     module = bind(load_module(p, "row_" + key), _native_names(name))
@@ -283,17 +245,16 @@ def build_kernel(row_names, tensor_names, dtype, jvp=False):
     """The shared library of a set of rows and its manifest (built unless valid): the
     dispatcher of ``row_names`` linked with the functions of the block rows and of the map
     rows in ``tensor_names``, with the tangent sweep when ``jvp``."""
-    row_names, linked = kernel_rows(row_names, tensor_names)
-    key = cache.kernel_key(row_names, linked, dtype, jvp)
+    plan = keys.plan(row_names, tensor_names, dtype, jvp)     # generated here, not indexed
+    key, row_names, linked = plan.key, list(plan.rows), list(plan.linked)
     try:
         if cache.read_manifest(key) is not None:
             return key
     except cache.Damaged:
         cache.discard(key)
     t0 = time.perf_counter()
-    objects = [build_row(n, dtype, part) for n in linked
-               for part in parts(BY_NAME[n], jvp)]
-    _, p = dispatcher_source(row_names, linked, dtype, jvp)
+    objects = [build_row(n, dtype, part) for n, part, _ in plan.objects]
+    _, p = keys.dispatcher_source(plan)
     module = bind(load_module(p, "run_" + key), _dispatcher_names(linked, dtype, jvp))
     run_symbol = f"bn_run_{key.replace('-', '_')}"
     run_obj = cache.path("obj", key + ".o")
@@ -308,7 +269,7 @@ def build_kernel(row_names, tensor_names, dtype, jvp=False):
 
 def build_update(dtype):
     """The optimisers' shared library for ``dtype``."""
-    key = cache.update_key(dtype)
+    key = keys.update_key(dtype)
     try:
         if cache.read_manifest(key) is not None:
             return key
@@ -359,10 +320,10 @@ def _jit_row(name, dtype):
 def jit_kernel(row_names, tensor_names, dtype, jvp=False):
     """(address of run, the cfuncs to keep alive) for a set of rows, compiled in-process."""
     from numba import cfunc
-    row_names, linked = kernel_rows(row_names, tensor_names)
-    keep = [_jit_row(n, dtype) for n in linked]
-    key, p = dispatcher_source(row_names, linked, dtype, jvp)
-    module = bind(load_module(p, "run_" + key), _dispatcher_names(linked, dtype, jvp))
+    plan = keys.plan(row_names, tensor_names, dtype, jvp)
+    keep = [_jit_row(n, dtype) for n in plan.linked]
+    key, p = keys.dispatcher_source(plan)
+    module = bind(load_module(p, "run_" + key), _dispatcher_names(plan.linked, dtype, jvp))
     run = cfunc(_types(dtype)[2], **COMPILE_OPTIONS)(module.run)
     return run.address, (run, keep)
 

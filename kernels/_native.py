@@ -1,7 +1,7 @@
 """The compiled versions of ``_prims``: numba intrinsics. Imported only when compiling.
 
 ``gemm`` calls BLAS through the address in the control block (``C[C_GEMM]``, cblas_dgemm
-or cblas_sgemm of the BLAS numpy itself loaded; ``engine.blas`` finds it), and ``gemv``
+or cblas_sgemm of the BLAS numpy itself loaded; ``blas.blas`` finds it), and ``gemv``
 through ``C[C_GEMV]`` (cblas_dgemv or cblas_sgemv of the same BLAS), so a kernel never
 links a BLAS of its own and takes nothing but arrays and ints. ``C[C_ILP64]`` says whether
 that BLAS takes 64-bit integers (numpy's bundled OpenBLAS does).

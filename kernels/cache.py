@@ -3,21 +3,24 @@
 Nothing here imports numba: a process that finds its kernels compiled never loads it.
 
 Layout of the cache folder (``BURNUMBA_CACHE_DIR``, else ``$XDG_CACHE_HOME/burnumba`` or
-``~/.cache/burnumba``), one subfolder per environment (python, numba, llvmlite, CPU):
+``~/.cache/burnumba``), one subfolder per environment (python, numba, llvmlite, numpy, CPU):
 
     <root>/<env>/src/     generated Python source, one module per row and per dispatcher
     <root>/<env>/obj/     one object file per (row, dtype), compiled once
     <root>/<env>/lib/     one shared library per (set of rows, dtype), with its manifest
+    <root>/<env>/keys/    the index: a kernel's key, by the bytes of the kernels' files
     <root>/<env>/build.lock
 
-Every key is a digest of the sources that define the kernels (the op table, the generator,
-the primitives, the build settings) and of the environment, so a changed source can never
-run stale code: it has another name. A library is loaded only after its manifest matches
-what this process expects and its bytes hash to the manifest's sha256, so a truncated,
+Every key is a digest of the code the artifact is compiled from (``keys.py``: the generated
+source of a row or a dispatcher, the hand-written code they bind, the compile recipe) and of
+the environment, so changed code can never run stale: it has another name; and a comment
+changes no key. A library is loaded only after its manifest matches what this process
+expects and its bytes hash to the manifest's sha256, so a truncated,
 damaged or foreign file is rebuilt, never run. Writers write to a temporary name and rename
 (atomic on POSIX); builders hold ``build.lock`` (an advisory ``flock``), so processes that
 compile at once (pytest-xdist, Dask workers) never see half a file or build twice.
 """
+import ast
 import contextlib
 import functools
 import hashlib
@@ -28,9 +31,7 @@ import platform
 import sys
 import tempfile
 
-FORMAT = 1                          # of the manifests and the kernel ABI
-_SOURCES = ("ops.py", "rules.py", "_gen.py", "layout.py", "_prims.py", "_native.py", "_build.py",
-            "update.py")
+FORMAT = 2                          # of the manifests, the keys and the kernel ABI
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -43,11 +44,18 @@ def root():
     return os.path.join(base, "burnumba")
 
 
-def _package_stamp(name):
-    """(path, size, mtime) of an installed package's __init__, without importing it."""
+def _version(name):
+    """An installed package's version, from its ``<name>-<version>.dist-info`` folder beside
+    it, without importing it (importlib.metadata costs a warm start 50 ms); for a package
+    installed otherwise, the (path, size, mtime) of its __init__."""
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None:
-        return (name, None)
+        return None
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(site):
+            if entry.startswith(name + "-") and entry.endswith(".dist-info"):
+                return entry[len(name) + 1:-len(".dist-info")]
     st = os.stat(spec.origin)
     return (spec.origin, st.st_size, st.st_mtime_ns)
 
@@ -67,31 +75,83 @@ def _cpu():
 
 @functools.lru_cache(maxsize=None)
 def environment():
-    """What compiled code depends on besides its source, as a JSON-able dict."""
+    """What compiled code depends on besides its source, as a JSON-able dict: numba and
+    llvmlite make the machine code, numpy's functions are compiled by numba's own
+    implementations of them, python's version fixes the bytecode numba reads."""
     return {"format": FORMAT, "python": sys.implementation.cache_tag,
             "machine": platform.machine(), "system": platform.system(),
-            "numba": _package_stamp("numba"), "llvmlite": _package_stamp("llvmlite"),
+            "numba": _version("numba"), "llvmlite": _version("llvmlite"),
+            "numpy": _version("numpy"),
             "cpu": hashlib.sha256(_cpu().encode()).hexdigest()[:16]}
 
 
+def _files():
+    """Every Python file under kernels/, sorted."""
+    out = []
+    for top, dirs, names in os.walk(HERE):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        out += [os.path.join(top, n) for n in sorted(names) if n.endswith(".py")]
+    return out
+
+
 @functools.lru_cache(maxsize=None)
-def source_digest():
-    """A digest of every file that defines what the kernels compute or how they are built."""
+def files_digest():
+    """A digest of the bytes of every file under kernels/: the index's key (a kernel's key
+    is a pure function of these files), and what ``sources_changed`` compares."""
     h = hashlib.sha256()
-    for name in _SOURCES:
-        with open(os.path.join(HERE, name), "rb") as fh:
-            h.update(name.encode() + b"\0" + fh.read() + b"\0")
+    for p in _files():
+        with open(p, "rb") as fh:
+            h.update(os.path.relpath(p, HERE).encode() + b"\0" + fh.read() + b"\0")
     return h.hexdigest()
 
 
 def sources_changed():
-    """Whether the files behind ``source_digest`` changed on disk since this process first
-    read them (a builder subprocess hashes them anew, and keys what it builds by theirs)."""
-    return source_digest.__wrapped__() != source_digest()
+    """Whether the files under kernels/ changed on disk since this process first read them
+    (a builder subprocess generates the kernels' code anew from them, and keys what it
+    builds by that code: a library this process then cannot find was built from other
+    rules)."""
+    return files_digest.__wrapped__() != files_digest()
+
+
+class _Normalize(ast.NodeTransformer):
+    """Drops docstrings (a function's, a class's, the module's)."""
+
+    def _body(self, node):
+        self.generic_visit(node)
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    visit_Module = visit_FunctionDef = visit_ClassDef = visit_AsyncFunctionDef = _body
+
+
+@functools.lru_cache(maxsize=None)
+def code_digest(name, *definitions):
+    """A digest of the code of kernels/``name`` (or of its top-level ``definitions`` only,
+    functions or assignments, by name), not of its text: the ``ast`` without docstrings
+    and without positions, so comments, docstrings and blank lines do not change it. (The
+    bytecode would not do: it holds line numbers, which a comment above shifts.)"""
+    with open(os.path.join(HERE, name)) as fh:
+        tree = _Normalize().visit(ast.parse(fh.read()))
+    if definitions:
+        found = {}
+        for node in tree.body:
+            names = [node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else [
+                t.id for t in getattr(node, "targets", ()) if isinstance(t, ast.Name)]
+            for n in names:
+                if n in definitions:
+                    found[n] = node
+        missing = sorted(set(definitions) - set(found))
+        assert not missing, f"kernels/{name} has no {missing} (cache keys name them)"
+        tree = ast.Module([found[n] for n in definitions], [])
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
 def digest(*parts):
-    h = hashlib.sha256(json.dumps([FORMAT, source_digest(), environment(), parts],
+    """The digest of ``parts`` in this environment (FORMAT, python, numba, CPU, ...)."""
+    h = hashlib.sha256(json.dumps([FORMAT, environment(), parts],
                                   sort_keys=True, default=str).encode())
     return h.hexdigest()
 
@@ -109,27 +169,6 @@ def path(kind, name):
 
 def dtype_tag(dtype):
     return {"float64": "f64", "float32": "f32"}[str(dtype)]
-
-
-# -- keys of the artifacts ---------------------------------------------------------------
-def row_key(row_name, dtype):
-    """A row's generated module (all its functions)."""
-    return f"{row_name}-{dtype_tag(dtype)}-{digest('row', row_name, str(dtype))[:16]}"
-
-
-def object_key(row_name, dtype, part):
-    """The object file of one part of a row's code ("core": forward and backward, "jvp")."""
-    return f"{row_name}-{part}-{dtype_tag(dtype)}-{digest('obj', row_name, str(dtype), part)[:16]}"
-
-
-def kernel_key(row_names, tensor_names, dtype, jvp=False):
-    names, tensor = sorted(row_names), sorted(tensor_names)
-    return (f"k{len(names)}{'j' if jvp else ''}-{dtype_tag(dtype)}-"
-            f"{digest('kernel', names, tensor, str(dtype), bool(jvp))[:16]}")
-
-
-def update_key(dtype):
-    return f"update-{dtype_tag(dtype)}-{digest('update', str(dtype))[:16]}"
 
 
 # -- writing and checking ----------------------------------------------------------------
@@ -158,8 +197,7 @@ def sha256_file(p):
 def write_manifest(key, library, **fields):
     """Record a built library: written after the library, so a manifest always describes
     a complete file."""
-    manifest = {"format": FORMAT, "key": key, "source": source_digest(),
-                "environment": environment(),
+    manifest = {"format": FORMAT, "key": key, "environment": environment(),
                 "library": os.path.basename(library), "sha256": sha256_file(library),
                 "size": os.path.getsize(library), **fields}
     write_atomic(path("lib", key + ".json"), json.dumps(manifest, indent=1, default=str))
@@ -189,8 +227,6 @@ def read_manifest(key):
         raise Damaged(f"{mpath}: the manifest is for another kernel or format")
     if json.loads(json.dumps(environment(), default=str)) != manifest.get("environment"):
         raise Damaged(f"{mpath}: built for another environment (python, numba, CPU)")
-    if manifest.get("source") != source_digest():
-        raise Damaged(f"{mpath}: built from other kernel sources (another burnumba version)")
     lib = path("lib", str(manifest.get("library")))
     if os.path.dirname(lib) != path("lib", "").rstrip(os.sep):
         raise Damaged(f"{mpath}: the manifest names a file outside the cache")
@@ -229,9 +265,9 @@ def build_lock():
 
 
 def built_kernels(dtype):
-    """(row names, tensor row names, jvp, key) of every kernel library of ``dtype`` built here
-    from this process's kernel sources (the manifest says; ``read_manifest`` checks the rest
-    before a load)."""
+    """(row names, tensor row names, jvp, key) of every kernel library of ``dtype`` built here,
+    as their manifests say (``keys.current`` tells whether one was built from this process's
+    code; ``read_manifest`` checks the rest before a load)."""
     tag = f"-{dtype_tag(dtype)}-"
     try:
         names = os.listdir(path("lib", ""))
@@ -243,9 +279,27 @@ def built_kernels(dtype):
             try:
                 with open(path("lib", name)) as fh:
                     manifest = json.load(fh)
-                if manifest["source"] == source_digest():
-                    out.append((frozenset(manifest["rows"]), frozenset(manifest["tensor_rows"]),
-                                bool(manifest.get("jvp")), name[:-5]))
+                out.append((frozenset(manifest["rows"]), frozenset(manifest["tensor_rows"]),
+                            bool(manifest.get("jvp")), name[:-5]))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
     return out
+
+
+def read_index(name, expected):
+    """The value ``keys`` stored under ``name`` for the request ``expected``, or None (never
+    written, damaged, or written for another request)."""
+    try:
+        with open(path("keys", name + ".json")) as fh:
+            entry = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entry, dict) or entry.get("request") != expected:
+        return None
+    return entry.get("value")
+
+
+def write_index(name, request, value):
+    with contextlib.suppress(OSError):          # an index is an optimisation only
+        write_atomic(path("keys", name + ".json"), json.dumps({"request": request,
+                                                               "value": value}))

@@ -85,14 +85,18 @@ def test_a_superset_kernel_serves_a_smaller_program(tmp_path):
 
 
 def test_a_superset_from_other_kernel_sources_is_never_used(tmp_path):
-    """A kernel built by another version of the op table (its manifest says so) covers the
-    rows but computes the old rules: it must not serve, even as a superset."""
+    """A kernel built from another version of the op table covers the rows but computes the
+    old rules (its key, a digest of its code, is not the one this code gives its rows): it
+    must not serve, even as a superset."""
     bigger = TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), argnums")
     run(tmp_path, code=bigger)
     [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
     m = json.load(open(manifest))
-    m["source"] = "0" * 64                       # as if built from other sources
-    json.dump(m, open(manifest, "w"))
+    old = m["key"][:-16] + "0" * 16              # as if built from other rules
+    os.rename(manifest[:-5] + ".so", os.path.join(os.path.dirname(manifest), old + ".so"))
+    os.unlink(manifest)
+    m.update(key=old, library=old + ".so")
+    json.dump(m, open(os.path.join(os.path.dirname(manifest), old + ".json"), "w"))
     done = run(tmp_path)
     assert "compiling the kernel" in done.stderr
     assert len(libraries(tmp_path)) == 2
@@ -195,3 +199,60 @@ def test_a_library_built_from_changed_sources_says_so(monkeypatch):
     assert "changed since this process started" in message and "restart" in message
     monkeypatch.setattr(cache, "sources_changed", lambda: False)
     assert "delete the cache folder" in str(engine._unloadable("the kernel k.so"))
+
+
+KEYS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from kernels import keys
+from kernels.ops import ROWS
+rows = [r.name for r in ROWS if r.kind != "leaf"]
+sets = [("add", "multiply"), ("sin", "exp"), ("tanh", "matmul", "softmax"), ("sin",)]
+print(json.dumps({
+    "rows": {n: [keys.object_key(n, d, part) for d in ("float64", "float32")
+                 for part in ("core", "jvp")] for n in rows},
+    "kernels": {" ".join(s): [keys.plan(s, s, d, jvp).key for d in ("float64", "float32")
+                              for jvp in (False, True)] for s in sets},
+    "update": keys.update_key("float64"),
+    "from": keys.__file__}))
+"""
+
+
+def _keys(tmp_path, name, edit):
+    """The cache keys that a copy of kernels/, edited by ``edit(path, text)``, gives."""
+    from burnumba.kernels import cache
+    root = tmp_path / name
+    shutil.copytree(cache.HERE, root / "kernels", ignore=shutil.ignore_patterns("__pycache__"))
+    for p in (root / "kernels").glob("*.py"):
+        p.write_text(edit(p, p.read_text()))
+    done = run(tmp_path / "cache", code=KEYS, args=[str(root)])
+    out = result(done)
+    assert out.pop("from").startswith(str(root))
+    return out
+
+
+def _touch(p, text):
+    """A comment above and below, and a docstring reworded: every line moves."""
+    if text.startswith('"""'):
+        text = '"""Touched. ' + text[3:]
+    return "# touched\n" + text + "# touched\n"
+
+
+def test_keys_are_the_code_not_the_text(tmp_path):
+    """A comment in every file under kernels/ (every line number moves) and a reworded
+    docstring in each change no cache key; an edit of one row's rule changes the keys of
+    that row's objects and of the kernels that hold the row, and nothing else."""
+    from burnumba.kernels import cache
+    before = _keys(tmp_path, "before", lambda p, text: text)
+    assert _keys(tmp_path, "touched", _touch) == before
+    rule = "da=lambda a, g: g * cos(a)"
+    assert sum(rule in open(p).read() for p in cache._files()) == 1
+    after = _keys(tmp_path, "edited", lambda p, text: text.replace(
+        rule, "da=lambda a, g: cos(a) * g"))
+    rows = {n for n in before["rows"] if before["rows"][n] != after["rows"][n]}
+    assert rows == {"sin"}
+    assert all(a != b for a, b in zip(before["rows"]["sin"], after["rows"]["sin"]))
+    kernels = {s for s in before["kernels"] if before["kernels"][s] != after["kernels"][s]}
+    assert kernels == {"sin exp", "sin"}
+    assert all(a != b for a, b in zip(before["kernels"]["sin"], after["kernels"]["sin"]))
+    assert after["update"] == before["update"]

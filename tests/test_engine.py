@@ -242,21 +242,22 @@ def test_numpys_blas_when_asked_or_when_the_user_chose_its_kernels():
 def test_own_core_policy(monkeypatch):
     """Zen kernels on an AMD CPU where numpy's OpenBLAS took AVX-512 ones; the user's
     choices first."""
+    from burnumba.kernels import blas
     for k in ("BURNUMBA_BLAS_CORE", "OPENBLAS_CORETYPE"):
         monkeypatch.delenv(k, raising=False)
-    monkeypatch.setattr(engine, "_amd", lambda: True)
-    assert engine.own_core("SkylakeX") == "Zen"
-    assert engine.own_core("Haswell") is None                   # not AVX-512: as numpy's
-    monkeypatch.setattr(engine, "_amd", lambda: False)
-    assert engine.own_core("SkylakeX") is None                  # an Intel CPU: as numpy's
+    monkeypatch.setattr(blas, "_amd", lambda: True)
+    assert blas.own_core("SkylakeX") == "Zen"
+    assert blas.own_core("Haswell") is None                   # not AVX-512: as numpy's
+    monkeypatch.setattr(blas, "_amd", lambda: False)
+    assert blas.own_core("SkylakeX") is None                  # an Intel CPU: as numpy's
     monkeypatch.setenv("BURNUMBA_BLAS_CORE", "Haswell")
-    assert engine.own_core("SkylakeX") == "Haswell"
+    assert blas.own_core("SkylakeX") == "Haswell"
     monkeypatch.setenv("BURNUMBA_BLAS_CORE", "numpy")
-    assert engine.own_core("SkylakeX") is None
+    assert blas.own_core("SkylakeX") is None
     monkeypatch.delenv("BURNUMBA_BLAS_CORE")
-    monkeypatch.setattr(engine, "_amd", lambda: True)
+    monkeypatch.setattr(blas, "_amd", lambda: True)
     monkeypatch.setenv("OPENBLAS_CORETYPE", "SkylakeX")
-    assert engine.own_core("SkylakeX") is None
+    assert blas.own_core("SkylakeX") is None
 
 
 _K_SWEEP = """

@@ -1,5 +1,6 @@
-"""Every row at NaN, +-inf and +-0, from the op table's own ``special`` cases: values as numpy,
-gradients as JAX (with the exceptions the rows document). A new row cannot skip them."""
+"""Every row at NaN, +-inf and +-0, from its special-value cases (kernels/ieee_cases.py):
+values as numpy, gradients as JAX (with the exceptions the rows document). A new row cannot
+skip them."""
 import math
 
 import numpy as np
@@ -93,6 +94,16 @@ def same_grad(got, want, rtol=1e-13):
     if float(want) == 0.0:
         return float(got) == 0.0
     return same(got, want, rtol)
+
+
+def test_the_cases_are_data_kept_apart_by_row_name():
+    """The cases live in kernels/ieee_cases.py, not in the table (no kernel is generated from
+    them): every entry names a row, and every row but the leaves and the lanes rows has one."""
+    from burnumba.kernels import ieee_cases, ops
+    assert "special" not in ops.Op._fields
+    assert set(ieee_cases.CASES) == {r.name for r in ROWS
+                                     if r.kind != "leaf" and not r.lanes_of}
+    assert all(r.special is ieee_cases.CASES[r.name] for r in MAP_ROWS + BLOCK_ROWS)
 
 
 def test_every_row_meets_every_special_value():

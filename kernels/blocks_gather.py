@@ -1,0 +1,325 @@
+"""Block rows that move values: where, gather (indexing, slicing, transposes, stacking),
+take (embedding lookup), scatter and take_add (their adjoints), and gather's lanes form.
+
+The rows here join the op table in ``ops.py``, which gives them their opcodes.
+"""
+from .layout import ERR_INDEX  # the block rules' error codes
+from .row import Op, _always_fits
+from .rules import template
+
+
+@template
+def _where(i, p, P, a0, a1, off):
+    """where's three operands (cond is the node P[p]) with their sizes, and a wrapping
+    counter each: an operand is as large as the output, a scalar, or a tile repeated."""
+    ic = P[p]
+    oc = off[ic]
+    nc = off[ic + 1] - oc
+    ia = a0[i]
+    oa = off[ia]
+    na = off[ia + 1] - oa
+    ib = a1[i]
+    ob = off[ib]
+    nb = off[ib + 1] - ob
+    kc = 0
+    ka = 0
+    kb = 0
+    return ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb
+
+
+# -- the block rows' rules (statements over the sweep's locals: kernels/rules.py), in the
+# order of the table
+
+
+def _where_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    if nc > 0 and ny % nc == 0 and (na == ny or na == 1) and (nb == ny or nb == 1):
+        # the mask a tile of the output (masked_fill's (T, T) under (B, H, T, T)), each
+        # choice whole or one value: plain indices instead of three wrapping counters (the
+        # GPT block's 64 x 6 x 8 x 8 scores in bn.profile: 14.9 against 23.5 us, and the
+        # backward 6.0 against 27.2 us); the same choices
+        sa = 1 if na == ny else 0
+        sb = 1 if nb == ny else 0
+        for t in range(0, ny, nc):
+            for j in range(nc):
+                q = t + j
+                val[oy + q] = val[oa + q * sa] if val[oc + j] != 0.0 else val[ob + q * sb]
+    else:
+        for j in range(ny):
+            val[oy + j] = val[oa + ka] if val[oc + kc] != 0.0 else val[ob + kb]
+            kc = kc + 1 if kc + 1 < nc else 0
+            ka = ka + 1 if ka + 1 < na else 0
+            kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _where_bwd(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    if nc > 0 and ny % nc == 0 and (na == ny or na == 1) and (nb == ny or nb == 1):
+        # as in the forward: the same additions in the same order, without the counters
+        sa = 1 if na == ny else 0
+        sb = 1 if nb == ny else 0
+        need_a = need[ia]
+        need_b = need[ib]
+        for t in range(0, ny, nc):
+            for j in range(nc):
+                q = t + j
+                if val[oc + j] != 0.0:
+                    if need_a:
+                        grad[oa + q * sa] += grad[oy + q]
+                elif need_b:
+                    grad[ob + q * sb] += grad[oy + q]
+    else:
+        for j in range(ny):
+            if val[oc + kc] != 0.0:
+                if need[ia]:
+                    grad[oa + ka] += grad[oy + j]
+            elif need[ib]:
+                grad[ob + kb] += grad[oy + j]
+            kc = kc + 1 if kc + 1 < nc else 0
+            ka = ka + 1 if ka + 1 < na else 0
+            kb = kb + 1 if kb + 1 < nb else 0
+
+
+def _where_jvp(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    ic, oc, nc, ia, oa, na, ib, ob, nb, kc, ka, kb = _where(i, p, P, a0, a1, off)
+    for j in range(ny):
+        if val[oc + kc] != 0.0:
+            grad[oy + j] = grad[oa + ka] if need[ia] else 0.0
+        else:
+            grad[oy + j] = grad[ob + kb] if need[ib] else 0.0
+        kc = kc + 1 if kc + 1 < nc else 0
+        ka = ka + 1 if ka + 1 < na else 0
+        kb = kb + 1 if kb + 1 < nb else 0
+
+
+# gather and scatter: c = 1 marks positions that are one run (a slice x[1:], a copy), and
+# c = 2 (gather) one position repeated (a broadcast scalar): the loops then read or write
+# consecutive elements, which vectorize, instead of one indexed access each (Rosenbrock's
+# hvp: its slices, a broadcast and their adjoints took half the sweep). The same values and
+# the same additions in the same order as the indexed loops.
+@template
+def _gathered(oy, ny, c, p, P, u):
+    """u[oy + j] = u[P[p + j]]: gather's values forward, and (a copy maps tangents the same
+    way) its tangents in the tangent sweep."""
+    if c == 1.0:
+        s = P[p]
+        for j in range(ny):
+            u[oy + j] = u[s + j]
+    elif c == 2.0:
+        v = u[P[p]]
+        for j in range(ny):
+            u[oy + j] = v
+    else:
+        for j in range(ny):
+            u[oy + j] = u[P[p + j]]
+    return oy
+
+
+def _gather_fwd(oy, ny, c, p, P, val):
+    oy = _gathered(oy, ny, c, p, P, val)
+
+
+def _gather_bwd(oy, ny, c, p, P, grad):
+    if c == 1.0:
+        s = P[p]
+        for j in range(ny):
+            grad[s + j] += grad[oy + j]
+    elif c == 2.0:
+        s = P[p]
+        acc = grad[s]
+        for j in range(ny):
+            acc += grad[oy + j]
+        grad[s] = acc
+    else:
+        for j in range(ny):
+            grad[P[p + j]] += grad[oy + j]
+
+
+def _gather_jvp(oy, ny, c, p, P, grad):
+    oy = _gathered(oy, ny, c, p, P, grad)
+
+
+def _take_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            val[oy + k * width + e] = val[oa + t * width + e]
+
+
+def _take_bwd(i, oy, ny, p, P, off, a0, a1, need, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    if need[ia]:
+        for k in range(ny // width if width > 0 else 0):
+            t = int(val[ot + k])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                grad[oa + t * width + e] += grad[oy + k * width + e]
+
+
+def _take_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            grad[oy + k * width + e] = grad[oa + t * width + e]
+
+
+@template
+def _scattered(i, oy, ny, c, p, P, off, a0, u):
+    """u[oy:oy + ny] = 0, then u[oy + P[p + j]] += u[oa + j] for a's elements: scatter's
+    values forward, and its tangents in the tangent sweep. One run (c = 1) adds 0 + a, as
+    the indexed loop does (-0.0 lands as +0.0 in both)."""
+    ia = a0[i]
+    oa = off[ia]
+    for k in range(ny):
+        u[oy + k] = 0.0
+    if c == 1.0:
+        s = oy + P[p]
+        for j in range(off[ia + 1] - oa):
+            u[s + j] = 0.0 + u[oa + j]
+    else:
+        for j in range(off[ia + 1] - oa):
+            u[oy + P[p + j]] += u[oa + j]
+    return oy
+
+
+def _scatter_fwd(i, oy, ny, c, p, P, off, a0, val):
+    oy = _scattered(i, oy, ny, c, p, P, off, a0, val)
+
+
+def _scatter_bwd(i, oy, c, p, P, off, a0, need, grad):
+    ia = a0[i]
+    oa = off[ia]
+    if need[ia]:
+        if c == 1.0:
+            s = oy + P[p]
+            for j in range(off[ia + 1] - oa):
+                grad[oa + j] += grad[s + j]
+        else:
+            for j in range(off[ia + 1] - oa):
+                grad[oa + j] += grad[oy + P[p + j]]
+
+
+def _scatter_jvp(i, oy, ny, c, p, P, off, a0, grad):
+    oy = _scattered(i, oy, ny, c, p, P, off, a0, grad)
+
+
+def _take_add_fwd(i, oy, ny, p, P, off, a0, a1, val):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny):
+        val[oy + k] = 0.0
+    for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            val[oy + t * width + e] += val[oa + k * width + e]
+
+
+def _take_add_bwd(i, oy, p, P, off, a0, a1, need, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    ia = a0[i]
+    oa = off[ia]
+    ot = off[a1[i]]
+    if need[ia]:
+        for k in range((off[ia + 1] - oa) // width if width > 0 else 0):
+            t = int(val[ot + k])
+            if t < 0:
+                t += nrows
+            for e in range(width):
+                grad[oa + k * width + e] += grad[oy + t * width + e]
+
+
+def _take_add_jvp(i, oy, ny, p, P, off, a0, a1, val, grad):
+    nrows = P[p]
+    width = P[p + 1]
+    oa = off[a0[i]]
+    ot = off[a1[i]]
+    for k in range(ny):
+        grad[oy + k] = 0.0
+    for k in range((off[a0[i] + 1] - oa) // width if width > 0 else 0):
+        t = int(val[ot + k])
+        if t < 0:
+            t += nrows
+        if t < 0 or t >= nrows:
+            return ERR_INDEX
+        for e in range(width):
+            grad[oy + t * width + e] += grad[oa + k * width + e]
+
+
+# gather's and sum's lanes forms. gather's P holds positions of a tape of one sample: lane s
+# of position q is at q * L + s. A repeated position's gradients are added in j order into
+# each lane, as _gather_bwd adds them (into its running sum, which starts at the slot's value).
+def _gather_lanes_fwd(oy, ny, c, p, P, val, lanes):
+    for j in range(ny // lanes):
+        q = (P[p] + j if c == 1.0 else (P[p] if c == 2.0 else P[p + j])) * lanes
+        for s in range(lanes):
+            val[oy + j * lanes + s] = val[q + s]
+
+
+def _gather_lanes_bwd(oy, ny, c, p, P, grad, lanes):
+    for j in range(ny // lanes):
+        q = (P[p] + j if c == 1.0 else (P[p] if c == 2.0 else P[p + j])) * lanes
+        for s in range(lanes):
+            grad[q + s] += grad[oy + j * lanes + s]
+
+
+ROWS = (
+    # -- where(cond, a, b): cond is the node P[p]. Each operand is as large as the output, a
+    # scalar, or a tile repeated over it (a causal mask over a batch of heads): its index
+    # wraps at its size.
+    Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
+       fwd=_where_fwd, bwd=_where_bwd,
+       jvp=_where_jvp),
+
+    # -- gather: y[j] = val[P[p + j]], absolute positions in the value buffer fixed at
+    # trace time. One row covers indexing, slicing, transposes, broadcast_to, stack and
+    # concatenate, and packing scalar nodes into a tensor. Its backward scatters (adds),
+    # so repeated positions accumulate. Sources with need == 0 live in slices whose
+    # gradient is never read, so adding into them is harmless.
+    Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
+       fwd=_gather_fwd, bwd=_gather_bwd,
+       jvp=_gather_jvp, inline=True, tangent_reads=""),
+    # take rows: y[k, :] = a[idx[k], :] for a table a0 of P[p] rows of P[p+1] elements and
+    # indices read at run time from the node a1 (data: new indices do not retrace).
+    # Negative indices count from the end, as numpy; anything else outside raises.
+    Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
+       fwd=_take_fwd, bwd=_take_bwd,
+       jvp=_take_jvp),
+    # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
+    # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
+    Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
+       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp, tangent_reads=""),
+    # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
+    # take); idx is the integer node a1, negative indices count from the end
+    Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
+       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp),
+    Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
+       fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),
+)

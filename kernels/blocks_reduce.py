@@ -1,0 +1,254 @@
+"""Block rows that reduce: the n-ary sum, sumsq and inner (BurTorch's fused neuron), sum
+and max along an axis, and sum's lanes form.
+
+The rows here join the op table in ``ops.py``, which gives them their opcodes.
+"""
+from .row import Op, _always_fits
+from .templates import _axis
+
+
+def _sum_fwd(oy, c, p, P, off, val):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e]
+    val[oy] = c * acc
+
+
+def _sum_bwd(oy, c, p, P, off, need, grad):
+    gc = c * grad[oy]
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                grad[e] += gc
+
+
+def _sum_jvp(oy, c, p, P, off, need, grad):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                acc += grad[e]
+    grad[oy] = c * acc
+
+
+def _sumsq_fwd(oy, c, p, P, off, val):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        for e in range(off[ik], off[ik + 1]):
+            acc += val[e] * val[e]
+    val[oy] = c * acc
+
+
+def _sumsq_bwd(oy, c, p, P, off, need, val, grad):
+    gc = 2.0 * c * grad[oy]
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                grad[e] += gc * val[e]
+
+
+def _sumsq_jvp(oy, c, p, P, off, need, val, grad):
+    acc = 0.0
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1]):
+                acc += val[e] * grad[e]
+    grad[oy] = 2.0 * c * acc
+
+
+def _inner_fwd(i, oy, p, P, off, a0, val):
+    m = P[p]
+    acc = val[off[a0[i]]] if a0[i] >= 0 else 0.0
+    for k in range(m):
+        ox = off[P[p + 1 + k]]
+        ow = off[P[p + 1 + m + k]]
+        for e in range(off[P[p + 1 + k] + 1] - ox):
+            acc += val[ox + e] * val[ow + e]
+    val[oy] = acc
+
+
+def _inner_bwd(i, oy, p, P, off, a0, need, val, grad):
+    m = P[p]
+    gy = grad[oy]
+    if a0[i] >= 0 and need[a0[i]]:
+        grad[off[a0[i]]] += gy
+    for k in range(m):
+        ix = P[p + 1 + k]
+        iw = P[p + 1 + m + k]
+        ox = off[ix]
+        ow = off[iw]
+        for e in range(off[ix + 1] - ox):
+            xe = val[ox + e]
+            we = val[ow + e]
+            if need[ix]:
+                grad[ox + e] += gy * we
+            if need[iw]:
+                grad[ow + e] += gy * xe
+
+
+def _inner_jvp(i, oy, p, P, off, a0, need, val, grad):
+    m = P[p]
+    acc = grad[off[a0[i]]] if a0[i] >= 0 and need[a0[i]] else 0.0
+    for k in range(m):
+        ix = P[p + 1 + k]
+        iw = P[p + 1 + m + k]
+        ox = off[ix]
+        ow = off[iw]
+        for e in range(off[ix + 1] - ox):
+            if need[ix]:
+                acc += grad[ox + e] * val[ow + e]
+            if need[iw]:
+                acc += val[ox + e] * grad[ow + e]
+    grad[oy] = acc
+
+
+def _sum_axis_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += val[oa + (o * m + j) * inner + k]
+            val[oy + o * inner + k] = c * acc
+
+
+def _sum_axis_bwd(i, oy, c, p, P, off, a0, need, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                gk = c * grad[oy + o * inner + k]
+                for j in range(m):
+                    grad[oa + (o * m + j) * inner + k] += gk
+
+
+def _sum_axis_jvp(i, oy, c, p, P, off, a0, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            acc = 0.0
+            for j in range(m):
+                acc += grad[oa + (o * m + j) * inner + k]
+            grad[oy + o * inner + k] = c * acc
+
+
+def _max_axis_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            best = c * val[oa + o * m * inner + k]
+            for j in range(1, m):
+                v = c * val[oa + (o * m + j) * inner + k]
+                if v > best or v != v:
+                    best = v
+                    if v != v:
+                        break
+            val[oy + o * inner + k] = c * best
+
+
+def _max_axis_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                y = val[oy + o * inner + k]
+                ties = 0
+                for j in range(m):
+                    if val[oa + (o * m + j) * inner + k] == y:
+                        ties += 1
+                # g / ties to each maximum; a NaN lane has no element equal to its NaN maximum,
+                # so g / 0 * 0 gives every element NaN, as JAX and torch
+                share = grad[oy + o * inner + k] / ties
+                for j in range(m):
+                    q = oa + (o * m + j) * inner + k
+                    grad[q] += share * (1.0 if val[q] == y else 0.0)
+
+
+def _max_axis_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            y = val[oy + o * inner + k]
+            ties = 0
+            acc = 0.0
+            for j in range(m):
+                q = oa + (o * m + j) * inner + k
+                if val[q] == y:
+                    ties += 1
+                    acc += grad[q]
+            # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
+            grad[oy + o * inner + k] = acc / ties
+
+
+def _sum_lanes_fwd(oy, c, p, P, off, val, lanes):
+    L4 = lanes - lanes % 4
+    for s in range(0, L4, 4):
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for k in range(P[p]):
+            ik = P[p + 1 + k]
+            for e in range(off[ik] + s, off[ik + 1], lanes):
+                s0 += val[e]
+                s1 += val[e + 1]
+                s2 += val[e + 2]
+                s3 += val[e + 3]
+        val[oy + s] = c * s0
+        val[oy + s + 1] = c * s1
+        val[oy + s + 2] = c * s2
+        val[oy + s + 3] = c * s3
+    for s in range(L4, lanes):
+        s0 = 0.0
+        for k in range(P[p]):
+            ik = P[p + 1 + k]
+            for e in range(off[ik] + s, off[ik + 1], lanes):
+                s0 += val[e]
+        val[oy + s] = c * s0
+
+
+def _sum_lanes_bwd(oy, c, p, P, off, need, grad, lanes):
+    for k in range(P[p]):
+        ik = P[p + 1 + k]
+        if need[ik]:
+            for e in range(off[ik], off[ik + 1], lanes):
+                for s in range(lanes):
+                    grad[e + s] += c * grad[oy + s]
+
+
+ROWS = (
+    # -- fused n-ary reductions over a list of nodes P[p+1 : p+1+m], m = P[p]; each node may
+    # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
+    Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
+       fwd=_sum_fwd, bwd=_sum_bwd,
+       jvp=_sum_jvp, inline=True),
+    Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
+       fwd=_sumsq_fwd, bwd=_sumsq_bwd,
+       jvp=_sumsq_jvp),
+    # inner product of two equally shaped lists of nodes, x = P[p+1 : p+1+m] and
+    # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
+    # fused neuron. The same node may appear in both lists (x . x).
+    Op("inner", -1, "block", doc="sum_k x_k . w_k (+ bias)",
+       fwd=_inner_fwd, bwd=_inner_bwd,
+       jvp=_inner_jvp),
+
+    # -- tensor rows ---------------------------------------------------------------------
+    # sum over one axis, scaled by c (c = 1 / m for mean)
+    Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_sum_axis_fwd,
+       bwd=_sum_axis_bwd,
+       jvp=_sum_axis_jvp),
+    # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
+    # The gradient is split evenly among tied maxima, as jax and autograd do.
+    Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd,
+       bwd=_max_axis_bwd,
+       jvp=_max_axis_jvp),
+    Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
+       fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits),
+)

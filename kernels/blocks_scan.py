@@ -1,0 +1,177 @@
+"""Block rows that scan or sort along an axis: cumsum, cumprod and argsort.
+
+The rows here join the op table in ``ops.py``, which gives them their opcodes.
+"""
+from .row import Op
+from .rules import template
+from .templates import _axis
+
+
+# -- reductions and scans (#11): the rules of the cumsum, cumprod and argsort rows. Each is
+# an axis row (``_axis``: the operand seen as (outer, m, inner), the output the same shape).
+def _cumsum_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            val[oy + b0 + k] = val[oa + b0 + k]
+        # y_j = y_{j-1} + a_j, in numpy's order (the same sums, float32 included)
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                val[oy + q] = val[oy + q - inner] + val[oa + q]
+
+
+def _cumsum_bwd(i, oy, p, P, off, a0, need, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        # da_j = sum_{k >= j} g_k: the reversed cumulative sum of g
+        for o in range(outer):
+            for k in range(inner):
+                acc = 0.0
+                for j in range(m - 1, -1, -1):
+                    q = (o * m + j) * inner + k
+                    acc += grad[oy + q]
+                    grad[oa + q] += acc
+
+
+def _cumsum_jvp(i, oy, p, P, off, a0, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            grad[oy + b0 + k] = grad[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                grad[oy + q] = grad[oy + q - inner] + grad[oa + q]
+
+
+def _cumprod_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            val[oy + b0 + k] = val[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                val[oy + q] = val[oy + q - inner] * val[oa + q]
+
+
+def _cumprod_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        # da_j = y_{j-1} * s_j with s_j = sum_{k >= j} g_k prod_{j < i <= k} a_i, run from
+        # the end as s_j = g_j + a_{j+1} s_{j+1}: products of the other elements only, never
+        # y / a, so exact where a lane holds zeros (one zero: the product of the others at
+        # it; two: 0) and no 0 / 0 or inf / inf
+        for o in range(outer):
+            for k in range(inner):
+                s = 0.0
+                for j in range(m - 1, -1, -1):
+                    q = (o * m + j) * inner + k
+                    if j == m - 1:
+                        s = grad[oy + q]
+                    else:
+                        s = grad[oy + q] + val[oa + q + inner] * s
+                    grad[oa + q] += s * (val[oy + q - inner] if j > 0 else 1.0)
+
+
+def _cumprod_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    # t_j = t_{j-1} a_j + y_{j-1} ta_j (the product rule along the scan, exact at zeros)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            grad[oy + b0 + k] = grad[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                grad[oy + q] = (grad[oy + q - inner] * val[oa + q]
+                                + val[oy + q - inner] * grad[oa + q])
+
+
+@template
+def _sort_before(u, v, base, xb, inner, val):
+    """Whether heap slot u sorts before heap slot v in the order (value, index): NaN last
+    (as numpy), equal values (-0.0 == 0.0 too) by their index, so the order is stable."""
+    iu = int(val[base + u * inner])
+    iv = int(val[base + v * inner])
+    xu = val[xb + iu * inner]
+    xv = val[xb + iv * inner]
+    lt = (xv != xv and (xu == xu or iu < iv)) or xu < xv or (xu == xv and iu < iv)
+    return lt
+
+
+def _argsort_fwd(i, oy, c, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            base = oy + o * m * inner + k
+            xb = oa + o * m * inner + k
+            for j in range(m):
+                val[base + j * inner] = j
+            # heapsort of the lane's indices in place (no work space): a max-heap in the
+            # order (value, index), its largest moved to the end one by one
+            start = m // 2
+            end = m
+            while end > 1:
+                if start > 0:
+                    start -= 1
+                else:
+                    end -= 1
+                    tmp = val[base + end * inner]
+                    val[base + end * inner] = val[base]
+                    val[base] = tmp
+                r = start
+                while 2 * r + 1 < end:
+                    ch = 2 * r + 1
+                    if ch + 1 < end:
+                        u = ch
+                        v = ch + 1
+                        lt = _sort_before(u, v, base, xb, inner, val)
+                        if lt:
+                            ch += 1
+                    u = r
+                    v = ch
+                    lt = _sort_before(u, v, base, xb, inner, val)
+                    if not lt:
+                        break
+                    tmp = val[base + r * inner]
+                    val[base + r * inner] = val[base + ch * inner]
+                    val[base + ch * inner] = tmp
+                    r = ch
+            # c = 1: positions in the flat operand (the indices of the take row that sorts)
+            if c != 0.0:
+                for j in range(m):
+                    val[base + j * inner] = (o * m + int(val[base + j * inner])) * inner + k
+
+
+def _argsort_bwd(i):
+    # integer data: no gradient (the node has need 0, so the sweep never calls this)
+    pass
+
+
+def _argsort_jvp(oy, ny, grad):
+    for j in range(ny):
+        grad[oy + j] = 0.0
+
+
+ROWS = (
+    # -- reductions and scans (#11) --
+    # cumsum and cumprod along one axis (np.cumsum / np.cumprod; np.prod is cumprod's last
+    # slice, so its gradient is the product of the other elements, exact at zeros: one zero
+    # gets the product of the others, the rest 0; two zeros: all 0). Backward: the reversed
+    # cumulative sum; for cumprod, y_{j-1} * (g_j + a_{j+1} (g_{j+1} + ...)), no division.
+    Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
+       fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp),
+    Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
+       fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp),
+    # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
+    # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
+    # positions in the flat operand, which a take row reads: np.sort(x) is take(x, argsort),
+    # so the permutation is computed at run time and the gradient scatters through it.
+    Op("argsort", 1, "block", doc="y[o, :, k] = the stable order of a[o, :, k] (integers)",
+       fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp),
+)

@@ -1,0 +1,49 @@
+"""What a row of the op table holds: ``Op``. The rows themselves are in ``maps.py`` and the
+``blocks_*.py`` modules; ``ops.py`` puts them in opcode order."""
+from typing import Callable, NamedTuple, Optional, Tuple
+
+
+class Op(NamedTuple):
+    name: str
+    arity: int                       # 0 leaf, 1 unary, 2 binary; -1: operands listed in P
+    kind: str                        # "leaf" | "map" | "block"
+    fwd: Optional[Callable] = None   # the forward rule (kernels/rules.py)
+    da: Optional[Callable] = None    # map rows: d/da contribution; block rows: unused
+    db: Optional[Callable] = None
+    bwd: Optional[Callable] = None   # block rows: the backward statements
+    jvp: Optional[Callable] = None   # block rows: the tangent statements (tangents in grad)
+    domain: Tuple[Tuple[float, float], ...] = ((-3.0, 3.0), (-3.0, 3.0))
+    avoid: str = ""                  # where central differences are invalid (kinks, poles)
+    kinks: Tuple[Tuple[float, ...], ...] = ()   # exact (a, [b,] da, [db]) at kinks
+    doc: str = ""
+    inline: bool = False             # block rows: written into the interpreter loop instead
+                                     # of called (small rows common in scalar graphs)
+    tangent_reads: Optional[str] = None  # block rows: the values their jvp reads (an hvp's
+    # lean sweep computes only those): None, its own value and scratch and its operands'
+    # (the safe default); "", none (it moves tangents); "cross", each operand's value when
+    # the other operand has a tangent (a product: tY = tA B + A tB)
+    lanes_of: Optional[str] = None   # a lanes row: it runs the nodes of row ``lanes_of`` for L
+    # samples at once, sample innermost (bn.vmap's wide tapes, burnumba/_lanes.py); the tracer
+    # never writes one, and it has no tangent rule
+    fits: Optional[Callable] = None  # lanes rows: fits(params, need_a, need_b, blas), whether a
+    # node of ``lanes_of`` with these integer parameters gives every sample the bits that its
+    # own sweep gives (the same sums in the same order: not where that sweep calls BLAS)
+
+    @property
+    def special(self):
+        """The row's IEEE special-value cases (``ieee_cases.CASES``, by name; () for none)."""
+        from .ieee_cases import CASES          # data only tests read: loaded when asked
+        return CASES.get(self.name, ())
+
+    def linked(self, tensor_rows):
+        """Whether a kernel calls this row's compiled functions: a block row unless it is
+        written inline, a map row when some node of it is a tensor (``tensor_rows``, names);
+        a map row used only on scalars runs inline, so its loops are neither compiled nor
+        linked."""
+        return ((self.kind == "block" and not self.inline)
+                or (self.kind == "map" and self.name in tensor_rows))
+
+
+def _always_fits(params, need_a, need_b, blas):
+    """The ``fits`` of a lanes row whose sweeps loop whatever the node's sizes."""
+    return True
