@@ -11,6 +11,7 @@ import numpy as np
 
 from .._errors import (InplaceError, ShapeError, TracerBoolError, UnsupportedOpError,
                       at_user_site)
+from ..trace.dispatch import implements, implements_method, implements_ufunc
 from ..trace.tracer import (Var, broadcast_to as _expand, cast_check, is_mask, normalize_axis,
                       power as _power, tiles)
 from ..kernels import ROWS
@@ -79,11 +80,10 @@ def _expit(x):
 # Every elementwise row with a numpy ufunc of the same name is a function here, and np.<name>
 # on a traced value dispatches to it: adding such a row to kernels/ops.py is all it takes.
 # power has its own function below (it picks among several rows).
-_UFUNCS = {}
 for _row in ROWS:
     _twin = getattr(np, _row.name, None) if _row.kind == "map" else None
     if isinstance(_twin, np.ufunc) and _row.name != "power":
-        globals()[_row.name] = _UFUNCS[_twin] = _elementwise(_row.name, _twin)
+        globals()[_row.name] = implements_ufunc(_twin)(_elementwise(_row.name, _twin))
 del _row, _twin
 divide = true_divide = globals()["divide"]
 abs = absolute = globals()["absolute"]
@@ -99,10 +99,12 @@ sigmoid = _elementwise("sigmoid", _expit)
 rsqrt = _elementwise("rsqrt", lambda x: 1.0 / np.sqrt(x))
 
 
+@implements_ufunc(np.positive)
 def positive(x):
     return x if isinstance(x, Var) else np.positive(x)
 
 
+@implements_ufunc(np.power, np.float_power)
 def power(x, y):
     """x ** y. Constant exponents pick a fast row: 2 -> square, 3 -> cube, integers -> powi."""
     if _builder(x, y) is None:
@@ -110,6 +112,7 @@ def power(x, y):
     return _power(x, y)
 
 
+@implements(np.clip)
 def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVALUE):
     """numpy.clip as maximum(minimum(a, a_max), a_min) (``min`` / ``max`` are numpy 2's names
     of the bounds)."""
@@ -128,6 +131,7 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
     return out
 
 
+@implements(np.where)
 def where(condition, x, y):
     """Elementwise ``x if condition else y``; the gradient flows into the chosen branch only."""
     b = _builder(condition, x, y)
@@ -249,6 +253,7 @@ def _mask(name, a, where):
             f"shape {a.shape}")) from None
 
 
+@implements(np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     """numpy.sum. Over everything, or a list of scalar nodes: one fused n-ary node."""
     b = _builder(a)
@@ -275,6 +280,7 @@ def _count(b, xs):
     return builtins.sum(b.lift(x).size for x in xs)
 
 
+@implements(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """numpy.mean (the sum rows with scale 1 / count); ``where=`` takes a constant mask."""
     b = _builder(a)
@@ -312,6 +318,7 @@ def _extreme(name, sign, a, axis, out, keepdims, initial, where):
     return y
 
 
+@implements(np.max, np.amax)
 def max(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     """numpy.max. At a tie the gradient is split evenly among the maxima."""
     if _builder(a) is None:
@@ -320,6 +327,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     return _extreme("max", 1.0, a, axis, out, keepdims, initial, where)
 
 
+@implements(np.min, np.amin)
 def min(a, axis=None, out=None, keepdims=False, initial=_NOVALUE, where=True):
     """numpy.min, as -max(-a) in one row."""
     if _builder(a) is None:
@@ -340,6 +348,7 @@ def _ddof(name, ddof, correction):
     return correction
 
 
+@implements(np.var)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=_NOVALUE, correction=_NOVALUE):
     """numpy.var: mean((a - mean(a))**2), with ``ddof`` (or ``correction``) as numpy."""
@@ -364,6 +373,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return s * (1.0 / (count - ddof))
 
 
+@implements(np.std)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
         mean=_NOVALUE, correction=_NOVALUE):
     """numpy.std: sqrt(var)."""
@@ -382,6 +392,7 @@ def sumsq(a):
     return b.reduce("sumsq", _items(a))
 
 
+@implements(np.inner)
 def inner(a, b, bias=None):
     """Inner product of two 1-D arrays or two equally long lists of scalars, plus ``bias``.
 
@@ -412,6 +423,7 @@ def inner(a, b, bias=None):
     return Var(bld, node, ())
 
 
+@implements(np.dot)
 def dot(a, b, out=None):
     """numpy.dot: the fused inner product for two 1-D arrays, else matmul (b up to 2-D)."""
     bld = _builder(a, b)
@@ -428,6 +440,8 @@ def dot(a, b, out=None):
     return matmul(x, w)
 
 
+@implements_ufunc(np.matmul)
+@implements(np.matmul)
 def matmul(a, b):
     """numpy.matmul / ``@``, with batching and broadcasting of the leading dimensions.
 
@@ -509,11 +523,13 @@ def _join(name, arrays, npfunc, **kwargs):
     return b.gather(xs, pos.reshape(-1), pos.shape)
 
 
+@implements(np.stack)
 def stack(arrays, axis=0):
     """numpy.stack; also packs a list of traced scalars into a traced 1-D array."""
     return _join("stack", list(arrays), np.stack, axis=axis)
 
 
+@implements(np.concatenate)
 def concatenate(arrays, axis=0):
     return _join("concatenate", list(arrays), np.concatenate, axis=axis)
 
@@ -528,20 +544,24 @@ def _stack_dtype(name, tup, npfunc, dtype, casting):
     return _join(name, list(tup), npfunc)
 
 
+@implements(np.vstack)
 def vstack(tup, *, dtype=None, casting="same_kind"):
     """numpy.vstack: 1-D arrays become rows, then concatenate along axis 0 (one gather)."""
     return _stack_dtype("vstack", tup, np.vstack, dtype, casting)
 
 
+@implements(np.hstack)
 def hstack(tup, *, dtype=None, casting="same_kind"):
     return _stack_dtype("hstack", tup, np.hstack, dtype, casting)
 
 
+@implements(np.column_stack)
 def column_stack(tup):
     """numpy.column_stack: 1-D arrays become columns of a 2-D array."""
     return _join("column_stack", list(tup), np.column_stack)
 
 
+@implements(np.array, np.asarray)
 def array(obj, dtype=None, **kwargs):
     """numpy.array for nested lists that contain traced values (one gather). Plain numpy
     reaches it only as ``np.array(list, like=x)`` with x a traced value: without ``like=``
@@ -583,6 +603,7 @@ def _order(name, order):
     return order
 
 
+@implements(np.reshape)
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """Row-major reshape. Free: the node's slice is reused with a new shape. ``order='F'``
     reads and writes column-major (a transpose on each side)."""
@@ -601,6 +622,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return a.reshaped(_resolve_shape(a, shape))
 
 
+@implements(np.ravel)
 def ravel(a, order="C"):
     """numpy.ravel (free in row-major order; ``order='F'`` is a transpose first)."""
     if _builder(a) is None:
@@ -611,6 +633,7 @@ def ravel(a, order="C"):
     return a.reshaped((a.size,))
 
 
+@implements(np.expand_dims)
 def expand_dims(a, axis):
     if _builder(a) is None:
         return np.expand_dims(a, axis)
@@ -618,6 +641,7 @@ def expand_dims(a, axis):
     return reshape(a, np.expand_dims(np.empty(a.shape, dtype=np.bool_), axis).shape)
 
 
+@implements(np.squeeze)
 def squeeze(a, axis=None):
     if _builder(a) is None:
         return np.squeeze(a, axis)
@@ -629,6 +653,7 @@ def squeeze(a, axis=None):
     return reshape(a, shape)
 
 
+@implements(np.transpose)
 def transpose(a, axes=None):
     if _builder(a) is None:
         return np.transpose(a, axes)
@@ -642,6 +667,7 @@ def transpose(a, axes=None):
     return a._b.gather([a], pos.reshape(-1), pos.shape)
 
 
+@implements(np.swapaxes)
 def swapaxes(a, axis1, axis2):
     if _builder(a) is None:
         return np.swapaxes(a, axis1, axis2)
@@ -652,6 +678,7 @@ def swapaxes(a, axis1, axis2):
     return transpose(a, tuple(axes))
 
 
+@implements(np.split)
 def split(ary, indices_or_sections, axis=0):
     """numpy.split: a list of slices (gather nodes)."""
     if _builder(ary) is None:
@@ -668,6 +695,7 @@ def split(ary, indices_or_sections, axis=0):
             ary[lead + (slice(0, 0),)] for p in parts]
 
 
+@implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     """numpy.take. Traced integer indices (an int array argument) are read when the tape
     runs, along any axis: ``a[(slice(None),) * axis + (indices,)]``."""
@@ -737,6 +765,7 @@ def _no_traced(name, **args):
                 "or numpy array, e.g. through static_argnums)"))
 
 
+@implements(np.flip)
 def flip(m, axis=None):
     """numpy.flip: one gather of the reversed positions."""
     if _builder(m) is None:
@@ -745,6 +774,7 @@ def flip(m, axis=None):
     return _moved("flip", m, lambda p: np.flip(p, axis))
 
 
+@implements(np.roll)
 def roll(a, shift, axis=None):
     if _builder(a) is None:
         return np.roll(a, shift, axis)
@@ -753,6 +783,7 @@ def roll(a, shift, axis=None):
     return _moved("roll", a, lambda p: np.roll(p, shift, axis))
 
 
+@implements(np.repeat)
 def repeat(a, repeats, axis=None):
     """numpy.repeat; the gradient of each element sums over its copies."""
     if _builder(a, repeats) is None:
@@ -761,6 +792,7 @@ def repeat(a, repeats, axis=None):
     return _moved("repeat", a, lambda p: np.repeat(p, repeats, axis))
 
 
+@implements(np.tile)
 def tile(A, reps):
     if _builder(A, reps) is None:
         return np.tile(A, reps)
@@ -768,6 +800,7 @@ def tile(A, reps):
     return _moved("tile", A, lambda p: np.tile(p, reps))
 
 
+@implements(np.moveaxis)
 def moveaxis(a, source, destination):
     if _builder(a) is None:
         return np.moveaxis(a, source, destination)
@@ -775,6 +808,7 @@ def moveaxis(a, source, destination):
     return _moved("moveaxis", a, lambda p: np.moveaxis(p, source, destination))
 
 
+@implements(np.rollaxis)
 def rollaxis(a, axis, start=0):
     if _builder(a) is None:
         return np.rollaxis(a, axis, start)
@@ -787,18 +821,22 @@ def _atleast(name, npfunc, arys):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@implements(np.atleast_1d)
 def atleast_1d(*arys):
     return _atleast("atleast_1d", np.atleast_1d, arys)
 
 
+@implements(np.atleast_2d)
 def atleast_2d(*arys):
     return _atleast("atleast_2d", np.atleast_2d, arys)
 
 
+@implements(np.atleast_3d)
 def atleast_3d(*arys):
     return _atleast("atleast_3d", np.atleast_3d, arys)
 
 
+@implements(np.tril)
 def tril(m, k=0):
     """numpy.tril: the elements above the k-th diagonal read the constant 0 (so inf and NaN
     there give 0, as numpy's, and no gradient)."""
@@ -808,6 +846,7 @@ def tril(m, k=0):
     return _filled("tril", m, lambda p: np.tril(p, k))
 
 
+@implements(np.triu)
 def triu(m, k=0):
     if _builder(m) is None:
         return np.triu(m, k)
@@ -815,6 +854,7 @@ def triu(m, k=0):
     return _filled("triu", m, lambda p: np.triu(p, k))
 
 
+@implements(np.diag)
 def diag(v, k=0):
     """numpy.diag: a 1-D array becomes the k-th diagonal of a square matrix (zeros
     elsewhere); a 2-D array gives its k-th diagonal."""
@@ -826,6 +866,7 @@ def diag(v, k=0):
     return _moved("diag", v, lambda p: np.diag(p, k))
 
 
+@implements(np.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """numpy.diagonal (a gather; the diagonal's axis comes last, as numpy's)."""
     if _builder(a) is None:
@@ -834,6 +875,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return _moved("diagonal", a, lambda p: np.diagonal(p, offset, axis1, axis2))
 
 
+@implements(np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """numpy.trace: the sum of the diagonal's gather."""
     if _builder(a) is None:
@@ -846,6 +888,7 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return sum(d, axis=-1)
 
 
+@implements(np.diff)
 def diff(a, n=1, axis=-1, prepend=_NOVALUE, append=_NOVALUE):
     """numpy.diff: n times ``a[1:] - a[:-1]`` along ``axis`` (two gathers and a subtract)."""
     if _builder(a, None if prepend is _NOVALUE else prepend,
@@ -876,6 +919,7 @@ def diff(a, n=1, axis=-1, prepend=_NOVALUE, append=_NOVALUE):
     return a
 
 
+@implements(np.outer)
 def outer(a, b, out=None):
     """numpy.outer: ravel(a)[:, None] * ravel(b)[None, :] (one broadcasting multiply)."""
     bld = _builder(a, b)
@@ -889,6 +933,7 @@ def outer(a, b, out=None):
     return multiply(reshape(x, (x.size, 1)), reshape(w, (1, w.size)))
 
 
+@implements(np.kron)
 def kron(a, b):
     """numpy.kron: a reshaped to (a0, 1, a1, 1, ...) times b reshaped to (1, b0, 1, b1, ...),
     merged pairwise: out[i0*b0 + j0, ...] = a[i0, ...] * b[j0, ...]."""
@@ -904,6 +949,7 @@ def kron(a, b):
     return reshape(y, tuple(p * q for p, q in zip(xs, ws)))
 
 
+@implements(np.cross)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """numpy.cross of 3-vectors: a1*b2 - a2*b1, ... in numpy's order of operations."""
     bld = _builder(a, b)
@@ -926,6 +972,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 _PAD_MOVES = ("edge", "reflect", "symmetric", "wrap")
 
 
+@implements(np.pad)
 def pad(array, pad_width, mode="constant", **kwargs):
     """numpy.pad. mode="constant" (with constant_values) points the border at scalar constant
     nodes; "edge", "reflect", "symmetric" and "wrap" only move elements: one gather."""
@@ -956,6 +1003,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return b.gather([array, *consts.values()], pos.reshape(-1), pos.shape)
 
 
+@implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
     """numpy.take_along_axis: constant indices are one gather; traced integer indices (an int
     array argument) are numpy's own construction, ``arr[aranges with indices at axis]``."""
@@ -985,6 +1033,13 @@ def take_along_axis(arr, indices, axis=-1):
     return arr[tuple(key)]
 
 
+# np.shape / np.ndim / np.size of a traced value: its metadata, no node
+implements(np.shape)(lambda a: a.shape)
+implements(np.ndim)(lambda a: a.ndim)
+implements(np.size)(lambda a: a.size)
+
+
+@implements(np.broadcast_to)
 def broadcast_to(array, shape):
     if _builder(array) is None:
         return np.broadcast_to(array, shape)
@@ -992,6 +1047,7 @@ def broadcast_to(array, shape):
     return _expand(array, (shape,) if isinstance(shape, int) else tuple(shape))
 
 
+@implements_method("__getitem__")
 def _index(x, key):
     """x[key], with numpy's rules. Constant keys (basic slicing, integers, integer and boolean
     arrays) are applied to the positions at trace time: one gather. A key with traced integer
@@ -1275,6 +1331,7 @@ def _float_only(name, dtype, b):
         cast_check(f"{name}(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
 
 
+@implements(np.prod)
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE,
          where=_NOVALUE):
     """numpy.prod. The gradient at element j is the product of the other elements (exact
@@ -1325,6 +1382,7 @@ def _scan(name, a, axis, dtype, out):
     return b.axis(name, a, axis, a.shape)
 
 
+@implements(np.cumsum)
 def cumsum(a, axis=None, dtype=None, out=None):
     """numpy.cumsum (over the flattened array when axis is None); its gradient is the
     reversed cumulative sum of the upstream gradient."""
@@ -1333,6 +1391,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
     return _scan("cumsum", a, axis, dtype, out)
 
 
+@implements(np.cumprod)
 def cumprod(a, axis=None, dtype=None, out=None):
     """numpy.cumprod; its gradient multiplies the other elements (exact at zeros)."""
     if not isinstance(a, Var):
@@ -1340,6 +1399,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _scan("cumprod", a, axis, dtype, out)
 
 
+@implements(np.sort)
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """numpy.sort, stable whatever ``kind``: NaN last, equal values (-0.0 and 0.0 too) in
     their original order. The permutation is computed from the values at run time (the
@@ -1390,13 +1450,15 @@ def _integer_result(name, hint):
 
 _INDEX_HINT = ("Compute the indices with numpy before the call and pass them in as integer "
                "data (an argument outside argnums)")
-argsort = _integer_result("argsort", "To sort, use np.sort (differentiable; the order is "
-                          "found at run time). " + _INDEX_HINT)
-argmax = _integer_result("argmax", "For the largest value use np.max (its gradient goes to "
-                         "the maxima); for a one-hot mask, x == np.max(x, axis, keepdims=True). "
-                         + _INDEX_HINT)
-argmin = _integer_result("argmin", "For the smallest value use np.min; for a one-hot mask, "
-                         "x == np.min(x, axis, keepdims=True). " + _INDEX_HINT)
+argsort = implements(np.argsort)(_integer_result(
+    "argsort", "To sort, use np.sort (differentiable; the order is found at run time). "
+    + _INDEX_HINT))
+argmax = implements(np.argmax)(_integer_result(
+    "argmax", "For the largest value use np.max (its gradient goes to the maxima); for a "
+    "one-hot mask, x == np.max(x, axis, keepdims=True). " + _INDEX_HINT))
+argmin = implements(np.argmin)(_integer_result(
+    "argmin", "For the smallest value use np.min; for a one-hot mask, "
+    "x == np.min(x, axis, keepdims=True). " + _INDEX_HINT))
 
 
 def _einsum_labels(term, ndim, ell, name):
@@ -1519,6 +1581,7 @@ def _einsum_sublists(args):
     return (text if out is None else text + "->" + term(out)), ops
 
 
+@implements(np.einsum)
 def einsum(*operands, out=None, optimize=False, **kwargs):
     """numpy.einsum: explicit (``->``) and implicit outputs, ``...``, repeated labels in one
     operand (diagonals), labels summed within one operand, size-1 dimensions broadcast, any
@@ -1569,6 +1632,7 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     return y if y.shape == want else _expand(y, want)
 
 
+@implements(np.tensordot)
 def tensordot(a, b, axes=2):
     """numpy.tensordot: the summed axes moved together (gathers), then one matmul."""
     bld = _builder(a, b)
@@ -1602,6 +1666,7 @@ def tensordot(a, b, axes=2):
     return reshape(matmul(xt, wt), shape)
 
 
+@implements(np.select)
 def select(condlist, choicelist, default=0):
     """numpy.select as nested where: the first true condition picks its choice."""
     if _builder(condlist, choicelist, default) is None:
@@ -1621,15 +1686,15 @@ def select(condlist, choicelist, default=0):
 
 # -- more ufuncs and common numpy functions (#11) -------------------------------------------
 #
-# The rows arcsinh ... logical_xor are wired by name above (_UFUNCS). Here: numpy 2's alias
-# names (the same ufunc objects), the ufuncs that are compositions (deg2rad is a multiply by
-# the constant numpy multiplies by, so the values agree bit for bit), the two-output ufuncs,
-# and numpy functions composed from traced ops. Conventions: functions that only look at
-# shapes (zeros_like ...) return numpy constants; rounding (round, rint, trunc, floor_divide)
-# and the predicates (isnan, isclose, ...) have gradient 0; the nan* reductions pass gradient
-# 0 to the NaNs they skip (JAX's rule: they are where(isnan(x), identity, x) before the
-# reduction); median and quantile give NaN, with gradient 0, to a lane holding a NaN (numpy's
-# value: the lane's NaN sorts last).
+# The rows arcsinh ... logical_xor are wired by name above (the loop over the op table). Here: numpy
+# 2's alias names (the same ufunc objects), the ufuncs that are compositions (deg2rad is a multiply
+# by the constant numpy multiplies by, so the values agree bit for bit), the two-output ufuncs, and
+# numpy functions composed from traced ops. Conventions: functions that only look at shapes
+# (zeros_like ...) return numpy constants; rounding (round, rint, trunc, floor_divide) and the
+# predicates (isnan, isclose, ...) have gradient 0; the nan* reductions pass gradient 0 to the NaNs
+# they skip (JAX's rule: they are where(isnan(x), identity, x) before the reduction); median and
+# quantile give NaN, with gradient 0, to a lane holding a NaN (numpy's value: the lane's NaN sorts
+# last).
 
 _isnan, _isfinite, _not_equal = (globals()[n] for n in ("isnan", "isfinite", "not_equal"))
 _logical_and, _logical_or = globals()["logical_and"], globals()["logical_or"]
@@ -1641,9 +1706,10 @@ acos, asin, atan, atan2 = _arccos, _arcsin, _arctan, globals()["arctan2"]
 acosh, asinh, atanh = _arccosh, _arcsinh, _arctanh
 # np.pow is np.power; float_power is power in the tape's dtype (numpy's float64 in float64)
 pow = float_power = power
-fabs = absolute
+fabs = implements_ufunc(np.fabs)(absolute)
 
 
+@implements_ufunc(np.conjugate)
 def conjugate(x):
     """numpy.conjugate: a real value is its own conjugate."""
     return x if isinstance(x, Var) else np.conjugate(x)
@@ -1660,10 +1726,13 @@ def _scaled(name, npfunc, factor):
     return f
 
 
-deg2rad = radians = _scaled("deg2rad", np.deg2rad, math.pi / 180.0)
-rad2deg = degrees = _scaled("rad2deg", np.rad2deg, 180.0 / math.pi)
+deg2rad = radians = implements_ufunc(np.deg2rad, np.radians)(
+    _scaled("deg2rad", np.deg2rad, math.pi / 180.0))
+rad2deg = degrees = implements_ufunc(np.rad2deg, np.degrees)(
+    _scaled("rad2deg", np.rad2deg, 180.0 / math.pi))
 
 
+@implements_ufunc(np.ldexp)
 def ldexp(x1, x2):
     """numpy.ldexp: x1 * 2**x2 for constant integer exponents (a multiply by exact powers of
     two; two of them when 2**x2 is not a normal float)."""
@@ -1680,6 +1749,7 @@ def ldexp(x1, x2):
     return x1 * np.ldexp(1.0, half) * np.ldexp(1.0, e - half)
 
 
+@implements_ufunc(np.frexp)
 def frexp(x, *args, **kwargs):
     if _builder(x) is None:
         return np.frexp(x, *args, **kwargs)
@@ -1708,6 +1778,13 @@ def _bitwise(name, row):
     return f
 
 
+implements_ufunc(np.bitwise_and)(_bitwise("bitwise_and", "logical_and"))
+implements_ufunc(np.bitwise_or)(_bitwise("bitwise_or", "logical_or"))
+implements_ufunc(np.bitwise_xor)(_bitwise("bitwise_xor", "logical_xor"))
+implements_ufunc(np.invert)(_bitwise("invert", "logical_not"))
+
+
+@implements_ufunc(np.vecdot, keywords=("axis",))
 def vecdot(x1, x2, axis=-1):
     """numpy.vecdot of real vectors: sum(x1 * x2) over ``axis``, the other axes broadcast."""
     if _builder(x1, x2) is None:
@@ -1721,6 +1798,7 @@ def vecdot(x1, x2, axis=-1):
     return sum(moveaxis(x1, axis, -1) * moveaxis(x2, axis, -1), axis=-1)
 
 
+@implements_ufunc(np.matvec)
 def matvec(x1, x2):
     """numpy.matvec: (..., m, n) matrices times (..., n) vectors, as one matmul."""
     if _builder(x1, x2) is None:
@@ -1733,6 +1811,7 @@ def matvec(x1, x2):
     return matmul(x1, expand_dims(x2, -1))[..., 0]
 
 
+@implements_ufunc(np.vecmat)
 def vecmat(x1, x2):
     """numpy.vecmat of real vectors: (..., n) vectors times (..., n, m) matrices."""
     if _builder(x1, x2) is None:
@@ -1745,6 +1824,7 @@ def vecmat(x1, x2):
     return matmul(expand_dims(x1, -2), x2)[..., 0, :]
 
 
+@implements_ufunc(np.modf)
 def modf(x):
     """numpy.modf: (fractional part, integral part), both with x's sign: fmod(x, 1) (0 with
     x's sign at +-inf, as numpy) and trunc(x). The fractional part's gradient is 1, the
@@ -1756,6 +1836,7 @@ def modf(x):
     return frac, whole
 
 
+@implements_ufunc(np.divmod)
 def divmod(x1, x2):
     """numpy.divmod: (x1 // x2, x1 % x2), numpy's floor_divide and remainder."""
     if _builder(x1, x2) is None:
@@ -1763,6 +1844,7 @@ def divmod(x1, x2):
     return _floor_divide(x1, x2), _remainder(x1, x2)
 
 
+@implements(np.round, np.around)
 def round(a, decimals=0, out=None):
     """numpy.round: rint(a * 10**d) / 10**d (rint(a / 10**-d) * 10**-d for d < 0), numpy's
     formula, so ties go to even as numpy's; gradient 0."""
@@ -1782,11 +1864,13 @@ def round(a, decimals=0, out=None):
 around = round
 
 
+@implements(np.real)
 def real(val):
     """numpy.real: a real value itself."""
     return val if isinstance(val, Var) else np.real(val)
 
 
+@implements(np.imag)
 def imag(val):
     """numpy.imag: zeros (a constant) for a real traced value."""
     return np.zeros(val.shape, val.dtype) if isinstance(val, Var) else np.imag(val)
@@ -1804,11 +1888,13 @@ def _like(name, npfunc, fill):
     return f
 
 
-zeros_like = _like("zeros_like", np.zeros_like, 0.0)
-ones_like = _like("ones_like", np.ones_like, 1.0)
-empty_like = _like("empty_like", np.empty_like, 0.0)      # zeros: a tape's values are defined
+zeros_like = implements(np.zeros_like)(_like("zeros_like", np.zeros_like, 0.0))
+ones_like = implements(np.ones_like)(_like("ones_like", np.ones_like, 1.0))
+# zeros: a tape's values are defined
+empty_like = implements(np.empty_like)(_like("empty_like", np.empty_like, 0.0))
 
 
+@implements(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """numpy.full_like: a constant when fill_value is; a traced fill_value is broadcast (its
     gradient is the sum over the copies)."""
@@ -1834,6 +1920,7 @@ def _axis_tuple(name, axis, ndim):
     return out
 
 
+@implements(np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """numpy.average: mean(a) or sum(a * w) / sum(w) along ``axis`` (weights 1-D along the
     axis when their shape differs from a's, as numpy); ``returned`` adds the sum of the
@@ -1868,6 +1955,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (avg, scl) if returned else avg
 
 
+@implements(np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False):
     """numpy.ptp: max - min (each with its ties' even split of the gradient)."""
     if not isinstance(a, Var):
@@ -1885,6 +1973,7 @@ def _nan_args(name, dtype, out, b, kwargs):
             f"(for where=, write bnp.{name}(bnp.where(mask, x, nan)))"))
 
 
+@implements(np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """numpy.nansum: sum(where(isnan(a), 0, a)); the NaNs get gradient 0."""
     if not isinstance(a, Var):
@@ -1893,6 +1982,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     return sum(where(_isnan(a), 0.0, a), axis=axis, keepdims=keepdims)
 
 
+@implements(np.nanmean)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """numpy.nanmean: nansum / the count of non-NaN elements (NaN for an all-NaN slice)."""
     if not isinstance(a, Var):
@@ -1912,6 +2002,7 @@ def _nanextreme(name, a, axis, out, keepdims, largest, kwargs):
     return where(min(nan, axis=axis, keepdims=keepdims), math.nan, m)
 
 
+@implements(np.nanmax)
 def nanmax(a, axis=None, out=None, keepdims=False, **kwargs):
     """numpy.nanmax: the largest non-NaN element (NaN for an all-NaN slice)."""
     if not isinstance(a, Var):
@@ -1919,6 +2010,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, **kwargs):
     return _nanextreme("nanmax", a, axis, out, keepdims, True, kwargs)
 
 
+@implements(np.nanmin)
 def nanmin(a, axis=None, out=None, keepdims=False, **kwargs):
     """numpy.nanmin: the smallest non-NaN element (NaN for an all-NaN slice)."""
     if not isinstance(a, Var):
@@ -1926,6 +2018,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, **kwargs):
     return _nanextreme("nanmin", a, axis, out, keepdims, False, kwargs)
 
 
+@implements(np.nanprod)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     """numpy.nanprod: prod(where(isnan(a), 1, a))."""
     if not isinstance(a, Var):
@@ -1934,6 +2027,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     return prod(where(_isnan(a), 1.0, a), axis=axis, keepdims=keepdims)
 
 
+@implements(np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """numpy.nanvar, numpy's steps: the NaNs replaced by 0 and left out of the count and of
     the squared deviations; NaN where count - ddof <= 0. The NaNs get gradient 0."""
@@ -1951,6 +2045,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs)
     return where(bad, math.nan, var / where(bad, 1.0, dof))
 
 
+@implements(np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """numpy.nanstd: sqrt(nanvar)."""
     if not isinstance(a, Var):
@@ -1959,6 +2054,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs)
     return sqrt(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
+@implements(np.isclose)
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """numpy.isclose as a 0/1 mask (numpy's formula: |a - b| <= atol + rtol |b| where b is
     finite, or a == b; NaNs equal with equal_nan)."""
@@ -1971,6 +2067,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return out
 
 
+@implements(np.allclose)
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if _builder(a, b, rtol, atol) is None:
         return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
@@ -1983,6 +2080,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 allclose.refused = True
 
 
+@implements(np.count_nonzero)
 def count_nonzero(a, axis=None, *, keepdims=False):
     """numpy.count_nonzero of a traced value: the count as a traced float (no gradient)."""
     if not isinstance(a, Var):
@@ -2021,6 +2119,7 @@ def _nan_lanes(s, y, qshape):
     return where(last, math.nan, y)
 
 
+@implements(np.median)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.median: the middle element of the sorted lane, or the mean of the two middle
     ones; NaN for a lane with a NaN. The gradient goes to the middle element(s), through the
@@ -2084,6 +2183,7 @@ def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
     return _restore(name, y, a, axes, q.shape, keepdims)
 
 
+@implements(np.quantile)
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
     """numpy.quantile: numpy's indices and interpolation (every method but weights) applied
@@ -2099,6 +2199,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     return _quantile("quantile", a, q, axis, method, keepdims, weights, interpolation)
 
 
+@implements(np.percentile)
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     """numpy.percentile: quantile at q / 100."""
@@ -2130,6 +2231,7 @@ def _pick(s, index):
     return sum(where(at, s, 0.0), axis=-1)
 
 
+@implements(np.nanmedian)
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """numpy.nanmedian: the median of each lane's non-NaN values (NaN for an all-NaN lane);
     the NaNs get gradient 0."""
@@ -2173,6 +2275,7 @@ def _nanquantile(name, a, q, axis, method, keepdims, weights):
     return _restore(name, y, a, axes, q.shape, keepdims)
 
 
+@implements(np.nanquantile)
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
     """numpy.nanquantile (method "linear"): the quantile of each lane's non-NaN values;
@@ -2185,6 +2288,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
                         weights)
 
 
+@implements(np.nanpercentile)
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None, interpolation=None):
     """numpy.nanpercentile: nanquantile at q / 100."""
@@ -2197,6 +2301,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
                         interpolation or method, keepdims, weights)
 
 
+@implements(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """numpy.cov, numpy's steps: rows are variables (columns with rowvar=False), centred by
@@ -2264,6 +2369,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(c)
 
 
+@implements(np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """numpy.corrcoef: cov / (stddev_i stddev_j), clipped to [-1, 1] as numpy."""
     if _builder(x, y) is None:
@@ -2315,6 +2421,7 @@ def _correlate(name, a, v, mode, reverse_v):
     return _correlate_rows(a, v, start, length)
 
 
+@implements(np.correlate)
 def correlate(a, v, mode="valid"):
     """numpy.correlate of 1-D arrays (modes valid, same, full): a sliding-window gather and
     one matrix-vector product."""
@@ -2323,6 +2430,7 @@ def correlate(a, v, mode="valid"):
     return _correlate("correlate", a, v, mode, False)
 
 
+@implements(np.convolve)
 def convolve(a, v, mode="full"):
     """numpy.convolve of 1-D arrays: the correlation with the shorter array reversed."""
     if _builder(a, v) is None:
@@ -2330,6 +2438,7 @@ def convolve(a, v, mode="full"):
     return _correlate("convolve", a, v, mode, True)
 
 
+@implements(np.meshgrid)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """numpy.meshgrid of traced vectors: reshapes and broadcast_to (gathers)."""
     b = _builder(xi)
@@ -2349,6 +2458,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)
 
 
+@implements(np.linspace)
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
     """numpy.linspace with traced endpoints: start + arange(num) * step (numpy's formula),
     the last sample exactly ``stop`` when endpoint."""
@@ -2376,6 +2486,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return (y, step) if retstep else y
 
 
+@implements(np.fix)
 def fix(x, out=None):
     """numpy.fix: round toward zero (trunc, the same values and signed zeros); gradient 0."""
     if not isinstance(x, Var):
@@ -2384,103 +2495,5 @@ def fix(x, out=None):
     return _trunc(x)
 
 
-# -- numpy protocol dispatch -----------------------------------------------------------------
+from . import linalg  # noqa: E402,F401  (bnp.linalg; it registers np.linalg.*)
 
-_UFUNCS.update({np.positive: positive, np.power: power, np.matmul: matmul})
-_UFUNCS.update({
-    np.fabs: fabs, np.float_power: float_power, np.conjugate: conjugate,
-    np.deg2rad: deg2rad, np.radians: radians, np.rad2deg: rad2deg, np.degrees: degrees,
-    np.ldexp: ldexp, np.frexp: frexp, np.modf: modf, np.divmod: divmod,
-    np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat,
-    np.bitwise_and: _bitwise("bitwise_and", "logical_and"),
-    np.bitwise_or: _bitwise("bitwise_or", "logical_or"),
-    np.bitwise_xor: _bitwise("bitwise_xor", "logical_xor"),
-    np.invert: _bitwise("invert", "logical_not"),
-})
-
-_FUNCTIONS = {
-    np.sum: sum, np.mean: mean, np.max: max, np.amax: max, np.min: min, np.amin: min,
-    np.var: var, np.std: std, np.swapaxes: swapaxes, np.split: split, np.take: take,
-    np.matmul: matmul, np.inner: inner, np.dot: dot, np.where: where,
-    np.stack: stack, np.concatenate: concatenate, np.reshape: reshape, np.ravel: ravel,
-    np.transpose: transpose, np.broadcast_to: broadcast_to, np.expand_dims: expand_dims,
-    np.squeeze: squeeze, np.clip: clip, np.array: array, np.asarray: asarray,
-    np.shape: lambda a: a.shape, np.ndim: lambda a: a.ndim, np.size: lambda a: a.size,
-    np.flip: flip, np.roll: roll, np.repeat: repeat, np.tile: tile, np.moveaxis: moveaxis,
-    np.rollaxis: rollaxis, np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d,
-    np.atleast_3d: atleast_3d, np.vstack: vstack, np.hstack: hstack,
-    np.column_stack: column_stack, np.tril: tril, np.triu: triu, np.diag: diag,
-    np.diagonal: diagonal, np.trace: trace, np.diff: diff, np.outer: outer, np.kron: kron,
-    np.cross: cross, np.pad: pad, np.take_along_axis: take_along_axis,
-    np.prod: prod, np.cumsum: cumsum, np.cumprod: cumprod, np.sort: sort, np.argsort: argsort,
-    np.argmax: argmax, np.argmin: argmin, np.einsum: einsum, np.tensordot: tensordot,
-    np.select: select,
-    np.round: round, np.around: around, np.fix: fix, np.real: real, np.imag: imag,
-    np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
-    np.full_like: full_like, np.average: average, np.ptp: ptp, np.nansum: nansum,
-    np.nanmean: nanmean, np.nanmax: nanmax, np.nanmin: nanmin, np.nanprod: nanprod,
-    np.nanvar: nanvar, np.nanstd: nanstd, np.nanmedian: nanmedian,
-    np.nanquantile: nanquantile, np.nanpercentile: nanpercentile,
-    np.isclose: isclose, np.allclose: allclose, np.count_nonzero: count_nonzero,
-    np.median: median, np.quantile: quantile, np.percentile: percentile, np.cov: cov,
-    np.corrcoef: corrcoef, np.correlate: correlate, np.convolve: convolve,
-    np.meshgrid: meshgrid, np.linspace: linspace,
-}
-
-
-def _supported(table):
-    return ", ".join(sorted(f.__name__ for f in table))
-
-
-_UFUNC_KEYWORDS = {np.vecdot: {"axis"}}     # keywords a traced ufunc call may pass
-
-
-def _apply_ufunc(ufunc, method, inputs, kwargs):
-    if "out" in kwargs:
-        raise InplaceError(at_user_site(
-            f"numpy.{ufunc.__name__}(..., out=...) writes in place, which is not traceable: "
-            "use the returned value instead"))
-    if method != "__call__":
-        hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
-        raise UnsupportedOpError(at_user_site(
-            f"numpy.{ufunc.__name__}.{method} is not supported on traced values{hint}"))
-    fn = _UFUNCS.get(ufunc)
-    if fn is None:
-        raise UnsupportedOpError(at_user_site(
-            f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
-            f"{_supported(_UFUNCS)}; compose it from those or add a row to kernels/ops.py"))
-    if kwargs and set(kwargs) - _UFUNC_KEYWORDS.get(ufunc, set()):
-        raise UnsupportedOpError(at_user_site(
-            f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
-            "on traced values"))
-    return fn(*inputs, **kwargs)
-
-
-def _apply_function(func, args, kwargs):
-    if func is np.copyto:
-        raise InplaceError(at_user_site(
-            "numpy.copyto of a traced value writes it into a numpy array, which is not "
-            "traceable (np.full_like(array, traced_fill) does that): use bnp.full_like or "
-            "bnp.broadcast_to(fill, shape)"))
-    fn = _FUNCTIONS.get(func)
-    if fn is None:
-        name = getattr(func, "__module__", "numpy") + "." + func.__name__
-        raise UnsupportedOpError(at_user_site(
-            f"{name} is not supported on traced values. Supported numpy functions: "
-            f"{_supported(_FUNCTIONS)}; write it with those (or with burnumba.numpy)"))
-    return fn(*args, **kwargs)
-
-from . import linalg  # noqa: E402,F401  (bnp.linalg; it adds np.linalg.* to _FUNCTIONS)
-
-
-def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    return _apply_ufunc(ufunc, method, inputs, kwargs)
-
-
-def _array_function(self, func, types, args, kwargs):
-    return _apply_function(func, args, kwargs)
-
-
-# numpy's protocols on traced values: np.exp(x), np.sum(x) ... on a Var arrive here
-Var.__array_ufunc__ = _array_ufunc
-Var.__array_function__ = _array_function

@@ -46,6 +46,7 @@ except ImportError:                     # pragma: no cover
     SVDResult = namedtuple("SVDResult", "U S Vh")
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from ..trace.dispatch import implements
 from ..trace.tracer import Var
 
 
@@ -146,6 +147,7 @@ def eigh_rows(A):
 
 
 # -- numpy.linalg's functions ----------------------------------------------------------------
+@implements(np.linalg.solve)
 def solve(a, b):
     """numpy.linalg.solve: x with a @ x = b, for a (..., n, n). As numpy 2, b is a vector
     (n,) only when b.ndim == 1; otherwise it is (..., n, k), its leading dimensions
@@ -186,6 +188,7 @@ def solve(a, b):
     return _bnp().reshape(X, tuple(batch) + ((n,) if vector else (n, k)))
 
 
+@implements(np.linalg.inv)
 def inv(a):
     """numpy.linalg.inv, as solve(a, I): dA = -Y^T G Y^T.
 
@@ -201,6 +204,7 @@ def inv(a):
     return _bnp().reshape(X, a.shape)
 
 
+@implements(np.linalg.slogdet)
 def slogdet(a):
     """numpy.linalg.slogdet: (sign, logabsdet) of a (..., n, n); the sign has gradient 0.
 
@@ -218,6 +222,7 @@ def slogdet(a):
     return SlogdetResult(bnp.reshape(sign, batch), bnp.reshape(logdet, batch))
 
 
+@implements(np.linalg.det)
 def det(a):
     """numpy.linalg.det, as sign * exp(logabsdet): gradient det * A^-T (NaN at an exactly
     singular matrix).
@@ -234,6 +239,7 @@ def det(a):
     return sign * _bnp().exp(logdet)
 
 
+@implements(np.linalg.cholesky)
 def cholesky(a, /, *, upper=False):
     """numpy.linalg.cholesky: L lower with L @ L.T = a, reading a's lower triangle (its
     upper one with ``upper=True``, which returns L.T). Not positive definite: NaN.
@@ -253,6 +259,7 @@ def cholesky(a, /, *, upper=False):
     return bnp.swapaxes(L, -1, -2) if upper else L
 
 
+@implements(np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """numpy.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of the symmetric
     matrix that a's lower (UPLO='L') or upper ('U') triangle defines. Gradients as HIPS
@@ -276,6 +283,7 @@ def eigh(a, UPLO="L"):
     return EighResult(bnp.reshape(w, batch + (n,)), bnp.reshape(U, a.shape))
 
 
+@implements(np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """numpy.linalg.eigvalsh: eigh's eigenvalues (ascending)."""
     if _builder(a) is None:
@@ -283,6 +291,7 @@ def eigvalsh(a, UPLO="L"):
     return eigh(a, UPLO)[0]
 
 
+@implements(np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """numpy.linalg.svd of a (..., m, n), through eigh of the symmetric (m + n) x (m + n)
     matrix [[0, a], [a^T, 0]], whose eigenvalues are +-s and |m - n| zeros, with eigenvectors
@@ -373,6 +382,7 @@ def _matrix_norm(x, ord, axis, keepdims):
     return out
 
 
+@implements(np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False):
     """numpy.linalg.norm: vector norms (ord None / 2, 1, inf, -inf, 0, any p) along an int
     axis, matrix norms (None / 'fro', 'nuc', 1, -1, 2, -2, inf, -inf) over a 2-tuple axis;
@@ -409,6 +419,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
                                   f"norm ({len(axis)} axes)"))
 
 
+@implements(np.linalg.vector_norm)
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """numpy.linalg.vector_norm (numpy 2): a vector norm over ``axis`` (None: all elements;
     an int; or a tuple of axes, taken together as one vector).
@@ -434,6 +445,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     return out
 
 
+@implements(np.linalg.matrix_norm)
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """numpy.linalg.matrix_norm (numpy 2): norm(x, ord, axis=(-2, -1), keepdims)."""
     if _builder(x) is None:
@@ -445,6 +457,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return _matrix_norm(x, ord, (-2, -1), keepdims)
 
 
+@implements(np.linalg.svdvals)
 def svdvals(x, /):
     """numpy.linalg.svdvals (numpy 2): svd(x, compute_uv=False)."""
     if _builder(x) is None:
@@ -454,11 +467,6 @@ def svdvals(x, /):
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
            "vector_norm", "matrix_norm", "svdvals"]
-
-# np.linalg.<f>(traced) arrives here through __array_function__ (burnumba/numpy.py merges
-# this table into its own); numpy 1 has no vector_norm, matrix_norm or svdvals
-FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in __all__
-             if hasattr(np.linalg, name)}
 
 
 # -- the rows' derivatives as traced ops (burnumba/_symbolic.py: BLOCK), for derivatives of
@@ -608,12 +616,3 @@ def _eigh_jvp(b, i, tangent):
 BLOCK = {"solve": (_solve_vjp, _solve_jvp), "slogdet": (_slogdet_vjp, _slogdet_jvp),
          "cholesky": (_cholesky_vjp, _cholesky_jvp), "eigh": (_eigh_vjp, _eigh_jvp)}
 
-
-def _merge():
-    # burnumba.numpy imports this module as its ``linalg`` (its last line); either may be
-    # imported first, and its _FUNCTIONS table exists before that line runs
-    from .. import numpy as bnp
-    bnp._FUNCTIONS.update(FUNCTIONS)
-
-
-_merge()
