@@ -455,7 +455,7 @@ def test_random_keys_match_numpy(rng, monkeypatch, dtype, limit):
     values are numpy's, and the gradient of sum(x[key] * w) is np.add.at's scatter. With
     float32's exact-integer limit lowered to 16, the transposed-table path is taken often."""
     if limit:
-        monkeypatch.setattr(bnp, "_EXACT32", limit)
+        monkeypatch.setattr(bnp.indexing, "_EXACT32", limit)
     checked = 0
     for trial in range(300):
         shape = tuple(int(s) for s in rng.integers(2, 5, size=int(rng.integers(1, 4))))
@@ -493,7 +493,7 @@ def test_float32_in_place_read_falls_back_to_the_transposed_table(rng, monkeypat
     """When outer * n rows would pass float32's exact integers (2**24, lowered here to 16 so
     that small arrays reach it), adjacent indices read a transposed table instead, and B
     still lands in numpy's place."""
-    monkeypatch.setattr(bnp, "_EXACT32", 16)
+    monkeypatch.setattr(bnp.indexing, "_EXACT32", 16)
     f, i, j = _index_args(rng, key)
     x = rng.normal(size=SHAPE).astype(np.float32)
     expected = x[f(i, j)]

@@ -64,21 +64,21 @@ def test_the_supported_numpy_list_matches_the_tables():
 
 def test_the_supported_numpy_list_names_every_table_entry(monkeypatch):
     """Every table entry is in the generated list, by numpy's public name (so a function
-    added to _FUNCTIONS by any branch shows up, e.g. numpy.linalg.norm as `linalg.norm`)."""
+    added to dispatch.FUNCTIONS by any branch shows up, e.g. numpy.linalg.norm as `linalg.norm`)."""
     import numpy as np
 
-    import burnumba.numpy as bnp
     from burnumba.tools import supported as _supported
+    from burnumba.trace import dispatch
     from burnumba.trace.tracer import supported_methods
     generated = _supported.markdown()
-    for uf in bnp._UFUNCS:
+    for uf in dispatch.UFUNCS:
         assert f"`{uf.__name__}" in generated, uf
-    for f in bnp._FUNCTIONS:
+    for f in dispatch.FUNCTIONS:
         assert f"`{_supported._public_name(f)}" in generated, f
     for m in supported_methods():
         assert f"`{m}`" in generated, m
         assert hasattr(np.ndarray, m)
     # an entry another branch adds appears without touching the generator
-    monkeypatch.setattr(bnp, "_FUNCTIONS", {**bnp._FUNCTIONS, np.linalg.norm: None,
-                                            np.cumsum: None})
+    monkeypatch.setattr(dispatch, "FUNCTIONS", {**dispatch.FUNCTIONS, np.linalg.norm: None,
+                                                 np.cumsum: None})
     assert "`linalg.norm`" in _supported.markdown() and "`cumsum`" in _supported.markdown()

@@ -9,7 +9,8 @@ import numpy as np
 
 from .._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
 from ..trace.tracer import Var, normalize_axis
-from .. import numpy as bnp
+from .elementwise import where
+from .shapes import expand_dims, reshape
 
 
 def _np_logsumexp(x, axis, keepdims):
@@ -73,11 +74,11 @@ def logsumexp(x, axis=-1, keepdims=False):
     if not isinstance(x, Var):
         return _np_logsumexp(np.asarray(x), axis, keepdims)
     if axis is None:
-        y = x._b.axis("logsumexp", bnp.reshape(x, (x.size,)), 0, ())
-        return bnp.reshape(y, (1,) * x.ndim) if keepdims else y
+        y = x._b.axis("logsumexp", reshape(x, (x.size,)), 0, ())
+        return reshape(y, (1,) * x.ndim) if keepdims else y
     ax = normalize_axis(axis, x.ndim, "logsumexp")
     y = x._b.axis("logsumexp", x, ax, x.shape[:ax] + x.shape[ax + 1:])
-    return bnp.expand_dims(y, ax) if keepdims else y
+    return expand_dims(y, ax) if keepdims else y
 
 
 def cross_entropy(logits, targets):
@@ -138,4 +139,4 @@ def gelu(x, approximate=True):
 def masked_fill(x, mask, value):
     """``x`` with ``value`` where ``mask`` is true (torch's masked_fill), e.g. a causal mask:
     ``masked_fill(scores, np.triu(np.ones((T, T), bool), 1), -np.inf)``."""
-    return bnp.where(mask, value, x)
+    return where(mask, value, x)

@@ -46,12 +46,12 @@ except ImportError:                     # pragma: no cover
     SVDResult = namedtuple("SVDResult", "U S Vh")
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from ..trace.dispatch import implements
 from ..trace.tracer import Var
-
-
-def _bnp():
-    from .. import numpy as bnp
-    return bnp
+from .elementwise import absolute, exp, sqrt, where
+from .shapes import broadcast_to, concatenate, flip, reshape, stack, swapaxes, transpose
+from .reductions import max as _max, min as _min, sum as _sum
+from .products import matmul
 
 
 def _builder(*xs):
@@ -89,9 +89,8 @@ def _square(name, a):
 
 def _stack(a, batch, shape):
     """a broadcast to batch + shape, as (nb,) + shape."""
-    bnp = _bnp()
     nb = math.prod(batch)
-    return bnp.reshape(bnp.broadcast_to(a, tuple(batch) + shape), (nb,) + shape)
+    return reshape(broadcast_to(a, tuple(batch) + shape), (nb,) + shape)
 
 
 def _view(b, node, positions, shape):
@@ -146,6 +145,7 @@ def eigh_rows(A):
 
 
 # -- numpy.linalg's functions ----------------------------------------------------------------
+@implements(np.linalg.solve)
 def solve(a, b):
     """numpy.linalg.solve: x with a @ x = b, for a (..., n, n). As numpy 2, b is a vector
     (n,) only when b.ndim == 1; otherwise it is (..., n, k), its leading dimensions
@@ -165,7 +165,7 @@ def solve(a, b):
     n = A.shape[-1]
     vector = B.ndim == 1
     if vector:
-        B = _bnp().reshape(B, (B.shape[0], 1))
+        B = reshape(B, (B.shape[0], 1))
     if B.shape[-2] != n:
         raise ShapeError(at_user_site(
             f"numpy.linalg.solve: a has shape {A.shape} and b {B.shape}: b's "
@@ -183,9 +183,10 @@ def solve(a, b):
         raise ShapeError(at_user_site(
             f"numpy.linalg.solve: an empty right-hand side (shape {B.shape}) is not traced"))
     X = solve_rows(_stack(A, batch, (n, n)), _stack(B, batch, (n, k)))
-    return _bnp().reshape(X, tuple(batch) + ((n,) if vector else (n, k)))
+    return reshape(X, tuple(batch) + ((n,) if vector else (n, k)))
 
 
+@implements(np.linalg.inv)
 def inv(a):
     """numpy.linalg.inv, as solve(a, I): dA = -Y^T G Y^T.
 
@@ -198,9 +199,10 @@ def inv(a):
         return np.linalg.inv(a)
     n, batch = _matrices("inv", a)
     X = solve_rows(_stack(a, batch, (n, n)), _stack(bld.const(np.eye(n)), batch, (n, n)))
-    return _bnp().reshape(X, a.shape)
+    return reshape(X, a.shape)
 
 
+@implements(np.linalg.slogdet)
 def slogdet(a):
     """numpy.linalg.slogdet: (sign, logabsdet) of a (..., n, n); the sign has gradient 0.
 
@@ -214,10 +216,10 @@ def slogdet(a):
         return np.linalg.slogdet(a)
     n, batch = _matrices("slogdet", a)
     sign, logdet = slogdet_rows(_stack(a, batch, (n, n)))
-    bnp = _bnp()
-    return SlogdetResult(bnp.reshape(sign, batch), bnp.reshape(logdet, batch))
+    return SlogdetResult(reshape(sign, batch), reshape(logdet, batch))
 
 
+@implements(np.linalg.det)
 def det(a):
     """numpy.linalg.det, as sign * exp(logabsdet): gradient det * A^-T (NaN at an exactly
     singular matrix).
@@ -231,9 +233,10 @@ def det(a):
         return np.linalg.det(a)
     _matrices("det", a)
     sign, logdet = slogdet(a)
-    return sign * _bnp().exp(logdet)
+    return sign * exp(logdet)
 
 
+@implements(np.linalg.cholesky)
 def cholesky(a, /, *, upper=False):
     """numpy.linalg.cholesky: L lower with L @ L.T = a, reading a's lower triangle (its
     upper one with ``upper=True``, which returns L.T). Not positive definite: NaN.
@@ -247,12 +250,12 @@ def cholesky(a, /, *, upper=False):
     if bld is None:
         return np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)
     n, batch = _matrices("cholesky", a)
-    bnp = _bnp()
-    src = bnp.swapaxes(a, -1, -2) if upper else a
-    L = bnp.reshape(cholesky_rows(_stack(src, batch, (n, n))), a.shape)
-    return bnp.swapaxes(L, -1, -2) if upper else L
+    src = swapaxes(a, -1, -2) if upper else a
+    L = reshape(cholesky_rows(_stack(src, batch, (n, n))), a.shape)
+    return swapaxes(L, -1, -2) if upper else L
 
 
+@implements(np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """numpy.linalg.eigh: (eigenvalues ascending, eigenvectors as columns) of the symmetric
     matrix that a's lower (UPLO='L') or upper ('U') triangle defines. Gradients as HIPS
@@ -270,12 +273,12 @@ def eigh(a, UPLO="L"):
     n, batch = _matrices("eigh", a)
     if UPLO not in ("L", "U", "l", "u"):
         raise ShapeError(at_user_site(f"numpy.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}"))
-    bnp = _bnp()
-    src = bnp.swapaxes(a, -1, -2) if UPLO in ("U", "u") else a
+    src = swapaxes(a, -1, -2) if UPLO in ("U", "u") else a
     w, U = eigh_rows(_stack(src, batch, (n, n)))
-    return EighResult(bnp.reshape(w, batch + (n,)), bnp.reshape(U, a.shape))
+    return EighResult(reshape(w, batch + (n,)), reshape(U, a.shape))
 
 
+@implements(np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """numpy.linalg.eigvalsh: eigh's eigenvalues (ascending)."""
     if _builder(a) is None:
@@ -283,6 +286,7 @@ def eigvalsh(a, UPLO="L"):
     return eigh(a, UPLO)[0]
 
 
+@implements(np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """numpy.linalg.svd of a (..., m, n), through eigh of the symmetric (m + n) x (m + n)
     matrix [[0, a], [a^T, 0]], whose eigenvalues are +-s and |m - n| zeros, with eigenvectors
@@ -303,7 +307,6 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if a.ndim < 2 or a.size == 0:
         raise ShapeError(at_user_site(
             f"numpy.linalg.svd: a must be (..., m, n) and not empty; got shape {a.shape}"))
-    bnp = _bnp()
     m, n = a.shape[-2:]
     k = min(m, n)
     if compute_uv and full_matrices and m != n:
@@ -312,56 +315,54 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             f"extra {abs(m - n)} singular vectors span a null space that is not unique, so "
             "their gradient is not defined. Pass full_matrices=False (or compute_uv=False)"))
     batch = a.shape[:-2]
-    h = bnp.concatenate([
-        bnp.concatenate([np.zeros(batch + (m, m)), a], axis=-1),
-        bnp.concatenate([bnp.swapaxes(a, -1, -2), np.zeros(batch + (n, n))], axis=-1)],
+    h = concatenate([
+        concatenate([np.zeros(batch + (m, m)), a], axis=-1),
+        concatenate([swapaxes(a, -1, -2), np.zeros(batch + (n, n))], axis=-1)],
         axis=-2)
     w, Q = eigh(h)
-    s = bnp.flip(w[..., m + n - k:], axis=-1)          # the k largest, descending
+    s = flip(w[..., m + n - k:], axis=-1)          # the k largest, descending
     if not compute_uv:
         return s
-    Q = bnp.flip(Q[..., m + n - k:], axis=-1) * math.sqrt(2.0)
-    return SVDResult(Q[..., :m, :], s, bnp.swapaxes(Q[..., m:, :], -1, -2))
+    Q = flip(Q[..., m + n - k:], axis=-1) * math.sqrt(2.0)
+    return SVDResult(Q[..., :m, :], s, swapaxes(Q[..., m:, :], -1, -2))
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    bnp = _bnp()
-    ax = bnp.abs(x)
+    ax = absolute(x)
     if ord is None or ord == 2:
-        return bnp.sqrt(bnp.sum(x * x, axis=axis, keepdims=keepdims))
+        return sqrt(_sum(x * x, axis=axis, keepdims=keepdims))
     if ord == np.inf:
-        return bnp.max(ax, axis=axis, keepdims=keepdims)
+        return _max(ax, axis=axis, keepdims=keepdims)
     if ord == -np.inf:
-        return bnp.min(ax, axis=axis, keepdims=keepdims)
+        return _min(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return bnp.sum(bnp.where(x != 0.0, 1.0, 0.0), axis=axis, keepdims=keepdims)
+        return _sum(where(x != 0.0, 1.0, 0.0), axis=axis, keepdims=keepdims)
     if ord == 1:
-        return bnp.sum(ax, axis=axis, keepdims=keepdims)
+        return _sum(ax, axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ShapeError(at_user_site(
             f"numpy.linalg.norm: ord={ord!r} is a matrix norm; pass a 2-tuple axis or a 2-D x"))
     p = float(ord)
-    return bnp.sum(ax ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return _sum(ax ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
 
 
 def _matrix_norm(x, ord, axis, keepdims):
-    bnp = _bnp()
     r, c = (int(k) % x.ndim for k in axis)
     if r == c:
         raise ShapeError(at_user_site("numpy.linalg.norm: duplicate axes given"))
     if ord in (None, "fro", "f"):
-        out = bnp.sqrt(bnp.sum(x * x, axis=(r, c)))
+        out = sqrt(_sum(x * x, axis=(r, c)))
     elif ord in (2, -2, "nuc"):
         rest = [k for k in range(x.ndim) if k not in (r, c)]
-        s = svd(bnp.transpose(x, rest + [r, c]), compute_uv=False)
-        out = (bnp.max(s, axis=-1) if ord == 2 else bnp.min(s, axis=-1) if ord == -2
-               else bnp.sum(s, axis=-1))
+        s = svd(transpose(x, rest + [r, c]), compute_uv=False)
+        out = (_max(s, axis=-1) if ord == 2 else _min(s, axis=-1) if ord == -2
+               else _sum(s, axis=-1))
     elif ord in (1, -1):
-        sums = bnp.sum(bnp.abs(x), axis=r)
-        out = (bnp.max if ord == 1 else bnp.min)(sums, axis=c - 1 if c > r else c)
+        sums = _sum(absolute(x), axis=r)
+        out = (_max if ord == 1 else _min)(sums, axis=c - 1 if c > r else c)
     elif ord in (np.inf, -np.inf):
-        sums = bnp.sum(bnp.abs(x), axis=c)
-        out = (bnp.max if ord == np.inf else bnp.min)(sums, axis=r - 1 if r > c else r)
+        sums = _sum(absolute(x), axis=c)
+        out = (_max if ord == np.inf else _min)(sums, axis=r - 1 if r > c else r)
     else:
         raise ShapeError(at_user_site(
             f"numpy.linalg.norm: invalid norm order {ord!r} for matrices (None, 'fro', "
@@ -369,10 +370,11 @@ def _matrix_norm(x, ord, axis, keepdims):
     if keepdims:
         shape = list(x.shape)
         shape[r] = shape[c] = 1
-        out = bnp.reshape(out, tuple(shape))
+        out = reshape(out, tuple(shape))
     return out
 
 
+@implements(np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False):
     """numpy.linalg.norm: vector norms (ord None / 2, 1, inf, -inf, 0, any p) along an int
     axis, matrix norms (None / 'fro', 'nuc', 1, -1, 2, -2, inf, -inf) over a 2-tuple axis;
@@ -386,11 +388,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if _builder(x) is None:
         return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
     _real("norm", x)
-    bnp = _bnp()
     if axis is None:
         if ord is None:
-            out = bnp.sqrt(bnp.sum(x * x))
-            return bnp.reshape(out, (1,) * x.ndim) if keepdims else out
+            out = sqrt(_sum(x * x))
+            return reshape(out, (1,) * x.ndim) if keepdims else out
         if x.ndim == 1:
             axis = (0,)
         elif x.ndim == 2:
@@ -409,6 +410,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
                                   f"norm ({len(axis)} axes)"))
 
 
+@implements(np.linalg.vector_norm)
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """numpy.linalg.vector_norm (numpy 2): a vector norm over ``axis`` (None: all elements;
     an int; or a tuple of axes, taken together as one vector).
@@ -420,20 +422,20 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if _builder(x) is None:
         return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
     _real("vector_norm", x)
-    bnp = _bnp()
     axes = tuple(range(x.ndim)) if axis is None else (
         (int(axis),) if isinstance(axis, (int, np.integer)) else tuple(int(k) for k in axis))
     axes = tuple(sorted({k % x.ndim for k in axes}))
     rest = [k for k in range(x.ndim) if k not in axes]
-    moved = bnp.transpose(x, rest + list(axes)) if x.ndim else x
-    flat = bnp.reshape(moved, tuple(x.shape[k] for k in rest) + (
+    moved = transpose(x, rest + list(axes)) if x.ndim else x
+    flat = reshape(moved, tuple(x.shape[k] for k in rest) + (
         math.prod(x.shape[k] for k in axes),))
     out = _vector_norm(flat, ord, -1, False)
     if keepdims:
-        out = bnp.reshape(out, tuple(1 if k in axes else d for k, d in enumerate(x.shape)))
+        out = reshape(out, tuple(1 if k in axes else d for k, d in enumerate(x.shape)))
     return out
 
 
+@implements(np.linalg.matrix_norm)
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """numpy.linalg.matrix_norm (numpy 2): norm(x, ord, axis=(-2, -1), keepdims)."""
     if _builder(x) is None:
@@ -445,6 +447,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return _matrix_norm(x, ord, (-2, -1), keepdims)
 
 
+@implements(np.linalg.svdvals)
 def svdvals(x, /):
     """numpy.linalg.svdvals (numpy 2): svd(x, compute_uv=False)."""
     if _builder(x) is None:
@@ -455,11 +458,6 @@ def svdvals(x, /):
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
            "vector_norm", "matrix_norm", "svdvals"]
 
-# np.linalg.<f>(traced) arrives here through __array_function__ (burnumba/numpy.py merges
-# this table into its own); numpy 1 has no vector_norm, matrix_norm or svdvals
-FUNCTIONS = {getattr(np.linalg, name): globals()[name] for name in __all__
-             if hasattr(np.linalg, name)}
-
 
 # -- the rows' derivatives as traced ops (burnumba/_symbolic.py: BLOCK), for derivatives of
 # derivatives: the same formulas as the rows' bwd / jvp rules, written with these functions
@@ -469,47 +467,44 @@ def _params(b, i):
 
 def _operand(b, i, shape):
     k = b.a0[i]
-    return _bnp().reshape(Var(b, k, b.shapes[k]), shape)
+    return reshape(Var(b, k, b.shapes[k]), shape)
 
 
 def _flat(x):
-    return _bnp().reshape(x, (x.size,))
+    return reshape(x, (x.size,))
 
 
 def _with_work(b, i, result):
     """A tangent of node i: ``result``'s elements, then zeros for the work space."""
-    bnp = _bnp()
     work = b.shapes[i][0] - result.size
-    return bnp.concatenate([_flat(result), b.const(np.zeros(work))])
+    return concatenate([_flat(result), b.const(np.zeros(work))])
 
 
 def _solve_vjp(b, i, g, need=None):
-    bnp = _bnp()
     nb, n, k = _params(b, i)[:3]
     need = need or (lambda node: True)
     ia, ib = b.a0[i], b.a1[i]
     A = _operand(b, i, (nb, n, n))
     X = _view(b, i, np.arange(nb * n * k), (nb, n, k))
-    G = bnp.reshape(_flat(g)[:nb * n * k], (nb, n, k))
-    dB = solve_rows(bnp.swapaxes(A, 1, 2), G)               # A^-T G
+    G = reshape(_flat(g)[:nb * n * k], (nb, n, k))
+    dB = solve_rows(swapaxes(A, 1, 2), G)               # A^-T G
     out = []
     if need(ia):
-        out.append((ia, bnp.reshape(-bnp.matmul(dB, bnp.swapaxes(X, 1, 2)), b.shapes[ia])))
+        out.append((ia, reshape(-matmul(dB, swapaxes(X, 1, 2)), b.shapes[ia])))
     if need(ib):
-        out.append((ib, bnp.reshape(dB, b.shapes[ib])))
+        out.append((ib, reshape(dB, b.shapes[ib])))
     return out
 
 
 def _solve_jvp(b, i, tangent):
-    bnp = _bnp()
     nb, n, k = _params(b, i)[:3]
     ia, ib = b.a0[i], b.a1[i]
     A = _operand(b, i, (nb, n, n))
     X = _view(b, i, np.arange(nb * n * k), (nb, n, k))
     ta, tb = tangent(ia), tangent(ib)
-    r = None if tb is None else bnp.reshape(tb, (nb, n, k))
+    r = None if tb is None else reshape(tb, (nb, n, k))
     if ta is not None:
-        term = -bnp.matmul(bnp.reshape(ta, (nb, n, n)), X)
+        term = -matmul(reshape(ta, (nb, n, n)), X)
         r = term if r is None else r + term
     return _with_work(b, i, solve_rows(A, r))                # A^-1 (tB - tA X)
 
@@ -517,24 +512,22 @@ def _solve_jvp(b, i, tangent):
 def _inv_t(b, A, nb, n):
     """A^-T of the stack A (nb, n, n), by the solve row."""
     eye = _stack(b.const(np.eye(n)), (nb,), (n, n))
-    return _bnp().swapaxes(solve_rows(A, eye), 1, 2)
+    return swapaxes(solve_rows(A, eye), 1, 2)
 
 
 def _slogdet_vjp(b, i, g, need=None):
-    bnp = _bnp()
     nb, n = _params(b, i)[:2]
     A = _operand(b, i, (nb, n, n))
-    gl = bnp.reshape(_flat(g)[1:2 * nb:2], (nb, 1, 1))
-    return [(b.a0[i], bnp.reshape(gl * _inv_t(b, A, nb, n), b.shapes[b.a0[i]]))]
+    gl = reshape(_flat(g)[1:2 * nb:2], (nb, 1, 1))
+    return [(b.a0[i], reshape(gl * _inv_t(b, A, nb, n), b.shapes[b.a0[i]]))]
 
 
 def _slogdet_jvp(b, i, tangent):
-    bnp = _bnp()
     nb, n = _params(b, i)[:2]
     A = _operand(b, i, (nb, n, n))
-    t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
-    tl = bnp.sum(_inv_t(b, A, nb, n) * t, axis=(1, 2))
-    return _with_work(b, i, bnp.stack([b.const(np.zeros(nb)), tl], axis=1))
+    t = reshape(tangent(b.a0[i]), (nb, n, n))
+    tl = _sum(_inv_t(b, A, nb, n) * t, axis=(1, 2))
+    return _with_work(b, i, stack([b.const(np.zeros(nb)), tl], axis=1))
 
 
 def _phi(n):
@@ -543,77 +536,63 @@ def _phi(n):
 
 
 def _cholesky_vjp(b, i, g, need=None):
-    bnp = _bnp()
     nb, n = _params(b, i)[:2]
     L = _view(b, i, np.arange(nb * n * n), (nb, n, n))
-    G = bnp.reshape(_flat(g)[:nb * n * n], (nb, n, n))
-    Lt = bnp.swapaxes(L, 1, 2)
-    Y = solve_rows(Lt, bnp.matmul(Lt, G) * _phi(n))           # L^-T Phi(L^T G)
-    S = bnp.swapaxes(solve_rows(Lt, bnp.swapaxes(Y, 1, 2)), 1, 2)   # ... L^-1
-    return [(b.a0[i], bnp.reshape(0.5 * (S + bnp.swapaxes(S, 1, 2)), b.shapes[b.a0[i]]))]
+    G = reshape(_flat(g)[:nb * n * n], (nb, n, n))
+    Lt = swapaxes(L, 1, 2)
+    Y = solve_rows(Lt, matmul(Lt, G) * _phi(n))           # L^-T Phi(L^T G)
+    S = swapaxes(solve_rows(Lt, swapaxes(Y, 1, 2)), 1, 2)   # ... L^-1
+    return [(b.a0[i], reshape(0.5 * (S + swapaxes(S, 1, 2)), b.shapes[b.a0[i]]))]
 
 
 def _cholesky_jvp(b, i, tangent):
-    bnp = _bnp()
     nb, n = _params(b, i)[:2]
     L = _view(b, i, np.arange(nb * n * n), (nb, n, n))
-    t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
-    W = solve_rows(L, 0.5 * (t + bnp.swapaxes(t, 1, 2)))      # L^-1 sym(tA)
-    X = bnp.swapaxes(solve_rows(L, bnp.swapaxes(W, 1, 2)), 1, 2)     # ... L^-T
-    return _with_work(b, i, bnp.matmul(L, X * _phi(n)))
+    t = reshape(tangent(b.a0[i]), (nb, n, n))
+    W = solve_rows(L, 0.5 * (t + swapaxes(t, 1, 2)))      # L^-1 sym(tA)
+    X = swapaxes(solve_rows(L, swapaxes(W, 1, 2)), 1, 2)     # ... L^-T
+    return _with_work(b, i, matmul(L, X * _phi(n)))
 
 
 def _eigh_parts(b, i):
-    bnp = _bnp()
     nb, n = _params(b, i)[:2]
     base = (n + n * n) * np.arange(nb)[:, None]
     w = _view(b, i, base + np.arange(n), (nb, n))
     U = _view(b, i, base + n + np.arange(n * n), (nb, n, n))
     # F[r, q] = 1 / (w[q] - w[r]) off the diagonal, 0 on it and between equal eigenvalues
     # (the rows' rules say why); ``tie`` marks those equal pairs
-    den = bnp.reshape(w, (nb, 1, n)) - bnp.reshape(w, (nb, n, 1))
-    tie = bnp.where(den == 0.0, 1.0, 0.0) * (1.0 - np.eye(n))
-    F = bnp.where(den == 0.0, 0.0, 1.0 / bnp.where(den == 0.0, 1.0, den))
+    den = reshape(w, (nb, 1, n)) - reshape(w, (nb, n, 1))
+    tie = where(den == 0.0, 1.0, 0.0) * (1.0 - np.eye(n))
+    F = where(den == 0.0, 0.0, 1.0 / where(den == 0.0, 1.0, den))
     return nb, n, w, U, F, tie
 
 
 def _eigh_vjp(b, i, g, need=None):
-    bnp = _bnp()
     nb, n, w, U, F, tie = _eigh_parts(b, i)
-    g2 = bnp.reshape(_flat(g)[:nb * (n + n * n)], (nb, n + n * n))
-    gw, gU = g2[:, :n], bnp.reshape(g2[:, n:], (nb, n, n))
-    Ut = bnp.swapaxes(U, 1, 2)
-    K = bnp.matmul(Ut, gU)
+    g2 = reshape(_flat(g)[:nb * (n + n * n)], (nb, n + n * n))
+    gw, gU = g2[:, :n], reshape(g2[:, n:], (nb, n, n))
+    Ut = swapaxes(U, 1, 2)
+    K = matmul(Ut, gU)
     # F o K, and NaN where equal eigenvalues meet a nonzero K (the kernel divides by 0
     # there, as autograd); the NaN is a constant branch, so no derivative runs through it
-    bad = tie * bnp.where(K != 0.0, 1.0, 0.0)
-    inner = F * K + bnp.where(bad != 0.0, np.nan, 0.0) + bnp.reshape(gw, (nb, n, 1)) * np.eye(n)
-    T = bnp.matmul(bnp.matmul(U, inner), Ut)
-    dA = T * np.eye(n) + (T + bnp.swapaxes(T, 1, 2)) * np.tril(np.ones((n, n)), -1)
-    return [(b.a0[i], bnp.reshape(dA, b.shapes[b.a0[i]]))]
+    bad = tie * where(K != 0.0, 1.0, 0.0)
+    inner = F * K + where(bad != 0.0, np.nan, 0.0) + reshape(gw, (nb, n, 1)) * np.eye(n)
+    T = matmul(matmul(U, inner), Ut)
+    dA = T * np.eye(n) + (T + swapaxes(T, 1, 2)) * np.tril(np.ones((n, n)), -1)
+    return [(b.a0[i], reshape(dA, b.shapes[b.a0[i]]))]
 
 
 def _eigh_jvp(b, i, tangent):
-    bnp = _bnp()
     nb, n, w, U, F, tie = _eigh_parts(b, i)
-    t = bnp.reshape(tangent(b.a0[i]), (nb, n, n))
+    t = reshape(tangent(b.a0[i]), (nb, n, n))
     lower = np.tril(np.ones((n, n)), -1)
-    tS = t * np.eye(n) + t * lower + bnp.swapaxes(t * lower, 1, 2)
-    M = bnp.matmul(bnp.matmul(bnp.swapaxes(U, 1, 2), tS), U)
-    tw = bnp.sum(M * np.eye(n), axis=2)
-    tU = bnp.matmul(U, F * M)
-    return _with_work(b, i, bnp.concatenate([tw, bnp.reshape(tU, (nb, n * n))], axis=1))
+    tS = t * np.eye(n) + t * lower + swapaxes(t * lower, 1, 2)
+    M = matmul(matmul(swapaxes(U, 1, 2), tS), U)
+    tw = _sum(M * np.eye(n), axis=2)
+    tU = matmul(U, F * M)
+    return _with_work(b, i, concatenate([tw, reshape(tU, (nb, n * n))], axis=1))
 
 
 BLOCK = {"solve": (_solve_vjp, _solve_jvp), "slogdet": (_slogdet_vjp, _slogdet_jvp),
          "cholesky": (_cholesky_vjp, _cholesky_jvp), "eigh": (_eigh_vjp, _eigh_jvp)}
 
-
-def _merge():
-    # burnumba.numpy imports this module as its ``linalg`` (its last line); either may be
-    # imported first, and its _FUNCTIONS table exists before that line runs
-    from .. import numpy as bnp
-    bnp._FUNCTIONS.update(FUNCTIONS)
-
-
-_merge()

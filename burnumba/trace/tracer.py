@@ -14,6 +14,7 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWa
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
+from .dispatch import FUNCTIONS, METHODS, apply_function, apply_ufunc, dispatched
 
 CONST = OPCODE["const"]
 # Rows folded when every operand is a constant: one IEEE operation per element, which
@@ -130,13 +131,11 @@ class Builder:
                     "pass it as an argument instead"))
             return x
         if isinstance(x, (list, tuple)):
-            from ..numpy import array
-            return array(x)
+            return FUNCTIONS[np.array](x)
         if isinstance(x, np.ndarray) and x.dtype == object and \
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)
-            from ..numpy import array
-            return array(x.tolist())
+            return FUNCTIONS[np.array](x.tolist())
         if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
             raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
@@ -499,12 +498,10 @@ class Var:
     __hash__ = object.__hash__
 
     def __matmul__(self, o):
-        from ..numpy import matmul
-        return matmul(self, o)
+        return FUNCTIONS[np.matmul](self, o)
 
     def __rmatmul__(self, o):
-        from ..numpy import matmul
-        return matmul(o, self)
+        return FUNCTIONS[np.matmul](o, self)
 
     # -- things a traced value cannot do --------------------------------------------------
     def _no_operator(self, *_):
@@ -566,9 +563,8 @@ class Var:
                 "indexed by a traced value. Use bnp.array(list) or bnp.stack(list) (import "
                 "burnumba.numpy as bnp) or np.array(list, like=x) with x any traced value, "
                 "and bnp.take(array, idx, axis=0) to index a numpy array"))
-        from .. import numpy as bnp
         name = caller[len("numpy."):]
-        fix = f"bnp.{name}(list), or " if "." not in name and hasattr(bnp, name) else ""
+        fix = f"bnp.{name}(list), or " if "." not in name and dispatched(name) else ""
         raise ConcretizationError(at_user_site(
             f"{caller} tried to convert a traced value into a numpy array. A list (or tuple) "
             "holding traced values reaches numpy as a plain list, which numpy converts before "
@@ -576,48 +572,40 @@ class Var:
             f"{fix}{caller.replace('numpy.', 'np.')}(bnp.array(list)) (import burnumba.numpy "
             "as bnp; bnp.array and bnp.stack build a traced array from a list)"))
 
-    # -- ndarray methods: numpy's names and signatures, each the burnumba.numpy function --
+    # -- ndarray methods: numpy's names and signatures, each the implementation of numpy's
+    # function (the burnumba.numpy function) that the dispatch tables give, with one lookup.
     # (tests/test_readme.py lists every public ndarray name defined here as supported)
     def reshape(self, *shape, order="C", copy=None):
-        from ..numpy import reshape
-        return reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+        return FUNCTIONS[np.reshape](self, shape[0] if len(shape) == 1 else shape, order=order)
 
     def ravel(self, order="C"):
-        from ..numpy import ravel
-        return ravel(self, order)
+        return FUNCTIONS[np.ravel](self, order)
 
     def flatten(self, order="C"):
-        from ..numpy import ravel
-        return ravel(self, order)
+        return FUNCTIONS[np.ravel](self, order)
 
     @property
     def T(self):
-        from ..numpy import transpose
-        return transpose(self)
+        return FUNCTIONS[np.transpose](self)
 
     @property
     def mT(self):
-        from ..numpy import swapaxes
         if self.ndim < 2:
             raise ShapeError(at_user_site(
                 f"mT: the matrix transpose needs at least 2 dimensions, not shape {self.shape}"))
-        return swapaxes(self, -1, -2)
+        return FUNCTIONS[np.swapaxes](self, -1, -2)
 
     def transpose(self, *axes):
-        from ..numpy import transpose
-        return transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+        return FUNCTIONS[np.transpose](self, axes[0] if len(axes) == 1 else (axes or None))
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        from ..numpy import prod
-        return prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return FUNCTIONS[np.prod](self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        from ..numpy import cumsum
-        return cumsum(self, axis=axis, dtype=dtype, out=out)
+        return FUNCTIONS[np.cumsum](self, axis=axis, dtype=dtype, out=out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        from ..numpy import cumprod
-        return cumprod(self, axis=axis, dtype=dtype, out=out)
+        return FUNCTIONS[np.cumprod](self, axis=axis, dtype=dtype, out=out)
 
     def sort(self, axis=-1, kind=None, order=None):
         raise InplaceError(at_user_site(
@@ -625,60 +613,46 @@ class Var:
             "y = np.sort(x, axis) (differentiable; the order is found at run time)"))
 
     def swapaxes(self, axis1, axis2):
-        from ..numpy import swapaxes
-        return swapaxes(self, axis1, axis2)
+        return FUNCTIONS[np.swapaxes](self, axis1, axis2)
 
     def squeeze(self, axis=None):
-        from ..numpy import squeeze
-        return squeeze(self, axis)
+        return FUNCTIONS[np.squeeze](self, axis)
 
     def sum(self, *args, **kwargs):
-        from ..numpy import sum as _sum
-        return _sum(self, *args, **kwargs)
+        return FUNCTIONS[np.sum](self, *args, **kwargs)
 
     def mean(self, *args, **kwargs):
-        from ..numpy import mean
-        return mean(self, *args, **kwargs)
+        return FUNCTIONS[np.mean](self, *args, **kwargs)
 
     def max(self, *args, **kwargs):
-        from ..numpy import max as _max
-        return _max(self, *args, **kwargs)
+        return FUNCTIONS[np.max](self, *args, **kwargs)
 
     def min(self, *args, **kwargs):
-        from ..numpy import min as _min
-        return _min(self, *args, **kwargs)
+        return FUNCTIONS[np.min](self, *args, **kwargs)
 
     def var(self, *args, **kwargs):
-        from ..numpy import var
-        return var(self, *args, **kwargs)
+        return FUNCTIONS[np.var](self, *args, **kwargs)
 
     def std(self, *args, **kwargs):
-        from ..numpy import std
-        return std(self, *args, **kwargs)
+        return FUNCTIONS[np.std](self, *args, **kwargs)
 
     def clip(self, *args, **kwargs):
-        from ..numpy import clip
-        return clip(self, *args, **kwargs)
+        return FUNCTIONS[np.clip](self, *args, **kwargs)
 
     def dot(self, b, out=None):
-        from ..numpy import dot
-        return dot(self, b, out)
+        return FUNCTIONS[np.dot](self, b, out)
 
     def take(self, *args, **kwargs):
-        from ..numpy import take
-        return take(self, *args, **kwargs)
+        return FUNCTIONS[np.take](self, *args, **kwargs)
 
     def repeat(self, *args, **kwargs):
-        from ..numpy import repeat
-        return repeat(self, *args, **kwargs)
+        return FUNCTIONS[np.repeat](self, *args, **kwargs)
 
     def diagonal(self, *args, **kwargs):
-        from ..numpy import diagonal
-        return diagonal(self, *args, **kwargs)
+        return FUNCTIONS[np.diagonal](self, *args, **kwargs)
 
     def trace(self, *args, **kwargs):
-        from ..numpy import trace
-        return trace(self, *args, **kwargs)
+        return FUNCTIONS[np.trace](self, *args, **kwargs)
 
     def copy(self, order="C"):
         """The value itself: traced values are immutable, so a copy cannot differ."""
@@ -726,9 +700,13 @@ class Var:
                 f"have {', '.join(supported_methods())}"))
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    # -- numpy protocols: ``__array_ufunc__`` and ``__array_function__`` are set on Var by
-    # burnumba.numpy, which holds the tables they dispatch through (it imports this module,
-    # and a lookup here on every np.exp(x) would cost a quarter of a traced node)
+    # -- numpy protocols: np.exp(x), np.sum(x) ... on a traced x, through the tables of
+    # burnumba.trace.dispatch (which burnumba.numpy fills)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return apply_function(func, args, kwargs)
 
 
 _CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
@@ -790,8 +768,7 @@ class ArrayVar(Var):
         return self.shape[0]
 
     def __getitem__(self, key):
-        from ..numpy import _index
-        return _index(self, key)
+        return METHODS["__getitem__"](self, key)
 
     def __iter__(self):
         return (self[k] for k in range(self.shape[0]))

@@ -1,0 +1,122 @@
+"""Arrays made from lists and from shapes: array / asarray (a list of traced values stacked),
+zeros_like, ones_like, empty_like, full_like, linspace, meshgrid.
+
+Functions that only look at a traced value's shape (zeros_like ...) return numpy constants.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from .._errors import ShapeError, at_user_site
+from ..trace.dispatch import implements
+from ..trace.tracer import Var, broadcast_to as _expand, cast_check
+from ._common import _builder, _float_only
+from .shapes import broadcast_to, concatenate, moveaxis, reshape, stack
+
+
+@implements(np.array, np.asarray)
+def array(obj, dtype=None, **kwargs):
+    """numpy.array for nested lists that contain traced values (one gather). Plain numpy
+    reaches it only as ``np.array(list, like=x)`` with x a traced value: without ``like=``
+    numpy converts the list itself (see Var.__array__)."""
+    b = _builder(obj)
+    if b is None:
+        return np.array(obj, dtype=dtype, **kwargs)
+    if dtype is not None:
+        cast_check(f"array(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
+    if isinstance(obj, Var):
+        return obj
+    if isinstance(obj, (list, tuple)) and obj and builtins.all(
+            type(x) is Var and x._b is b for x in obj):
+        # traced scalars (BurTorch's packing of scalar nodes into a tensor): one gather of
+        # their positions, nothing else computed
+        pos = np.array([x._b.off[x._node] if x._view is None else int(x._view[0])
+                        for x in obj])
+        return b.gather(list(obj), pos, pos.shape)
+    return stack([array(x) for x in obj])
+
+
+asarray = array
+
+
+def _like(name, npfunc, fill):
+    def f(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+        if not isinstance(a, Var):
+            return npfunc(a, dtype, order, subok, shape, **kwargs)
+        return np.full(a.shape if shape is None else shape, fill,
+                       dtype=a.dtype if dtype is None else dtype)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"numpy.{name}: of a traced value, a numpy array of its shape (a constant: "
+                 "no gradient flows through it)")
+    return f
+
+
+zeros_like = implements(np.zeros_like)(_like("zeros_like", np.zeros_like, 0.0))
+ones_like = implements(np.ones_like)(_like("ones_like", np.ones_like, 1.0))
+# zeros: a tape's values are defined
+empty_like = implements(np.empty_like)(_like("empty_like", np.empty_like, 0.0))
+
+
+@implements(np.full_like)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """numpy.full_like: a constant when fill_value is; a traced fill_value is broadcast (its
+    gradient is the sum over the copies)."""
+    if _builder(a, fill_value) is None:
+        return np.full_like(a, fill_value, dtype, order, subok, shape, **kwargs)
+    if shape is None:
+        shape = a.shape if isinstance(a, Var) else np.shape(a)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    if not isinstance(fill_value, Var):
+        return np.full(shape, fill_value, dtype=a.dtype if dtype is None else dtype)
+    if dtype is not None:
+        _float_only("full_like", dtype, fill_value._b)
+    return _expand(fill_value, shape)
+
+
+@implements(np.meshgrid)
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """numpy.meshgrid of traced vectors: reshapes and broadcast_to (gathers)."""
+    b = _builder(xi)
+    if b is None:
+        return np.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
+    if indexing not in ("xy", "ij"):
+        raise ShapeError(at_user_site("meshgrid: valid values for `indexing` are 'xy' and 'ij'"))
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    out = [reshape(b.lift(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        out[0] = reshape(out[0], (1, -1) + s0[2:])
+        out[1] = reshape(out[1], (-1, 1) + s0[2:])
+    if not sparse:
+        shape = np.broadcast_shapes(*(x.shape for x in out))
+        out = [broadcast_to(x, shape) for x in out]
+    return tuple(out)
+
+
+@implements(np.linspace)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
+    """numpy.linspace with traced endpoints: start + arange(num) * step (numpy's formula),
+    the last sample exactly ``stop`` when endpoint."""
+    b = _builder(start, stop)
+    if b is None:
+        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, **kwargs)
+    if dtype is not None:
+        _float_only("linspace", dtype, b)
+    num = int(num)
+    if num < 0:
+        raise ShapeError(at_user_site(f"linspace: number of samples, {num}, must be "
+                                      "non-negative"))
+    start, stop = b.lift(start), b.lift(stop)
+    div = (num - 1) if endpoint else num
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    start, stop = broadcast_to(start, shape), broadcast_to(stop, shape)
+    delta = stop - start
+    steps = np.arange(0, num, dtype=np.float64).reshape((-1,) + (1,) * len(shape))
+    step = delta / div if div > 0 else b.const(math.nan)
+    y = (steps * step if div > 0 else steps * delta) + start
+    if endpoint and num > 1:
+        y = concatenate([y[:-1], reshape(stop, (1,) + shape)], axis=0)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return (y, step) if retstep else y

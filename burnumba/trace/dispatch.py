@@ -1,0 +1,105 @@
+"""numpy's protocols on traced values: which burnumba function ``np.f(x)`` and ``x.f()`` call.
+
+As NEP 18 projects do, the numpy layer registers each implementation next to its definition::
+
+    @implements(np.sum)
+    def sum(a, axis=None, ...): ...
+
+and ``Var.__array_ufunc__`` / ``Var.__array_function__`` look the numpy ufunc or function up
+here (``apply_ufunc``, ``apply_function``). ``Var``'s ndarray methods and operators (``x.sum()``,
+``x.T``, ``x @ y``, ``x[i]``) read the same tables with one dict lookup, so the trace layer
+never imports the numpy layer above it.
+
+The tables are filled once, when ``burnumba.numpy`` is imported (``import burnumba`` always
+imports it, and so does importing any of its submodules), and only read afterwards.
+"""
+import numpy as np
+
+from .._errors import InplaceError, UnsupportedOpError, at_user_site
+
+UFUNCS = {}          # numpy ufunc -> implementation (np.exp(x) on a traced x)
+FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.solve(a, b))
+METHODS = {}         # ndarray method with no numpy function of its own -> implementation
+UFUNC_KEYWORDS = {}  # ufunc -> the keyword arguments a traced call may pass (np.vecdot: axis)
+
+
+def implements(*funcs):
+    """Register the decorated function as what the numpy functions ``funcs`` do on traced
+    values (``np.max`` and ``np.amax``: one implementation, two keys)."""
+    def register(impl):
+        for func in funcs:
+            FUNCTIONS[func] = impl
+        return impl
+    return register
+
+
+def implements_ufunc(*ufuncs, keywords=()):
+    """Register the decorated function for the numpy ufuncs ``ufuncs``; ``keywords``: the
+    keyword arguments it takes besides the operands."""
+    def register(impl):
+        for ufunc in ufuncs:
+            UFUNCS[ufunc] = impl
+            if keywords:
+                UFUNC_KEYWORDS[ufunc] = frozenset(keywords)
+        return impl
+    return register
+
+
+def implements_method(name):
+    """Register the decorated function as the ndarray method ``name`` of traced arrays, for
+    a method numpy has no function for (``__getitem__``: indexing)."""
+    def register(impl):
+        METHODS[name] = impl
+        return impl
+    return register
+
+
+def dispatched(name):
+    """Whether ``np.<name>`` of a traced value reaches a burnumba implementation."""
+    func = getattr(np, name, None)
+    try:
+        return func in FUNCTIONS or func in UFUNCS
+    except TypeError:                               # an unhashable numpy attribute
+        return False
+
+
+def _supported(table):
+    return ", ".join(sorted(f.__name__ for f in table))
+
+
+def apply_ufunc(ufunc, method, inputs, kwargs):
+    """``Var.__array_ufunc__``: the implementation of ``ufunc`` applied to ``inputs``."""
+    if "out" in kwargs:
+        raise InplaceError(at_user_site(
+            f"numpy.{ufunc.__name__}(..., out=...) writes in place, which is not traceable: "
+            "use the returned value instead"))
+    if method != "__call__":
+        hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.{ufunc.__name__}.{method} is not supported on traced values{hint}"))
+    fn = UFUNCS.get(ufunc)
+    if fn is None:
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
+            f"{_supported(UFUNCS)}; compose it from those or add a row to kernels/ops.py"))
+    if kwargs and set(kwargs) - UFUNC_KEYWORDS.get(ufunc, set()):
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
+            "on traced values"))
+    return fn(*inputs, **kwargs)
+
+
+def apply_function(func, args, kwargs):
+    """``Var.__array_function__``: the implementation of the numpy function ``func``."""
+    if func is np.copyto:
+        raise InplaceError(at_user_site(
+            "numpy.copyto of a traced value writes it into a numpy array, which is not "
+            "traceable (np.full_like(array, traced_fill) does that): use bnp.full_like or "
+            "bnp.broadcast_to(fill, shape)"))
+    fn = FUNCTIONS.get(func)
+    if fn is None:
+        name = getattr(func, "__module__", "numpy") + "." + func.__name__
+        raise UnsupportedOpError(at_user_site(
+            f"{name} is not supported on traced values. Supported numpy functions: "
+            f"{_supported(FUNCTIONS)}; write it with those (or with burnumba.numpy)"))
+    return fn(*args, **kwargs)
