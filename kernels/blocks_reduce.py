@@ -243,12 +243,12 @@ ROWS = (
     # sum over one axis, scaled by c (c = 1 / m for mean)
     Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_sum_axis_fwd,
        bwd=_sum_axis_bwd,
-       jvp=_sum_axis_jvp),
+       jvp=_sum_axis_jvp, layout="axis_reduce"),
     # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
     # The gradient is split evenly among tied maxima, as jax and autograd do.
     Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd,
        bwd=_max_axis_bwd,
-       jvp=_max_axis_jvp),
+       jvp=_max_axis_jvp, layout="axis_reduce"),
     Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
        fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits),
 )

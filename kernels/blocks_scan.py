@@ -165,13 +165,13 @@ ROWS = (
     # gets the product of the others, the rest 0; two zeros: all 0). Backward: the reversed
     # cumulative sum; for cumprod, y_{j-1} * (g_j + a_{j+1} (g_{j+1} + ...)), no division.
     Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
-       fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp),
+       fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis"),
     Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
-       fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp),
+       fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis"),
     # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
     # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
     # positions in the flat operand, which a take row reads: np.sort(x) is take(x, argsort),
     # so the permutation is computed at run time and the gradient scatters through it.
     Op("argsort", 1, "block", doc="y[o, :, k] = the stable order of a[o, :, k] (integers)",
-       fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp),
+       fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis"),
 )

@@ -453,28 +453,28 @@ ROWS = (
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
        fwd=_softmax_fwd, bwd=_softmax_bwd,
-       jvp=_softmax_jvp, inline=True),
+       jvp=_softmax_jvp, inline=True, layout="axis"),
     # attention's scale, causal mask and softmax in one row: x is (..., T, T), row t of each
     # (T, T) block keeps columns j <= t, y = softmax(c * x) over those and 0 beyond, c > 0.
     # The masked half is never exponentiated. dx_j = c * y_j * (g_j - sum_k g_k y_k), j <= t.
     Op("causal_softmax", 1, "block", doc="softmax(c * a) over j <= t in each (T, T) block",
        fwd=_causal_softmax_fwd, bwd=_causal_softmax_bwd,
-       jvp=_causal_softmax_jvp),
+       jvp=_causal_softmax_jvp, layout="axis_rows"),
     Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis",
        fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
-       jvp=_log_softmax_jvp),
+       jvp=_log_softmax_jvp, layout="axis"),
     # logsumexp over one axis (the output drops the axis), shifted by the lane's maximum when
     # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a lane of -inf gives
     # -inf (log 0), NaN propagates. The gradient is exp(a - y); a lane of -inf (fully masked)
     # passes none (JAX and torch give NaN there).
     Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])",
        fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,
-       jvp=_logsumexp_jvp),
+       jvp=_logsumexp_jvp, layout="axis_reduce"),
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
     # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
        fwd=_layer_norm_fwd, bwd=_layer_norm_bwd,
-       jvp=_layer_norm_jvp),
+       jvp=_layer_norm_jvp, layout="axis_rows"),
     # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
     # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).

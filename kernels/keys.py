@@ -128,7 +128,10 @@ def kernel_key(row_names, tensor_names, dtype, jvp=False):
 
 def current(row_names, tensor_names, dtype, jvp, key):
     """Whether the library ``key`` of a manifest (its rows, linked rows and jvp) was built
-    from this process's code: a superset built from other rules must not serve."""
+    from this process's code: a superset built from other rules must not serve, nor one
+    holding a row this op table does not have (built before the row was removed)."""
+    if any(name not in BY_NAME for name in list(row_names) + list(tensor_names)):
+        return False
     return kernel_key(row_names, tensor_names, dtype, jvp) == key
 
 

@@ -3,6 +3,17 @@
 from typing import Callable, NamedTuple, Optional, Tuple
 
 
+class Traced(NamedTuple):
+    """A block row's rules written with numpy's names (``np`` is the namespace passed in), on
+    its operand as the row's ``layout`` shows it: for an "axis" row, ``a`` and ``y`` are
+    (outer, m, inner) arrays and the axis is 1. Run with numpy, they are the row's reference,
+    which the tests hold its kernels to; run with ``burnumba.numpy`` on traced values, they
+    are its derivative as traced ops (nested transformations, Hessians)."""
+    value: Callable    # value(np, a, c): y
+    vjp: Callable      # vjp(np, a, y, g, c): the cotangent of a, for the cotangent g of y
+    jvp: Callable      # jvp(np, a, y, t, c): the tangent of y, for the tangent t of a
+
+
 class Op(NamedTuple):
     name: str
     arity: int                       # 0 leaf, 1 unary, 2 binary; -1: operands listed in P
@@ -28,6 +39,14 @@ class Op(NamedTuple):
     fits: Optional[Callable] = None  # lanes rows: fits(params, need_a, need_b, blas), whether a
     # node of ``lanes_of`` with these integer parameters gives every sample the bits that its
     # own sweep gives (the same sums in the same order: not where that sweep calls BLAS)
+    layout: Optional[str] = None     # block rows: how the node and its operand lie in the
+    # arena, which every module reads from here: "axis", the operand a0 seen as
+    # (outer, m, inner) = P[p:p+3] and the output of its size; "axis_reduce", the output
+    # (outer, inner); "axis_rows", as "axis" with inner = 1 (rows along the last axis)
+    traced: Optional[Traced] = None  # block rows: the rules in numpy's names (``Traced``);
+    # a row that has them needs no derivative code in burnumba/derive
+    public: Optional[str] = None     # the burnumba.numpy function made from the row and its
+    # layout: for an "axis" row, ``public(x, axis=None)`` (None: the flattened array)
 
     @property
     def special(self):

@@ -102,6 +102,21 @@ def test_a_superset_from_other_kernel_sources_is_never_used(tmp_path):
     assert len(libraries(tmp_path)) == 2
 
 
+
+def test_a_superset_with_a_row_this_table_lacks_is_never_used(tmp_path):
+    """A kernel built while the op table had a row it no longer has (a row tried and
+    removed) is passed over, not looked up: the program compiles its own."""
+    bigger = TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), argnums")
+    run(tmp_path, code=bigger)
+    [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
+    m = json.load(open(manifest))
+    m["rows"] = m["rows"] + ["a_row_since_removed"]
+    json.dump(m, open(manifest, "w"))
+    done = run(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "compiling the kernel" in done.stderr
+    assert len(libraries(tmp_path)) == 2
+
 def test_the_compile_notice_can_be_silenced(tmp_path):
     quiet = "import logging; logging.getLogger('burnumba').setLevel(logging.ERROR)\n" + TINY
     done = run(tmp_path, code=quiet)

@@ -50,6 +50,11 @@ from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, c
                          median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
                          sort)
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
+from .reductions import ROW_FUNCTIONS as _ROW_FUNCTIONS
+
+# the functions made from block rows with a public name (bnp.logcumsumexp): public, not in
+# __all__ (numpy has no such functions)
+globals().update(_ROW_FUNCTIONS)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "negative", "positive", "power",

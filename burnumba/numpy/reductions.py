@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from ..kernels import ROWS
 from ..trace.dispatch import implements
 from ..trace.tracer import Var, broadcast_to as _expand, normalize_axis
 from ._common import _NOVALUE, _builder, _float_only, _no_out, _options
@@ -313,6 +314,36 @@ def cumprod(a, axis=None, dtype=None, out=None):
     if not isinstance(a, Var):
         return np.cumprod(a, axis=axis, dtype=dtype, out=out)
     return _scan("cumprod", a, axis, dtype, out)
+
+
+def _axis_row_function(row):
+    """``row.public(a, axis=None)`` for an "axis" row of the op table that names a public
+    function (kernels/row.py: ``Op.public``): the row on a traced value, the row's own numpy
+    rules (``Op.traced.value``) on numpy data; over the flattened array when axis is None,
+    as numpy's cumulative functions."""
+    def f(a, axis=None):
+        if isinstance(a, Var):
+            return _scan(row.name, a, axis, None, None)
+        x = np.asarray(a, dtype=float)
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        axis = normalize_axis(axis, x.ndim, row.public)
+        if x.size == 0:
+            return x.copy()
+        lanes = (math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:]))
+        return row.traced.value(np, x.reshape(lanes), 0.0).reshape(x.shape)
+    f.__name__ = f.__qualname__ = row.public
+    f.__doc__ = (f"``{row.public}(a, axis=None)``: {row.doc} along ``axis`` (the flattened "
+                 "array when None). A row of the op table (kernels), differentiable to any "
+                 "order.")
+    return f
+
+
+# The block rows that name a public function: made here from the row, as the elementwise
+# rows' functions are (adding such a row to the op table is all it takes).
+ROW_FUNCTIONS = {row.public: _axis_row_function(row) for row in ROWS
+                 if row.public and row.layout == "axis"}
+globals().update(ROW_FUNCTIONS)
 
 
 def _nan_args(name, dtype, out, b, kwargs):
