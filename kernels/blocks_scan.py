@@ -1,8 +1,10 @@
-"""Block rows that scan or sort along an axis: cumsum, cumprod and argsort.
+"""Block rows that scan or sort along an axis: cumsum, cumprod, logcumsumexp and argsort.
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
-from .row import Op
+from math import exp, inf, log1p, nan
+
+from .row import Op, Traced
 from .rules import template
 from .templates import _axis
 
@@ -92,6 +94,138 @@ def _cumprod_jvp(i, oy, p, P, off, a0, val, grad):
                                 + val[oy + q - inner] * grad[oa + q])
 
 
+# -- logcumsumexp: y_j = logaddexp(y_{j-1}, a_j), np.logaddexp.accumulate along the axis. The
+# row is the chain of logaddexp steps in one node, with the logaddexp row's conventions at
+# every step (numpy's value, ties of infinities of one sign included; JAX's slopes, and the
+# logaddexp row's where the output is infinite). Its rules in numpy's names (``Traced``) are
+# its reference and its derivative as traced ops: burnumba/derive needs no code for it.
+@template
+def _logaddexp_step(su, sx):
+    """logaddexp(su, sx) as numpy's npy_logaddexp (and the logaddexp row): an exact tie
+    (infinities of one sign too) is su + log 2, a NaN difference is NaN."""
+    sd = su - sx
+    if su == sx:
+        s = su + 0.6931471805599453
+    elif sd > 0.0:
+        s = su + log1p(exp(-sd))
+    elif sd <= 0.0:
+        s = sx + log1p(exp(sd))
+    else:
+        s = sd
+    return s
+
+
+@template
+def _logaddexp_slope(sa, sb, s):
+    """d logaddexp(sa, sb) / d sa at its value s, as the logaddexp row's da: exp(sa - s)
+    where s is finite; where it is infinite, 1/2 at a tie, else 1 for the larger operand
+    and 0 for the smaller (NaN for a NaN)."""
+    if s > -inf and s < inf:
+        w = exp(sa - s)
+    elif sa == sb:
+        w = 0.5
+    elif sa > sb:
+        w = 1.0
+    elif sa < sb:
+        w = 0.0
+    else:
+        w = nan
+    return w
+
+
+def _logcumsumexp_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            val[oy + b0 + k] = val[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                su = val[oy + q - inner]
+                sx = val[oa + q]
+                s = _logaddexp_step(su, sx)
+                val[oy + q] = s
+
+
+def _logcumsumexp_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        # the chain rule through the steps, last to first: acc = d out / d y_j reaches a_j
+        # through the step's slope in a_j and y_{j-1} through its slope in y_{j-1}
+        for o in range(outer):
+            for k in range(inner):
+                acc = 0.0
+                for j in range(m - 1, 0, -1):
+                    q = (o * m + j) * inner + k
+                    acc += grad[oy + q]
+                    s = val[oy + q]
+                    sa = val[oa + q]
+                    sb = val[oy + q - inner]
+                    w = _logaddexp_slope(sa, sb, s)
+                    grad[oa + q] += acc * w
+                    sa = val[oy + q - inner]
+                    sb = val[oa + q]
+                    w = _logaddexp_slope(sa, sb, s)
+                    acc = acc * w
+                q = o * m * inner + k
+                grad[oa + q] += acc + grad[oy + q]
+
+
+def _logcumsumexp_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    # t_j = slope_u * t_{j-1} + slope_x * ta_j, the steps' tangents first to last
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            grad[oy + b0 + k] = grad[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                s = val[oy + q]
+                sa = val[oy + q - inner]
+                sb = val[oa + q]
+                w = _logaddexp_slope(sa, sb, s)
+                tu = grad[oy + q - inner] * w
+                sa = val[oa + q]
+                sb = val[oy + q - inner]
+                w = _logaddexp_slope(sa, sb, s)
+                grad[oy + q] = tu + grad[oa + q] * w
+
+
+def _slope(np, sa, sb, s):
+    """``_logaddexp_slope`` on arrays, in the namespace ``np``."""
+    finite = np.isfinite(s)
+    inside = np.exp(sa - np.where(finite, s, 0.0))
+    return np.where(finite, inside, np.where(sa == sb, 0.5, np.where(
+        sa > sb, 1.0, np.where(sa < sb, 0.0, float("nan")))))
+
+
+def _logcumsumexp_value(np, a, c):
+    steps = [a[:, 0]]
+    for j in range(1, a.shape[1]):
+        steps.append(np.logaddexp(steps[-1], a[:, j]))
+    return np.stack(steps, axis=1)
+
+
+def _logcumsumexp_vjp(np, a, y, g, c):
+    m = a.shape[1]
+    acc, da = g[:, m - 1], [None] * m
+    for j in range(m - 1, 0, -1):
+        da[j] = acc * _slope(np, a[:, j], y[:, j - 1], y[:, j])
+        acc = g[:, j - 1] + acc * _slope(np, y[:, j - 1], a[:, j], y[:, j])
+    da[0] = acc
+    return np.stack(da, axis=1)
+
+
+def _logcumsumexp_tangent(np, a, y, t, c):
+    ty = [t[:, 0]]
+    for j in range(1, a.shape[1]):
+        ty.append(ty[-1] * _slope(np, y[:, j - 1], a[:, j], y[:, j])
+                  + t[:, j] * _slope(np, a[:, j], y[:, j - 1], y[:, j]))
+    return np.stack(ty, axis=1)
+
+
 @template
 def _sort_before(u, v, base, xb, inner, val):
     """Whether heap slot u sorts before heap slot v in the order (value, index): NaN last
@@ -174,4 +308,8 @@ ROWS = (
     # so the permutation is computed at run time and the gradient scatters through it.
     Op("argsort", 1, "block", doc="y[o, :, k] = the stable order of a[o, :, k] (integers)",
        fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis"),
+    Op("logcumsumexp", 1, "block", doc="y[o, j, k] = log sum_{i <= j} exp(a[o, i, k])",
+       fwd=_logcumsumexp_fwd, bwd=_logcumsumexp_bwd, jvp=_logcumsumexp_jvp, layout="axis",
+       traced=Traced(_logcumsumexp_value, _logcumsumexp_vjp, _logcumsumexp_tangent),
+       public="logcumsumexp"),
 )

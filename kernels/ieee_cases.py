@@ -1127,4 +1127,14 @@ CASES = {
         ('np.linalg.eigh(a)[0]', [[[2.0, 1.0], [-inf, 3.0]]], [nan, nan], [1.0, 0.5], [[[nan, 0.0], [nan, nan]]]),  # -inf
         ('np.linalg.eigh(a)[0]', [[[1.0, 0.0], [0.0, 1.0]]], [1.0, 1.0], [1.0, 0.5], [[[1.0, 0.0], [0.0, 0.5]]]),  # repeated eigenvalues: eigenvalue gradients stay finite
     ),
+    "logcumsumexp": (
+        # the chain of logaddexp steps' conventions (its row's cases above), step by step
+        ('bnp.logcumsumexp(a)', [[1.5, nan, -2.0]], [1.5, nan, nan], [1.0, -2.0, 0.5], [[nan, nan, nan]]),  # NaN propagates to every later step
+        ('bnp.logcumsumexp(a)', [[1.0, inf, 2.0]], [1.0, inf, inf], [1.0, -2.0, 0.5], [[1.0, -1.5, 0.0]]),  # +inf takes over: its slope 1, the others' 0
+        ('bnp.logcumsumexp(a)', [[inf, inf, 2.0]], [inf, inf, inf], [1.0, -2.0, 0.5], [[0.25, -0.75, 0.0]]),  # two +inf: a tie (inf), slopes 1/2 each
+        ('bnp.logcumsumexp(a)', [[-inf, 1.0, -inf]], [-inf, 1.0, 1.0], [1.0, -2.0, 0.5], [[1.0, -1.5, 0.0]]),  # -inf adds nothing
+        ('bnp.logcumsumexp(a)', [[-inf, -inf, -inf]], [-inf, -inf, -inf], [1.0, -2.0, 0.5], [[0.125, -0.875, 0.25]]),  # all -inf: -inf, a tie at every step
+        ('bnp.logcumsumexp(a)', [[-0.0, 0.0, -0.0]], [-0.0, 0.6931471805599453, 1.0986122886681096], [1.0, -2.0, 0.5], [[0.16666666666666674, -0.8333333333333333, 0.16666666666666669]]),  # signed zeros: the first element copied
+        ('bnp.logcumsumexp(a, axis=0)', [[[1.0, -inf], [inf, 2.0], [nan, 0.5]]], [[1.0, -inf], [inf, 2.0], [nan, 2.2014132779827524]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0]], [[[nan, -2.0], [nan, 2.6351489523872873], [nan, 0.36485104761271264]]]),  # along axis 0 (inner > 1)
+    ),
 }

@@ -79,7 +79,7 @@ ORDER = (
     "ceil", "remainder", "cumsum", "cumprod", "argsort", "arcsinh", "arccosh", "arctanh", "cbrt",
     "copysign", "fmod", "heaviside", "rint", "trunc", "floor_divide", "isnan", "isinf", "isfinite",
     "signbit", "logical_not", "logical_and", "logical_or", "logical_xor", "solve", "slogdet",
-    "cholesky", "eigh", "matmul_lanes", "gather_lanes", "sum_lanes",
+    "cholesky", "eigh", "matmul_lanes", "gather_lanes", "sum_lanes", "logcumsumexp",
 )
 
 _DEFINED = {row.name: row for family in (LEAVES, maps.ROWS, blocks_gather.ROWS,
