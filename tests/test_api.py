@@ -296,7 +296,7 @@ def test_call_plans_take_leaves_only_from_the_traced_structure():
     """The plans' structure check (_pytree.ArgLeaves): a leaf, a flat dict of leaves (a
     model's parameters) and nested pytrees; anything else is None, and the call then takes
     the general path."""
-    from burnumba.trace.pytree import ArgLeaves, flatten
+    from burnumba.tracing.pytree import ArgLeaves, flatten
     a, b = np.ones(2), np.zeros(3)
     args = (1.5, {"w": a, "b": b}, ([a, (b,)], {"x": {"y": a}}))
     check = ArgLeaves([flatten(x)[1] for x in args])

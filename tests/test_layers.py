@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
     ("base", ("burnumba._errors", "burnumba._version", "burnumba._files")),
     ("kernels", ("burnumba.kernels",)),
-    ("trace", ("burnumba.trace",)),
+    ("tracing", ("burnumba.tracing",)),
     ("ir", ("burnumba.ir",)),
     ("numpy", ("burnumba.numpy",)),
     ("derive", ("burnumba.derive",)),

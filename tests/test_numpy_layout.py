@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import burnumba.numpy as bnp
-from burnumba.trace import dispatch
+from burnumba.tracing import dispatch
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "burnumba"
 # bottom to top: a module imports only the modules before it
@@ -50,7 +50,7 @@ def test_area_modules_import_downward_only(area):
 
 @pytest.mark.parametrize("path", sorted((ROOT / "trace").glob("*.py")), ids=lambda p: p.stem)
 def test_the_trace_layer_does_not_import_numpy(path):
-    found = _imports(path, "burnumba.trace")
+    found = _imports(path, "burnumba.tracing")
     assert not {m for m in found if m == "burnumba.numpy" or m.startswith("burnumba.numpy.")}
 
 

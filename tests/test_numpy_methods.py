@@ -12,7 +12,7 @@ import pytest
 from conftest import central_diff
 
 import burnumba as bn
-from burnumba.trace.tracer import supported_methods
+from burnumba.tracing.tracer import supported_methods
 
 MASK = np.array([[True, False, True, True], [False, True, True, False],
                  [True, True, False, True]])

@@ -68,8 +68,8 @@ def test_the_supported_numpy_list_names_every_table_entry(monkeypatch):
     import numpy as np
 
     from burnumba.tools import supported as _supported
-    from burnumba.trace import dispatch
-    from burnumba.trace.tracer import supported_methods
+    from burnumba.tracing import dispatch
+    from burnumba.tracing.tracer import supported_methods
     generated = _supported.markdown()
     for uf in dispatch.UFUNCS:
         assert f"`{uf.__name__}" in generated, uf

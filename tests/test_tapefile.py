@@ -108,7 +108,7 @@ def same(a, b):
 CHILD = textwrap.dedent("""
     import pickle, sys
     import burnumba as bn
-    from burnumba.trace import tracer as _tracer
+    from burnumba.tracing import tracer as _tracer
     from burnumba.transforms import core as _api
     def no_trace(*a, **k):
         raise AssertionError("the tape was traced again")

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import numpy as bnp
 from ..kernels import ROWS
-from ..trace.tracer import Var, broadcast_to
+from ..tracing.tracer import Var, broadcast_to
 from .graph import offsets, operands, params, sources, var
 from .maps import map_env, operand_shape, rule
 from .matmul import matmul_views

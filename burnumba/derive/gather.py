@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .. import numpy as bnp
-from ..trace.tracer import Var, broadcast_to
+from ..tracing.tracer import Var, broadcast_to
 from .maps import as_operand, unbroadcast
 from .graph import offsets, params, sources, var
 

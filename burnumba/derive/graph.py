@@ -7,7 +7,7 @@ import numpy as np
 
 from .._errors import LeakedTracerError, at_user_site
 from ..kernels import ROWS
-from ..trace.tracer import Var
+from ..tracing.tracer import Var
 
 
 def builder_of(leaves):

@@ -12,7 +12,7 @@ import numpy as np
 from .. import numpy as bnp
 from .._errors import UnsupportedOpError
 from ..kernels import ROWS, rules
-from ..trace.tracer import Var
+from ..tracing.tracer import Var
 from .graph import var
 
 

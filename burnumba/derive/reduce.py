@@ -5,7 +5,7 @@ the tangent map.
 import numpy as np
 
 from .. import numpy as bnp
-from ..trace.tracer import broadcast_to
+from ..tracing.tracer import broadcast_to
 from .graph import params, var
 
 

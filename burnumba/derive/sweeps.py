@@ -5,7 +5,7 @@ the forward sweep, and dead-node elimination for traces with derivatives in them
 from .. import numpy as bnp
 from ..kernels import OPCODE, ROWS
 from ..numpy import linalg
-from ..trace.tracer import Var, broadcast_to
+from ..tracing.tracer import Var, broadcast_to
 from . import gather, matmul, reduce, softmax, traced
 from .graph import operands
 from .maps import map_jvp, map_vjp

@@ -27,7 +27,7 @@ import numpy as np
 
 from .checked import operands
 from .._errors import InputError, OutputError
-from ..trace.signature import structure
+from ..tracing.signature import structure
 from ..kernels import ROWS, layout
 
 MODES = ("value_and_grad", "forward")

@@ -18,8 +18,8 @@ from .checked import SWITCH, checked_run
 from .profile import profile_tape
 from .._errors import (DataError, InputError, NestedTrace, OutputError, at_user_site,
                       nested_unsupported)
-from ..trace.pytree import unflatten
-from ..trace.signature import Signature, explain_mismatch, structure
+from ..tracing.pytree import unflatten
+from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
 
 # Tapes with at least this many values release the GIL while their kernel runs (a few tens

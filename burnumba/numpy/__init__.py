@@ -3,7 +3,7 @@
 Each function accepts traced values, numpy arrays and Python numbers. With no traced value
 among its arguments it simply calls numpy. Plain ``np.exp(x)``, ``np.sum(x)`` ... on a traced
 ``x`` arrive at the same functions through ``__array_ufunc__`` and ``__array_function__``: each
-module registers its functions in the tables of ``burnumba.trace.dispatch`` (``@implements``).
+module registers its functions in the tables of ``burnumba.tracing.dispatch`` (``@implements``).
 
 The functions live by area, one module each, and each imports only the modules before it:
 
@@ -82,10 +82,10 @@ __all__ = [
 
 # The names the one-module burnumba.numpy had through its own imports, kept so that every
 # name it had is still there; they are not its API (their homes are numpy, burnumba._errors,
-# burnumba.kernels and burnumba.trace.tracer).
+# burnumba.kernels and burnumba.tracing.tracer).
 import builtins, math  # noqa: E401,E402,F401
 import numpy as np  # noqa: E402,F401
 from .._errors import (InplaceError, ShapeError, TracerBoolError,  # noqa: E402,F401
                        UnsupportedOpError, at_user_site)
 from ..kernels import ROWS  # noqa: E402,F401
-from ..trace.tracer import Var, cast_check, is_mask, normalize_axis, tiles  # noqa: E402,F401
+from ..tracing.tracer import Var, cast_check, is_mask, normalize_axis, tiles  # noqa: E402,F401

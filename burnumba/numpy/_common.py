@@ -3,7 +3,7 @@ numpy's argument conventions (``out=``, ``dtype=``, an argument not given)."""
 import numpy as np
 
 from .._errors import InplaceError, at_user_site
-from ..trace.tracer import Var, cast_check
+from ..tracing.tracer import Var, cast_check
 
 
 _NOVALUE = object()        # an argument not given (numpy's own default then applies)

@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from .._errors import ShapeError, at_user_site
-from ..trace.dispatch import implements
-from ..trace.tracer import Var, broadcast_to as _expand, cast_check
+from ..tracing.dispatch import implements
+from ..tracing.tracer import Var, broadcast_to as _expand, cast_check
 from ._common import _builder, _float_only
 from .shapes import broadcast_to, concatenate, moveaxis, reshape, stack
 

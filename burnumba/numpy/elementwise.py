@@ -16,8 +16,8 @@ import numpy as np
 
 from .._errors import ShapeError, TracerBoolError, UnsupportedOpError, at_user_site
 from ..kernels import ROWS
-from ..trace.dispatch import implements, implements_ufunc
-from ..trace.tracer import Var, broadcast_to as _expand, is_mask, power as _power, tiles
+from ..tracing.dispatch import implements, implements_ufunc
+from ..tracing.tracer import Var, broadcast_to as _expand, is_mask, power as _power, tiles
 from ._common import _NOVALUE, _builder, _lift, _no_out
 
 

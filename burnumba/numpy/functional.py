@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
-from ..trace.tracer import Var, normalize_axis
+from ..tracing.tracer import Var, normalize_axis
 from .elementwise import where
 from .shapes import expand_dims, reshape
 

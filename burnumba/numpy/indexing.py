@@ -11,8 +11,8 @@ import numpy as np
 
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
 from ..kernels import ROWS
-from ..trace.dispatch import implements, implements_method
-from ..trace.tracer import Var, normalize_axis
+from ..tracing.dispatch import implements, implements_method
+from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder
 from .elementwise import add
 from .shapes import _moved, _positions, broadcast_to, ravel, reshape, transpose

@@ -46,8 +46,8 @@ except ImportError:                     # pragma: no cover
     SVDResult = namedtuple("SVDResult", "U S Vh")
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
-from ..trace.dispatch import implements
-from ..trace.tracer import Var
+from ..tracing.dispatch import implements
+from ..tracing.tracer import Var
 from .elementwise import absolute, exp, sqrt, where
 from .shapes import broadcast_to, concatenate, flip, reshape, stack, swapaxes, transpose
 from .reductions import max as _max, min as _min, sum as _sum

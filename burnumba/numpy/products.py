@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ..trace.dispatch import implements, implements_ufunc
-from ..trace.tracer import Var, broadcast_to as _expand, normalize_axis
+from ..tracing.dispatch import implements, implements_ufunc
+from ..tracing.tracer import Var, broadcast_to as _expand, normalize_axis
 from ._common import _builder, _float_only, _lift, _no_out, _options
 from .elementwise import multiply
 from .shapes import (_positions, broadcast_to, diagonal, expand_dims, moveaxis, ravel, reshape,

@@ -15,8 +15,8 @@ import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
 from ..kernels import ROWS
-from ..trace.dispatch import implements
-from ..trace.tracer import Var, broadcast_to as _expand, normalize_axis
+from ..tracing.dispatch import implements
+from ..tracing.tracer import Var, broadcast_to as _expand, normalize_axis
 from ._common import _NOVALUE, _builder, _float_only, _no_out, _options
 from .elementwise import _isnan, _not_equal, less_equal, maximum, minimum, sqrt, square, where
 from .shapes import reshape, transpose

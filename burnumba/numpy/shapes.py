@@ -8,8 +8,8 @@ of the elements' arena positions, computed with numpy at trace time.
 import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
-from ..trace.dispatch import implements
-from ..trace.tracer import broadcast_to as _expand, normalize_axis
+from ..tracing.dispatch import implements
+from ..tracing.tracer import broadcast_to as _expand, normalize_axis
 from ._common import _NOVALUE, _builder, _lift
 
 

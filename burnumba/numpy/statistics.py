@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
-from ..trace.dispatch import implements
-from ..trace.tracer import Var, normalize_axis
+from ..tracing.dispatch import implements
+from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder, _float_only, _no_out
 from .elementwise import _isnan, ceil, clip, equal, floor, greater_equal, reciprocal, sqrt, where
 from .shapes import broadcast_to, concatenate, diagonal, pad, reshape, squeeze, transpose

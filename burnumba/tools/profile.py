@@ -12,9 +12,9 @@ import linecache
 from .._errors import InputError, NestedTrace, OutputError, nested_unsupported, user_site
 from ..ir.profile import REPEATS, _check_options, run_profile
 from ..ir.tape import Tape
-from ..trace.pytree import flatten
-from ..trace.signature import Signature
-from ..trace.tracer import Var
+from ..tracing.pytree import flatten
+from ..tracing.signature import Signature
+from ..tracing.tracer import Var
 from ..transforms.core import _norm_argnums, _norm_static, _positive, _trace
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # burnumba/

@@ -48,8 +48,8 @@ import numpy as np
 
 from ..transforms.core import CACHE_SIZE, TapeCache
 from .._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
-from ..trace.pytree import flatten
-from ..trace.signature import structure
+from ..tracing.pytree import flatten
+from ..tracing.signature import structure
 from .optim import Checkpoints, _exclusive, clip_grad_norm
 
 __all__ = ["value_and_grad", "Trainer", "MissingExtraError"]

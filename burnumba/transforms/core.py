@@ -10,11 +10,11 @@ import numpy as np
 
 from ..ir.checked import SWITCH
 from .._errors import (InputError, NestedTrace, OutputError, nested_unsupported)
-from ..trace.plan import DATA as _DATA, DIFF as _DIFF, CallPlan
-from ..trace.pytree import flatten, unflatten
-from ..trace.signature import Signature, is_data, structure, tape_dtype
+from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, CallPlan
+from ..tracing.pytree import flatten, unflatten
+from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
-from ..trace.tracer import Builder, Var
+from ..tracing.tracer import Builder, Var
 from ..derive.sweeps import eliminate_dead
 from . import nested
 from .outputs import as_output, stacked

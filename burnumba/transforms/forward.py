@@ -24,9 +24,9 @@ from .. import numpy as bnp
 from ..derive.graph import builder_of, operands
 from . import nested
 from .outputs import Outputs, copied, flat_cotangent, split
-from ..trace.plan import ArgsMatch
-from ..trace.pytree import flatten, unflatten
-from ..trace.signature import regroup
+from ..tracing.plan import ArgsMatch
+from ..tracing.pytree import flatten, unflatten
+from ..tracing.signature import regroup
 from ..kernels import ROWS, layout, rules
 
 

@@ -20,7 +20,7 @@ from .._errors import OutputError, ShapeError, at_user_site
 from ..derive.batched import formed, forward_batched
 from ..derive.graph import copy, var
 from ..derive.sweeps import backward, forward
-from ..trace.pytree import flatten, unflatten
+from ..tracing.pytree import flatten, unflatten
 from .outputs import as_output
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .core import _norm_argnums, _positive, _trace
 from .._errors import InputError, NestedTrace, at_user_site, nested_unsupported
-from ..trace.signature import Signature
+from ..tracing.signature import Signature
 
 
 def njit_value_and_grad(f, *example_args, argnums=0):

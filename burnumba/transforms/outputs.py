@@ -10,8 +10,8 @@ import numpy as np
 from .. import numpy as bnp
 from .._errors import OutputError, PytreeError, ShapeError, at_user_site
 from ..kernels import ROWS
-from ..trace.pytree import describe, flatten, unflatten
-from ..trace.tracer import MASK_ROWS, Var
+from ..tracing.pytree import describe, flatten, unflatten
+from ..tracing.tracer import MASK_ROWS, Var
 
 
 class Outputs:
@@ -107,7 +107,7 @@ def flat_cotangent(tree, cotangent):
 
 
 # The mask rows (comparisons, isnan, logical_and ...: no gradient, and numpy's twin returns
-# booleans) are trace.tracer.MASK_ROWS. (sign, floor, ceil and stop_gradient also have no
+# booleans) are tracing.tracer.MASK_ROWS. (sign, floor, ceil and stop_gradient also have no
 # gradient rule, but their values are floats: grad of them is 0, as in JAX.)
 
 

@@ -43,11 +43,11 @@ from .._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, a
 from ..ir.lanes import lanes_for, widen
 from .. import numpy as bnp
 from .core import _positive, _trace
-from ..trace.plan import DATA, DIFF, ArgsMatch
-from ..trace.pytree import flatten, unflatten
-from ..trace.signature import Signature
+from ..tracing.plan import DATA, DIFF, ArgsMatch
+from ..tracing.pytree import flatten, unflatten
+from ..tracing.signature import Signature
 from ..ir.tape import State, check_integer_data
-from ..trace.tracer import Var
+from ..tracing.tracer import Var
 from ..kernels import engine, layout
 from ..kernels.ops import OPCODE
 

@@ -701,7 +701,7 @@ class Var:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- numpy protocols: np.exp(x), np.sum(x) ... on a traced x, through the tables of
-    # burnumba.trace.dispatch (which burnumba.numpy fills)
+    # burnumba.tracing.dispatch (which burnumba.numpy fills)
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return apply_ufunc(ufunc, method, inputs, kwargs)
 
