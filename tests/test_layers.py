@@ -135,3 +135,14 @@ def test_each_module_imports_on_its_own():
         if p.returncode:
             failed[m] = out[-800:]
     assert not failed, "\n\n".join(f"{m}:\n{out}" for m, out in failed.items())
+
+
+# data, not code: the op table's special-value cases (kernels/ieee_cases.py)
+DATA_MODULES = {"burnumba.kernels.ieee_cases"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m not in DATA_MODULES
+                                          and MODULES[m].suffix == ".py"))
+def test_no_hand_written_module_is_over_1000_lines(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= 1000, f"{MODULES[module].relative_to(ROOT)} has {lines} lines: split it"

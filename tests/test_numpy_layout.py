@@ -48,7 +48,7 @@ def test_area_modules_import_downward_only(area):
     assert not found & later, f"{area} imports {sorted(found & later)}: the order is {AREAS}"
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "trace").glob("*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted((ROOT / "tracing").glob("*.py")), ids=lambda p: p.stem)
 def test_the_trace_layer_does_not_import_numpy(path):
     found = _imports(path, "burnumba.tracing")
     assert not {m for m in found if m == "burnumba.numpy" or m.startswith("burnumba.numpy.")}
