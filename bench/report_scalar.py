@@ -1,9 +1,9 @@
 """Time burnumba and its peers on the BurTorch paper's scalar graphs; print a table per workload.
 
-    .venv/bin/python bench/report_scalar.py                 # full run
-    .venv/bin/python bench/report_scalar.py --quick         # smoke test: few calls, one short repeat
-    .venv/bin/python bench/report_scalar.py --markdown --json results.json
-    .venv/bin/python bench/report_scalar.py --systems burnumba,micrograd
+    .venv/bin/python bench/report_scalar.py  # full run
+    .venv/bin/python bench/report_scalar.py  --quick  # smoke test: few calls, one short repeat
+    .venv/bin/python bench/report_scalar.py  --markdown --json results.json
+    .venv/bin/python bench/report_scalar.py  --systems burnumba,micrograd
 
 Methodology
 -----------
