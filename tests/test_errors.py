@@ -176,7 +176,8 @@ def test_a_boolean_output_is_refused_under_grad():
     np.testing.assert_array_equal(y, [1.0, 0.0])
 
 
-# The hierarchy the docs document (docs/sharp-bits.md, the README's table until issue #33): every error is a BurnumbaError, and also the Python
+# The hierarchy docs/sharp-bits.md documents (the README's table until issue #33): every
+# error is a BurnumbaError, and also the Python
 # exception a caller would catch for the same problem. ConcretizationError is the exception:
 # numpy swallows a TypeError raised while converting to a number (arr[0] = traced) and
 # reports an unrelated ValueError, so it derives from BurnumbaError alone.
