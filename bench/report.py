@@ -1,7 +1,7 @@
-"""The main benchmark command: a representative part of every report, one line per stage.
+"""The main benchmark command: a representative part of the reports, one line per stage.
 
-    .venv/bin/python bench/report.py            # every report, a short subset: ~3 minutes
-    .venv/bin/python bench/report.py --full     # every report in full (tens of minutes)
+    .venv/bin/python bench/report.py            # a short part of 8 reports: ~3 minutes
+    .venv/bin/python bench/report.py --full     # all 9 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
 Each stage runs one report (``bench/report_*.py``) in a process of its own, with the
@@ -28,10 +28,14 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(ROOT, "docs", "benchmarks", "data")
 PEERS = ("micrograd", "autograd", "jax", "torch")
 
-# name: (report file, arguments of the short run, arguments of the full run, what it measures)
+# name: (report file, arguments of the short run (None: --full only), arguments of the full
+# run, what it measures)
 STAGES = {
-    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "5", "--skip-compile"],
-               [], "the paper's scalar graphs, per call"),
+    # the short run's start-up figures are this report's: cold and warm first gradients of
+    # the tiny graph (report_startup.py's GPT steps and memory, which compile for a minute,
+    # run with --full only)
+    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "5"],
+               [], "the paper's scalar graphs, per call; cold and warm start-up"),
     "tensor": ("report_tensor.py", ["--quick", "--repeats", "5", "--batches", "64"],
                ["--dtype", "both"], "an MLP and a GPT block, value and gradient"),
     "transforms": ("report_transforms.py", ["--quick", "--repeats", "5"], [],
@@ -45,10 +49,10 @@ STAGES = {
                  "saving and loading tapes"),
     "distributed": ("report_distributed.py", ["--quick"], ["--model", "makemore"],
                     "data-parallel gradients on a 2-worker Dask cluster"),
-    "threads": ("report_threads.py", ["--seconds", "1"], [],
+    "threads": ("report_threads.py", ["--seconds", "0.5"], [],
                 "one function called from 1 and 2 threads"),
-    "startup": ("report_startup.py", ["--steps", "20"], [],
-                "cold and warm first gradients, peak memory"),
+    "startup": ("report_startup.py", None, [],
+                "cold and warm first gradients and training steps, peak memory"),
 }
 MARKDOWN_FLAG = {"scalar": ["--markdown"], "tensor": ["--markdown"],
                  "transforms": ["--markdown"], "interp": ["--markdown"],
@@ -75,7 +79,7 @@ def machine():
 
 def run_stage(name, full, out):
     script, short, long_args, _ = STAGES[name]
-    args = long_args if full else short
+    args = long_args if full or short is None else short
     cmd = [sys.executable, os.path.join(HERE, script), *args, "--json",
            os.path.join(out, f"{name}.json")]
     cmd += [a.format(out=out) for a in MARKDOWN_FLAG.get(name, [])]
@@ -92,7 +96,8 @@ def main(argv=None):
     p.add_argument("--only", help=f"comma-separated stages, of {','.join(STAGES)}")
     p.add_argument("--out", default=OUT, help="output folder (default docs/benchmarks/data)")
     args = p.parse_args(argv)
-    stages = [s.strip() for s in args.only.split(",")] if args.only else list(STAGES)
+    stages = [s.strip() for s in args.only.split(",")] if args.only else [
+        name for name, stage in STAGES.items() if args.full or stage[1] is not None]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         p.error(f"unknown stages {unknown}; choose from {list(STAGES)}")
