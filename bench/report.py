@@ -102,6 +102,10 @@ def main(argv=None):
     if unknown:
         p.error(f"unknown stages {unknown}; choose from {list(STAGES)}")
     os.makedirs(args.out, exist_ok=True)
+    for name in STAGES:                      # one run per folder: no stale stage of another
+        for ext in ("json", "out", "md"):
+            if name not in stages and os.path.exists(os.path.join(args.out, f"{name}.{ext}")):
+                os.unlink(os.path.join(args.out, f"{name}.{ext}"))
 
     found = peers()
     missing = [k for k, v in found.items() if v is None]
