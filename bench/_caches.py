@@ -100,7 +100,7 @@ def folder_mb(path):
 
 def compile_stats(system):
     """In a child, after its first call: what came from the disk cache and what was compiled.
-    burnumba: numba's hits and misses over burnumba's njit dispatchers (as report.py counts
+    burnumba: numba's hits and misses over burnumba's njit dispatchers (as report_scalar.py counts
     them); torch.compile: inductor's FX-graph and AOTAutograd cache hits and misses."""
     import sys
     out = {}

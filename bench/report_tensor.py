@@ -6,8 +6,8 @@
     .venv/bin/python bench/report_tensor.py --systems burnumba,torch,torch.compile
     .venv/bin/python bench/report_tensor.py --skip-first     # steady state only
 
-Methodology (as ``report.py``)
-------------------------------
+Methodology (as ``report_scalar.py``)
+-------------------------------------
 * What one call is, per system, is defined in ``tensor_workloads.py``: one evaluation of the
   loss and its gradient with respect to every parameter, until the result is available in the
   system's own types. All systems start from the same float64 parameters and data (drawn once
@@ -18,7 +18,7 @@ Methodology (as ``report.py``)
   the median over the repeats of (loop time / N). The garbage collector stays on.
 * N is chosen per system so that one repeat takes about 0.5 s (0.05 s with --quick),
   estimated from a short calibration loop, and is at most --calls. The per-call times here
-  range from ~100 us to ~1 s, so unlike ``report.py`` burnumba gets no fixed N either.
+  range from ~100 us to ~1 s, so unlike ``report_scalar.py`` burnumba gets no fixed N either.
 * Single-threaded: this file pins OMP / OpenBLAS / MKL / numba to one thread through the
   environment before anything is imported, torch with ``torch.set_num_threads(1)`` and XLA with
   ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false``; and since XLA still computes a large
@@ -84,7 +84,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 from _caches import (CacheDirs, compile_stats, folder_mb, has_disk_cache,  # noqa: E402
                      inductor_cache_dir)
-from report import _version, calls_within, machine_info, time_per_call  # noqa: E402
+from report_scalar import _version, calls_within, machine_info, time_per_call  # noqa: E402
 from tensor_workloads import (BATCHES, DTYPES, MODULES, SYSTEMS, WORKLOADS,  # noqa: E402
                               Unsupported, data_for, loss_tolerance, make_case, params_for,
                               reference_loss, warm_up)

@@ -129,7 +129,7 @@ def peak_rss_mb():
 
 def numba_cache_misses():
     """How many njit specialisations of burnumba this process compiled instead of loading
-    them from numba's disk cache (as ``report.py`` counts them); None without numba."""
+    them from numba's disk cache (as ``report_scalar.py`` counts them); None without numba."""
     if "numba" not in sys.modules:
         return None
     from numba.core.dispatcher import Dispatcher
@@ -394,8 +394,8 @@ def smooth(xs, n=SMOOTH):
 
 # -- main ------------------------------------------------------------------------------------------
 def machine_info():
-    from report import _version
-    from report import machine_info as scalar_info
+    from report_scalar import _version
+    from report_scalar import machine_info as scalar_info
     info = scalar_info()
     for k in ("micrograd", "autograd", "llvmlite"):
         info.pop(k, None)

@@ -20,7 +20,7 @@ Methodology
   checks the result against a closed-form float64 numpy reference (``reference``), to
   max |r - ref| / max |ref| <= 1e-10, before anything is timed. A result outside that is
   still timed and marked WRONG.
-* Then, as ``report.py``: warm-up calls (untimed), then repeats of one plain Python loop of N
+* Then, as ``report_scalar.py``: warm-up calls (untimed), then repeats of one plain Python loop of N
   calls timed with ``time.perf_counter``; the figure is the median over the repeats of
   (loop time / N). N is chosen per system so that a repeat takes about 0.5 s (0.05 s with
   --quick), estimated from a short calibration loop, and is at most --calls. The garbage
@@ -76,7 +76,7 @@ ALL_SYSTEMS = tuple(dict.fromkeys(s for _, systems, _ in tw.CASES.values() for s
 # -- the child process -------------------------------------------------------------------------
 def child(spec):
     """Build, check and time one (case, system); return the JSON-able result."""
-    from report import calls_within, time_per_call
+    from report_scalar import calls_within, time_per_call
 
     case, system = spec["case"], spec["system"]
     t0 = time.perf_counter()
@@ -106,8 +106,8 @@ def child(spec):
 
 # -- machine -----------------------------------------------------------------------------------
 def machine_info():
-    from report import _version
-    from report import machine_info as scalar_info
+    from report_scalar import _version
+    from report_scalar import machine_info as scalar_info
     info = scalar_info()
     info.pop("micrograd", None)
     for m in ("jax", "jaxlib", "torch", "autograd"):

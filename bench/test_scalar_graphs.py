@@ -5,7 +5,7 @@ benchmark group, so burnumba and its peers print side by side. Peers that are no
 are skipped, and so is the whole module when pytest-benchmark is not installed.
 The timed call and the warm-up are those of ``workloads.py``; see there for what each
 system's call includes. pytest-benchmark calibrates its own rounds and keeps the garbage
-collector on, like ``report.py``. Nothing here asserts on time, only that each system
+collector on, like ``report_scalar.py``. Nothing here asserts on time, only that each system
 computed the right numbers.
 """
 import os

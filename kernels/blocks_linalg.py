@@ -523,7 +523,7 @@ ROWS = (
     # -- linalg: numpy.linalg's factorizations on stacks of (n, n) matrices, as loops (see
     # the rules above); a singular or non-finite input gives NaN where numpy raises
     # LinAlgError (debug_nans names the node). The result is followed by the row's work
-    # space in its value slice; the front end (burnumba/_linalg.py) views the result.
+    # space in its value slice; the front end (burnumba/numpy/linalg.py) views the result.
     Op("solve", 2, "block", doc="X = A^-1 B for nb systems (n, n) (n, k); LU with partial "
        "pivoting. P = nb, n, k. Singular or non-finite A: X is NaN",
        fwd=_solve_fwd, bwd=_solve_bwd, jvp=_solve_jvp),

@@ -228,7 +228,7 @@ def _matmul_jvp(i, oy, p, P, off, a0, a1, need, val, grad, blas, gemm):
 # that its row's own sweep takes it, so each sample gets the bits a call on it alone gives: a
 # sum the row keeps in a local (float64, whatever the tape's dtype) is kept in float64 here
 # (_add_lane_sums); a sum the row adds into a slot of the tape is added into that slot. In a
-# float64 tape (bit 1 of matmul_lanes' immediate c, burnumba/_lanes.py) a slot holds what a
+# float64 tape (bit 1 of matmul_lanes' immediate c, burnumba/ir/lanes.py) a slot holds what a
 # local holds, so sums run in slots, L at a time, and the loops over lanes vectorize (the
 # MLP's 16 x 16 product: 0.2 against 1.0 ns a multiply-add in locals). Where an operand is
 # the same in every lane (bit 2 of c: B is a leaf shared by the samples, a weight), its

@@ -42,7 +42,7 @@ C_CLEAN = 13         # 1: the gradient slices of the nodes with need 0 hold zero
                      # sweep leaves them, so the next one need not zero them again; every
                      # mode that may write gradients (a reverse sweep) sets it to 0
 C_LANES = 14         # MODE_BATCH / MODE_BATCH_GRAD: the samples a run holds side by side (a
-                     # wide tape's L, burnumba/_lanes.py; 1 for a tape of one sample)
+                     # wide tape's L, burnumba/ir/lanes.py; 1 for a tape of one sample)
 C_BATCH_YK = 15      # MODE_BATCH / MODE_BATCH_GRAD on a wide tape: Y's stride between a
                      # sample's values (the call's sample count: Y's rows are values, the
                      # samples side by side, as a wide run computes them); a tape of one

@@ -34,7 +34,7 @@ class Op(NamedTuple):
     # (the safe default); "", none (it moves tangents); "cross", each operand's value when
     # the other operand has a tangent (a product: tY = tA B + A tB)
     lanes_of: Optional[str] = None   # a lanes row: it runs the nodes of row ``lanes_of`` for L
-    # samples at once, sample innermost (bn.vmap's wide tapes, burnumba/_lanes.py); the tracer
+    # samples at once, sample innermost (bn.vmap's wide tapes, burnumba/ir/lanes.py); the tracer
     # never writes one, and it has no tangent rule
     fits: Optional[Callable] = None  # lanes rows: fits(params, need_a, need_b, blas), whether a
     # node of ``lanes_of`` with these integer parameters gives every sample the bits that its

@@ -1,4 +1,6 @@
+import collections
 import os
+import time
 
 import numpy as np
 import pytest
@@ -37,9 +39,68 @@ def rng():
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels():
-    """Compile the kernel of every op once per dtype (about a minute on an empty cache;
-    nothing on a warm one). Tapes use only the ops they need, so without this, the suite's
-    hundreds of op combinations would each build a small kernel; with it, each finds this
-    one, which covers them. tests/test_cache.py checks per-program builds separately."""
+    """Compile the kernel of every op once per dtype (minutes on an empty cache; nothing on a
+    warm one). Tapes use only the ops they need, so without this, the suite's hundreds of op
+    combinations would each build a small kernel; with it, each finds this one, which covers
+    them. tests/test_cache.py checks per-program builds separately. Under pytest-xdist the
+    controller has built them already (``pytest_sessionstart``): the workers only load them."""
     from burnumba import kernels
     kernels.precompile()
+
+
+# -- once per run: the kernels, before the xdist workers start; time per test file at the end
+_SECONDS = {"kernels": None, "files": collections.defaultdict(float)}
+
+
+def pytest_sessionstart(session):
+    """Build the kernels in the process that starts the run (the xdist controller, or the
+    only process), before any worker exists: the workers then find them in the cache
+    instead of waiting on its build lock one after the other."""
+    if hasattr(session.config, "workerinput"):          # an xdist worker
+        return
+    t0 = time.perf_counter()
+    _build_dtypes_at_once()
+    from burnumba import kernels
+    kernels.precompile()
+    _SECONDS["kernels"] = time.perf_counter() - t0
+
+
+# One builder process per dtype, at once: on an empty cache the two kernels (every op, with
+# forward mode) take minutes each, most of it LLVM on one dispatcher function, on one core.
+# The cache's build lock would make the second wait for the first; these two builders build
+# disjoint files (keyed by dtype, written atomically), so each runs without it. They go
+# through precompile's own path (the same keys); a failure leaves the build to precompile.
+_BUILDER = """
+import contextlib, sys
+from burnumba.kernels import _build, cache, engine
+cache.build_lock = contextlib.nullcontext
+engine._run_builder = lambda request, *what: _build.serve(request)
+engine.precompile(dtypes=[sys.argv[1]])
+"""
+
+
+def _build_dtypes_at_once():
+    import subprocess
+    import sys
+    builders = [subprocess.Popen([sys.executable, "-c", _BUILDER, dtype])
+                for dtype in ("float64", "float32")]
+    for p in builders:
+        p.wait()
+
+
+def pytest_runtest_logreport(report):
+    _SECONDS["files"][report.nodeid.split("::")[0]] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Seconds per test file (setup, call and teardown of its tests, summed over workers)."""
+    files = _SECONDS["files"]
+    if not files or hasattr(terminalreporter.config, "workerinput"):
+        return
+    tr = terminalreporter
+    tr.section("seconds per test file")
+    if _SECONDS["kernels"] is not None:
+        tr.write_line(f"{_SECONDS['kernels']:8.1f}  (kernels built or loaded before the tests)")
+    for name, s in sorted(files.items(), key=lambda kv: -kv[1]):
+        tr.write_line(f"{s:8.1f}  {name}")
+    tr.write_line(f"{sum(files.values()):8.1f}  total, all files")

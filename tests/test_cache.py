@@ -10,6 +10,9 @@ import sys
 
 import pytest
 
+# every test compiles kernels in a fresh cache folder: seconds to a minute each
+pytestmark = pytest.mark.slow
+
 TINY = """
 import json, sys, time
 t0 = time.perf_counter()

@@ -207,7 +207,7 @@ def test_train_on_a_file(tmp_path):
 
 def test_python_m_burnumba_help():
     proc = run("--help")
-    assert "usage: burnumba" in proc.stdout and "{train,sample}" in proc.stdout
+    assert "usage: burnumba" in proc.stdout and "{train,sample,info}" in proc.stdout
 
 
 def test_subcommand_help(capsys):
@@ -239,6 +239,7 @@ def test_a_diverging_run_stops_keeps_the_last_good_checkpoint_and_says_so(tmp_pa
     assert sample.returncode == 0 and sample.stdout.strip()
 
 
+@pytest.mark.slow
 def test_out_never_overwrites_silently(tmp_path, capsys, gpt_run):
     assert main(["train", "gpt", "--steps", "1", "--batch", "2", "--out", str(gpt_run[0])]) == 2
     err = capsys.readouterr().err

@@ -100,6 +100,7 @@ def test_gradient_descent_and_hmc_loops_written_in_numba():
     assert abs(draws.mean()) < 0.1 and abs(draws.var() - 1.0) < 0.1
 
 
+@pytest.mark.slow
 def test_parallel_calls_from_prange_equal_serial():
     h = bn.njit_value_and_grad(lambda x: np.sum(np.sin(x) * x), np.zeros(8))
 

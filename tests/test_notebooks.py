@@ -90,6 +90,7 @@ def execute(path):
     return nb, None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PARAMS)
 def test_notebook_runs(path):
     if path is None:

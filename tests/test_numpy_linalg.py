@@ -1,4 +1,4 @@
-"""numpy.linalg on traced values (burnumba/_linalg.py and the linalg rows of kernels/ops.py):
+"""numpy.linalg on traced values (burnumba/numpy/linalg.py and the linalg rows of kernels/ops.py):
 values against numpy, gradients against HIPS autograd (autograd.numpy.linalg) and central
 differences, forward mode and second order, stacks of matrices, float64 and float32, the
 singular and non-finite conventions and the errors.

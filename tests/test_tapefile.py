@@ -1,4 +1,4 @@
-"""Tapes as data (burnumba/_tapefile.py): pickling, tape files, their validation, pictures.
+"""Tapes as data (burnumba/ir/tapefile.py): pickling, tape files, their validation, pictures.
 
 A tape that travels runs elsewhere without its function: the subprocess tests load tapes in
 a fresh interpreter whose tracer raises if called, and compare results bit for bit. Damaged

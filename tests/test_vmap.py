@@ -272,7 +272,7 @@ def test_error_in_another_threads_chunk():
     np.testing.assert_array_equal(f(table, idx), expected)
 
 
-# -- wide tapes (burnumba/_lanes.py): L samples side by side, each with its own bits --------
+# -- wide tapes (burnumba/ir/lanes.py): L samples side by side, each with its own bits --------
 
 def _bits(x):
     """The bits of x, every NaN as one (a NaN's sign and payload carry no meaning: the
@@ -353,7 +353,7 @@ def test_every_map_row_runs_wide_bit_for_bit(name, dtype):
     cols = _map_samples(row, rng, dtype)
     argnums = tuple(range(row.arity))
     scalar = lambda *xs: fn(*xs) * 1.0 + xs[0] * 0.5            # noqa: E731  (a gradient)
-    # a scalar node of a row that calls exp stays a tape of one sample (burnumba/_lanes.py)
+    # a scalar node of a row that calls exp stays a tape of one sample (burnumba/ir/lanes.py)
     assert _same_as_a_loop(scalar, cols, (0,) * row.arity, argnums) == \
         (not rules.calls_loop_math(row))
     w = rng.normal(size=3).astype(dtype)

@@ -459,7 +459,7 @@ __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "sv
            "vector_norm", "matrix_norm", "svdvals"]
 
 
-# -- the rows' derivatives as traced ops (burnumba/_symbolic.py: BLOCK), for derivatives of
+# -- the rows' derivatives as traced ops (burnumba/derive: BLOCK), for derivatives of
 # derivatives: the same formulas as the rows' bwd / jvp rules, written with these functions
 def _params(b, i):
     return b.params[b.pp[i]:]

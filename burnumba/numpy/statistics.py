@@ -67,7 +67,7 @@ def _integer_result(name, hint):
             f"differentiable and are not traced. {hint}"))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"numpy.{name} on numpy arrays; refused on traced values (integer result)."
-    f.refused = True            # dispatched only to explain (burnumba._supported lists it so)
+    f.refused = True            # dispatched only to explain (burnumba.tools.supported lists it so)
     return f
 
 

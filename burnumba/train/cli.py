@@ -3,6 +3,7 @@
     burnumba train gpt --steps 1000 --out runs/gpt      # the embedded corpus, no download
     burnumba train makemore --data names.txt --json     # last stdout line: one JSON object
     burnumba sample runs/gpt --n 3 --temperature 0.8
+    burnumba info                                       # versions, cache, BLAS, CPU
 
 ``python -m burnumba ...`` is the same. Training prints a progress bar on stderr (tqdm when it
 is installed, a plain line every 10% otherwise) and, at the end, a summary and a few samples
@@ -24,6 +25,7 @@ from . import nn
 from . import optim
 from .checkpoint import load_checkpoint
 from .._errors import BurnumbaError, CheckpointError, NonFiniteError, ShapeError
+from ..tools.info import add_parser as _add_info
 
 CHECKPOINT = "checkpoint.npz"
 VAL_BATCHES = 20            # fixed validation batches for the final (and --eval-every) val loss
@@ -67,7 +69,7 @@ def build_parser():
         "(BURNUMBA_BLAS_THREADS, default 1): a multi-threaded BLAS only adds overhead on "
         "these small matrices.")
     parser.add_argument("--version", action="version", version=f"burnumba {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{train,sample}", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="{train,sample,info}", required=True)
 
     t = sub.add_parser(
         "train", help="train a model and print its losses, speed and samples",
@@ -113,6 +115,7 @@ def build_parser():
     s.add_argument("--temperature", type=_positive_float, default=1.0, metavar="T",
                    help="divide the logits by T before the softmax (default 1)")
     s.set_defaults(run=cmd_sample)
+    _add_info(sub)
     return parser
 
 
