@@ -1,5 +1,5 @@
 """The softmax family as traced ops: softmax, causal_softmax, log_softmax, logsumexp,
-layer_norm and cross_entropy along an axis of (outer, m, inner) lanes. Each reuses its output
+layer_norm and cross_entropy along an axis, seen as (outer, m, inner). Each reuses its output
 y where that is cheaper (softmax's vjp is y * (g - sum(g * y))).
 """
 import numpy as np
