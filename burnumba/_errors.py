@@ -101,7 +101,7 @@ class TapeFormatError(BurnumbaError, ValueError):
 class NestedTrace(Exception):
     """Internal: a transformation met values of a trace in progress (it was called inside
     another transformation, or its function closes over such values). The transformation
-    then runs in that trace (``_symbolic``); where that is not possible, it becomes an
+    then runs in that trace (``transforms/nested.py``); where that is not possible, it becomes an
     UnsupportedOpError."""
 
     def __init__(self, builder):

@@ -10,7 +10,7 @@ from .tracer import Var
 
 def _nested(x, where):
     """A traced value passed to a transformed function inside another one's trace: the
-    transformation runs in that trace instead (see _symbolic)."""
+    transformation runs in that trace instead (see transforms/nested.py)."""
     raise NestedTrace(x._b)
 
 

@@ -42,7 +42,7 @@ class Builder:
         self._gathers = {}            # (source, digest of positions) -> (positions, node)
         self.viewed = {}              # gather node made from a view -> the positions it reads
         self.live = True              # False once the trace is over (leaked tracer check)
-        self.derived = False          # True once derivatives are traced as ops (_symbolic)
+        self.derived = False          # True once derivatives are traced as ops (derive/)
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
 
@@ -122,7 +122,7 @@ class Builder:
         if isinstance(x, Var):
             if x._b is not self and x._b.live:
                 # an inner transformation's function closes over an outer trace's value:
-                # the inner one runs in the outer trace instead (see _symbolic)
+                # the inner one runs in the outer trace instead (see transforms/nested.py)
                 raise NestedTrace(x._b)
             if x._b is not self:
                 raise LeakedTracerError(at_user_site(

@@ -18,7 +18,7 @@ class Outputs:
     """``f`` as vjp, the forward-mode transformations and the Jacobians trace it, with one
     array output: a pytree of outputs (a tuple, list or dict of arrays) is returned as one
     vector, the concatenation of the leaves' ravels, which the results are cut back from
-    (``split``, ``_forward._blocks``). ``take()`` gives the structure of the output this
+    (``split``, ``forward._blocks``). ``take()`` gives the structure of the output this
     thread traced last: None for one array (returned unchanged), else (treedef, the
     leaves' shapes)."""
 
