@@ -4,8 +4,6 @@ interpreter loop.
 >>> import burnumba as bn, numpy as np
 >>> value, g = bn.value_and_grad(lambda x: np.sum(np.tanh(x) ** 2))(np.array([0.5, -1.0]))
 """
-import sys as _sys
-
 from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
@@ -26,14 +24,7 @@ from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .tools.profile import profile
 from .train.checkpoint import load_checkpoint, save_checkpoint
-from .train import cli, data, distributed, nn, optim
-
-# The training layer's public modules keep their public paths: ``burnumba.nn`` is
-# ``burnumba.train.nn`` (the same module object, so ``import burnumba.nn`` and pickles of its
-# classes work).
-for _m in (cli, data, distributed, nn, optim):
-    _sys.modules[__name__ + "." + _m.__name__.rsplit(".", 1)[1]] = _m
-del _m
+from . import data, nn, optim            # public paths of burnumba/train's modules
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",

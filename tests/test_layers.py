@@ -25,7 +25,8 @@ LAYERS = [
     ("transforms", ("burnumba.transforms",)),
     ("tools", ("burnumba.tools",)),
     ("train", ("burnumba.train",)),
-    ("api", ("burnumba", "burnumba.__main__")),
+    ("api", ("burnumba", "burnumba.__main__", "burnumba.nn", "burnumba.optim", "burnumba.data",
+             "burnumba.distributed", "burnumba.cli")),    # the public paths of train/'s modules
 ]
 
 

@@ -15,6 +15,7 @@ bytes of a JSON object. Python values the JSON cannot hold directly (tuples, typ
 numpy arrays in an aux output) are tagged one-key objects, so a loaded signature compares
 equal to the traced one. Loading uses ``allow_pickle=False``.
 """
+import functools
 import hashlib
 import json
 import math
@@ -42,10 +43,24 @@ def _digest(rows):
 
 
 DIGEST = _digest(ROWS)
-# Rows are only ever appended to the op table (kernels/ops.py: ORDER), so a tape written when
-# the table had its first k rows means the same here: its digest is that prefix's, and its
-# opcodes must stay below k. {digest: k}
-PREFIXES = {_digest(ROWS[:k]): k for k in range(1, len(ROWS) + 1)}
+
+
+@functools.lru_cache(maxsize=None)
+def prefixes():
+    """{digest: k} of the op table's first k rows. Rows are only ever appended to the table
+    (kernels/ops.py: ORDER), so a tape written when it had k rows means the same here; its
+    opcodes must stay below k. Made on the first tape that needs it (2.5 ms of digests)."""
+    return {_digest(ROWS[:k]): k for k in range(1, len(ROWS) + 1)}
+
+
+def table_rows(digest):
+    """How many rows of this op table a tape of ``digest`` may use, or None for a digest of
+    no prefix of it (a file's meta may hold anything)."""
+    if not isinstance(digest, str):
+        return None
+    return len(ROWS) if digest == DIGEST else prefixes().get(digest)
+
+
 META = ("key", "argnums", "static", "single", "shapes", "sites", "n_diff", "in_slots", "out",
         "out_shape", "aux", "forward_mode", "largest_product")
 
@@ -169,7 +184,7 @@ def check_compatible(meta, source):
         raise TapeFormatError(f"{source}: its metadata is not a dict; {FIX}")
     have = {"format": FORMAT, "digest": DIGEST}
     got = {k: meta.get(k) for k in have}
-    if got["digest"] in PREFIXES:                 # written under an earlier, shorter table
+    if table_rows(got["digest"]) is not None:     # this table, or an earlier (shorter) one
         got["digest"] = DIGEST
     if got != have:
         diff = ", ".join(f"{k} {got[k]!r} (here {have[k]!r})" for k in have if got[k] != have[k])
@@ -692,7 +707,7 @@ def _validate(arrays, meta):
         raise _Bad(f"array F0 has {len(F0)} entries; {n} nodes with {V} values need "
                    f"{n + 2 * V} (imm, val, grad)")
     op = cols["op"]
-    rows = PREFIXES.get(meta.get("digest"), len(ROWS))      # the table the tape was made under
+    rows = table_rows(meta.get("digest")) or len(ROWS)      # the table the tape was made under
     bad = np.flatnonzero((op < 0) | (op >= rows))
     if len(bad):
         raise _Bad(f"node %{bad[0]}: opcode {op[bad[0]]} is outside 0 .. {rows - 1}")

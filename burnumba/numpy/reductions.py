@@ -324,7 +324,8 @@ def _axis_row_function(row):
     def f(a, axis=None):
         if isinstance(a, Var):
             return _scan(row.name, a, axis, None, None)
-        x = np.asarray(a, dtype=float)
+        x = np.asarray(a)
+        x = x if x.dtype.kind == "f" else x.astype(np.float64)    # float32 stays, as numpy
         if axis is None:
             x, axis = x.reshape(-1), 0
         axis = normalize_axis(axis, x.ndim, row.public)
