@@ -95,13 +95,21 @@ def _native_names(row_name):
     functions its loops vectorize with (``_native.VECTOR_MATH``)."""
     from . import _native
     vector = _native.VECTOR_MATH if BY_NAME[row_name].kind == "map" else {}
-    return {**_native.NATIVE, **vector}
+    return {**_native.NATIVE, **vector, **_special()}
+
+
+@functools.lru_cache(maxsize=None)
+def _special():
+    """kernels/special.py's functions compiled (rules.SPECIAL), which the special rows'
+    code calls: bound into every module, used by those that name them."""
+    from . import special
+    return special.compiled()
 
 
 def _dispatcher_names(linked, dtype, jvp):
     """What the dispatcher calls: its rows' functions, and vexp (an inline block's)."""
     from . import _native
-    return {**_externals(linked, dtype, jvp), "vexp": _native.exp}
+    return {**_externals(linked, dtype, jvp), "vexp": _native.exp, **_special()}
 
 
 def _externals(linked, dtype, jvp=False):

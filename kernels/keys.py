@@ -25,11 +25,12 @@ file under ``kernels/`` and of the request. While no file changes, a warm proces
 key there and generates nothing; after any change, a comment too, the first process to ask
 generates the sources again and finds the same key, and so the same library.
 """
+import ast
 import functools
 import hashlib
 from typing import NamedTuple, Tuple
 
-from . import cache
+from . import cache, rules
 from ._gen import dispatcher_module, parts, row_module, with_functions
 from .ops import BY_NAME, ROWS
 
@@ -55,6 +56,33 @@ def native():
     return [cache.code_digest(name) for name in ("_native.py", "_prims.py", "layout.py")]
 
 
+@functools.lru_cache(maxsize=None)
+def _calls_special(row_name):
+    """Whether a row's rules call kernels/special.py (rules.SPECIAL)."""
+    row = BY_NAME[row_name]
+    if row.kind != "map":
+        return False
+    for slot in ("fwd", "da", "db"):
+        fn = getattr(row, slot)
+        if fn is None:
+            continue
+        r = rules.read(fn, row.name, slot, row.arity)
+        for code in r.statements + (r.expr,):
+            if any(isinstance(n, ast.Name) and n.id in rules.SPECIAL
+                   for n in ast.walk(ast.parse(code.strip()))):
+                return True
+    return False
+
+
+def special(row_names):
+    """The digest of kernels/special.py when one of ``row_names`` calls it, else nothing:
+    an edit there rebuilds the special rows' objects and the kernels that hold them, and the
+    keys of every other artifact stay as they were."""
+    if any(_calls_special(n) for n in row_names):
+        return [cache.code_digest("special.py")]
+    return []
+
+
 def _sha(text):
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -75,7 +103,8 @@ def row_key(row_name, dtype):
 @functools.lru_cache(maxsize=None)
 def object_key(row_name, dtype, part):
     """The object file of one part of a row's code ("core": forward and backward, "jvp")."""
-    code = cache.digest("obj", row_key(row_name, dtype), str(dtype), part, native(), recipe())
+    code = cache.digest("obj", row_key(row_name, dtype), str(dtype), part,
+                        native() + special([row_name]), recipe())
     return f"{row_name}-{part}-{cache.dtype_tag(dtype)}-{code[:16]}"
 
 
@@ -103,7 +132,7 @@ def plan(row_names, tensor_names, dtype, jvp=False):
     objects = tuple((n, part, object_key(n, dtype, part)) for n in linked
                     for part in parts(BY_NAME[n], jvp))
     code = cache.digest("kernel", _sha(source), [o[2] for o in objects], str(dtype),
-                        bool(jvp), native(), recipe())
+                        bool(jvp), native() + special(rows), recipe())
     key = f"k{len(rows)}{'j' if jvp else ''}-{cache.dtype_tag(dtype)}-{code[:16]}"
     return Plan(key, tuple(rows), tuple(linked), source, objects)
 

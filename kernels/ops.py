@@ -55,7 +55,7 @@ numpy's, gradients as JAX's, with the exceptions noted at the row (absolute at N
 fully masked logsumexp lane).
 """
 from . import blocks_gather, blocks_linalg, blocks_matmul, blocks_reduce, blocks_scan
-from . import blocks_softmax, maps
+from . import blocks_softmax, maps, maps_special
 from .row import Op
 
 # leaves: their slices are written by the caller (inputs) or at trace time (consts)
@@ -80,12 +80,15 @@ ORDER = (
     "copysign", "fmod", "heaviside", "rint", "trunc", "floor_divide", "isnan", "isinf", "isfinite",
     "signbit", "logical_not", "logical_and", "logical_or", "logical_xor", "solve", "slogdet",
     "cholesky", "eigh", "matmul_lanes", "gather_lanes", "sum_lanes", "logcumsumexp",
+    # scipy.special's rows (maps_special.py, issue #31)
+    "gammaln", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
 )
 
 _DEFINED = {row.name: row for family in (LEAVES, maps.ROWS, blocks_gather.ROWS,
                                           blocks_reduce.ROWS, blocks_softmax.ROWS,
                                           blocks_matmul.ROWS, blocks_scan.ROWS,
-                                          blocks_linalg.ROWS) for row in family}
+                                          blocks_linalg.ROWS, maps_special.ROWS)
+            for row in family}
 assert sorted(_DEFINED) == sorted(ORDER), "every row has one opcode, every opcode one row"
 ROWS = tuple(_DEFINED[name] for name in ORDER)
 

@@ -37,6 +37,9 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
         "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "hypot", "exp2", "expm1",
         "log1p", "log2", "log10", "floor", "ceil", "fmod", "asinh", "acosh", "atanh", "cbrt",
         "rint", "trunc")
+# The special functions a map rule may call (kernels/special.py: scipy.special's, compiled
+# with numba where a kernel calls them; the rows of maps_special.py use them)
+SPECIAL = ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1")
 # The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py
 # VECTOR_MATH), where the dispatcher's scalar case calls libm: the two may differ in the last
 # bit, so a node of such a row gives the same bits only where it stays a tensor or a scalar.
@@ -168,7 +171,7 @@ def _read(fn, op, slot, allowed):
         if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None:
             raise RuleError(f"{where}: a def rule ends with `return <expression>`")
         body, value = stmts[:-1], stmts[-1].value
-    known = set(params) | set(MATH) | set(CONSTANTS)
+    known = set(params) | set(MATH) | set(SPECIAL) | set(CONSTANTS)
     local = {}
     statements = []
     for st in body:
@@ -217,9 +220,10 @@ def _check_names(node, known, where):
             raise RuleError(f"{where}: `{ast.unparse(n)}` chains comparisons, which traced "
                             "derivatives cannot evaluate; write `x < y and y < z`")
     for n in ast.walk(node):
-        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in MATH):
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name)
+                                            and n.func.id in MATH + SPECIAL):
             raise RuleError(f"{where}: `{ast.unparse(n)}` calls something other than the "
-                            f"math functions {', '.join(MATH)}")
+                            f"math functions {', '.join(MATH + SPECIAL)}")
     unknown = sorted(_names(node) - known)
     if unknown:
         raise RuleError(f"{where}: {unknown[0]!r} is neither a rule argument nor one of the "

@@ -21,6 +21,7 @@ LAYERS = [
     ("tracing", ("burnumba.tracing",)),
     ("ir", ("burnumba.ir",)),
     ("numpy", ("burnumba.numpy",)),
+    ("scipy", ("burnumba.scipy",)),      # scipy's functions, built from burnumba.numpy
     ("derive", ("burnumba.derive",)),
     ("transforms", ("burnumba.transforms",)),
     ("tools", ("burnumba.tools",)),

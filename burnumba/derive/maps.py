@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import numpy as bnp
+from ..scipy import special as bsp
 from .._errors import UnsupportedOpError
 from ..kernels import ROWS, rules
 from ..tracing.tracer import Var
@@ -31,6 +32,10 @@ def _math():
     out = {m: getattr(bnp, _NUMPY_NAME.get(m, m)) for m in rules.MATH
            if hasattr(bnp, _NUMPY_NAME.get(m, m))}
     out["erfc"] = _erfc
+    # the special functions (kernels.rules.SPECIAL): their rows, through burnumba.scipy
+    out.update(lgamma=bsp.gammaln, erfinv=bsp.erfinv, ndtri=bsp.ndtri, log_ndtr=bsp.log_ndtr,
+               i0=bsp.i0, i1=bsp.i1, polygamma=lambda n, x: bsp.polygamma(int(n), x))
+    assert set(rules.SPECIAL) <= set(out)
     return out
 
 

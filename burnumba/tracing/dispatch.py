@@ -13,6 +13,8 @@ never imports the numpy layer above it.
 The tables are filled once, when ``burnumba.numpy`` is imported (``import burnumba`` always
 imports it, and so does importing any of its submodules), and only read afterwards.
 """
+import sys
+
 import numpy as np
 
 from .._errors import InplaceError, UnsupportedOpError, at_user_site
@@ -77,7 +79,7 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}.{method} is not supported on traced values{hint}"))
-    fn = UFUNCS.get(ufunc)
+    fn = UFUNCS.get(ufunc) or _scipy_ufunc(ufunc)
     if fn is None:
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
@@ -103,3 +105,27 @@ def apply_function(func, args, kwargs):
             f"{name} is not supported on traced values. Supported numpy functions: "
             f"{_supported(FUNCTIONS)}; write it with those (or with burnumba.numpy)"))
     return fn(*args, **kwargs)
+
+
+# scipy.special's ufuncs, by name: looked up when a ufunc outside UFUNCS reaches a traced value
+# and it is scipy.special's ufunc of that name. Keyed by name, so that registering does not
+# import scipy (0.5 s): a program that calls scipy.special has imported it already.
+SCIPY_UFUNCS = {}
+
+
+def implements_scipy_ufunc(*names):
+    """Register the decorated function for the scipy.special ufuncs ``names``."""
+    def register(impl):
+        for name in names:
+            SCIPY_UFUNCS[name] = impl
+        return impl
+    return register
+
+
+def _scipy_ufunc(ufunc):
+    """The implementation of a scipy.special ufunc, or None."""
+    special = sys.modules.get("scipy.special")
+    name = getattr(ufunc, "__name__", "")
+    if special is None or getattr(special, name, None) is not ufunc:
+        return None
+    return SCIPY_UFUNCS.get(name)

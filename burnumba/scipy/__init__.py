@@ -1,0 +1,18 @@
+"""``burnumba.scipy``: scipy's functions on traced values, under scipy's module paths, names,
+signatures and defaults, so that ``import burnumba.scipy.stats.norm as norm`` or
+``from burnumba.scipy.special import logsumexp`` replaces ``autograd.scipy.…`` or
+``jax.scipy.…``:
+
+    special     gammaln, digamma, polygamma, erf, erfc, erfinv, ndtr, ndtri, log_ndtr, i0, i1,
+                logsumexp, softmax, expit, logit, xlogy, betaln, ...
+    stats       norm, multivariate_normal, t, gamma, beta, dirichlet, poisson, bernoulli,
+                binom, laplace, cauchy, logistic, expon, uniform, ... (one module each)
+    linalg      solve_triangular, cho_factor / cho_solve, lu_factor / lu_solve, expm
+    signal      convolve, correlate (N-d; full / valid / same), convolve2d, correlate2d
+    integrate   odeint, solve_ivp (a fixed-step Runge-Kutta traced as ops)
+
+The layer sits between ``burnumba.numpy``, which it is built from, and ``derive``, whose
+traced derivatives of the special rows call it. scipy itself is imported only where a
+function runs on plain values.
+"""
+from . import integrate, linalg, signal, special, stats  # noqa: F401

@@ -1,0 +1,352 @@
+"""``burnumba.scipy.special``: scipy.special's functions on traced values, with scipy's names,
+signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
+``autograd.scipy.special`` or ``jax.scipy.special`` was imported).
+
+The functions no composition computes to float64 accuracy are rows of their own
+(kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
+i0, i1); the rest are built from rows here, in the forms that keep their accuracy (ndtr
+through erfc, logit through log1p, xlogy with its 0 log 0 = 0 guarded so that no NaN enters
+a gradient). On plain numpy values each function calls scipy.special itself.
+
+scipy.special's own ufuncs (``scipy.special.gammaln(x)`` on a traced x) arrive here through
+numpy's ``__array_ufunc__``: each function below is registered for the ufunc of its name
+(``tracing.dispatch.implements_scipy_ufunc``; scipy is not imported to do that).
+"""
+import numbers
+
+import numpy as np
+
+from .._errors import InputError, UnsupportedOpError, at_user_site
+from ..numpy import functional as _functional
+from ..numpy import elementwise as _ew
+from ..numpy import reductions as _red
+from ..numpy import shapes as _shapes
+from ..numpy._common import _builder
+from ..tracing.dispatch import implements_scipy_ufunc
+
+__all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "beta",
+           "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
+           "i1", "expit", "logit", "log_expit", "xlogy", "xlog1py", "entr", "rel_entr",
+           "kl_div", "logsumexp", "softmax", "log_softmax"]
+
+
+def _scipy(name):
+    import scipy.special                       # the eager path only: not at import
+    return getattr(scipy.special, name)
+
+
+def _row(name, x, imm=0.0):
+    """The map row ``name`` on x, or scipy.special's function on plain values."""
+    b = _builder(x)
+    if b is None:
+        return _scipy(name)(x)
+    return b.map(name, x, imm=imm)
+
+
+def _traced(*xs):
+    return _builder(*xs) is not None
+
+
+# -- rows ------------------------------------------------------------------------------------
+@implements_scipy_ufunc("gammaln")
+def gammaln(x):
+    """log |Gamma(x)| (a row; +inf at the poles 0 and the negative integers).
+
+    >>> bn.grad(lambda x: gammaln(x))(3.0)        # digamma(3) = 0.9227843350984671
+    """
+    return _row("gammaln", x)
+
+
+@implements_scipy_ufunc("psi", "digamma")
+def digamma(x):
+    """psi(x) = d/dx log Gamma(x) (the polygamma row with n = 0)."""
+    b = _builder(x)
+    return _scipy("digamma")(x) if b is None else b.map("polygamma", x, imm=0.0)
+
+
+psi = digamma
+
+
+def polygamma(n, x):
+    """psi^(n)(x), the n-th derivative of digamma, for an integer order n >= 0 (a constant:
+    its own derivative is not defined)."""
+    if _traced(n) or not isinstance(n, numbers.Integral) and not (
+            np.ndim(n) == 0 and float(n) == int(n)):
+        raise InputError(at_user_site(
+            f"polygamma(n, x): n must be a constant integer >= 0, got {n!r}"))
+    n = int(n)
+    if n < 0:
+        raise InputError(at_user_site(f"polygamma(n, x): n must be >= 0, got {n}"))
+    b = _builder(x)
+    if b is None:
+        return _scipy("polygamma")(n, x)
+    return b.map("polygamma", x, imm=float(n))
+
+
+@implements_scipy_ufunc("erfc")
+def erfc(x):
+    """1 - erf(x), without the cancellation (a row)."""
+    return _row("erfc", x)
+
+
+@implements_scipy_ufunc("erfinv")
+def erfinv(y):
+    """The inverse of erf on [-1, 1] (a row)."""
+    return _row("erfinv", y)
+
+
+@implements_scipy_ufunc("ndtri")
+def ndtri(p):
+    """The standard normal quantile, norm.ppf (a row)."""
+    return _row("ndtri", p)
+
+
+@implements_scipy_ufunc("log_ndtr")
+def log_ndtr(x):
+    """log of the standard normal CDF, accurate in both tails (a row)."""
+    return _row("log_ndtr", x)
+
+
+@implements_scipy_ufunc("i0")
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (a row)."""
+    return _row("i0", x)
+
+
+@implements_scipy_ufunc("i1")
+def i1(x):
+    """The modified Bessel function of the first kind of order 1 (a row)."""
+    return _row("i1", x)
+
+
+@implements_scipy_ufunc("erf")
+def erf(x):
+    """The error function (the erf row)."""
+    return _ew.erf(x)
+
+
+# -- built from rows -------------------------------------------------------------------------
+@implements_scipy_ufunc("erfcinv")
+def erfcinv(y):
+    """The inverse of erfc on [0, 2]: -ndtri(y / 2) / sqrt 2 (exact scaling, so the tail
+    keeps its accuracy down to the subnormals)."""
+    if not _traced(y):
+        return _scipy("erfcinv")(y)
+    return ndtri(y * 0.5) * -0.7071067811865476
+
+
+@implements_scipy_ufunc("ndtr")
+def ndtr(x):
+    """The standard normal CDF, erfc(-x / sqrt 2) / 2 (accurate in the left tail)."""
+    if not _traced(x):
+        return _scipy("ndtr")(x)
+    return erfc(x * -0.7071067811865476) * 0.5
+
+
+@implements_scipy_ufunc("expit")
+def expit(x):
+    """The logistic sigmoid 1 / (1 + exp(-x)) (the sigmoid row)."""
+    return _ew.sigmoid(x) if _traced(x) else _scipy("expit")(x)
+
+
+@implements_scipy_ufunc("logit")
+def logit(p):
+    """log(p / (1 - p)), as log(p) - log1p(-p)."""
+    if not _traced(p):
+        return _scipy("logit")(p)
+    return _ew.log(p) - _ew.log1p(-p)
+
+
+@implements_scipy_ufunc("log_expit")
+def log_expit(x):
+    """log(expit(x)) = -log(1 + exp(-x)) = -logaddexp(0, -x), stable both ways."""
+    if not _traced(x):
+        return _scipy("log_expit")(x)
+    return -_ew.logaddexp(0.0, -x)
+
+
+def _zero_guarded(x, value, y_safe_of):
+    """where(x == 0, 0, value(x, y_safe)) with the y the value reads replaced where x == 0,
+    so that the unused branch holds no inf / NaN a gradient would multiply by 0."""
+    zero = _ew.equal(x, 0.0)
+    return _ew.where(zero, 0.0, value(y_safe_of(zero)))
+
+
+@implements_scipy_ufunc("xlogy")
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (whatever y; scipy's convention, NaN y aside); the
+    gradient with respect to y is x / y, 0 where x == 0."""
+    if not _traced(x, y):
+        return _scipy("xlogy")(x, y)
+    return _zero_guarded(x, lambda ys: x * _ew.log(ys), lambda zero: _ew.where(zero, 1.0, y))
+
+
+@implements_scipy_ufunc("xlog1py")
+def xlog1py(x, y):
+    """x * log1p(y), 0 where x == 0."""
+    if not _traced(x, y):
+        return _scipy("xlog1py")(x, y)
+    return _zero_guarded(x, lambda ys: x * _ew.log1p(ys), lambda zero: _ew.where(zero, 0.0, y))
+
+
+@implements_scipy_ufunc("entr")
+def entr(x):
+    """-x log x for x > 0, 0 at 0, -inf below (scipy's entr)."""
+    if not _traced(x):
+        return _scipy("entr")(x)
+    pos = _ew.greater(x, 0.0)
+    xs = _ew.where(pos, x, 1.0)
+    inside = _ew.where(_ew.equal(x, 0.0), 0.0, -np.inf)
+    return _ew.where(pos, -xs * _ew.log(xs), _ew.where(_ew.isnan(x), x, inside))
+
+
+@implements_scipy_ufunc("rel_entr")
+def rel_entr(x, y):
+    """x log(x / y) for x, y > 0; 0 at x = 0, y >= 0; +inf otherwise (scipy's rel_entr)."""
+    if not _traced(x, y):
+        return _scipy("rel_entr")(x, y)
+    both = _ew.logical_and(_ew.greater(x, 0.0), _ew.greater(y, 0.0))
+    xs, ys = _ew.where(both, x, 1.0), _ew.where(both, y, 1.0)
+    edge = _ew.where(_ew.logical_and(_ew.equal(x, 0.0), _ew.greater_equal(y, 0.0)), 0.0, np.inf)
+    nan = _ew.logical_or(_ew.isnan(x), _ew.isnan(y))
+    return _ew.where(both, xs * (_ew.log(xs) - _ew.log(ys)),
+                     _ew.where(nan, x + y, edge))
+
+
+@implements_scipy_ufunc("kl_div")
+def kl_div(x, y):
+    """x log(x / y) - x + y (scipy's kl_div): rel_entr(x, y) - x + y."""
+    if not _traced(x, y):
+        return _scipy("kl_div")(x, y)
+    return rel_entr(x, y) - x + y
+
+
+@implements_scipy_ufunc("betaln")
+def betaln(a, b):
+    """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b). Accurate to about
+    1e-16 times the largest gammaln term, so for a moderate result of huge arguments (a =
+    1e10, b = 1) relative digits are lost, where scipy's betaln keeps them."""
+    if not _traced(a, b):
+        return _scipy("betaln")(a, b)
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
+
+def _gamma_sign(x):
+    """The sign of Gamma(x): +1 for x > 0, (-1)^ceil(-x) ... = +1 where floor(x) is even."""
+    f = _ew.floor(x)
+    odd = _ew.not_equal(_ew.remainder(f, 2.0), 0.0)
+    return _ew.where(_ew.logical_or(_ew.greater(x, 0.0), _ew.logical_not(odd)), 1.0, -1.0)
+
+
+@implements_scipy_ufunc("gamma")
+def gamma(x):
+    """Gamma(x) = sign * exp(gammaln(x)); relative accuracy about 1e-16 |gammaln(x)| (1e-13 at
+    x = 170)."""
+    if not _traced(x):
+        return _scipy("gamma")(x)
+    return _gamma_sign(x) * _ew.exp(gammaln(x))
+
+
+@implements_scipy_ufunc("beta")
+def beta(a, b):
+    """B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b), through betaln and the signs."""
+    if not _traced(a, b):
+        return _scipy("beta")(a, b)
+    return _gamma_sign(a) * _gamma_sign(b) * _gamma_sign(a + b) * _ew.exp(betaln(a, b))
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension d (a constant integer):
+    d (d - 1) / 4 log pi + sum_j gammaln(a - j / 2), j = 0..d-1."""
+    if not isinstance(d, numbers.Integral) or d < 1:
+        raise InputError(at_user_site(f"multigammaln(a, d): d must be an integer >= 1, "
+                                      f"got {d!r}"))
+    if not _traced(a):
+        return _scipy("multigammaln")(a, d)
+    out = d * (d - 1) / 4.0 * np.log(np.pi)
+    for j in range(d):
+        out = out + gammaln(a - j / 2.0)
+    return out
+
+
+# -- reductions ------------------------------------------------------------------------------
+def _axis_last(a, axis):
+    """a with the axes ``axis`` (an int, a tuple or None) flattened into its last one, and the
+    shape the result has with keepdims."""
+    nd = np.ndim(a)
+    axes = tuple(range(nd)) if axis is None else (
+        (axis,) if isinstance(axis, numbers.Integral) else tuple(axis))
+    axes = tuple(sorted(int(ax) % nd if nd else 0 for ax in axes))
+    keep = tuple(1 if k in axes else n for k, n in enumerate(np.shape(a)))
+    rest = [k for k in range(nd) if k not in axes]
+    moved = _shapes.transpose(a, rest + list(axes)) if nd else a
+    lead = tuple(np.shape(a)[k] for k in rest)
+    return _shapes.reshape(moved, lead + (-1,)), keep, lead
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) over ``axis`` (None: every element), as scipy.special.logsumexp:
+    with ``b`` the weights (negative ones allowed: the log of the absolute value, and with
+    ``return_sign`` the sign as a second result; without it a negative sum gives NaN).
+
+    Without ``b`` it is the logsumexp row (its gradient softmax); with ``b``, the maximum of
+    ``a`` is held constant as the shift (its value cancels exactly in the derivative).
+    """
+    if not _traced(a, b):
+        return _scipy("logsumexp")(a, axis=axis, b=b, keepdims=keepdims,
+                                   return_sign=return_sign)
+    bb = _builder(a, b)
+    a = bb.lift(a)
+    if b is None:
+        flat, keep, lead = _axis_last(a, axis)
+        out = _functional.logsumexp(flat, axis=-1)
+        out = _shapes.reshape(out, keep) if keepdims else out
+        if return_sign:
+            return out, _ew.where(_ew.isnan(out), np.nan, 1.0)
+        return out
+    b = bb.lift(b)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    a, b = _shapes.broadcast_to(a, shape), _shapes.broadcast_to(b, shape)
+    flat_a, keep, lead = _axis_last(a, axis)
+    flat_b = _axis_last(b, axis)[0]
+    m = _ew.stop_gradient(_red.max(flat_a, axis=-1, keepdims=True))
+    m = _ew.where(_ew.isfinite(m), m, 0.0)
+    s = _red.sum(flat_b * _ew.exp(flat_a - m), axis=-1)
+    m = _shapes.reshape(m, lead)
+    if return_sign:
+        sign = _ew.sign(s)
+        out = _ew.log(_ew.absolute(s)) + m
+    else:
+        out = _ew.log(s) + m
+    if keepdims:
+        out = _shapes.reshape(out, keep)
+        if return_sign:
+            sign = _shapes.reshape(sign, keep)
+    return (out, sign) if return_sign else out
+
+
+def _softmax_axis(name, x, axis):
+    fn = _functional.softmax if name == "softmax" else _functional.log_softmax
+    if axis is None:
+        flat = _shapes.reshape(x, (-1,))
+        return _shapes.reshape(fn(flat, axis=-1), np.shape(x))
+    if not isinstance(axis, numbers.Integral):
+        raise UnsupportedOpError(at_user_site(
+            f"{name}(x, axis={axis!r}): a tuple of axes is not supported on traced values; "
+            "pass one axis or None"))
+    return fn(x, axis=int(axis))
+
+
+def softmax(x, axis=None):
+    """exp(x) / sum(exp(x)) over ``axis`` (None: every element, scipy's default; note that
+    bn.softmax defaults to the last axis). One softmax row."""
+    if not _traced(x):
+        return _scipy("softmax")(x, axis=axis)
+    return _softmax_axis("softmax", x, axis)
+
+
+def log_softmax(x, axis=None):
+    """x - logsumexp(x) over ``axis`` (None: every element, scipy's default)."""
+    if not _traced(x):
+        return _scipy("log_softmax")(x, axis=axis)
+    return _softmax_axis("log_softmax", x, axis)

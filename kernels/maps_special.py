@@ -1,0 +1,56 @@
+"""The map rows of scipy.special's functions that no composition of other rows computes to
+float64 accuracy (burnumba.scipy.special builds the rest from rows): log|Gamma|, the
+polygamma functions, erfc, erfinv, ndtri, log_ndtr, i0 and i1. Their scalar functions are in
+``special.py`` (rules call them by the names in ``rules.SPECIAL``); each derivative is
+another of these rows, so derivatives of any order stay rows:
+
+    gammaln' = digamma = polygamma(0, .),  polygamma(n, .)' = polygamma(n + 1, .),
+    i0' = i1,  i1' = i0 - i1 / a (1/2 at 0).
+
+Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
+"""
+from math import erfc, exp
+
+from .row import Op
+from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
+
+nan = float("nan")
+inf = float("inf")
+
+
+# log_ndtr' = phi(a) / Phi(a) = exp(-a^2 / 2 - y) / sqrt(2 pi); below a = -38, where that
+# difference of two large numbers loses digits, -a / S(a) with S the asymptotic series of
+# Phi(a) a / phi(a) = 1 - 1/a^2 + 3/a^4 - ... (7 terms: the next is below 1e-17 there). Both
+# branches are guarded, so that a traced second derivative never meets inf - inf.
+def _log_ndtr_da(a, y, g):
+    near = a if a > -38.0 else -38.0
+    far = a if a < -38.0 else -38.0
+    z = 1.0 / (far * far)
+    s = 1.0 - z * (1.0 - z * (3.0 - z * (15.0 - z * (105.0 - z * (945.0 - z * 10395.0)))))
+    return g * (exp(-0.5 * near * near - y) * 0.3989422804014327 if a > -38.0 else -far / s)
+
+
+ROWS = (
+    # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
+    Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
+       domain=((0.2, 6.0),), doc="log |Gamma(a)| (scipy.special.gammaln)"),
+    # psi^(c)(a) for the integer order c >= 0 in the immediate (c = 0: digamma)
+    Op("polygamma", 1, "map", lambda a, c: polygamma(c, a),
+       da=lambda a, c, g: g * polygamma(c + 1.0, a), domain=((0.2, 6.0),),
+       doc="psi^(c)(a), the c-th derivative of digamma, the integer c >= 0 the immediate"),
+    Op("erfc", 1, "map", lambda a: erfc(a), da=lambda a, g: -g * 1.1283791670955126 * exp(-a * a)),
+    # erfinv' = sqrt(pi) / 2 exp(y^2); ndtri' = sqrt(2 pi) exp(y^2 / 2)
+    Op("erfinv", 1, "map", lambda a: erfinv(a), da=lambda y, g: g * 0.886226925452758 * exp(y * y),
+       domain=((-0.95, 0.95),), doc="the inverse of erf (scipy.special.erfinv)"),
+    Op("ndtri", 1, "map", lambda a: ndtri(a),
+       da=lambda y, g: g * 2.5066282746310002 * exp(0.5 * y * y), domain=((0.02, 0.98),),
+       doc="the standard normal quantile (scipy.special.ndtri, norm.ppf)"),
+    Op("log_ndtr", 1, "map", lambda a: log_ndtr(a), da=_log_ndtr_da, domain=((-8.0, 8.0),),
+       doc="log of the standard normal CDF (scipy.special.log_ndtr)"),
+    Op("i0", 1, "map", lambda a: i0(a), da=lambda a, g: g * i1(a),
+       doc="the modified Bessel function of order 0 (scipy.special.i0)"),
+    # i1' = i0 - i1 / a, whose limit at 0 is 1/2; the division guarded (traced derivatives)
+    Op("i1", 1, "map", lambda a: i1(a),
+       da=lambda a, y, g: g * (i0(a) - (y / (a if a != 0.0 else 1.0) if a != 0.0 else 0.5)),
+       doc="the modified Bessel function of order 1 (scipy.special.i1)"),
+)
