@@ -9,7 +9,7 @@ another of these rows, so derivatives of any order stay rows:
 
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
-from math import erfc, exp
+from math import erfc, exp, fabs
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
@@ -21,13 +21,21 @@ inf = float("inf")
 # log_ndtr' = phi(a) / Phi(a) = exp(-a^2 / 2 - y) / sqrt(2 pi); below a = -38, where that
 # difference of two large numbers loses digits, -a / S(a) with S the asymptotic series of
 # Phi(a) a / phi(a) = 1 - 1/a^2 + 3/a^4 - ... (7 terms: the next is below 1e-17 there). Both
-# branches are guarded, so that a traced second derivative never meets inf - inf.
+# branches are guarded, so that a traced second derivative never meets inf - inf; NaN takes
+# the first (NaN through y).
 def _log_ndtr_da(a, y, g):
     near = a if a > -38.0 else -38.0
     far = a if a < -38.0 else -38.0
     z = 1.0 / (far * far)
     s = 1.0 - z * (1.0 - z * (3.0 - z * (15.0 - z * (105.0 - z * (945.0 - z * 10395.0)))))
-    return g * (exp(-0.5 * near * near - y) * 0.3989422804014327 if a > -38.0 else -far / s)
+    return g * (exp(-0.5 * near * near - y) * 0.3989422804014327 if a > -38.0 or a != a
+                else -far / s)
+
+
+def _i1_da(a, y, g):
+    finite = a != 0.0 and fabs(a) < inf
+    q = y / (a if finite else 1.0)
+    return g * (i0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
 
 
 ROWS = (
@@ -49,8 +57,8 @@ ROWS = (
        doc="log of the standard normal CDF (scipy.special.log_ndtr)"),
     Op("i0", 1, "map", lambda a: i0(a), da=lambda a, g: g * i1(a),
        doc="the modified Bessel function of order 0 (scipy.special.i0)"),
-    # i1' = i0 - i1 / a, whose limit at 0 is 1/2; the division guarded (traced derivatives)
-    Op("i1", 1, "map", lambda a: i1(a),
-       da=lambda a, y, g: g * (i0(a) - (y / (a if a != 0.0 else 1.0) if a != 0.0 else 0.5)),
+    # i1' = i0 - i1 / a, whose limit is 1/2 at 0 and +inf at +-inf (i1 / a -> inf more
+    # slowly than i0); the division guarded (traced derivatives)
+    Op("i1", 1, "map", lambda a: i1(a), da=_i1_da,
        doc="the modified Bessel function of order 1 (scipy.special.i1)"),
 )

@@ -8,6 +8,7 @@ import pytest
 
 import burnumba as bn
 import burnumba.numpy as bnp
+import burnumba.scipy.special as bsp
 from burnumba.derive import gather as _symbolic
 from burnumba.kernels import ROWS
 
@@ -76,6 +77,11 @@ CALLS = {
     "logical_and": lambda a, b, c: np.logical_and(a, b),
     "logical_or": lambda a, b, c: np.logical_or(a, b),
     "logical_xor": lambda a, b, c: np.logical_xor(a, b),
+    # scipy.special's rows (#31); polygamma's order is its immediate
+    "gammaln": lambda a, c: bsp.gammaln(a), "polygamma": lambda a, c: bsp.polygamma(int(c), a),
+    "erfc": lambda a, c: bsp.erfc(a), "erfinv": lambda a, c: bsp.erfinv(a),
+    "ndtri": lambda a, c: bsp.ndtri(a), "log_ndtr": lambda a, c: bsp.log_ndtr(a),
+    "i0": lambda a, c: bsp.i0(a), "i1": lambda a, c: bsp.i1(a),
 }
 
 

@@ -7,6 +7,7 @@ checked at their exact values instead.
 import autograd
 import autograd.numpy as anp
 import autograd.scipy.special as asp
+import autograd.scipy.stats.norm as anorm
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 import burnumba as bn
 import burnumba.numpy as bnp
+import burnumba.scipy.special as bsp
 from burnumba.kernels import BY_NAME, OPCODE, ROWS
 from conftest import central_diff
 
@@ -81,6 +83,16 @@ CASES = {
     "rint": (np.rint, anp.rint),
     "trunc": (np.trunc, anp.trunc),
     "floor_divide": (lambda a, b: a // b, lambda a, b: anp.floor_divide(a, b)),
+    # scipy.special's rows (#31): burnumba.scipy.special against autograd.scipy (ndtri as
+    # erfinv(2a - 1) sqrt 2, log_ndtr as autograd's norm.logcdf: autograd has neither)
+    "gammaln": (bsp.gammaln, asp.gammaln),
+    "polygamma": (lambda a: bsp.polygamma(1, a), lambda a: asp.polygamma(1, a)),
+    "erfc": (bsp.erfc, asp.erfc),
+    "erfinv": (bsp.erfinv, asp.erfinv),
+    "ndtri": (bsp.ndtri, lambda a: asp.erfinv(2.0 * a - 1.0) * np.sqrt(2.0)),
+    "log_ndtr": (bsp.log_ndtr, anorm.logcdf),
+    "i0": (bsp.i0, asp.i0),
+    "i1": (bsp.i1, asp.i1),
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal,
