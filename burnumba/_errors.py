@@ -1,13 +1,24 @@
 """burnumba's exceptions. Each message names the operation or argument and the fix."""
+import importlib.util
 import linecache
 import os
 import sys
 
 import numpy
 
-# Frames in these folders are burnumba's or numpy's own; the user's line is the first other one.
-_SKIP = (os.path.dirname(os.path.abspath(__file__)),
-         os.path.dirname(os.path.abspath(numpy.__file__)))
+
+def _scipy_folder():
+    """scipy's folder, found without importing scipy (its code, as numpy's, is not the user's:
+    a scipy function given a traced value points at the user's call of it)."""
+    spec = importlib.util.find_spec("scipy")
+    return os.path.dirname(os.path.abspath(spec.origin)) if spec and spec.origin else None
+
+
+# Frames in these folders are burnumba's, numpy's or scipy's own; the user's line is the first
+# other one.
+_SKIP = tuple(f for f in (os.path.dirname(os.path.abspath(__file__)),
+                          os.path.dirname(os.path.abspath(numpy.__file__)), _scipy_folder())
+              if f)
 
 
 class BurnumbaError(Exception):

@@ -15,4 +15,21 @@ The layer sits between ``burnumba.numpy``, which it is built from, and ``derive`
 traced derivatives of the special rows call it. scipy itself is imported only where a
 function runs on plain values.
 """
+from ..tracing.dispatch import SCIPY_REPLACEMENTS as _REPLACEMENTS
 from . import integrate, linalg, signal, special, stats  # noqa: F401
+
+
+def _public(module):
+    return [n for n in getattr(module, "__all__", ()) if callable(getattr(module, n, None))]
+
+
+# scipy's public names -> ours, for the error a scipy function raises on a traced value
+for _mod in (special, linalg, signal, integrate):
+    _area = _mod.__name__.rsplit(".", 1)[1]
+    for _n in _public(_mod):
+        _REPLACEMENTS[f"scipy.{_area}.{_n}"] = f"burnumba.scipy.{_area}.{_n}"
+for _dist in stats.__all__:
+    for _n in dir(getattr(stats, _dist)):
+        if not _n.startswith("_") and _n in stats.METHODS:
+            _REPLACEMENTS[f"scipy.stats.{_dist}.{_n}"] = f"burnumba.scipy.stats.{_dist}.{_n}"
+del _mod, _area, _n, _dist

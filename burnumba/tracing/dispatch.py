@@ -80,6 +80,11 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}.{method} is not supported on traced values{hint}"))
     fn = UFUNCS.get(ufunc) or _scipy_ufunc(ufunc)
+    if fn is None and _is_scipy_ufunc(ufunc):
+        raise UnsupportedOpError(at_user_site(
+            f"scipy.special.{ufunc.__name__} is not supported on traced values. burnumba.scipy."
+            f"special covers the scipy.special ufuncs {', '.join(sorted(SCIPY_UFUNCS))}; "
+            "compose it from those (or add a row to kernels/maps_special.py)"))
     if fn is None:
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__} is not supported on traced values. Supported ufuncs: "
@@ -122,6 +127,12 @@ def implements_scipy_ufunc(*names):
     return register
 
 
+def _is_scipy_ufunc(ufunc):
+    special = sys.modules.get("scipy.special")
+    name = getattr(ufunc, "__name__", "")
+    return special is not None and getattr(special, name, None) is ufunc
+
+
 def _scipy_ufunc(ufunc):
     """The implementation of a scipy.special ufunc, or None."""
     special = sys.modules.get("scipy.special")
@@ -129,3 +140,52 @@ def _scipy_ufunc(ufunc):
     if special is None or getattr(special, name, None) is not ufunc:
         return None
     return SCIPY_UFUNCS.get(name)
+
+
+# scipy's public functions that burnumba.scipy replaces: "scipy.stats.norm.logpdf" ->
+# "burnumba.scipy.stats.norm.logpdf", filled by burnumba.scipy when it is imported. A scipy
+# function that does Python-level work on its argument (norm.logpdf, logsumexp, convolve,
+# odeint) converts a traced value into an array, which fails: the error then names ours.
+SCIPY_REPLACEMENTS = {}
+
+
+def _scipy_name(frame):
+    """The public name of the scipy function running in ``frame`` ("scipy.stats.norm.logpdf"
+    for a distribution's method, "scipy.special.logsumexp" for a function of a private
+    module)."""
+    module = frame.f_globals.get("__name__", "")
+    package = ".".join(module.split(".")[:2])
+    this = frame.f_locals.get("self")
+    if package == "scipy.stats" and this is not None:
+        dist = getattr(this, "name", None) or type(this).__name__
+        dist = getattr(getattr(this, "dist", None), "name", None) or dist
+        for suffix in ("_gen", "_frozen"):
+            dist = dist[:-len(suffix)] if dist.endswith(suffix) else dist
+        return f"scipy.stats.{dist}.{frame.f_code.co_name}"
+    return f"{package}.{frame.f_code.co_name}"
+
+
+def scipy_hint():
+    """A sentence naming the burnumba.scipy replacement of the scipy function on the call
+    stack that received a traced value ("" when no scipy function is on it): the outermost
+    scipy frame of the run of scipy / numpy frames above burnumba's."""
+    frame = sys._getframe(1)
+    entry = None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("scipy."):
+            entry = frame
+        elif not module.startswith(("burnumba.", "numpy")) and module != "burnumba":
+            break
+        frame = frame.f_back
+    if entry is None:
+        return ""
+    name = _scipy_name(entry)
+    ours = SCIPY_REPLACEMENTS.get(name)
+    if ours is None:
+        return (f"{name} does Python-level work on its arguments, which a traced value cannot "
+                "go through, and burnumba.scipy has no replacement for it yet (see the "
+                "supported-functions table); write it with burnumba.numpy. ")
+    return (f"{name} does Python-level work on its arguments, which a traced value cannot go "
+            f"through: use {ours}, with the same arguments (import "
+            f"{ours.rsplit('.', 1)[0]}). ")

@@ -14,7 +14,8 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWa
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
-from .dispatch import FUNCTIONS, METHODS, apply_function, apply_ufunc, dispatched
+from .dispatch import (FUNCTIONS, METHODS, apply_function, apply_ufunc, dispatched,
+                       scipy_hint)
 
 CONST = OPCODE["const"]
 # Rows folded when every operand is a constant: one IEEE operation per element, which
@@ -542,11 +543,16 @@ class Var:
 
     def _concrete(self, what):
         raise ConcretizationError(at_user_site(
-            f"{what} on a traced value: burnumba traces symbolically, so there is no number "
+            f"{scipy_hint()}{what} on a traced value: burnumba traces symbolically, so there is no number "
             "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
             "traced values into an array, use bnp.stack / bnp.array instead of assigning "
             "into a numpy array. If it is a number you pass in (a Python float is traced, as "
             "under jax.jit), name its argument in static_argnums"))
+
+    # a traced value is immutable: a copy is itself (copy.copy(y0) in scipy's odeint reaches
+    # the conversion, and its error, instead of failing inside copy)
+    def __copy__(self): return self
+    def __deepcopy__(self, memo): return self
 
     def __float__(self): self._concrete("float()")
     def __int__(self): self._concrete("int()")
@@ -554,6 +560,10 @@ class Var:
     def __complex__(self): self._concrete("complex()")
 
     def __array__(self, dtype=None, copy=None):
+        hint = scipy_hint()
+        if hint:                    # a scipy function received the traced value
+            raise ConcretizationError(at_user_site(
+                hint + "(numpy was asked to convert a traced value into a numpy array.)"))
         caller = numpy_caller()
         if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
             raise ConcretizationError(at_user_site(

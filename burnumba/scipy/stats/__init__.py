@@ -7,3 +7,5 @@ from . import (bernoulli, beta, binom, cauchy, chi2, dirichlet, expon, gamma,  #
 
 __all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
            "laplace", "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform"]
+# the functions a distribution module may have (scipy's method names)
+METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
