@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 
 from .. import numpy as _numpy  # noqa: F401  (fills the dispatch tables)
+from .. import scipy as _scipy
 from ..tracing import dispatch
 from ..tracing.tracer import supported_methods
 
@@ -41,7 +42,30 @@ def tables():
         functions.add(_public_name(f) + ("(..., like=x)" if f in (np.array, np.asarray)
                                          else ""))
     return {"ufuncs": sorted(ufuncs), "functions": sorted(functions),
-            "methods": supported_methods(), "refused": sorted(refused)}
+            "methods": supported_methods(), "refused": sorted(refused),
+            "scipy": scipy_functions(), "scipy_ufuncs": sorted(dispatch.SCIPY_UFUNCS)}
+
+
+def scipy_functions():
+    """Every public function of burnumba.scipy, by its scipy name without the "scipy."
+    prefix ("special.gammaln", "stats.norm.logpdf"): the keys of the replacements table that
+    burnumba.scipy fills (dispatch.SCIPY_REPLACEMENTS)."""
+    assert _scipy.special.__name__ == "burnumba.scipy.special"
+    return sorted(name[len("scipy."):] for name in dispatch.SCIPY_REPLACEMENTS)
+
+
+# scipy functions burnumba.scipy does not provide, met in the programs of issue #31, with
+# the reason (their error on a traced value names burnumba.scipy and says there is no
+# replacement yet)
+SCIPY_REFUSED = (
+    ("stats.t.cdf, stats.gamma.cdf, stats.beta.cdf, stats.poisson.cdf, stats.binom.cdf, "
+     "special.gammainc, special.betainc", "the incomplete gamma and beta functions are not rows "
+     "yet"),
+    ("linalg.lu_factor, linalg.lu_solve", "a packed LU with pivots chosen from the values "
+     "cannot be a tape (use numpy.linalg.solve)"),
+    ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",
+     "sampling and fitting are not traced; call the module function with the parameters"),
+)
 
 
 def _wrapped(title, names):
@@ -57,8 +81,13 @@ def markdown():
         _wrapped("functions", t["functions"]) + "\n",
         _wrapped("ndarray methods and attributes", t["methods"]) + "\n",
         _wrapped("refused on traced values, with an error that says what to use instead",
-                 t["refused"]),
-    ]
+                 t["refused"]) + "\n",
+        _wrapped("burnumba.scipy (import burnumba.scipy.<area>; scipy's signatures)",
+                 t["scipy"]) + "\n",
+        _wrapped("scipy.special ufuncs that trace unchanged (scipy.special.gammaln(x) on a "
+                 "traced x)", t["scipy_ufuncs"]) + "\n",
+        "**scipy functions still refused** (their error says so and names burnumba.scipy):\n",
+    ] + [f"- {names}: {why}." for names, why in SCIPY_REFUSED]
     return "\n".join(parts)
 
 

@@ -1,0 +1,491 @@
+"""burnumba.scipy, table-driven: every function's values against scipy's, its gradients with
+respect to x and to every parameter against central differences of scipy's own function and
+against autograd.scipy where autograd has it; the edges (tails, zeros, infinities); scipy's
+own functions called on traced values (the ufuncs work, the rest name our replacement).
+
+The special rows themselves (gammaln, polygamma, erfc, erfinv, ndtri, log_ndtr, i0, i1) are
+rows of the op table, so tests/test_ops.py and tests/test_ieee.py test them with the others;
+here their scalar code (kernels/special.py) is also held to scipy over the whole domain.
+"""
+from typing import Callable, NamedTuple, Optional, Tuple
+
+import autograd
+import autograd.numpy as anp
+import autograd.scipy.linalg as alinalg
+import autograd.scipy.special as asp
+import autograd.scipy.stats as astats
+import numpy as np
+import pytest
+import scipy.integrate
+import scipy.linalg
+import scipy.signal
+import scipy.special
+import scipy.stats
+
+import burnumba as bn
+import burnumba.scipy.special as bsp
+import burnumba.scipy.stats.norm as norm
+from burnumba import ConcretizationError, UnsupportedOpError
+from burnumba.kernels import special as kspecial
+from burnumba.scipy import integrate, linalg, signal, stats
+from conftest import central_diff
+
+
+class Case(NamedTuple):
+    ours: Callable                       # burnumba.scipy's function (scipy's on plain values)
+    ref: Callable                        # scipy's
+    args: Callable                       # rng -> the arguments
+    argnums: Tuple[int, ...]             # the ones differentiated
+    autograd: Optional[Callable] = None  # autograd.scipy's, where autograd has it
+    rtol: float = 1e-11                  # values against scipy
+
+
+def _u(lo, hi, shape=(4,)):
+    return lambda rng: rng.uniform(lo, hi, size=shape)
+
+
+def _args(*makers):
+    return lambda rng: tuple(m(rng) if callable(m) else m for m in makers)
+
+
+def _spd(rng, k=3):
+    a = rng.normal(size=(k, k))
+    return a @ a.T + k * np.eye(k)
+
+
+S, ST = scipy.special, scipy.stats
+CASES = {
+    # -- special
+    "gammaln": Case(bsp.gammaln, S.gammaln, _args(_u(-4.5, 8.0)), (0,), asp.gammaln),
+    "digamma": Case(bsp.digamma, S.digamma, _args(_u(0.1, 8.0)), (0,), asp.digamma),
+    "polygamma2": Case(lambda x: bsp.polygamma(2, x), lambda x: S.polygamma(2, x),
+                       _args(_u(0.3, 6.0)), (0,), lambda x: asp.polygamma(2, x)),
+    "multigammaln": Case(lambda a: bsp.multigammaln(a, 3), lambda a: S.multigammaln(a, 3),
+                         _args(_u(1.5, 6.0)), (0,), lambda a: asp.multigammaln(a, 3)),
+    "gamma": Case(bsp.gamma, S.gamma, _args(_u(-3.7, 6.0)), (0,), asp.gamma, 1e-13 * 50),
+    "beta": Case(bsp.beta, S.beta, _args(_u(0.3, 4.0), _u(0.3, 4.0)), (0, 1), asp.beta, 1e-12),
+    "betaln": Case(bsp.betaln, S.betaln, _args(_u(0.3, 9.0), _u(0.3, 9.0)), (0, 1), asp.betaln,
+                   1e-12),
+    "erf": Case(bsp.erf, S.erf, _args(_u(-3, 3)), (0,), asp.erf),
+    "erfcinv": Case(bsp.erfcinv, S.erfcinv, _args(_u(0.05, 1.95)), (0,), asp.erfcinv),
+    "ndtr": Case(bsp.ndtr, S.ndtr, _args(_u(-9, 5)), (0,)),
+    "expit": Case(bsp.expit, S.expit, _args(_u(-30, 30)), (0,), asp.expit),
+    "logit": Case(bsp.logit, S.logit, _args(_u(0.01, 0.99)), (0,), asp.logit),
+    "log_expit": Case(bsp.log_expit, S.log_expit, _args(_u(-30, 30)), (0,)),
+    "xlogy": Case(bsp.xlogy, S.xlogy, _args(_u(-2, 2), _u(0.1, 3)), (0, 1)),
+    "xlog1py": Case(bsp.xlog1py, S.xlog1py, _args(_u(-2, 2), _u(-0.9, 3)), (0, 1)),
+    "entr": Case(bsp.entr, S.entr, _args(_u(0.05, 3)), (0,)),
+    "rel_entr": Case(bsp.rel_entr, S.rel_entr, _args(_u(0.05, 3), _u(0.05, 3)), (0, 1)),
+    "kl_div": Case(bsp.kl_div, S.kl_div, _args(_u(0.05, 3), _u(0.05, 3)), (0, 1)),
+    "logsumexp": Case(bsp.logsumexp, S.logsumexp, _args(_u(-5, 5, (3, 4))), (0,),
+                      asp.logsumexp),
+    "logsumexp_axis": Case(lambda a: bsp.logsumexp(a, axis=0, keepdims=True),
+                           lambda a: S.logsumexp(a, axis=0, keepdims=True),
+                           _args(_u(-5, 5, (3, 4))), (0,),
+                           lambda a: asp.logsumexp(a, axis=0, keepdims=True)),
+    "logsumexp_axes": Case(lambda a: bsp.logsumexp(a, axis=(0, 2)),
+                           lambda a: S.logsumexp(a, axis=(0, 2)),
+                           _args(_u(-5, 5, (2, 3, 4))), (0,)),
+    "logsumexp_b": Case(lambda a, b: bsp.logsumexp(a, axis=1, b=b),
+                        lambda a, b: S.logsumexp(a, axis=1, b=b),
+                        _args(_u(-5, 5, (3, 4)), _u(0.1, 2, (3, 4))), (0, 1),
+                        lambda a, b: asp.logsumexp(a, axis=1, b=b)),
+    "logsumexp_sign": Case(lambda a, b: _stack2(bsp.logsumexp(a, b=b, return_sign=True)),
+                           lambda a, b: np.stack(S.logsumexp(a, b=b, return_sign=True)),
+                           _args(_u(-2, 2, (5,)), np.array([1.0, -2.0, 0.5, -0.3, 0.2])),
+                           (0,)),
+    "softmax": Case(bsp.softmax, S.softmax, _args(_u(-5, 5, (3, 4))), (0,)),
+    "softmax_axis": Case(lambda x: bsp.softmax(x, axis=0), lambda x: S.softmax(x, axis=0),
+                         _args(_u(-5, 5, (3, 4))), (0,)),
+    "log_softmax": Case(lambda x: bsp.log_softmax(x, axis=1),
+                        lambda x: S.log_softmax(x, axis=1), _args(_u(-5, 5, (3, 4))), (0,)),
+    # -- stats: gradients to x and every parameter
+    "norm.logpdf": Case(norm.logpdf, ST.norm.logpdf, _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)),
+                        (0, 1, 2), astats.norm.logpdf),
+    "norm.pdf": Case(norm.pdf, ST.norm.pdf, _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)),
+                     (0, 1, 2), astats.norm.pdf),
+    "norm.cdf": Case(norm.cdf, ST.norm.cdf, _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)),
+                     (0, 1, 2), astats.norm.cdf),
+    "norm.logcdf": Case(norm.logcdf, ST.norm.logcdf, _args(_u(-9, 6), _u(-1, 1), _u(0.5, 2)),
+                        (0, 1, 2), astats.norm.logcdf),
+    "norm.sf": Case(norm.sf, ST.norm.sf, _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)), (0, 1, 2),
+                    astats.norm.sf),
+    "norm.logsf": Case(norm.logsf, ST.norm.logsf, _args(_u(-6, 9), _u(-1, 1), _u(0.5, 2)),
+                       (0, 1, 2), astats.norm.logsf),
+    "norm.ppf": Case(norm.ppf, ST.norm.ppf, _args(_u(0.01, 0.99), _u(-1, 1), _u(0.5, 2)),
+                     (0, 1, 2)),
+    "norm.isf": Case(norm.isf, ST.norm.isf, _args(_u(0.01, 0.99), _u(-1, 1), _u(0.5, 2)),
+                     (0, 1, 2)),
+    "t.logpdf": Case(stats.t.logpdf, ST.t.logpdf,
+                     _args(_u(-4, 4), _u(1.0, 9.0), _u(-1, 1), _u(0.5, 2)), (0, 1, 2, 3),
+                     astats.t.logpdf),
+    "t.pdf": Case(stats.t.pdf, ST.t.pdf, _args(_u(-4, 4), _u(1.0, 9.0), _u(-1, 1), _u(0.5, 2)),
+                  (0, 1, 2, 3), astats.t.pdf),
+    "gamma.logpdf": Case(stats.gamma.logpdf, ST.gamma.logpdf,
+                         _args(_u(0.2, 5), _u(0.5, 4), 0.0, _u(0.5, 2)), (0, 1, 3),
+                         lambda x, a, loc, s: astats.gamma.logpdf(x, a, loc, s)),
+    "chi2.logpdf": Case(stats.chi2.logpdf, ST.chi2.logpdf, _args(_u(0.2, 5), _u(1.0, 6)),
+                        (0, 1), astats.chi2.logpdf),
+    "beta.logpdf": Case(stats.beta.logpdf, ST.beta.logpdf,
+                        _args(_u(0.05, 0.95), _u(0.5, 4), _u(0.5, 4)), (0, 1, 2),
+                        astats.beta.logpdf),
+    "dirichlet.logpdf": Case(stats.dirichlet.logpdf, ST.dirichlet.logpdf,
+                             _args(np.array([0.2, 0.3, 0.5]), _u(0.5, 4, (3,))), (0, 1),
+                             astats.dirichlet.logpdf),
+    "poisson.logpmf": Case(stats.poisson.logpmf, ST.poisson.logpmf,
+                           _args(np.array([0.0, 1.0, 3.0, 7.0]), _u(0.5, 6)), (1,),
+                           astats.poisson.logpmf),
+    "bernoulli.logpmf": Case(stats.bernoulli.logpmf, ST.bernoulli.logpmf,
+                             _args(np.array([0.0, 1.0, 1.0, 0.0]), _u(0.05, 0.95)), (1,)),
+    "bernoulli.cdf": Case(stats.bernoulli.cdf, ST.bernoulli.cdf,
+                          _args(np.array([-1.0, 0.0, 0.5, 1.0]), _u(0.05, 0.95)), (1,)),
+    "binom.logpmf": Case(stats.binom.logpmf, ST.binom.logpmf,
+                         _args(np.array([0.0, 2.0, 5.0, 9.0]), 9.0, _u(0.05, 0.95)), (2,)),
+    "laplace.logpdf": Case(stats.laplace.logpdf, ST.laplace.logpdf,
+                           _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)), (0, 1, 2)),
+    "laplace.cdf": Case(stats.laplace.cdf, ST.laplace.cdf, _args(_u(-3, 3), _u(-1, 1),
+                                                                 _u(0.5, 2)), (0, 1, 2)),
+    "laplace.logcdf": Case(stats.laplace.logcdf, ST.laplace.logcdf,
+                           _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)), (0, 1, 2)),
+    "laplace.logsf": Case(stats.laplace.logsf, ST.laplace.logsf,
+                          _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)), (0, 1, 2)),
+    "laplace.ppf": Case(stats.laplace.ppf, ST.laplace.ppf, _args(_u(0.05, 0.95), 0.5, 1.5),
+                        (0,)),
+    "cauchy.logpdf": Case(stats.cauchy.logpdf, ST.cauchy.logpdf,
+                          _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)), (0, 1, 2)),
+    "cauchy.cdf": Case(stats.cauchy.cdf, ST.cauchy.cdf, _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)),
+                       (0, 1, 2)),
+    "cauchy.ppf": Case(stats.cauchy.ppf, ST.cauchy.ppf, _args(_u(0.05, 0.95), 0.5, 1.5), (0,)),
+    "logistic.logpdf": Case(stats.logistic.logpdf, ST.logistic.logpdf,
+                            _args(_u(-3, 3), _u(-1, 1), _u(0.5, 2)), (0, 1, 2)),
+    "logistic.logcdf": Case(stats.logistic.logcdf, ST.logistic.logcdf,
+                            _args(_u(-30, 30), _u(-1, 1), _u(0.5, 2)), (0, 1, 2)),
+    "logistic.sf": Case(stats.logistic.sf, ST.logistic.sf, _args(_u(-3, 3), _u(-1, 1),
+                                                                 _u(0.5, 2)), (0, 1, 2)),
+    "logistic.ppf": Case(stats.logistic.ppf, ST.logistic.ppf, _args(_u(0.05, 0.95), 0.5, 1.5),
+                         (0,)),
+    "expon.logpdf": Case(stats.expon.logpdf, ST.expon.logpdf,
+                         _args(_u(0.5, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2)),
+    "expon.cdf": Case(stats.expon.cdf, ST.expon.cdf, _args(_u(0.5, 4), _u(-0.4, 0.4),
+                                                           _u(0.5, 2)), (0, 1, 2)),
+    "expon.logsf": Case(stats.expon.logsf, ST.expon.logsf, _args(_u(0.5, 4), _u(-0.4, 0.4),
+                                                                 _u(0.5, 2)), (0, 1, 2)),
+    "expon.ppf": Case(stats.expon.ppf, ST.expon.ppf, _args(_u(0.05, 0.95), 0.5, 1.5), (0,)),
+    "uniform.logpdf": Case(stats.uniform.logpdf, ST.uniform.logpdf,
+                           _args(_u(0.6, 1.4), 0.5, _u(1.0, 2.0)), (2,)),
+    "uniform.cdf": Case(stats.uniform.cdf, ST.uniform.cdf,
+                        _args(_u(0.6, 1.4), _u(0.2, 0.5), _u(1.0, 2.0)), (0, 1, 2)),
+    "multivariate_normal.logpdf": Case(
+        stats.multivariate_normal.logpdf, ST.multivariate_normal.logpdf,
+        _args(_u(-2, 2, (5, 3)), _u(-1, 1, (3,)), _spd), (0, 1, 2),
+        astats.multivariate_normal.logpdf),
+    "multivariate_normal.pdf1": Case(
+        stats.multivariate_normal.pdf, ST.multivariate_normal.pdf,
+        _args(_u(-1, 1, (3,)), _u(-1, 1, (3,)), _spd), (0, 1, 2)),
+    "multivariate_normal.diag": Case(
+        stats.multivariate_normal.logpdf, ST.multivariate_normal.logpdf,
+        _args(_u(-2, 2, (4, 3)), _u(-1, 1, (3,)), _u(0.5, 2, (3,))), (0, 1, 2)),
+    # -- linalg
+    "solve_triangular": Case(lambda a, b: linalg.solve_triangular(a, b, lower=True),
+                             lambda a, b: scipy.linalg.solve_triangular(a, b, lower=True),
+                             _args(lambda r: r.normal(size=(3, 3)) + 4 * np.eye(3),
+                                   _u(-1, 1, (3, 2))), (0, 1),
+                             lambda a, b: alinalg.solve_triangular(a, b, lower=True)),
+    "solve_triangular_T": Case(
+        lambda a, b: linalg.solve_triangular(a, b, trans="T", unit_diagonal=True),
+        lambda a, b: scipy.linalg.solve_triangular(a, b, trans="T", unit_diagonal=True),
+        _args(lambda r: r.normal(size=(3, 3)), _u(-1, 1, (3,))), (0, 1)),
+    "cho_solve": Case(lambda a, b: linalg.cho_solve(linalg.cho_factor(a), b),
+                      lambda a, b: scipy.linalg.cho_solve(scipy.linalg.cho_factor(a), b),
+                      _args(_spd, _u(-1, 1, (3,))), (0, 1)),
+    "cho_solve_lower": Case(lambda a, b: linalg.cho_solve(linalg.cho_factor(a, lower=True), b),
+                            lambda a, b: scipy.linalg.cho_solve(
+                                scipy.linalg.cho_factor(a, lower=True), b),
+                            _args(_spd, _u(-1, 1, (3, 2))), (0, 1)),
+    "expm": Case(linalg.expm, scipy.linalg.expm, _args(lambda r: r.normal(size=(3, 3))), (0,),
+                 rtol=1e-12),
+    "expm_large": Case(linalg.expm, scipy.linalg.expm,
+                       _args(lambda r: 4.0 * r.normal(size=(3, 3))), (0,), rtol=1e-10),
+    # -- signal
+    "convolve": Case(signal.convolve, scipy.signal.convolve,
+                     _args(_u(-1, 1, (7,)), _u(-1, 1, (3,))), (0, 1)),
+    "convolve_same_2d": Case(lambda a, k: signal.convolve(a, k, mode="same"),
+                             lambda a, k: scipy.signal.convolve(a, k, mode="same"),
+                             _args(_u(-1, 1, (5, 4)), _u(-1, 1, (3, 2))), (0, 1)),
+    "convolve_valid_3d": Case(lambda a, k: signal.convolve(a, k, mode="valid"),
+                              lambda a, k: scipy.signal.convolve(a, k, mode="valid"),
+                              _args(_u(-1, 1, (4, 3, 3)), _u(-1, 1, (2, 2, 2))), (0, 1)),
+    "correlate_valid_swap": Case(lambda a, k: signal.correlate(a, k, mode="valid"),
+                                 lambda a, k: scipy.signal.correlate(a, k, mode="valid"),
+                                 _args(_u(-1, 1, (2, 3)), _u(-1, 1, (4, 5))), (0, 1)),
+    "correlate_same": Case(lambda a, k: signal.correlate(a, k, mode="same"),
+                           lambda a, k: scipy.signal.correlate(a, k, mode="same"),
+                           _args(_u(-1, 1, (6,)), _u(-1, 1, (4,))), (0, 1)),
+    "convolve2d": Case(signal.convolve2d, scipy.signal.convolve2d,
+                       _args(_u(-1, 1, (4, 5)), _u(-1, 1, (2, 3))), (0, 1)),
+    "correlate2d_valid": Case(lambda a, k: signal.correlate2d(a, k, mode="valid"),
+                              lambda a, k: scipy.signal.correlate2d(a, k, mode="valid"),
+                              _args(_u(-1, 1, (4, 5)), _u(-1, 1, (2, 3))), (0, 1)),
+}
+
+
+def _stack2(pair):
+    import burnumba.numpy as bnp
+    return bnp.stack(pair)
+
+
+def _value(f, args, argnums):
+    return bn.trace(lambda *a: f(*a), *args, argnums=argnums)(*args)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_and_gradients(name):
+    case = CASES[name]
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    args = case.args(rng)
+    want = case.ref(*args)
+    got = _value(case.ours, args, case.argnums)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=case.rtol, atol=1e-13)
+    w = rng.normal(size=np.shape(want))
+
+    def loss(*a):
+        return np.sum(case.ours(*a) * w)
+    grads = bn.grad(loss, argnums=case.argnums)(*args)
+
+    def ref_loss(*a):
+        return float(np.sum(case.ref(*a) * w))
+    for k, g in zip(case.argnums, grads):
+        np.testing.assert_allclose(g, central_diff(ref_loss, args, k), rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{name}: d/d argument {k}")
+    if case.autograd is not None:
+        ref = autograd.grad(lambda *a: anp.sum(case.autograd(*a) * w), case.argnums)(*args)
+        for k, g, r in zip(case.argnums, grads, ref):
+            np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-11,
+                                       err_msg=f"{name}: against autograd, argument {k}")
+
+
+def test_every_public_function_has_a_case():
+    """Adding a function to burnumba.scipy without a row in CASES fails."""
+    names = {n.split("_")[0] if n.startswith(("logsumexp", "softmax")) else n for n in CASES}
+    covered = {n.split(".")[0] for n in names} | names
+    for module, public in ((bsp, bsp.__all__), (linalg, linalg.__all__),
+                           (signal, signal.__all__)):
+        for fn in public:
+            assert any(c == fn or c.startswith(fn) for c in covered) or fn in _ELSEWHERE, fn
+    for dist in stats.__all__:
+        assert any(c.startswith(dist + ".") for c in CASES), dist
+
+
+# tested by the op-table tests (their own rows) or by a test below
+_ELSEWHERE = {"psi", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
+              "cho_factor"}
+
+
+# -- the special rows' scalar code against scipy, over the domain -------------------------
+def _grid(rng):
+    return np.concatenate([rng.uniform(-60, 60, 400), rng.uniform(0, 4, 400),
+                           np.exp(rng.uniform(-300, 300, 300)),
+                           -np.exp(rng.uniform(-8, 8, 200)) + 0.25])
+
+
+SCALAR = [
+    ("lgamma", kspecial.lgamma, S.gammaln, 1e-14, 1e-12),
+    ("digamma", lambda x: kspecial.polygamma(0, x), S.digamma, 1e-14, 1e-10),
+    ("trigamma", lambda x: kspecial.polygamma(1, x), lambda x: S.polygamma(1, x), 0, 1e-12),
+    ("polygamma3", lambda x: kspecial.polygamma(3, x), lambda x: S.polygamma(3, x), 0, 1e-12),
+    ("erfinv", kspecial.erfinv, S.erfinv, 0, 1e-14),
+    ("ndtri", kspecial.ndtri, S.ndtri, 0, 1e-14),
+    ("log_ndtr", kspecial.log_ndtr, S.log_ndtr, 1e-300, 1e-13),
+    ("i0", kspecial.i0, S.i0, 0, 1e-14),
+    ("i1", kspecial.i1, S.i1, 0, 1e-14),
+]
+
+
+@pytest.mark.parametrize("name, ours, ref, atol, rtol", SCALAR, ids=[s[0] for s in SCALAR])
+def test_special_scalar_code_matches_scipy(name, ours, ref, atol, rtol):
+    """kernels/special.py against scipy.special: random points over the whole domain, the
+    tails and the points near the poles (digamma, whose relative accuracy near its positive
+    root and scipy's near its poles are both limited, at an absolute 1e-14 there)."""
+    rng = np.random.default_rng(3)
+    if name in ("erfinv",):
+        xs = np.concatenate([rng.uniform(-1, 1, 800), 1 - np.exp(rng.uniform(-36, 0, 300)),
+                             -np.exp(rng.uniform(-700, 0, 300))])
+    elif name == "ndtri":
+        xs = np.concatenate([rng.uniform(0, 1, 800), np.exp(rng.uniform(-700, 0, 400)),
+                             1 - np.exp(rng.uniform(-36, 0, 200))])
+    else:
+        xs = _grid(rng)
+        if name.startswith(("trigamma", "polygamma")):
+            xs = xs[np.abs(xs) < 1e5]
+        if name == "digamma":        # scipy's reflection loses digits near the poles
+            xs = xs[(xs > 0) | (np.abs(xs - np.round(xs)) > 0.05)]
+        if name in ("i0", "i1"):
+            xs = xs[np.abs(xs) < 700]
+    with np.errstate(all="ignore"):
+        got = np.array([ours(np.float64(x)) for x in xs])
+        want = ref(xs)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def test_digamma_near_the_poles_is_the_true_value():
+    """Near a negative pole scipy's digamma loses digits (its reflection reduces x - floor
+    x near 1); ours reduces to the nearest integer: -482.99997506... is -40093.681796997191
+    (mpmath, 40 digits), scipy gives ...6831."""
+    assert abs(kspecial.polygamma(0, -482.9999750622589) + 40093.681796997191) < 1e-10
+
+
+# -- edges ------------------------------------------------------------------------------------
+def test_norm_tails_and_zeros():
+    x = np.array([-40.0, -10.0, -0.0, 0.0, 10.0, 40.0])
+    for f, ref in ((norm.logcdf, ST.norm.logcdf), (norm.logsf, ST.norm.logsf),
+                   (norm.cdf, ST.norm.cdf), (norm.sf, ST.norm.sf)):
+        got = _value(f, (x,), (0,))
+        np.testing.assert_allclose(got, ref(x), rtol=1e-13, atol=1e-300)
+    g = bn.grad(lambda x: np.sum(norm.logcdf(x)))(x)
+    # d/dx log Phi(x) -> -x in the left tail, 0 in the right
+    np.testing.assert_allclose(g[0], 40.02496884720726, rtol=1e-13)
+    assert g[-1] == 0.0 and np.all(np.isfinite(g))
+
+
+def test_invalid_parameters_give_nan():
+    got = _value(lambda s: norm.logpdf(1.0, 0.0, s), (np.array([-1.0, 0.0, 2.0]),), (0,))
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.isfinite(got[2])
+    got = _value(lambda p: stats.bernoulli.logpmf(1.0, p), (np.array([-0.5, 0.5, 1.5]),), (0,))
+    assert np.isnan(got[0]) and np.isnan(got[2])
+
+
+def test_xlogy_at_zero_has_finite_gradients():
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([0.0, 3.0, 0.5])
+    np.testing.assert_array_equal(_value(bsp.xlogy, (x, y), (0, 1)), S.xlogy(x, y))
+    gx, gy = bn.grad(lambda x, y: np.sum(bsp.xlogy(x, y)), argnums=(0, 1))(x, y)
+    assert np.all(np.isfinite(gy)) and gy[0] == 0.0 and gy[1] == 0.0 and gy[2] == 4.0
+
+
+def test_logsumexp_masked_lanes_and_negative_weights():
+    a = np.array([[-np.inf, 1.0, 2.0], [-np.inf, -np.inf, -np.inf]])
+    np.testing.assert_allclose(_value(lambda a: bsp.logsumexp(a, axis=1), (a,), (0,)),
+                               S.logsumexp(a, axis=1))
+    b = np.array([1.0, -3.0])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(_value(lambda a: bsp.logsumexp(a, b=b), (np.zeros(2),), (0,)))
+
+
+def test_gamma_sign_at_negative_arguments():
+    x = np.array([-0.5, -1.5, -2.5, 0.5])
+    np.testing.assert_allclose(_value(bsp.gamma, (x,), (0,)), S.gamma(x), rtol=1e-13)
+
+
+def test_hessian_of_gammaln_is_trigamma():
+    """Derivatives of any order stay rows: gammaln'' = polygamma(1, .)."""
+    x = np.array([0.7, 2.5, 9.0])
+    h = bn.hessian(lambda x: np.sum(bsp.gammaln(x)))(x)
+    np.testing.assert_allclose(np.diag(h), S.polygamma(1, x), rtol=1e-13)
+    h = bn.hessian(lambda x: np.sum(bsp.i1(x)))(x)
+    # i1'' = i1 - i1' / x... checked against central differences of i1'
+    d = lambda x: S.i0(x) - S.i1(x) / x                           # noqa: E731
+    np.testing.assert_allclose(np.diag(h), (d(x + 1e-6) - d(x - 1e-6)) / 2e-6, rtol=1e-6)
+
+
+# -- integrate --------------------------------------------------------------------------------
+def _rhs(y, t, k, w):
+    return -k * y + w * np.sin(3.0 * t)
+
+
+def test_odeint_values_and_gradients_against_scipy():
+    t = np.linspace(0.0, 2.0, 5)
+    y0, k, w = np.array([1.0, 0.5]), 0.7, 0.3
+
+    def ours(y0, k, w, t):
+        return np.sum(integrate.odeint(_rhs, y0, t, args=(k, w), substeps=64) ** 2)
+
+    def ref(y0, k, w, t):
+        return float(np.sum(scipy.integrate.odeint(_rhs, y0, t, args=(k, w), rtol=1e-12,
+                                                   atol=1e-12) ** 2))
+    args = (y0, k, w, t)
+    value, grads = bn.value_and_grad(ours, argnums=(0, 1, 2, 3))(*args)
+    np.testing.assert_allclose(value, ref(*args), rtol=1e-9)
+    for j, g in enumerate(grads):
+        np.testing.assert_allclose(g, central_diff(ref, args, j, h=1e-5), rtol=1e-5,
+                                   atol=1e-7)
+    # the derivative of the discrete solution: exactly the traced scheme's own slope
+    np.testing.assert_allclose(grads[0], central_diff(ours, args, 0), rtol=1e-7)
+
+
+def test_solve_ivp_with_t_eval_and_args():
+    f = lambda t, y, k: -k * y                                     # noqa: E731
+    res = bn.trace(lambda k: integrate.solve_ivp(f, (0.0, 1.0), np.array([1.0, 2.0]),
+                                                 args=(k,), t_eval=np.array([0.5, 1.0])).y,
+                   0.5)(0.5)
+    np.testing.assert_allclose(res, np.array([[1.0], [2.0]]) * np.exp(-0.5 * np.array(
+        [0.5, 1.0])), rtol=1e-9)
+    g = bn.grad(lambda k: np.sum(integrate.solve_ivp(
+        f, (0.0, 1.0), np.array([1.0, 2.0]), args=(k,), t_eval=np.array([0.5, 1.0])).y))(0.5)
+    np.testing.assert_allclose(g, -3.0 * (0.5 * np.exp(-0.25) + np.exp(-0.5)), rtol=1e-9)
+
+
+def test_integrate_refuses_tolerances_it_cannot_meet():
+    with pytest.raises(UnsupportedOpError, match="substeps"):
+        bn.grad(lambda k: np.sum(integrate.odeint(lambda y, t: -k * y, 1.0,
+                                                  np.array([0.0, 1.0]), rtol=1e-8)))(0.5)
+
+
+# -- scipy's own functions on traced values ------------------------------------------------
+UFUNCS = ["gammaln", "digamma", "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "i0",
+          "i1", "expit", "logit", "entr", "gamma"]
+
+
+@pytest.mark.parametrize("name", UFUNCS)
+def test_scipy_special_ufuncs_trace_unchanged(name):
+    """scipy.special.gammaln(x) on a traced x reaches burnumba's row (numpy's
+    __array_ufunc__): the user's scipy code runs as it is."""
+    x = np.array([0.2, 0.4, 0.7])
+    theirs = getattr(scipy.special, name)
+    ours = getattr(bsp, name)
+    np.testing.assert_allclose(_value(theirs, (x,), (0,)), theirs(x), rtol=1e-13)
+    g1 = bn.grad(lambda x: np.sum(theirs(x)))(x)
+    g2 = bn.grad(lambda x: np.sum(ours(x)))(x)
+    np.testing.assert_array_equal(g1, g2)
+
+
+def test_scipy_binary_ufuncs_trace_unchanged():
+    x, y = np.array([0.5, 2.0]), np.array([1.5, 0.3])
+    for name in ("xlogy", "xlog1py", "betaln", "rel_entr"):
+        f = getattr(scipy.special, name)
+        np.testing.assert_allclose(_value(f, (x, y), (0, 1)), f(x, y), rtol=1e-13)
+
+
+REFUSED = [
+    ("scipy.stats.norm.logpdf", lambda x: ST.norm.logpdf(x), "burnumba.scipy.stats.norm.logpdf"),
+    ("scipy.stats.norm.cdf (frozen)", lambda x: ST.norm(0.0, 2.0).cdf(x),
+     "burnumba.scipy.stats.norm.cdf"),
+    ("scipy.stats.multivariate_normal.logpdf",
+     lambda x: ST.multivariate_normal.logpdf(x, np.zeros(3), np.eye(3)),
+     "burnumba.scipy.stats.multivariate_normal.logpdf"),
+    ("scipy.special.logsumexp", lambda x: S.logsumexp(x), "burnumba.scipy.special.logsumexp"),
+    ("scipy.special.polygamma", lambda x: S.polygamma(1, x),
+     "burnumba.scipy.special.polygamma"),
+    ("scipy.signal.convolve", lambda x: scipy.signal.convolve(x, np.ones(2)),
+     "burnumba.scipy.signal.convolve"),
+    ("scipy.integrate.odeint", lambda x: scipy.integrate.odeint(
+        lambda y, t: -y, x, np.array([0.0, 1.0])), "burnumba.scipy.integrate.odeint"),
+    ("scipy.linalg.expm", lambda x: scipy.linalg.expm(np.outer(x, x)),
+     "burnumba.scipy.linalg.expm"),
+    ("scipy.stats.t.cdf", lambda x: ST.t.cdf(x, 3.0), "no replacement"),
+]
+
+
+@pytest.mark.parametrize("name, call, replacement", REFUSED, ids=[r[0] for r in REFUSED])
+def test_scipy_calls_that_cannot_trace_name_the_replacement(name, call, replacement):
+    """scipy functions that do Python-level work on their argument refuse a traced value with
+    a burnumba error that names our function and points at the user's line (this file)."""
+    with pytest.raises(ConcretizationError) as err:
+        bn.grad(lambda x: np.sum(call(x)))(np.ones(3))
+    message = str(err.value)
+    assert replacement in message and name.split(" ")[0] in message
+    assert "test_scipy.py" in message.splitlines()[-1]
+
+
+def test_unsupported_scipy_ufunc_is_named():
+    with pytest.raises(UnsupportedOpError, match="scipy.special.gammainc .*burnumba.scipy"):
+        bn.grad(lambda x: np.sum(S.gammainc(x, 1.0)))(np.ones(2))
