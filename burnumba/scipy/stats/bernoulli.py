@@ -1,5 +1,7 @@
 """``burnumba.scipy.stats.bernoulli``: the Bernoulli distribution, as scipy.stats.bernoulli
 (p, loc): logpmf, pmf, cdf and sf, with the gradient to p."""
+import numpy as np
+
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import eager, traced, valid
@@ -13,7 +15,7 @@ def logpmf(k, p, loc=0):
     """xlogy(k, p) + xlog1py(1 - k, -p) for k in {0, 1} (-inf elsewhere)."""
     if not traced(k, p, loc):
         return eager("bernoulli", "logpmf", k, p, loc)
-    k = k - loc if traced(loc) or loc != 0 else k
+    k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     ok = ew.logical_or(ew.equal(k, 0.0), ew.equal(k, 1.0))
     ks = ew.where(ok, k, 0.0)
     out = special.xlogy(ks, p) + special.xlog1py(1.0 - ks, -p)
@@ -30,7 +32,7 @@ def cdf(k, p, loc=0):
     """0 below 0, 1 - p on [0, 1), 1 from 1 on."""
     if not traced(k, p, loc):
         return eager("bernoulli", "cdf", k, p, loc)
-    k = k - loc if traced(loc) or loc != 0 else k
+    k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     out = ew.where(ew.less(k, 0.0), 0.0, ew.where(ew.less(k, 1.0), 1.0 - p, 1.0))
     return valid(out, _p_ok(p))
 

@@ -1,6 +1,8 @@
 """``burnumba.scipy.stats.binom``: the binomial distribution, as scipy.stats.binom (n, p,
 loc): logpmf and pmf, with the gradient to p (and to n, through gammaln, as a continuous
 parameter)."""
+import numpy as np
+
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import eager, traced
@@ -11,7 +13,7 @@ def logpmf(k, n, p, loc=0):
     for integer 0 <= k <= n (-inf elsewhere)."""
     if not traced(k, n, p, loc):
         return eager("binom", "logpmf", k, n, p, loc)
-    k = k - loc if traced(loc) or loc != 0 else k
+    k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     ok = ew.logical_and(ew.logical_and(ew.greater_equal(k, 0.0), ew.less_equal(k, n)),
                         ew.equal(ew.floor(k), k))
     ks = ew.where(ok, k, 0.0)
