@@ -737,6 +737,7 @@ def _validate(arrays, meta):
         except _Bad as e:
             raise _Bad(f"{row.name} {e}") from None
     _position_patterns(cols, F0[:n])
+    _polygamma_orders(cols, F0[:n])
     out = _int(meta["out"], "meta out", 0, n)
     if out != int(ints[1]):
         raise _Bad(f"meta out ({out}) differs from I[1] ({int(ints[1])})")
@@ -767,6 +768,18 @@ def _position_patterns(cols, imm):
         raise _Bad(f"{ROWS[int(cols['op'][i])].name} node %{i}: its immediate is {c}, which "
                    f"claims {names.get(c, 'no pattern the kernel knows')}, but its positions "
                    f"are {names.get(float(patterns[k]), 'neither one run nor one repeated')}")
+
+
+def _polygamma_orders(cols, imm):
+    """A polygamma node's immediate is its order n, an integer in [0, 300] (the kernel
+    multiplies n! out in a loop; n! overflows past 170 anyway)."""
+    nodes = np.flatnonzero(cols["op"] == OPCODE["polygamma"])
+    n = imm[nodes]
+    bad = np.flatnonzero(~((n >= 0.0) & (n <= 300.0) & (n == np.floor(n))))
+    if len(bad):
+        i = int(nodes[bad[0]])
+        raise _Bad(f"polygamma node %{i}: its immediate (the order) is {float(n[bad[0]])}, "
+                   "not an integer in [0, 300]")
 
 
 def _in_slots(meta, t, shapes, need):

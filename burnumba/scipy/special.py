@@ -75,8 +75,9 @@ def polygamma(n, x):
         raise InputError(at_user_site(
             f"polygamma(n, x): n must be a constant integer >= 0, got {n!r}"))
     n = int(n)
-    if n < 0:
-        raise InputError(at_user_site(f"polygamma(n, x): n must be >= 0, got {n}"))
+    if not 0 <= n <= 300:
+        raise InputError(at_user_site(f"polygamma(n, x): n must be in [0, 300] (n! overflows "
+                                      f"past 170), got {n}"))
     b = _builder(x)
     if b is None:
         return _scipy("polygamma")(n, x)
