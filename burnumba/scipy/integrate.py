@@ -42,6 +42,16 @@ def _rk4(f, y, t0, t1, substeps):
     return y
 
 
+def _returns_traced(call):
+    """Whether the right-hand side gives a traced value at the first point: it closes over
+    a traced parameter (lambda y, t: -k * y), so the solution depends on it although y0, t
+    and args are plain. (One extra call of the right-hand side, on plain values.)"""
+    try:
+        return _builder(call()) is not None
+    except Exception:                   # let scipy report its own errors on plain values
+        return False
+
+
 def _substeps(name, substeps, options):
     bad = sorted(k for k in options if options[k] is not None)
     if bad:
@@ -65,7 +75,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=Non
     >>> decay = lambda k: odeint(lambda y, t: -k * y, 1.0, np.array([0.0, 1.0]))[1, 0]
     >>> bn.grad(decay)(0.5)                  # d/dk exp(-k) = -exp(-0.5) = -0.6065...
     """
-    if _builder(y0, t, args) is None:
+    args = tuple(args)
+    if _builder(y0, t, args) is None and not _returns_traced(
+            lambda: func(t[0], y0, *args) if tfirst else func(y0, t[0], *args)):
         import scipy.integrate
         return scipy.integrate.odeint(func, y0, t, args=tuple(args), Dfun=Dfun,
                                       col_deriv=col_deriv, full_output=full_output, rtol=rtol,
@@ -77,8 +89,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=Non
             f"odeint({', '.join(n + '=...' for n in names)}) is not supported on traced "
             "values (burnumba traces a fixed-step RK4; its derivative needs no Dfun)"))
     n = _substeps("odeint", substeps, {"rtol": rtol, "atol": atol})
-    args = tuple(args)
-    b = _builder(y0, t, args)
+    b = _builder(y0, t, args) or _builder(
+        func(t[0], y0, *args) if tfirst else func(y0, t[0], *args))
     y = shapes.reshape(b.lift(y0), (-1,))
     ts = b.lift(t)
     if ts.ndim != 1 or ts.shape[0] < 1:
@@ -108,7 +120,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     (shape (len(y0), len(t_eval))). Every ``method`` name is accepted and the integration is
     the fixed-step RK4 of this module (``substeps`` steps per interval of t_eval): see the
     module's docstring for its accuracy and why no adaptive step is taken."""
-    if _builder(y0, t_span, t_eval, args) is None:
+    if _builder(y0, t_span, t_eval, args) is None and not _returns_traced(
+            lambda: fun(t_span[0], y0, *(args or ()))):
         import scipy.integrate
         return scipy.integrate.solve_ivp(fun, t_span, y0, method=method, t_eval=t_eval,
                                          dense_output=dense_output, events=events,
@@ -125,7 +138,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     args = tuple(args) if args is not None else ()
     t0, t1 = t_span
     times = [t0, t1] if t_eval is None else t_eval
-    b = _builder(y0, t_span, t_eval, args)
+    b = _builder(y0, t_span, t_eval, args) or _builder(fun(t0, y0, *args))
     ts = b.lift(times) if not isinstance(times, list) else shapes.stack(
         [b.lift(v) for v in times])
     y = shapes.reshape(b.lift(y0), (-1,))

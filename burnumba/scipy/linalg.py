@@ -58,13 +58,22 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     return _la.solve(A, b)
 
 
+def mirrored(a, lower):
+    """The symmetric matrix of a's lower (or upper) triangle: the one a Cholesky or eigh of
+    scipy's reads, so that the gradient lands in that triangle alone, as scipy's does."""
+    if lower:
+        return shapes.tril(a) + shapes.swapaxes(shapes.tril(a, -1), -1, -2)
+    return shapes.triu(a) + shapes.swapaxes(shapes.triu(a, 1), -1, -2)
+
+
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     """(c, lower): the Cholesky factor of a, L (lower) or L^T (upper, scipy's default), for
-    cho_solve. scipy leaves arbitrary values in c's other triangle; here it holds zeros.
+    cho_solve, from the triangle of a that scipy reads (the upper one unless ``lower``).
+    scipy leaves arbitrary values in c's other triangle; here it holds zeros.
     A matrix that is not positive definite gives NaN (the cholesky row's convention)."""
     if _builder(a) is None:
         return _scipy("cho_factor")(a, lower=lower)
-    L = _la.cholesky(a)
+    L = _la.cholesky(mirrored(a, lower))
     return (L if lower else shapes.swapaxes(L, -1, -2)), bool(lower)
 
 

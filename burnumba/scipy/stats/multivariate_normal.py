@@ -6,7 +6,8 @@ cov, through the Cholesky factor L of cov (the cholesky and solve rows):
 
 x holds one point per row in its last axis (shape (k,) or (n, k)), as scipy's; the result
 is squeezed as scipy squeezes it. cov may be a scalar or a vector (a diagonal), as scipy.
-A cov that is not positive definite gives NaN (the cholesky row's convention); scipy's
+Only cov's lower triangle is read, as scipy's (its gradient lands there). A cov that is not
+positive definite gives NaN (the cholesky row's convention); scipy's
 ``allow_singular=True`` (a pseudo-inverse) is not supported on traced values.
 """
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from ..._errors import UnsupportedOpError, at_user_site
 from ...numpy import elementwise as ew
 from ...numpy import linalg, reductions as red, shapes
+from ..linalg import mirrored
 from ._common import LOG_2PI, eager, traced
 
 
@@ -39,7 +41,8 @@ def logpdf(x, mean=None, cov=1, allow_singular=False):
     if len(xshape) == 0:
         x = shapes.reshape(x, (1,))
     d = x if mean is None else x - mean
-    L = linalg.cholesky(_cov_matrix(cov, k))
+    # the lower triangle, as scipy's eigh of cov reads it (the gradient lands there)
+    L = linalg.cholesky(mirrored(_cov_matrix(cov, k), lower=True))
     flat = shapes.reshape(d, (-1, k))                    # (n, k)
     w = linalg.solve(L, shapes.transpose(flat))          # L^-1 d, (k, n)
     maha = red.sum(w * w, axis=0)                        # (n,)
