@@ -16,9 +16,10 @@ from .. import kernels
 from . import tapefile
 from .checked import SWITCH, checked_run
 from .profile import profile_tape
-from .._errors import (DataError, InputError, NestedTrace, OutputError, at_user_site,
-                      nested_unsupported)
+from .._errors import (DataError, InputError, NestedTrace, OutputError, RandomSourceError,
+                      at_user_site, nested_unsupported)
 from ..tracing.pytree import unflatten
+from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
 
@@ -81,6 +82,10 @@ class State:
             if x.dtype.kind in "iu":                     # integer data: exact in the tape?
                 check_integer_data(x, dtype)
 
+    def draw(self):
+        """The tape's random draws, drawn again from the user's generators (none for most
+        tapes; ``DrawingState.write`` calls it)."""
+
     def run(self, mode):
         """Run the kernel; raise the error a node reported (its value is then NaN)."""
         if SWITCH.on:
@@ -116,6 +121,21 @@ class State:
             else np.float64(self.val[o])
 
 
+class DrawingState(State):
+    """The State of a tape with random draws (tracing/randomness.py): every write of the
+    inputs draws the tape's recipes again, in order, from the user's generators. Tapes
+    without draws get a plain State, so their runs pay nothing for this."""
+
+    __slots__ = ()
+
+    def write(self, leaves):
+        State.write(self, leaves)
+        self.draw()
+
+    def draw(self):
+        draw_into(self.val, self.tape.draws)
+
+
 class Tape:
     """A traced function. ``op, a0, a1, pp, need, off, P`` are read-only numpy views into the
     packed int32 array ``I``; ``imm`` and the constants are in ``F0``. Node ``i`` owns
@@ -125,7 +145,7 @@ class Tape:
     """
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
-                 single=True, static=(), forward_mode=False):
+                 single=True, static=(), forward_mode=False, draws=()):
         b = builder
         ints, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
                                 out, scratch=b.scratch, dtype=b.dtype)
@@ -141,6 +161,8 @@ class Tape:
                     shapes=b.shapes, sites=b.sites, n_diff=n_diff, in_slots=in_slots, out=out,
                     out_shape=out_shape, aux=aux, forward_mode=forward_mode,
                     largest_product=b.largest_product)
+        # the random draws' recipes (tracing/randomness.py): each run draws them again
+        self.draws = draws
 
     @classmethod
     def from_arrays(cls, ints, F0, meta):
@@ -153,6 +175,7 @@ class Tape:
 
     def _setup(self, ints, F0, key, argnums, static, single, shapes, sites, n_diff, in_slots,
                out, out_shape, aux, forward_mode, largest_product):
+        self.draws = ()                      # set by __init__ for a traced tape with draws
         self.key = key
         self.argnums = argnums
         self.static = static                 # the argument positions traced as static
@@ -186,6 +209,7 @@ class Tape:
     def __reduce__(self):
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
+        self._refuse_draws("pickled (or sent to another process, as Dask does)")
         arrays, meta = tapefile.tape_state(self)
         return from_pickle, (tapefile.compact(arrays), meta)
 
@@ -198,7 +222,21 @@ class Tape:
         >>> tape.save("square.npz"); bn.load_tape("square.npz")(4.0)  # doctest: +SKIP
         16.0
         """
+        self._refuse_draws("saved to a file")
         tapefile.save_tape(self, file)
+
+    def _refuse_draws(self, what):
+        """A tape with random draws holds its recipes' sources: the user's generators (and
+        numpy's global one), found again on every call. They cannot go with the tape to
+        another process or file, and a copy that drew from a copy of the generator would
+        repeat or fork the user's stream, so such a tape is refused there."""
+        if self.draws:
+            labels = sorted({d.source.label for d in self.draws})
+            raise RandomSourceError(at_user_site(
+                f"this tape cannot be {what}: it draws random numbers on every run from "
+                f"{', '.join(labels)}, which stay in this process. Run it here, or pass the "
+                "noise in as an argument (draw it outside the function) to get a tape that "
+                "can travel"))
 
     # -- run states -----------------------------------------------------------------------
     def state(self):
@@ -206,12 +244,12 @@ class Tape:
         try:
             return self._local.state
         except AttributeError:
-            s = self._local.state = State(self)
+            s = self._local.state = (DrawingState if self.draws else State)(self)
             return s
 
     def new_state(self):
         """A State of one's own (a Trainer's), not this thread's."""
-        return State(self)
+        return (DrawingState if self.draws else State)(self)
 
     @property
     def val(self):
