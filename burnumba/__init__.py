@@ -8,7 +8,7 @@ from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
                       MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
-                      OutputError, PytreeError, ShapeError, TracerBoolError,
+                      OutputError, PytreeError, RandomSourceError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from .kernels import KernelError, precompile
 from . import numpy
@@ -36,7 +36,8 @@ __all__ = [
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
-    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError",
+    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "RandomSourceError",
+    "ShapeError",
     "TapeFormatError", "TracerBoolError",
     "UnsupportedMethodError", "UnsupportedOpError",
 ]

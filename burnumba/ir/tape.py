@@ -128,12 +128,22 @@ class DrawingState(State):
 
     __slots__ = ()
 
-    def write(self, leaves):
+    def write(self, leaves, drawn=None):
+        """The inputs, and new draws; or ``drawn``, the draws of an earlier run kept by
+        ``drawn()`` (a vjp's pull-back reruns the forward on the numbers its value used)."""
         State.write(self, leaves)
-        self.draw()
+        if drawn is None:
+            self.draw()
+        else:
+            for d, x in zip(self.tape.draws, drawn):
+                self.val[d.start:d.start + d.size] = x
 
     def draw(self):
         draw_into(self.val, self.tape.draws)
+
+    def drawn(self):
+        """A copy of this run's draws."""
+        return [self.val[d.start:d.start + d.size].copy() for d in self.tape.draws]
 
 
 class Tape:
@@ -279,11 +289,15 @@ class Tape:
         value = state.run(layout.MODE_VALUE_AND_GRAD)
         return (value, state.grad[:self.n_diff_elems].copy()) if copy else value
 
-    def run_vjp(self, leaves, seed):
+    def run_vjp(self, leaves, seed, drawn=None):
         """Forward, then pull the cotangent ``seed`` (the output's shape) back. Returns a
-        copy of the flat gradient of the differentiated inputs."""
+        copy of the flat gradient of the differentiated inputs. ``drawn``: the random draws
+        to run on (``DrawingState.drawn``), instead of new ones."""
         state = self.state()
-        state.write(leaves)
+        if drawn is None:
+            state.write(leaves)
+        else:
+            state.write(leaves, drawn)
         o = int(self.off[self.out])
         state.grad[o:int(self.off[self.out + 1])] = np.ravel(seed)
         state.run(layout.MODE_VJP)

@@ -50,6 +50,7 @@ from .._errors import RandomSourceError, at_user_site
 from .tracer import Var
 
 SOURCES = (np.random.RandomState, np.random.Generator)
+DEPTH = 4              # helpers followed from the traced function (through globals, cells)
 ATTEMPTS = 3           # traces tried while other threads draw from numpy's global RNG
 
 # methods that are not draws of an array: refused under a trace (they would act on the real
@@ -161,7 +162,7 @@ class Recorder:
 
     def record(self, source, method, args, kwargs):
         """The traced value of ``source.method(*args, **kwargs)``: a data input node."""
-        call = f"{source.label}.{method}"
+        call = f"{method}() on {source.label}"
         if method in _REFUSED:
             raise RandomSourceError(at_user_site(
                 f"{call} inside a traced function: {_REFUSED[method]}"))
@@ -354,13 +355,18 @@ def _unwrap(f):
 
 
 class _Places:
-    """The places of a traced function that hold a generator or a generator's method, and
-    every generator it can reach (for the state check)."""
+    """The places a traced function reads a generator or a generator's method from (each
+    gets a proxy or a wrapper for the trace), and every generator found (for the state
+    check): from ``f``, its closure cells, defaults and the globals its code names; from
+    there, the functions and bound methods found (``DEPTH`` levels deep), the attributes
+    the code names of the objects and modules found, and a bound method's ``self``."""
 
     def __init__(self, f, args, kwargs):
         self.places = []            # (key, label, get, set, value)
+        self.keys = set()
         self.reached = {}           # id -> (generator, label)
-        self._walk(_unwrap(f), 0, set(), direct=True)
+        self._seen = set()
+        self._walk(_unwrap(f), 0)
         leaves = list(args) + list(kwargs.values())
         while leaves:
             x = leaves.pop()
@@ -371,67 +377,101 @@ class _Places:
             elif isinstance(x, SOURCES):
                 self.reached.setdefault(id(x), (x, "a generator passed as an argument"))
 
-    def _place(self, key, label, get, set_, value, direct):
+    def _place(self, key, label, get, set_, value):
         if isinstance(value, SOURCES):
             self.reached.setdefault(id(value), (value, label))
         elif _is_bound_draw(value):
             self.reached.setdefault(id(value.__self__), (value.__self__, label))
         else:
             return
-        if direct:
+        if key not in self.keys:
+            self.keys.add(key)
             self.places.append((key, label, get, set_, value))
 
-    def _walk(self, f, depth, seen, direct):
-        """Closure cells, defaults, named globals (and, for the state check, the helpers
-        they name, two levels deep), a bound method's ``self`` attributes."""
-        if id(f) in seen or depth > 2:
+    def _attr(self, owner, name, label, depth):
+        """``owner.name``: a place if it holds a generator; followed if a function."""
+        attrs = getattr(owner, "__dict__", None)
+        if isinstance(attrs, dict) and name in attrs:
+            self._place(("attr", id(owner), name), label,
+                        functools.partial(getattr, owner, name),
+                        functools.partial(setattr, owner, name), attrs[name])
+        if not isinstance(owner, (int, float, str, bytes, np.ndarray)):
+            try:
+                value = getattr(owner, name, None)
+            except Exception:            # a property that fails: nothing to follow
+                return
+            self._follow(value, depth)
+
+    def _follow(self, value, depth, names=()):
+        """A value the code reads: a function or bound method is walked; of an object or a
+        module, the attributes the code names are looked at. burnumba's own wrappers (a
+        transformation's closures, partials and objects around the user's function) are
+        gone through whole, at no cost in depth."""
+        if isinstance(value, functools.partial):
+            for v in (value.func,) + value.args + tuple(value.keywords.values()):
+                self._follow(v, depth - 1)
+        elif isinstance(value, (types.FunctionType, types.MethodType)):
+            self._walk(value, depth + (0 if _ours(value) else 1))
+        elif _ours(type(value)) and id(value) not in self._seen:
+            self._seen.add(id(value))
+            for v in list(getattr(value, "__dict__", {}).values()):
+                self._follow(v, depth - 1)
+        elif isinstance(value, (np.ndarray, np.generic, int, float, str, bytes, type)) or \
+                value is np or value is np.random or value is None:
             return
-        seen.add(id(f))
+        elif names and id(value) not in self._seen:
+            self._seen.add(id(value))
+            label = getattr(value, "__name__", type(value).__name__)
+            for attr in names:
+                self._attr(value, attr, f"{label}.{attr}", depth + 1)
+
+    def _walk(self, f, depth):
+        if id(f) in self._seen or depth > DEPTH:
+            return
+        self._seen.add(id(f))
         if isinstance(f, types.MethodType):
             owner = f.__self__
             for name, value in list(getattr(owner, "__dict__", {}).items()):
                 self._place(("attr", id(owner), name), f"self.{name}",
                             functools.partial(getattr, owner, name),
-                            functools.partial(setattr, owner, name), value, direct)
+                            functools.partial(setattr, owner, name), value)
+                self._follow(value, depth)         # self.f: a wrapped function
             f = f.__func__
         code = getattr(f, "__code__", None)
-        if code is None:
+        if code is None:             # a callable object: its __call__
             call = getattr(type(f), "__call__", None)
             if call is not None and not isinstance(f, type) and hasattr(call, "__code__"):
-                self._walk(types.MethodType(call, f), depth, seen, direct)
+                self._walk(types.MethodType(call, f), depth)
             return
+        names = _code_names(code)
         for name, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
                 value = cell.cell_contents
-            except ValueError:
+            except ValueError:       # a cell not yet filled
                 continue
             self._place(("cell", id(cell)), f"the closure variable {name!r}",
                         functools.partial(getattr, cell, "cell_contents"),
-                        functools.partial(setattr, cell, "cell_contents"), value, direct)
-            self._follow(value, depth, seen)
+                        functools.partial(setattr, cell, "cell_contents"), value)
+            self._follow(value, depth, names)
         for k, value in enumerate(f.__defaults__ or ()):
             self._place(("default", id(f), k), f"default argument {k} of {f.__name__}",
                         functools.partial(lambda f, k: f.__defaults__[k], f, k),
-                        functools.partial(_set_default, f, k), value, direct)
+                        functools.partial(_set_default, f, k), value)
         g = f.__globals__
-        for name in _code_names(code):
+        for name in names:
             if name not in g:
                 continue
             value = g[name]
             self._place(("global", id(g), name), f"the global {name!r} of {f.__module__}",
                         functools.partial(g.__getitem__, name),
-                        functools.partial(g.__setitem__, name), value, direct)
-            self._follow(value, depth, seen)
-            if isinstance(value, types.ModuleType) and value is not np.random:
-                for attr in _code_names(code):
-                    inner = getattr(value, attr, None)
-                    self._place(None, f"{value.__name__}.{attr}", None, None, inner, False)
-                    if isinstance(inner, types.FunctionType):
-                        self._walk(inner, depth + 1, seen, False)
+                        functools.partial(g.__setitem__, name), value)
+            self._follow(value, depth, names)
 
-    def _follow(self, value, depth, seen):
-        if isinstance(value, (types.FunctionType, types.MethodType)):
-            self._walk(value, depth + 1, seen, False)
+
+def _ours(f):
+    """Whether ``f`` (a function, method or class) is burnumba's own."""
+    return (getattr(getattr(f, "__func__", f), "__module__", None) or "").startswith(
+        "burnumba.")
 
 
 def _set_default(f, k, value):

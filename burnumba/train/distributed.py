@@ -47,7 +47,8 @@ import threading
 import numpy as np
 
 from ..transforms.core import CACHE_SIZE, TapeCache
-from .._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
+from .._errors import (InputError, MissingExtraError, NonFiniteError, RandomSourceError,
+                       ShapeError, at_user_site)
 from ..tracing.pytree import flatten
 from ..tracing.signature import structure
 from .optim import Checkpoints, _exclusive, clip_grad_norm
@@ -246,6 +247,12 @@ class _DataParallel:
         if hit is None:
             zeros = [np.zeros(shape, dtype) for shape, dtype in meta]
             tape, sig, _ = self.tapes.tape_for((params, *zeros), {})
+            if tape.draws:            # the workers cannot reach the driver's generators
+                raise RandomSourceError(at_user_site(
+                    "distributed value_and_grad: the loss draws random numbers (from "
+                    f"{tape.draws[0].source.label}), which a worker cannot replay from the "
+                    "driver's generator. Draw the noise on the driver and pass it in as a "
+                    "data shard (one array per example), or run the loss locally"))
             # the Tape itself travels (I, F0 and metadata; never the loss function), as the
             # result of a task: scattered data has no graph, so a worker that died holding the
             # only copy (a scatter made before every worker had joined) failed every later

@@ -157,7 +157,7 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
             return ((out if with_value else None), tout) + ((aux[0],) if has_aux else ())
         tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
-        if key is not None and len(cache.plain) < CACHE_SIZE:
+        if key is not None and len(cache.plain) < CACHE_SIZE and not tape.draws:
             cache.plain[key] = tape, tree
     else:
         return _run_plain(found, primals, tangents, with_value, has_aux)
@@ -323,6 +323,8 @@ def vjp(f, *primals, has_aux=False):
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
     aux = tape.aux_values(tape.state()) if has_aux else None
+    # the pull-back runs on this call's random draws (the ones the value used), drawing none
+    drawn = tape.state().drawn() if tape.draws else None
     if tree is not None:
         value = split(tree, value, copied)
     out_shape = tape.out_shape
@@ -336,7 +338,7 @@ def vjp(f, *primals, has_aux=False):
                              f"shape {out_shape}")
         # the forward runs again with this call's leaves: another vjp of the same tape on
         # this thread may have run in between
-        grads = tape.split_grads(tape.run_vjp(leaves, seed))
+        grads = tape.split_grads(tape.run_vjp(leaves, seed, drawn))
         out, pos = [], 0
         for k in argnums:
             n = len(sig.kinds[k])

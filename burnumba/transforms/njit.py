@@ -18,7 +18,8 @@ compiled in the process that made it and not cached on disk.
 import numpy as np
 
 from .core import _norm_argnums, _positive, _trace
-from .._errors import InputError, NestedTrace, at_user_site, nested_unsupported
+from .._errors import (InputError, NestedTrace, RandomSourceError, at_user_site,
+                       nested_unsupported)
 from ..tracing.signature import Signature
 
 
@@ -57,6 +58,12 @@ def njit_value_and_grad(f, *example_args, argnums=0):
     except NestedTrace:
         raise nested_unsupported("bn.njit_value_and_grad") from None
     tape = _trace(f, example_args, {}, argnums_t, False, sig, True)
+    if tape.draws:
+        raise RandomSourceError(at_user_site(
+            "njit_value_and_grad: the function draws random numbers (from "
+            f"{tape.draws[0].source.label}), and a compiled handle cannot call Python's "
+            "generators on each call. Make the noise an argument of the function and draw it "
+            "in your numba code (np.random.standard_normal works inside @numba.njit)"))
     if tape.kernel.address is None:
         raise InputError(at_user_site(
             "njit_value_and_grad needs a compiled kernel; this process runs the "
