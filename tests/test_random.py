@@ -257,6 +257,8 @@ REFUSED = {
     "a traced gamma shape": (lambda x: np.sum(np.random.gamma(x)), "traced parameter"),
     "a traced choice probability": (lambda x: np.sum(np.random.choice(3, p=x)),
                                     "traced parameter"),
+    "an unseeded generator made inside": (
+        lambda x: np.sum(x * np.random.default_rng().normal(size=3)), "without a seed"),
 }
 
 
@@ -275,6 +277,9 @@ def test_tapes_with_draws_do_not_travel(tmp_path):
         tape.save(tmp_path / "t.npz")
     with pytest.raises(bn.RandomSourceError, match="compiled handle"):
         bn.njit_value_and_grad(lambda x: np.sum(x * np.random.randn(3)), X)
+    seeded = bn.grad(lambda x: np.sum(x * np.random.default_rng(3).normal(size=3)))
+    np.testing.assert_array_equal(seeded(X), np.random.default_rng(3).normal(size=3))
+    np.testing.assert_array_equal(seeded(X), seeded(X))   # the untraced program's numbers
     plain = bn.trace(lambda x: np.sum(x * 2.0), X)      # no draws: travels as before
     assert pickle.loads(pickle.dumps(plain))(X) == plain(X)
 
@@ -375,3 +380,11 @@ def test_threads_calling_one_function_each_draw_from_their_generator():
         ref = np.random.default_rng(k)
         for got in results[k]:
             np.testing.assert_array_equal(got, ref.normal(size=3))
+
+
+CONFIG = {"rng": np.random.default_rng(0)}
+
+
+def test_a_generator_in_a_container_is_refused_not_frozen():
+    with pytest.raises(bn.RandomSourceError, match="container"):
+        bn.grad(lambda x: np.sum(x * CONFIG["rng"].normal(size=3)))(X)

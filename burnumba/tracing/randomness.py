@@ -275,6 +275,25 @@ def _wrapper(source, method, original):
     return draw
 
 
+def _unseeded_guard(default_rng):
+    """np.random.default_rng during a trace: a generator made inside the function with a
+    seed gives the same numbers on every call, and so does its tape; one made without a seed
+    (fresh entropy on every call) cannot be replayed."""
+    original = getattr(default_rng, "_burnumba_original", default_rng)
+
+    @functools.wraps(original)
+    def default_rng(seed=None):
+        if seed is None and current() is not None:
+            raise RandomSourceError(at_user_site(
+                "np.random.default_rng() without a seed inside a traced function: it would "
+                "give new numbers on every call, which a tape cannot replay. Make the "
+                "generator once, outside the function, and capture it or pass it as an "
+                "argument (its draws are then fresh on every call)"))
+        return original(seed)
+    default_rng._burnumba_original = original
+    return default_rng
+
+
 class _Installs:
     """The replacements in place, counted per place (a place holds its replacement while any
     trace needs it). This object mirrors numpy's own module-level generator: the replacement
@@ -412,6 +431,13 @@ class _Places:
                 self._follow(v, depth - 1)
         elif isinstance(value, (types.FunctionType, types.MethodType)):
             self._walk(value, depth + (0 if _ours(value) else 1))
+        elif isinstance(value, (list, tuple, dict)):
+            # a generator in a container (CONFIG["rng"]): not replaced (its draws are
+            # refused, not recorded), but checked, so that they are never silently frozen
+            for v in list(value.values() if isinstance(value, dict) else value)[:64]:
+                if isinstance(v, SOURCES):
+                    self.reached.setdefault(id(v), (v, "a generator held in a container "
+                                                       "(list, tuple or dict)"))
         elif _ours(type(value)) and id(value) not in self._seen:
             self._seen.add(id(value))
             for v in list(getattr(value, "__dict__", {}).values()):
@@ -526,6 +552,11 @@ def _attempt(f, args, kwargs, run):
                           functools.partial(setattr, np.random, name))
             keys.append(key)
             getters[key] = functools.partial(getattr, np.random, name)
+        _INSTALLS.put(("np", "default_rng"), np.random.default_rng,
+                      functools.partial(_unseeded_guard, np.random.default_rng),
+                      functools.partial(setattr, np.random, "default_rng"))
+        keys.append(("np", "default_rng"))
+        getters[("np", "default_rng")] = functools.partial(getattr, np.random, "default_rng")
         for key, label, get, set_, value in places.places:
             source = Source(get, label)
             if isinstance(value, SOURCES):
