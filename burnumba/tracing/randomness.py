@@ -39,7 +39,6 @@ again, up to ``ATTEMPTS`` times, then refused with its own message.
 """
 import copy
 import functools
-import pickle
 import random as stdlib_random
 import threading
 import types
@@ -341,6 +340,23 @@ _NP_NAMES = tuple(name for name in dir(np.random)
                   and name not in _NOT_DRAWS)
 
 
+# numpy.random's functions and what stands for them during a trace, made once
+_NP_ORIGINALS = {name: getattr(np.random, name) for name in _NP_NAMES + ("default_rng",)}
+_NP_WRAPPERS = {name: _wrapper(GLOBAL, name, f) for name, f in _NP_ORIGINALS.items()
+                if name != "default_rng"}
+_NP_WRAPPERS["default_rng"] = _unseeded_guard(np.random.default_rng)
+
+
+def _set_np(functions):
+    for name, f in functions.items():
+        setattr(np.random, name, f)
+
+
+def _np_installed():
+    """The wrappers if numpy.random holds them (else the user replaced them meanwhile)."""
+    return _NP_WRAPPERS if np.random.randn is _NP_WRAPPERS["randn"] else None
+
+
 def _is_bound_draw(x):
     owner = getattr(x, "__self__", None)
     return isinstance(owner, SOURCES) and getattr(x, "__name__", "") not in _NOT_DRAWS
@@ -507,12 +523,20 @@ def _set_default(f, k, value):
 
 
 def _state(gen):
-    """A generator's state as bytes (compared before and after a trace)."""
+    """A generator's state, comparable with == (read before and after a trace)."""
     if isinstance(gen, np.random.RandomState):
-        return pickle.dumps(gen.get_state(legacy=False))
+        return _frozen(gen.get_state(legacy=False))
     if isinstance(gen, np.random.Generator):
-        return pickle.dumps(gen.bit_generator.state)
-    return pickle.dumps(gen.getstate())
+        return _frozen(gen.bit_generator.state)
+    return gen.getstate()
+
+
+def _frozen(state):
+    if isinstance(state, dict):
+        return tuple((k, _frozen(v)) for k, v in state.items())
+    if isinstance(state, np.ndarray):
+        return state.dtype.str, state.tobytes()
+    return state
 
 
 # -- the trace ----------------------------------------------------------------------------
@@ -543,20 +567,9 @@ def _attempt(f, args, kwargs, run):
     keys, getters = [], {}
     stack = _local.__dict__.setdefault("stack", [])
     try:
-        for name in _NP_NAMES:
-            key = ("np", name)
-            original = getattr(np.random, name)
-            original = getattr(original, "_burnumba_original", original)
-            _INSTALLS.put(key, original,
-                          functools.partial(_wrapper, GLOBAL, name, original),
-                          functools.partial(setattr, np.random, name))
-            keys.append(key)
-            getters[key] = functools.partial(getattr, np.random, name)
-        _INSTALLS.put(("np", "default_rng"), np.random.default_rng,
-                      functools.partial(_unseeded_guard, np.random.default_rng),
-                      functools.partial(setattr, np.random, "default_rng"))
-        keys.append(("np", "default_rng"))
-        getters[("np", "default_rng")] = functools.partial(getattr, np.random, "default_rng")
+        _INSTALLS.put("numpy.random", _NP_ORIGINALS, lambda: _NP_WRAPPERS, _set_np)
+        keys.append("numpy.random")
+        getters["numpy.random"] = _np_installed
         for key, label, get, set_, value in places.places:
             source = Source(get, label)
             if isinstance(value, SOURCES):

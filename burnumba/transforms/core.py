@@ -258,8 +258,8 @@ class _Transformed(TapeCache):
             argnums = _positive(self.argnums, len(args))
             return nested.value_and_grad(builder, self.f, args, kwargs, argnums,
                                          self.single, self.has_aux, self.with_value)
-        if not kwargs and not tape.draws:       # a plan's match skips no draw, but a
-            plan = self.plans.get(tape)          # generator argument is a static leaf
+        if not kwargs:
+            plan = self.plans.get(tape)
             if plan is None:
                 plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
                                 self.has_aux)
