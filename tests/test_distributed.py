@@ -319,3 +319,17 @@ def test_bad_inputs(client):
         bnd.value_and_grad(logistic_sum, "tcp://scheduler:8786")
     with pytest.raises(bn.InputError, match="flat dict"):
         bnd.Trainer(logistic_sum, [X], optim.SGD(0.1), client, (da.from_array(X),))
+
+
+def test_a_loss_with_random_draws_is_refused_on_the_driver(client):
+    """The workers cannot replay the driver's generator: a clear error before anything is
+    shipped, never a tape whose draws are frozen or drawn from a worker's copy."""
+    X, y, p = data()
+    rng = np.random.default_rng(0)
+
+    def noisy(p, X, y):
+        return logistic_sum(p, X + 0.1 * rng.standard_normal(X.shape), y)
+
+    shards = (da.from_array(X, chunks=(350, 5)), da.from_array(y, chunks=(350,)))
+    with pytest.raises(bn.RandomSourceError, match="driver"):
+        bnd.value_and_grad(noisy, client)(p, shards)

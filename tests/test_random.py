@@ -269,6 +269,8 @@ REFUSED = {
     "a traced gamma shape": (lambda x: np.sum(np.random.gamma(x)), "traced parameter"),
     "a traced choice probability": (lambda x: np.sum(np.random.choice(3, p=x)),
                                     "traced parameter"),
+    "a list holding traced probabilities": (
+        lambda x: np.sum(np.random.choice(3, p=[x[0], x[1], x[2]])), "traced parameter"),
     "an unseeded generator made inside": (
         lambda x: np.sum(x * np.random.default_rng().normal(size=3)), "without a seed"),
 }

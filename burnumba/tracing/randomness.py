@@ -152,6 +152,13 @@ def draw_rows(draws, count, dtype):
     return out
 
 
+def _has_var(a):
+    """Whether an argument of a draw is traced, or a list or tuple holding a traced value."""
+    if isinstance(a, (list, tuple)):
+        return any(_has_var(x) for x in a)
+    return isinstance(a, Var)
+
+
 class Recorder:
     """The draws of one trace, in call order. ``builder`` is set by the tracer once made."""
 
@@ -165,8 +172,7 @@ class Recorder:
         if method in _REFUSED:
             raise RandomSourceError(at_user_site(
                 f"{call} inside a traced function: {_REFUSED[method]}"))
-        traced = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Var)]
-        if traced:
+        if any(_has_var(a) for a in list(args) + list(kwargs.values())):
             return self._reparam(source, method, args, kwargs, call)
         real = _real(source.get())
         try:                                     # the shape and dtype, on a copy: the
@@ -181,7 +187,7 @@ class Recorder:
 
     def _input(self, source, method, args, kwargs, shape, kind):
         b = self.builder
-        v = b.input(shape, False, "f" if kind == "f" else "i")
+        v = b.input(shape, False, kind)
         self.draws.append(Draw(source, method, tuple(args), dict(kwargs), b.off[v.node],
                                v.size, tuple(shape)))
         return v
