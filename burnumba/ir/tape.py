@@ -219,7 +219,7 @@ class Tape:
     def __reduce__(self):
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
-        self._refuse_draws("pickled (or sent to another process, as Dask does)")
+        self._refuse_draws("pickled (or sent to another process)")
         arrays, meta = tapefile.tape_state(self)
         return from_pickle, (tapefile.compact(arrays), meta)
 
@@ -234,6 +234,16 @@ class Tape:
         """
         self._refuse_draws("saved to a file")
         tapefile.save_tape(self, file)
+
+    def without_draws(self):
+        """This tape without its random draws' recipes (the same arrays), for a process
+        that gets the draws from elsewhere and writes them into their nodes itself (Dask's
+        workers, from the driver)."""
+        tape = Tape.__new__(Tape)
+        tape.__dict__.update(self.__dict__)
+        tape.draws = ()
+        tape._local = threading.local()
+        return tape
 
     def _refuse_draws(self, what):
         """A tape with random draws holds its recipes' sources: the user's generators (and

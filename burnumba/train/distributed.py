@@ -47,8 +47,8 @@ import threading
 import numpy as np
 
 from ..transforms.core import CACHE_SIZE, TapeCache
-from .._errors import (InputError, MissingExtraError, NonFiniteError, RandomSourceError,
-                       ShapeError, at_user_site)
+from .._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
+from ..kernels import layout
 from ..tracing.pytree import flatten
 from ..tracing.signature import structure
 from .optim import Checkpoints, _exclusive, clip_grad_norm
@@ -89,12 +89,22 @@ def _describe(shard):
     return tuple((a.shape, a.dtype.str) for a in arrays)
 
 
-def _partial(tape, flat_params, shard, weight):
+def _partial(tape, flat_params, shard, weight, drawn=()):
     """(weight * loss, weight * gradient) of one shard, by the shipped tape (no retracing).
     The parameters are the tape's first (differentiated) inputs, in pytree order, so the
-    flat vector splits into them as the gradient does."""
+    flat vector splits into them as the gradient does. ``drawn``: the loss's random draws
+    for this shard, made on the driver, as (start, values) of their nodes."""
     arrays = (shard,) if isinstance(shard, np.ndarray) else tuple(shard)
-    value, grad = tape.run_value_and_grad(tape.split_grads(flat_params) + list(arrays))
+    leaves = tape.split_grads(flat_params) + list(arrays)
+    if drawn:
+        state = tape.state()
+        state.write(leaves)
+        for start, x in drawn:
+            state.val[start:start + x.size] = x.ravel()
+        value = state.run(layout.MODE_VALUE_AND_GRAD)
+        grad = state.grad[:tape.n_diff_elems].copy()
+    else:
+        value, grad = tape.run_value_and_grad(leaves)
     if weight != 1:
         value, grad = value * weight, grad * weight
     return value, grad
@@ -247,17 +257,15 @@ class _DataParallel:
         if hit is None:
             zeros = [np.zeros(shape, dtype) for shape, dtype in meta]
             tape, sig, _ = self.tapes.tape_for((params, *zeros), {})
-            if tape.draws:            # the workers cannot reach the driver's generators
-                raise RandomSourceError(at_user_site(
-                    "distributed value_and_grad: the loss draws random numbers (from "
-                    f"{tape.draws[0].source.label}), which a worker cannot replay from the "
-                    "driver's generator. Draw the noise on the driver and pass it in as a "
-                    "data shard (one array per example), or run the loss locally"))
+            # a loss with random draws: the workers get the tape without its recipes (they
+            # cannot reach the driver's generators), and the driver draws for each shard
+            # in turn (``run``), as a loop over the shards calling the loss would
+            shipped = tape.without_draws() if tape.draws else tape
             # the Tape itself travels (I, F0 and metadata; never the loss function), as the
             # result of a task: scattered data has no graph, so a worker that died holding the
             # only copy (a scatter made before every worker had joined) failed every later
             # step; a task's result the scheduler recomputes on a survivor
-            future = self.client.submit(_shipped, tape, pure=False)
+            future = self.client.submit(_shipped, shipped, pure=False)
             while len(self.shipped) >= CACHE_SIZE:
                 self.shipped.pop(next(iter(self.shipped)))
             hit = self.shipped[key] = (tape, sig, future)
@@ -277,11 +285,14 @@ class _DataParallel:
         where = client.scatter(flat, broadcast=True, hash=False)
         mean = self.reduce == "mean"
         # each shard's task goes where the shard is; elsewhere only if those workers are gone
-        parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, pure=False,
-                               workers=held, allow_other_workers=True,
+        # random draws, shard by shard in order, from the driver's generators
+        drawn = [[(d.start, np.asarray(d(), dtype=plan[0].dtype)) for d in plan[0].draws]
+                 for plan in plans]
+        parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, draws,
+                               pure=False, workers=held, allow_other_workers=True,
                                key=f"burnumba-partial-{where.key}-{i}")
-                 for i, (plan, shard, n, held) in enumerate(zip(plans, ds.futures, ds.rows,
-                                                                ds.holders))]
+                 for i, (plan, shard, n, held, draws) in enumerate(zip(
+                     plans, ds.futures, ds.rows, ds.holders, drawn))]
         # a pairwise tree on the workers: ceil(log2 shards) levels of additions
         while len(parts) > 1:
             pairs = [parts[j:j + 2] for j in range(0, len(parts), 2)]
