@@ -406,3 +406,41 @@ CONFIG = {"rng": np.random.default_rng(0)}
 def test_a_generator_in_a_container_is_refused_not_frozen():
     with pytest.raises(bn.RandomSourceError, match="container"):
         bn.grad(lambda x: np.sum(x * CONFIG["rng"].normal(size=3)))(X)
+
+
+def test_two_threads_tracing_one_function_both_record_its_draws():
+    """Thread A traces and runs a function while thread B's trace of it is in progress
+    (A's run draws from the captured generator under B's trace: B's check is inconclusive
+    and B traces again), and A's proxy stays in place for B: both record both draws."""
+    gen = np.random.default_rng(12)
+    late_inside, early_done = threading.Event(), threading.Event()
+    waited = []
+
+    def f(x):
+        a = gen.normal(size=3)
+        if threading.current_thread().name == "late" and not waited:
+            waited.append(1)
+            late_inside.set()
+            early_done.wait(10)                 # A traces and runs meanwhile
+        return np.sum(x * a * gen.normal(size=3))
+
+    grads = {}
+
+    def work(name):
+        if name == "early":
+            late_inside.wait(10)
+        grads[name] = bn.grad(f)
+        grads[name](X)
+        if name == "early":
+            early_done.set()
+
+    threads = [threading.Thread(target=work, args=(n,), name=n) for n in ("early", "late")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for name, g in grads.items():
+        tape = next(iter(g.tapes.values()))
+        assert len(tape.draws) == 2, name       # both draws recorded, none frozen
+    a, b = grads["late"](X), grads["late"](X)
+    assert not np.array_equal(a, b)

@@ -33,8 +33,8 @@ number would be frozen into the tape: the trace raises ``RandomSourceError`` nam
 source and the fix. Raising was chosen over retracing on every call: a retrace per call
 would give correct numbers but cost a trace (and maybe a compilation) per call, a silent
 hundredfold slowdown, while the fix (use ``np.random.*`` or a generator the function names)
-is one line. Another thread drawing from numpy's global RNG during the trace (through
-``np.random.*``, which counts such draws) makes the check inconclusive: the trace is run
+is one line. Another thread drawing during the trace (through ``np.random.*``, a proxy, or
+a tape's run, which count such draws) makes the check inconclusive: the trace is run
 again, up to ``ATTEMPTS`` times, then refused with its own message.
 """
 import copy
@@ -121,6 +121,8 @@ class Draw:
         self.start, self.size, self.shape = start, size, shape
 
     def __call__(self):
+        if current() is None:      # a run on a thread that is not tracing: for the check of
+            _INSTALLS.foreign += 1    # a trace in progress elsewhere, a draw it did not make
         x = getattr(_real(self.source.get()), self.method)(*self.args, **self.kwargs)
         if np.shape(x) != self.shape:
             raise RandomSourceError(
@@ -419,6 +421,11 @@ class _Places:
                 self.reached.setdefault(id(x), (x, "a generator passed as an argument"))
 
     def _place(self, key, label, get, set_, value):
+        # another thread's trace may hold this place already: its proxy or wrapper stands
+        # for the same generator, and the place's count keeps it there for this trace too
+        value = _real(value)
+        if isinstance(value, types.FunctionType):
+            value = getattr(value, "_burnumba_original", value)
         if isinstance(value, SOURCES):
             self.reached.setdefault(id(value), (value, label))
         elif _is_bound_draw(value):
@@ -556,10 +563,10 @@ def traced(f, args, kwargs, run):
         if not inconclusive:
             return result
     raise RandomSourceError(at_user_site(
-        "another thread kept drawing from numpy's global random generator while this "
-        f"function was traced ({ATTEMPTS} attempts), so burnumba cannot tell whether the "
-        "function drew from it unseen: trace it (call it once) before starting that thread, "
-        "or give the other thread a np.random.default_rng() of its own"))
+        "other threads kept drawing from a random generator this function uses while it "
+        f"was traced ({ATTEMPTS} attempts), so burnumba cannot tell whether the function "
+        "drew from it unseen: trace it (call it once) before starting those threads, or give "
+        "each thread a np.random.default_rng() of its own"))
 
 
 def _attempt(f, args, kwargs, run):
@@ -603,7 +610,7 @@ def _attempt(f, args, kwargs, run):
     for (gen, label), old in zip(gens, before):
         if _state(gen) == old:
             continue
-        if gen is _global_rng() and _INSTALLS.foreign != foreign:
+        if _INSTALLS.foreign != foreign:        # another thread drew meanwhile: try again
             return None, True
         fix = ("use numpy's generators instead (np.random.* or a np.random.Generator), "
                "which burnumba replays on every call"
