@@ -9,6 +9,7 @@ call. Then the reparameterised VI estimator, the refused sources, and threads.
 import pickle
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -444,3 +445,35 @@ def test_two_threads_tracing_one_function_both_record_its_draws():
         assert len(tape.draws) == 2, name       # both draws recorded, none frozen
     a, b = grads["late"](X), grads["late"](X)
     assert not np.array_equal(a, b)
+
+
+HELPER = types.ModuleType("random_helper")       # a helper module, as another file would be
+exec("import numpy as np\n"
+     "from numpy.random import randn\n"
+     "RNG = np.random.default_rng(3)\n"
+     "def noise(n):\n"
+     "    return RNG.normal(size=n)\n"
+     "def legacy_noise(n):\n"
+     "    return randn(n)\n", HELPER.__dict__)
+
+
+@pytest.mark.parametrize("f, reseed, plain", [
+    (lambda x: np.sum(x * HELPER.noise(3)),
+     lambda: setattr(HELPER, "RNG", np.random.default_rng(3)),
+     lambda: np.random.default_rng(3).normal(size=(3, 3))),
+    (lambda x: np.sum(x * HELPER.legacy_noise(3)), lambda: np.random.seed(3),
+     lambda: np.random.RandomState(3).randn(3, 3)),
+], ids=["module generator", "from numpy.random import randn"])
+def test_draws_in_a_helper_modules_functions_are_recorded(f, reseed, plain):
+    """A module-level generator of another module, and `from numpy.random import randn`
+    there: both recorded (and the rebound HELPER.RNG followed)."""
+    g = bn.grad(f)
+    reseed()
+    got = [g(X) for _ in range(3)]
+    np.testing.assert_array_equal(got, plain())
+
+
+def test_a_generator_reached_by_a_computed_name_is_refused_not_frozen():
+    name = "noise"
+    with pytest.raises(bn.RandomSourceError, match="random_helper.RNG"):
+        bn.grad(lambda x: np.sum(x * getattr(HELPER, name)(3)))(X)

@@ -39,6 +39,7 @@ again, up to ``ATTEMPTS`` times, then refused with its own message.
 """
 import copy
 import functools
+import inspect
 import random as stdlib_random
 import threading
 import types
@@ -437,18 +438,23 @@ class _Places:
             self.places.append((key, label, get, set_, value))
 
     def _attr(self, owner, name, label, depth):
-        """``owner.name``: a place if it holds a generator; followed if a function."""
+        """``owner.name``: a place if it holds a generator; followed if a function or a
+        method. Looked up without running any property or ``__getattr__`` (the walk must
+        have no effect of its own)."""
         attrs = getattr(owner, "__dict__", None)
         if isinstance(attrs, dict) and name in attrs:
+            value = attrs[name]
             self._place(("attr", id(owner), name), label,
                         functools.partial(getattr, owner, name),
-                        functools.partial(setattr, owner, name), attrs[name])
-        if not isinstance(owner, (int, float, str, bytes, np.ndarray)):
-            try:
-                value = getattr(owner, name, None)
-            except Exception:            # a property that fails: nothing to follow
-                return
+                        functools.partial(setattr, owner, name), value)
             self._follow(value, depth)
+            return
+        try:
+            value = inspect.getattr_static(owner, name)
+        except AttributeError:
+            return
+        if isinstance(value, types.FunctionType) and not isinstance(owner, type):
+            self._walk(types.MethodType(value, owner), depth + 1)    # owner.method
 
     def _follow(self, value, depth, names=()):
         """A value the code reads: a function or bound method is walked; of an object or a
@@ -479,6 +485,13 @@ class _Places:
             label = getattr(value, "__name__", type(value).__name__)
             for attr in names:
                 self._attr(value, attr, f"{label}.{attr}", depth + 1)
+            # every generator among its attributes is checked, even one the code reaches by
+            # a name it computes (getattr(module, name)): refused if drawn, never frozen
+            attrs = getattr(value, "__dict__", None)
+            if isinstance(attrs, dict):
+                for attr, v in list(attrs.items()):
+                    if isinstance(v, SOURCES):
+                        self.reached.setdefault(id(v), (v, f"{label}.{attr}"))
 
     def _walk(self, f, depth):
         if id(f) in self._seen or depth > DEPTH:
