@@ -124,6 +124,8 @@ class Tape:
     ``val`` / ``grad``. ``val`` and ``grad`` show the calling thread's last run.
     """
 
+    custom = False       # True: a user's derivative rule is in it (only run forward)
+
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
                  single=True, static=(), forward_mode=False):
         b = builder

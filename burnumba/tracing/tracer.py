@@ -43,6 +43,9 @@ class Builder:
         self.viewed = {}              # gather node made from a view -> the positions it reads
         self.live = True              # False once the trace is over (leaked tracer check)
         self.derived = False          # True once derivatives are traced as ops (derive/)
+        # output node -> the user's derivative rule for it (transforms/custom.py): the
+        # derivative sweeps call the rule there instead of differentiating the node's body
+        self.custom = {}
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
 
