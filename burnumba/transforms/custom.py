@@ -233,24 +233,24 @@ class _Decorated:
     """What both decorators return: f, callable as before, with a rule to define."""
 
     def __init__(self, f, nondiff_argnums):
-        self.f = f
-        self.nondiff = _norm_nondiff(nondiff_argnums)
+        self._custom_fun = f
+        self._custom_nondiff = _norm_nondiff(nondiff_argnums)
         functools.update_wrapper(self, f)
 
     def _split(self, args):
-        for k in self.nondiff:
+        for k in self._custom_nondiff:
             if k >= len(args):
                 raise InputError(at_user_site(
-                    f"{_name(self.f)}: nondiff_argnums names argument {k}, but the function "
+                    f"{_name(self._custom_fun)}: nondiff_argnums names argument {k}, but the function "
                     f"got {len(args)}"))
-        nondiff = tuple(args[k] for k in self.nondiff)
+        nondiff = tuple(args[k] for k in self._custom_nondiff)
         for x in (leaf for a in nondiff for leaf in flatten(a)[0]):
             if isinstance(x, Var):
                 raise InputError(at_user_site(
-                    f"{_name(self.f)}: an argument named in nondiff_argnums is a traced value; "
+                    f"{_name(self._custom_fun)}: an argument named in nondiff_argnums is a traced value; "
                     "nondiff_argnums are for static values (functions, ints, flags): pass a "
                     "traced value as a differentiated argument"))
-        return nondiff, tuple(k for k in range(len(args)) if k not in self.nondiff)
+        return nondiff, tuple(k for k in range(len(args)) if k not in self._custom_nondiff)
 
     def __get__(self, obj, objtype=None):            # decorated methods bind as functions
         return self if obj is None else functools.partial(self, obj)
@@ -279,25 +279,25 @@ class custom_vjp(_Decorated):
 
     def __init__(self, f, nondiff_argnums=()):
         super().__init__(f, nondiff_argnums)
-        self.fwd = self.bwd = None
+        self._custom_fwd = self._custom_bwd = None
 
     def defvjp(self, fwd, bwd):
         """Give the rule: ``fwd(*args) -> (output, residuals)``,
         ``bwd(*nondiff_args, residuals, g) -> tuple of cotangents``."""
-        self.fwd, self.bwd = fwd, bwd
+        self._custom_fwd, self._custom_bwd = fwd, bwd
         return self
 
     def __call__(self, *args, **kwargs):
         if not _is_traced(args, kwargs):
-            return self.f(*args, **kwargs)
+            return self._custom_fun(*args, **kwargs)
         if kwargs:
             self._refuse_kwargs()
-        if self.fwd is None:
+        if self._custom_fwd is None:
             raise InputError(at_user_site(
-                f"{_name(self.f)}: a custom_vjp function without its rule: call "
-                f"{_name(self.f)}.defvjp(fwd, bwd) first"))
+                f"{_name(self._custom_fun)}: a custom_vjp function without its rule: call "
+                f"{_name(self._custom_fun)}.defvjp(fwd, bwd) first"))
         nondiff, diff = self._split(args)
-        fwd, bwd, name = self.fwd, self.bwd, f"custom_vjp rule of {_name(self.f)}"
+        fwd, bwd, name = self._custom_fwd, self._custom_bwd, f"custom_vjp rule of {_name(self._custom_fun)}"
 
         def forward(a):
             pair = fwd(*a)
@@ -307,12 +307,12 @@ class custom_vjp(_Decorated):
                     f"{type(pair).__name__}"))
             return pair[0], pair[1]
 
-        return _traced_call(name, self.f, args, diff, forward,
+        return _traced_call(name, self._custom_fun, args, diff, forward,
                             lambda a, res, g: bwd(*nondiff, res, g), None)
 
     def _refuse_kwargs(self):
         raise InputError(at_user_site(
-            f"{_name(self.f)}: a custom_vjp function takes its arguments by position under "
+            f"{_name(self._custom_fun)}: a custom_vjp function takes its arguments by position under "
             "a transformation (as in JAX): pass them positionally"))
 
 
@@ -336,11 +336,11 @@ class custom_jvp(_Decorated):
 
     def __init__(self, f, nondiff_argnums=()):
         super().__init__(f, nondiff_argnums)
-        self.rule = None
+        self._custom_rule = None
 
     def defjvp(self, jvp):
         """Give the rule: ``jvp(*nondiff_args, primals, tangents) -> (output, tangent)``."""
-        self.rule = jvp
+        self._custom_rule = jvp
         return self
 
     def defjvps(self, *jvps):
@@ -348,7 +348,7 @@ class custom_jvp(_Decorated):
         *primals)`` gives argument k's contribution to the output tangent (None: none)."""
         def rule(*a):
             primals, tangents = a[-2], a[-1]
-            out = self.f(*a[:-2], *primals)
+            out = self._custom_fun(*a[:-2], *primals)
             total = None
             for fn, t in zip(jvps, tangents):
                 if fn is None:
@@ -356,22 +356,22 @@ class custom_jvp(_Decorated):
                 term = fn(t, out, *primals)
                 total = term if total is None else total + term
             return out, total
-        self.rule = rule
+        self._custom_rule = rule
         return self
 
     def __call__(self, *args, **kwargs):
         if not _is_traced(args, kwargs):
-            return self.f(*args, **kwargs)
+            return self._custom_fun(*args, **kwargs)
         if kwargs:
             raise InputError(at_user_site(
-                f"{_name(self.f)}: a custom_jvp function takes its arguments by position under "
+                f"{_name(self._custom_fun)}: a custom_jvp function takes its arguments by position under "
                 "a transformation (as in JAX): pass them positionally"))
-        if self.rule is None:
+        if self._custom_rule is None:
             raise InputError(at_user_site(
-                f"{_name(self.f)}: a custom_jvp function without its rule: call "
-                f"{_name(self.f)}.defjvp(jvp) first"))
+                f"{_name(self._custom_fun)}: a custom_jvp function without its rule: call "
+                f"{_name(self._custom_fun)}.defjvp(jvp) first"))
         nondiff, diff = self._split(args)
-        f, rule, name = self.f, self.rule, f"custom_jvp rule of {_name(self.f)}"
+        f, rule, name = self._custom_fun, self._custom_rule, f"custom_jvp rule of {_name(self._custom_fun)}"
 
         def jvp_rule(a, tangents):
             pair = rule(*nondiff, tuple(a[k] for k in diff), tangents)
@@ -394,19 +394,19 @@ class primitive(_Decorated):
 
     def __init__(self, f):
         super().__init__(f, ())
-        self.vjps = self.jvps = None
+        self._custom_vjps = self._custom_jvps = None
 
     def __call__(self, *args, **kwargs):
         if not _is_traced(args, kwargs):
-            return self.f(*args, **kwargs)
-        if self.vjps is None and self.jvps is None:
+            return self._custom_fun(*args, **kwargs)
+        if self._custom_vjps is None and self._custom_jvps is None:
             raise InputError(at_user_site(
-                f"{_name(self.f)}: a primitive without derivative rules: give them with "
-                f"burnumba.extend.defvjp({_name(self.f)}, ...) or defjvp"))
-        f, name = self.f, f"primitive {_name(self.f)}"
+                f"{_name(self._custom_fun)}: a primitive without derivative rules: give them with "
+                f"burnumba.extend.defvjp({_name(self._custom_fun)}, ...) or defjvp"))
+        f, name = self._custom_fun, f"primitive {_name(self._custom_fun)}"
         diff = tuple(k for k in range(len(args))
-                     if k in (self.vjps or self.jvps) and (self.vjps or self.jvps)[k] is not None)
-        vjps, jvps = self.vjps, self.jvps
+                     if k in (self._custom_vjps or self._custom_jvps) and (self._custom_vjps or self._custom_jvps)[k] is not None)
+        vjps, jvps = self._custom_vjps, self._custom_jvps
         box = {}
 
         def forward(a):
@@ -436,7 +436,7 @@ def _rules(f, makers, argnums, what):
     argnums = tuple(range(len(makers))) if argnums is None else tuple(argnums)
     if len(argnums) != len(makers):
         raise InputError(at_user_site(
-            f"{what}({_name(f.f)}, ...): {len(makers)} rules for argnums {argnums}"))
+            f"{what}({_name(f._custom_fun)}, ...): {len(makers)} rules for argnums {argnums}"))
     return dict(zip(argnums, makers))
 
 
@@ -452,14 +452,14 @@ def defvjp(f, *vjpmakers, argnums=None):
     ...     return m + np.log(np.sum(np.exp(x - m)))
     >>> defvjp(logsumexp, lambda ans, x: lambda g: g * np.exp(x - ans))
     """
-    f.vjps = _rules(f, vjpmakers, argnums, "defvjp")
+    f._custom_vjps = _rules(f, vjpmakers, argnums, "defvjp")
 
 
 def defjvp(f, *jvpfuns, argnums=None):
     """Forward-mode rules of a primitive, one per argument, as autograd's:
     ``jvpfun(g, ans, *args, **kwargs)`` is that argument's tangent ``g`` pushed to the
     output (linear in ``g``)."""
-    f.jvps = _rules(f, jvpfuns, argnums, "defjvp")
+    f._custom_jvps = _rules(f, jvpfuns, argnums, "defjvp")
 
 
 # -- a tape with rules in it: its derivatives as traced ops --------------------------------------

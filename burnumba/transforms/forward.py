@@ -157,6 +157,8 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
             return ((out if with_value else None), tout) + ((aux[0],) if has_aux else ())
         tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
+        if tape.custom:                            # a user's rule in it: jvp as traced ops
+            return _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux)
         if key is not None and len(cache.plain) < CACHE_SIZE:
             cache.plain[key] = tape, tree
     else:
@@ -168,6 +170,64 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
     out = (_out(tape, tree, state, "val") if with_value else None,
            _out(tape, tree, state, "grad"))
     return out + (tape.aux_values(state),) if has_aux else out
+
+
+def _ops_cache(f, kind, nprimals, has_aux, make):
+    """A TapeCache of ``make(Outputs(f, has_aux))``, kept per function: the derivative of a
+    tape with a user's rule in it, traced as ops (transforms/custom.py) and run forward."""
+    def new():
+        return TapeCache(make(Outputs(f, has_aux)), tuple(range(nprimals)), has_aux,
+                         need_scalar=False)
+    return _CACHES.get(f, (kind, nprimals, has_aux), new)
+
+
+def _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux):
+    """jvp of a function whose tape holds a user's rule: the value and tangent traced as
+    ops (nested.jvp, which calls the rule) into one vector, run forward."""
+    n = len(primals)
+
+    def make(outputs):
+        def value_and_tangent(*args):
+            b = builder_of([x for a in args for x in flatten(a)[0]])
+            aux = []
+            out, tout = nested.jvp(b, functools.partial(outputs.primary, aux=aux), args[:n],
+                                   args[n:])
+            outputs.take()
+            flat = bnp.concatenate([bnp.reshape(out, (-1,)), bnp.reshape(tout, (-1,))])
+            return (flat, aux[0]) if has_aux else flat
+        return value_and_tangent
+
+    ops = _ops_cache(f, "jvp by ops", n, has_aux, make)
+    args = tuple(primals) + tuple(np.asarray(t, dtype=tape.dtype) for t in tangents)
+    otape, osig, _ = ops.tape_for(args, {})
+    state = otape.state()
+    Y = otape.run_forward(osig.diff + osig.data, state)
+    m = Y.size // 2
+    out = (_shaped(tape, tree, Y[:m]) if with_value else None, _shaped(tape, tree, Y[m:]))
+    return out + (otape.aux_values(state),) if has_aux else out
+
+
+def _vjp_by_ops(f, tape, primals, has_aux):
+    """The pullback of a function whose tape holds a user's rule: its vjp traced as ops
+    (nested.vjp, which calls the rule), run forward; the flat gradient of the primals."""
+    n = len(primals)
+
+    def make(outputs):
+        def pulled(*args):
+            b = builder_of([x for a in args for x in flatten(a)[0]])
+            _, pull = nested.vjp(b, functools.partial(outputs.primary, aux=[]), args[:n])
+            outputs.take()
+            cts = [x for ct in pull(args[n]) for x in flatten(ct)[0]]
+            flat = bnp.concatenate([bnp.reshape(c, (-1,)) for c in cts])
+            return (flat, None) if has_aux else flat
+        return pulled
+
+    ops = _ops_cache(f, "vjp by ops", n, has_aux, make)
+
+    def pull(seed):
+        otape, osig, _ = ops.tape_for(tuple(primals) + (np.asarray(seed, tape.dtype),), {})
+        return otape.run_forward(osig.diff + osig.data)
+    return pull
 
 
 def _run_plain(found, primals, tangents, with_value, has_aux):
@@ -323,6 +383,7 @@ def vjp(f, *primals, has_aux=False):
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
     aux = tape.aux_values(tape.state()) if has_aux else None
+    by_ops = _vjp_by_ops(f, tape, primals, has_aux) if tape.custom else None
     if tree is not None:
         value = split(tree, value, copied)
     out_shape = tape.out_shape
@@ -336,7 +397,8 @@ def vjp(f, *primals, has_aux=False):
                              f"shape {out_shape}")
         # the forward runs again with this call's leaves: another vjp of the same tape on
         # this thread may have run in between
-        grads = tape.split_grads(tape.run_vjp(leaves, seed))
+        grads = tape.split_grads(tape.run_vjp(leaves, seed) if by_ops is None
+                                 else by_ops(seed))
         out, pos = [], 0
         for k in argnums:
             n = len(sig.kinds[k])
@@ -374,6 +436,15 @@ def linearize(f, *primals, has_aux=False):
             return _jvp(f, primals, tangents, False, has_aux)[1]
         return (value, traced_jvp, aux) if has_aux else (value, traced_jvp)
     leaves = sig.diff + sig.data
+    if tape.custom:                 # a user's rule in it: each f_jvp call a jvp by ops
+        tree = cache.trees.get(tape)
+        value = tape.run_forward(leaves)
+        value = split(tree, value, copied) if tree is not None else value
+        aux = tape.aux_values(tape.state())
+
+        def by_ops(*tangents):
+            return _jvp(f, primals, tangents, False, has_aux)[1]
+        return (value, by_ops, aux) if has_aux else (value, by_ops)
     local = threading.local()
 
     def forward_state():
@@ -493,7 +564,13 @@ def _jacobian(f, argnums, how, has_aux):
         m = int(np.prod(tape.out_shape, dtype=np.int64))
         forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
         btape = None
-        if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
+        if tape.custom:             # a user's rule in it: the Jacobian as traced ops
+            if kwargs:
+                raise InputError(at_user_site(
+                    "jacobian: a function with a custom derivative rule takes its "
+                    "arguments by position here"))
+            btape = batched.tape_for(args, kwargs)[0]
+        elif forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
                 tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
             btape = batched.tape_for(args, kwargs)[0]
         plans[tape] = forward, btape
