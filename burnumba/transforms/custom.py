@@ -20,6 +20,7 @@ one more trace per signature, and none per call.
 """
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -280,6 +281,8 @@ class custom_vjp(_Decorated):
     def __init__(self, f, nondiff_argnums=()):
         super().__init__(f, nondiff_argnums)
         self._custom_fwd = self._custom_bwd = None
+        # fwd may call f itself (JAX's idiom ``return f(x), res``): there, f is its body
+        self._custom_in_fwd = threading.local()
 
     def defvjp(self, fwd, bwd):
         """Give the rule: ``fwd(*args) -> (output, residuals)``,
@@ -288,7 +291,7 @@ class custom_vjp(_Decorated):
         return self
 
     def __call__(self, *args, **kwargs):
-        if not _is_traced(args, kwargs):
+        if not _is_traced(args, kwargs) or getattr(self._custom_in_fwd, "on", False):
             return self._custom_fun(*args, **kwargs)
         if kwargs:
             self._refuse_kwargs()
@@ -300,7 +303,11 @@ class custom_vjp(_Decorated):
         fwd, bwd, name = self._custom_fwd, self._custom_bwd, f"custom_vjp rule of {_name(self._custom_fun)}"
 
         def forward(a):
-            pair = fwd(*a)
+            self._custom_in_fwd.on = True
+            try:
+                pair = fwd(*a)
+            finally:
+                self._custom_in_fwd.on = False
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise OutputError(at_user_site(
                     f"{name}: fwd must return a pair (output, residuals), got "
