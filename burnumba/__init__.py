@@ -6,8 +6,8 @@ interpreter loop.
 """
 from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
-                      DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
-                      MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
+                      DataError, GradientCheckError, InplaceError, InputError,
+                      LeakedTracerError, NjitArgumentError, MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from .kernels import KernelError, precompile
@@ -24,19 +24,21 @@ from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
 from .tools.profile import profile
+from .tools.check import check_grads, flatten
 from .train.checkpoint import load_checkpoint, save_checkpoint
 from . import data, nn, optim            # public paths of burnumba/train's modules
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
-    "custom_vjp", "custom_jvp",
+    "custom_vjp", "custom_jvp", "check_grads", "flatten",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",
     "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
+    "GradientCheckError",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
     "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError",
     "TapeFormatError", "TracerBoolError",

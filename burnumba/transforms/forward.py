@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .core import CACHE_SIZE, TapeCache, _positive, grad
+from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, grad
 from ..ir.checked import SWITCH
 from .._errors import (InputError, PytreeError, ShapeError,
                       at_user_site)
@@ -117,17 +117,64 @@ def _write_tangents(tape, state, tangents):
         state.grad[start:start + size] = np.ravel(t)
 
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f, primals, tangents, has_aux=False, argnums=None):
     """``(f(*primals), J tangents)``, as ``jax.jvp``: the output and its directional
     derivative along ``tangents`` (one per primal, same structure and shapes), by the tangent
     sweep. The output is an array or scalar, or a tuple, list or dict of them (the tangent
     then has that structure too). With ``has_aux``, ``f`` returns ``(output, aux)`` and
-    jvp ``(output, tangent, aux)``.
+    jvp ``(output, tangent, aux)``. With ``argnums`` (an int or a tuple of ints), only those
+    primals are differentiated: ``tangents`` holds one tangent per argnum, in argnums'
+    order, and the other primals are data (arrays, floats) or static (ints, strings), as
+    for ``grad``.
 
     >>> import burnumba as bn, numpy as np
     >>> y, dy = bn.jvp(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), (np.ones(2),))
+    >>> y, dy = bn.jvp(lambda w, x: np.tanh(w * x), (0.5, np.ones(2)), (1.0,), argnums=0)
     """
-    return _jvp(f, primals, tangents, True, has_aux)
+    if argnums is None:
+        return _jvp(f, primals, tangents, True, has_aux)
+    return _jvp_argnums(f, primals, tangents, argnums, has_aux)
+
+
+def _jvp_argnums(f, primals, tangents, argnums, has_aux):
+    """jvp with respect to the primals ``argnums`` names, the others held fixed."""
+    if not isinstance(primals, (tuple, list)):
+        raise InputError(at_user_site(
+            f"jvp: primals must be a tuple of the function's arguments, got "
+            f"{type(primals).__name__}: write bn.jvp(f, (x, y), (v,), argnums=0)"))
+    primals, n = tuple(primals), len(primals)
+    nums = _positive(_norm_argnums(argnums)[0], n)
+    if any(not 0 <= k < n for k in nums) or len(set(nums)) != len(nums):
+        raise InputError(at_user_site(
+            f"jvp: argnums {argnums} must name distinct primals among the {n} given"))
+    flat = _check_tangents(tuple(primals[k] for k in nums), tangents)
+    per, pos = {}, 0                    # each argnum's tangent leaves, then in input order
+    for k in nums:
+        m = len(flatten(primals[k])[0])
+        per[k], pos = flat[pos:pos + m], pos + m
+    order = tuple(sorted(nums))
+    if order == tuple(range(n)):                   # every primal: the usual path
+        return _jvp(f, primals, tuple(tangents[nums.index(k)] for k in order), True, has_aux)
+    cache = _CACHES.get(f, ("jvp", n, has_aux, order),
+                        lambda: _forward_cache(f, order, has_aux))
+    tape, sig, _, builder = cache.tape_or_builder(primals, {})
+    if builder is not None or tape.custom:
+        # in another trace, or a user's rule in it: the jvp of f as a function of those
+        # primals alone (the others closed over), by the paths of the plain jvp
+        def of_argnums(*diff):
+            args = list(primals)
+            for k, x in zip(order, diff):
+                args[k] = x
+            return f(*args)
+        return _jvp(of_argnums, tuple(primals[k] for k in order),
+                    tuple(tangents[nums.index(k)] for k in order), True, has_aux)
+    tree = cache.trees.get(tape)
+    state = tape.state()
+    state.write(sig.diff + sig.data)
+    _write_tangents(tape, state, [t for k in order for t in per[k]])
+    state.run(layout.MODE_JVP)
+    out = (_out(tape, tree, state, "val"), _out(tape, tree, state, "grad"))
+    return out + (tape.aux_values(state),) if has_aux else out
 
 
 def _jvp(f, primals, tangents, with_value, has_aux=False):
@@ -683,17 +730,39 @@ def hessian(f, argnums=0, has_aux=False):
     return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
-def hvp(f, x, v):
+def hvp(f, x=None, v=None):
     """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian: the
     tangent sweep, along ``v``, of the traced gradient (forward over reverse, as the JAX
     cookbook's ``jvp(grad(f), (x,), (v,))``). ``x`` and ``v`` have the same structure and
     shapes. The gradient's tape is traced once per function and signature.
 
+    ``bn.hvp(f)`` is the curried form, ``(x, v) -> H v``, as autograd's ``hessian_vector_
+    product(f)``: it holds ``f``, so an inline lambda is traced once, not on every call
+    (a new lambda per ``bn.hvp(lambda ..., x, v)`` call is a new function to trace).
+
     >>> import burnumba as bn, numpy as np
     >>> bn.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
+    >>> hv = bn.hvp(lambda x: np.sum(x ** 3))
+    >>> hv(np.array([1.0, 2.0]), np.array([0.0, 1.0]))
+    array([ 0., 12.])
     """
-    holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
+    if x is None and v is None:
+        holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
+
+        @functools.wraps(f)
+        def curried(x, v):
+            return _hvp(holder, x, v)
+        return curried
+    if x is None or v is None:
+        raise InputError(at_user_site(
+            "hvp: give both x and v (bn.hvp(f, x, v)), or neither for the curried form "
+            "bn.hvp(f)(x, v)"))
+    return _hvp(_CACHES.get(f, "hvp", lambda: _Holder(grad(f))), x, v)
+
+
+def _hvp(holder, x, v):
+    """H v by the holder's gradient (the function's entry in _CACHES)."""
     # plain float arrays of a signature already traced (Newton-CG calls hvp in a loop):
     # straight to the jvp's tape, without the general path's second cache lookup and its
     # key (about 1 us of Rosenbrock's 8 us at n = 1000)
