@@ -101,7 +101,14 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         new = [next(data_vars) if is_data(x) else x for x in leaves]
         traced_kwargs[name] = unflatten(treedef, new)
 
-    result = f(*traced_args, **traced_kwargs)
+    try:
+        result = f(*traced_args, **traced_kwargs)
+    except NestedTrace as nested:
+        # ``outer * inner``: the outer value met this trace's, and named this trace as the
+        # one in progress; the transformation must run in the other one
+        if nested.builder is b and getattr(nested, "other", None) is not None:
+            raise NestedTrace(nested.other) from None
+        raise
     if has_aux:
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise OutputError(

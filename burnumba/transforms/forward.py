@@ -153,21 +153,31 @@ def _jvp_argnums(f, primals, tangents, argnums, has_aux):
         m = len(flatten(primals[k])[0])
         per[k], pos = flat[pos:pos + m], pos + m
     order = tuple(sorted(nums))
+    ordered = tuple(tangents[nums.index(k)] for k in order)
     if order == tuple(range(n)):                   # every primal: the usual path
-        return _jvp(f, primals, tuple(tangents[nums.index(k)] for k in order), True, has_aux)
-    cache = _CACHES.get(f, ("jvp", n, has_aux, order),
-                        lambda: _forward_cache(f, order, has_aux))
-    tape, sig, _, builder = cache.tape_or_builder(primals, {})
-    if builder is not None or tape.custom:
-        # in another trace, or a user's rule in it: the jvp of f as a function of those
-        # primals alone (the others closed over), by the paths of the plain jvp
-        def of_argnums(*diff):
-            args = list(primals)
-            for k, x in zip(order, diff):
-                args[k] = x
-            return f(*args)
-        return _jvp(of_argnums, tuple(primals[k] for k in order),
-                    tuple(tangents[nums.index(k)] for k in order), True, has_aux)
+        return _jvp(f, primals, ordered, True, has_aux)
+
+    def of_argnums(*diff):            # f of those primals alone, the others closed over
+        args = list(primals)
+        for k, x in zip(order, diff):
+            args[k] = x
+        return f(*args)
+    diff = tuple(primals[k] for k in order)
+    builder = builder_of([x for p in primals for x in flatten(p)[0]])
+    if builder is None:
+        cache = _CACHES.get(f, ("jvp", n, has_aux, order),
+                            lambda: _forward_cache(f, order, has_aux))
+        tape, sig, _, builder = cache.tape_or_builder(primals, {})
+    if builder is not None:                        # inside another trace: run in it
+        outputs, aux = Outputs(of_argnums, has_aux), []
+        out, tout = nested.jvp(builder, functools.partial(outputs.primary, aux=aux), diff,
+                               ordered)
+        tree = outputs.take()
+        if tree is not None:
+            out, tout = split(tree, out, bnp.reshape), split(tree, tout, bnp.reshape)
+        return (out, tout) + ((aux[0],) if has_aux else ())
+    if tape.custom:                 # a user's rule in it: by the plain jvp's path for that
+        return _jvp(of_argnums, diff, ordered, True, has_aux)
     tree = cache.trees.get(tape)
     state = tape.state()
     state.write(sig.diff + sig.data)
