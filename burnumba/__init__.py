@@ -23,6 +23,7 @@ from .transforms.forward import (elementwise_grad, hessian, hvp, jacfwd, jacobia
 from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
+from .transforms.implicit import custom_root, fixed_point
 from .tools.profile import profile
 from .tools.check import check_grads, flatten
 from .train.checkpoint import load_checkpoint, save_checkpoint
@@ -31,7 +32,7 @@ from . import data, nn, optim            # public paths of burnumba/train's modu
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
-    "custom_vjp", "custom_jvp", "check_grads", "flatten",
+    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",

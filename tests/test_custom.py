@@ -282,3 +282,66 @@ def test_plain_calls_run_the_function_itself():
     f = vjp_sin(2.0)
     assert f(0.5) == np.sin(0.5)
     assert f.__name__ == "f"
+
+
+# -- implicit differentiation: custom_root, fixed_point ----------------------------------------
+def _newton(f, x):
+    for _ in range(40):
+        x = x - f(x) / bn.grad(f)(x)
+    return x
+
+
+def _sqrt(a, tangent_solve=None):
+    return bn.custom_root(lambda x: x * x - a, 1.0, _newton, tangent_solve)
+
+
+@pytest.mark.parametrize("tangent_solve", [None, lambda g, y: y / g(1.0)])
+@pytest.mark.parametrize("a", [0.3, 4.0, 17.0])
+def test_sqrt_by_newton_has_the_derivatives_of_sqrt(a, tangent_solve):
+    f = lambda a: _sqrt(a, tangent_solve)                      # noqa: E731
+    assert f(a) == pytest.approx(np.sqrt(a), rel=1e-14)
+    assert bn.grad(f)(a) == pytest.approx(0.5 / np.sqrt(a), rel=1e-12)
+    assert bn.jvp(f, (a,), (1.0,))[1] == pytest.approx(0.5 / np.sqrt(a), rel=1e-12)
+    assert bn.grad(bn.grad(f))(a) == pytest.approx(-0.25 * a ** -1.5, rel=1e-10)
+
+
+_W = np.array([[0.5, -0.2, 0.1], [0.1, 0.3, -0.4], [0.2, 0.0, 0.25]])
+
+
+def _equilibrium(W, b):
+    """z = tanh(W z + b), a deep-equilibrium layer, reduced to a loss."""
+    z = bn.fixed_point(lambda z, W, b: np.tanh(W @ z + b), np.zeros(3), W, b, iters=80)
+    return np.sum(z ** 2) + z[0]
+
+
+def test_fixed_point_gradients_match_central_differences(rng):
+    b = rng.normal(size=3) * 0.5
+    gW, gb = bn.grad(_equilibrium, argnums=(0, 1))(_W, b)
+    np.testing.assert_allclose(gb, central_diff(_equilibrium, [_W, b], 1), rtol=1e-6)
+    np.testing.assert_allclose(gW, central_diff(_equilibrium, [_W, b], 0), rtol=1e-6)
+    H = bn.hessian(lambda b: _equilibrium(_W, b))(b)
+    H_num = np.stack([central_diff(lambda b: bn.grad(lambda b: _equilibrium(_W, b))(b)[j],
+                                   [b], 0) for j in range(3)])
+    np.testing.assert_allclose(H, H_num, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(H, H.T, rtol=1e-10, atol=1e-14)
+
+
+def test_fixed_point_closed_over_and_under_vmap(rng):
+    """Parameters closed over instead of passed; per-sample gradients."""
+    B = rng.normal(size=(4, 3)) * 0.5
+
+    def loss(b):
+        z = bn.fixed_point(lambda z: np.tanh(_W @ z + b), np.zeros(3), iters=80)
+        return np.sum(z ** 2) + z[0]
+    per = bn.vmap(bn.grad(loss))(B)
+    for k in range(4):
+        np.testing.assert_allclose(per[k], bn.grad(lambda b: _equilibrium(_W, b))(B[k]),
+                                   rtol=1e-12)
+
+
+def test_custom_root_errors():
+    with pytest.raises(bn.ShapeError, match="custom_root.*shape \\(2,\\).*shape \\(\\)"):
+        bn.grad(lambda a: bn.custom_root(lambda x: x - a, 1.0,
+                                         lambda f, x: a * np.ones(2))[0])(1.0)
+    with pytest.raises(bn.InputError, match="iters"):
+        bn.fixed_point(np.tanh, 0.0, iters=0)

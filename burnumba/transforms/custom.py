@@ -164,7 +164,7 @@ class _Region:
         """J t from the vjp rule: the gradient in g of <vjp(g), t>, g a placeholder."""
         g = _placeholder(b, b.shapes[i])
         seeds = {}
-        for node, c in self._cotangents(b, self.vjp_rule(self.args, self.res, self.split(g))):
+        for node, c in self.vjp(b, i, g):
             t = tangent(node)
             if t is None:
                 continue
