@@ -345,3 +345,19 @@ def test_custom_root_errors():
                                          lambda f, x: a * np.ones(2))[0])(1.0)
     with pytest.raises(bn.InputError, match="iters"):
         bn.fixed_point(np.tanh, 0.0, iters=0)
+
+
+def test_a_tape_with_a_rule_refuses_the_kernels_own_sweeps(tmp_path):
+    """Where no transformation computes the derivative as traced ops, a tape with a rule
+    refuses to run its compiled derivative sweeps (they would bypass the rule), and to be
+    saved or pickled (the rule is not in its arrays); its value still runs."""
+    import pickle
+    f = vjp_sin(2.0)
+    tape = bn.trace(lambda x: np.sum(f(x)), np.ones(2))
+    assert tape(np.array([0.5, 1.0])) == pytest.approx(np.sin(0.5) + np.sin(1.0))
+    with pytest.raises(bn.UnsupportedOpError, match="custom derivative rule"):
+        tape.value_and_grad(np.ones(2))
+    with pytest.raises(bn.UnsupportedOpError, match="cannot be saved"):
+        tape.save(tmp_path / "t.npz")
+    with pytest.raises(bn.UnsupportedOpError, match="cannot be pickled"):
+        pickle.dumps(tape)
