@@ -70,6 +70,15 @@ def vjp_pytree(scale):
     return use
 
 
+def jvps_hypot(scale):
+    """custom_jvp.defjvps: one rule per argument."""
+    @bn.custom_jvp
+    def f(x, y):
+        return np.sqrt(x * x + y * y)
+    f.defjvps(lambda t, ans, x, y: scale * t * x / ans, lambda t, ans, x, y: scale * t * y / ans)
+    return lambda x: f(x, np.exp(x))
+
+
 def primitive_logsumexp(scale):
     """autograd's own example of extend.primitive, with defvjp."""
     @primitive
@@ -102,6 +111,7 @@ CASES = {
     "nondiff_argnums": (vjp_power, lambda x: x ** 3),
     "custom_jvp two arguments": (jvp_mul_tanh, lambda x: anp.tanh(x) * anp.cos(x)),
     "pytree in and out": (vjp_pytree, lambda x: anp.exp(x) + x * anp.sin(x)),
+    "defjvps": (jvps_hypot, lambda x: anp.sqrt(x * x + anp.exp(x) ** 2)),
     "primitive defvjp": (primitive_logsumexp, lambda x: anp.stack(
         [_lse(x[:2]), _lse(x[2:]), _lse(x), _lse(-x)])),
     "primitive defjvp": (primitive_jvp, lambda x: anp.sin(x) * x),
@@ -266,12 +276,10 @@ def test_misuse_is_refused_with_the_fix():
     with pytest.raises(bn.InputError, match="by position"):
         bn.grad(lambda x: g(x=x))(1.0)
 
-    @bn.custom_vjp
+    @functools.partial(bn.custom_vjp, nondiff_argnums=(0,))
     def p(k, x):
         return x * k
     p.defvjp(lambda k, x: (x * k, None), lambda k, r, c: (c * k,))
-    p = bn.custom_vjp(p._custom_fun, nondiff_argnums=(0,)).defvjp(
-        lambda k, x: (x * k, None), lambda k, r, c: (c * k,))
     with pytest.raises(bn.InputError, match="nondiff_argnums"):
         bn.grad(lambda x: p(x, x))(1.0)
     with pytest.raises(bn.InputError, match="not a primitive"):

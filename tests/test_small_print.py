@@ -150,10 +150,10 @@ def test_check_grads_order_two_checks_second_derivatives():
     @bn.custom_vjp
     def f(x):
         return x ** 3
-    f.defvjp(lambda x: (x ** 3, x), lambda x, g: (3.0 * x ** 2 * g + 0.0 * x ** 3,))
+    f.defvjp(lambda x: (x ** 3, x), lambda x, g: (3.0 * x ** 2 * g,))
     bn.check_grads(f, modes="rev", order=2)(np.array([0.3, 0.8]))      # correct
-    f.defvjp(lambda x: (x ** 3, np.stop_gradient(x) if hasattr(np, "stop_gradient")
-                        else bn.stop_gradient(x)), lambda x, g: (3.0 * x ** 2 * g,))
+    # the residual's own derivative stopped: the second derivative is lost
+    f.defvjp(lambda x: (x ** 3, bn.stop_gradient(x)), lambda x, g: (3.0 * x ** 2 * g,))
     bn.check_grads(f, modes="rev", order=1)(np.array([0.3, 0.8]))
     with pytest.raises(bn.GradientCheckError, match="the vjp of the vjp of f"):
         bn.check_grads(f, modes="rev", order=2)(np.array([0.3, 0.8]))

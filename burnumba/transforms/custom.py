@@ -288,7 +288,6 @@ class custom_vjp(_Decorated):
         """Give the rule: ``fwd(*args) -> (output, residuals)``,
         ``bwd(*nondiff_args, residuals, g) -> tuple of cotangents``."""
         self._custom_fwd, self._custom_bwd = fwd, bwd
-        return self
 
     def __call__(self, *args, **kwargs):
         if not _is_traced(args, kwargs) or getattr(self._custom_in_fwd, "on", False):
@@ -348,7 +347,6 @@ class custom_jvp(_Decorated):
     def defjvp(self, jvp):
         """Give the rule: ``jvp(*nondiff_args, primals, tangents) -> (output, tangent)``."""
         self._custom_rule = jvp
-        return self
 
     def defjvps(self, *jvps):
         """One rule per argument, as ``jax.custom_jvp.defjvps``: ``jvp_k(t_k, output,
@@ -364,7 +362,6 @@ class custom_jvp(_Decorated):
                 total = term if total is None else total + term
             return out, total
         self._custom_rule = rule
-        return self
 
     def __call__(self, *args, **kwargs):
         if not _is_traced(args, kwargs):
