@@ -7,7 +7,8 @@ interpreter loop.
 from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, GradientCheckError, InplaceError, InputError,
-                      LeakedTracerError, NjitArgumentError, MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
+                      LeakedTracerError, NjitArgumentError, MissingExtraError, NonFiniteError,
+                      PrecisionWarning, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from .kernels import KernelError, precompile

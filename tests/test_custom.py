@@ -286,6 +286,20 @@ def test_misuse_is_refused_with_the_fix():
         defvjp(lambda x: x, lambda ans, x: lambda g: g)
 
 
+def test_a_primitive_argument_without_a_rule_is_refused_when_differentiated():
+    """autograd raises for a vjp it was not given; a zero would be a silently wrong number."""
+    @primitive
+    def scaled(x, s):
+        return x * s
+    defvjp(scaled, lambda ans, x, s: lambda g: g * s)            # argument 0 only
+    x, s = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    np.testing.assert_allclose(bn.grad(lambda x, s: np.sum(scaled(x, s)))(x, s), s)
+    for how in (lambda: bn.grad(lambda x, s: np.sum(scaled(x, s)), argnums=1)(x, s),
+                lambda: bn.jvp(lambda s: scaled(x, s), (s,), (np.ones(2),))):
+        with pytest.raises(bn.InputError, match="argument 1 is differentiated.*no rule"):
+            how()
+
+
 def test_plain_calls_run_the_function_itself():
     f = vjp_sin(2.0)
     assert f(0.5) == np.sin(0.5)

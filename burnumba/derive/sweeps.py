@@ -22,7 +22,7 @@ def node_vjp(b, i, g, need=None):
     operands it rejects, so no dead nodes are traced for them."""
     rule = b.custom.get(i)
     if rule is not None:                        # a user's rule (transforms/custom.py)
-        return rule.vjp(b, i, g)
+        return rule.vjp(b, i, g, need)
     row = ROWS[b.op[i]]
     if row.kind == "map":
         return map_vjp(b, i, g, need)

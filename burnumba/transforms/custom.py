@@ -49,10 +49,20 @@ class _Region:
     and the rule's two directions (``vjp_rule``, ``jvp_rule``; either may be None: it is
     then the other one transposed)."""
 
-    def __init__(self, name, args, diff, res, out_def, out_shapes, vjp_rule, jvp_rule):
+    def __init__(self, name, args, diff, res, out_def, out_shapes, vjp_rule, jvp_rule,
+                 missing=()):
         self.name, self.args, self.diff, self.res = name, args, diff, res
         self.out_def, self.out_shapes = out_def, out_shapes
         self.vjp_rule, self.jvp_rule = vjp_rule, jvp_rule
+        self.missing = missing          # traced arguments without a rule (a primitive's)
+
+    def _refuse_missing(self, wanted):
+        """A derivative asked of an argument that has no rule: an error, never a zero."""
+        for k in self.missing:
+            if any(isinstance(x, Var) and wanted(x.node) for x in flatten(self.args[k])[0]):
+                raise InputError(at_user_site(
+                    f"{self.name}: argument {k} is differentiated, but the primitive has no "
+                    f"rule for it: give one with defvjp / defjvp (argnums=({k},) ...)"))
 
     # the output node's value as the user's output pytree, and back
     def split(self, flat):
@@ -101,13 +111,16 @@ class _Region:
         return out
 
     # the two directions, as derive's sweeps call them at the output node
-    def vjp(self, b, i, g):
+    def vjp(self, b, i, g, need=None):
+        if need is not None:
+            self._refuse_missing(need)
         if self.vjp_rule is None:
             return self._vjp_by_transposing(b, g)
         cts = self.vjp_rule(self.args, self.res, self.split(g))
         return self._cotangents(b, cts)
 
     def jvp(self, b, i, tangent):
+        self._refuse_missing(lambda node: tangent(node) is not None)
         if self.jvp_rule is None:
             return self._jvp_by_transposing(b, i, tangent)
         tangents = {}
@@ -193,7 +206,7 @@ class _Region:
                 if cts[holders[(k, j)].node] is not None]
 
 
-def _traced_call(name, f, args, diff, forward, vjp_rule, jvp_rule):
+def _traced_call(name, f, args, diff, forward, vjp_rule, jvp_rule, missing=()):
     """Run a function with a rule on traced arguments: ``forward(args)`` gives ``(output,
     residuals)``; the output is copied into the output node, which the rule is kept for."""
     b = builder_of([x for a in args for x in flatten(a)[0]])
@@ -210,7 +223,7 @@ def _traced_call(name, f, args, diff, forward, vjp_rule, jvp_rule):
     flat = leaves[0] if len(leaves) == 1 else bnp.concatenate(
         [bnp.reshape(x, (-1,)) for x in leaves])
     node = copy(flat)
-    region = _Region(name, args, diff, res, out_def, shapes, vjp_rule, jvp_rule)
+    region = _Region(name, args, diff, res, out_def, shapes, vjp_rule, jvp_rule, missing)
     b.custom[node] = region
     return region.split(var(b, node))
 
@@ -242,13 +255,15 @@ class _Decorated:
         for k in self._custom_nondiff:
             if k >= len(args):
                 raise InputError(at_user_site(
-                    f"{_name(self._custom_fun)}: nondiff_argnums names argument {k}, but the function "
+                    f"{_name(self._custom_fun)}: nondiff_argnums names argument {k}, but the "
+                    "function "
                     f"got {len(args)}"))
         nondiff = tuple(args[k] for k in self._custom_nondiff)
         for x in (leaf for a in nondiff for leaf in flatten(a)[0]):
             if isinstance(x, Var):
                 raise InputError(at_user_site(
-                    f"{_name(self._custom_fun)}: an argument named in nondiff_argnums is a traced value; "
+                    f"{_name(self._custom_fun)}: an argument named in nondiff_argnums is a "
+                    "traced value; "
                     "nondiff_argnums are for static values (functions, ints, flags): pass a "
                     "traced value as a differentiated argument"))
         return nondiff, tuple(k for k in range(len(args)) if k not in self._custom_nondiff)
@@ -299,7 +314,8 @@ class custom_vjp(_Decorated):
                 f"{_name(self._custom_fun)}: a custom_vjp function without its rule: call "
                 f"{_name(self._custom_fun)}.defvjp(fwd, bwd) first"))
         nondiff, diff = self._split(args)
-        fwd, bwd, name = self._custom_fwd, self._custom_bwd, f"custom_vjp rule of {_name(self._custom_fun)}"
+        fwd, bwd = self._custom_fwd, self._custom_bwd
+        name = f"custom_vjp rule of {_name(self._custom_fun)}"
 
         def forward(a):
             self._custom_in_fwd.on = True
@@ -318,7 +334,8 @@ class custom_vjp(_Decorated):
 
     def _refuse_kwargs(self):
         raise InputError(at_user_site(
-            f"{_name(self._custom_fun)}: a custom_vjp function takes its arguments by position under "
+            f"{_name(self._custom_fun)}: a custom_vjp function takes its arguments by position "
+            "under "
             "a transformation (as in JAX): pass them positionally"))
 
 
@@ -368,14 +385,16 @@ class custom_jvp(_Decorated):
             return self._custom_fun(*args, **kwargs)
         if kwargs:
             raise InputError(at_user_site(
-                f"{_name(self._custom_fun)}: a custom_jvp function takes its arguments by position under "
+                f"{_name(self._custom_fun)}: a custom_jvp function takes its arguments by "
+                "position under "
                 "a transformation (as in JAX): pass them positionally"))
         if self._custom_rule is None:
             raise InputError(at_user_site(
                 f"{_name(self._custom_fun)}: a custom_jvp function without its rule: call "
                 f"{_name(self._custom_fun)}.defjvp(jvp) first"))
         nondiff, diff = self._split(args)
-        f, rule, name = self._custom_fun, self._custom_rule, f"custom_jvp rule of {_name(self._custom_fun)}"
+        f, rule = self._custom_fun, self._custom_rule
+        name = f"custom_jvp rule of {_name(self._custom_fun)}"
 
         def jvp_rule(a, tangents):
             pair = rule(*nondiff, tuple(a[k] for k in diff), tangents)
@@ -408,9 +427,20 @@ class primitive(_Decorated):
                 f"{_name(self._custom_fun)}: a primitive without derivative rules: give them with "
                 f"burnumba.extend.defvjp({_name(self._custom_fun)}, ...) or defjvp"))
         f, name = self._custom_fun, f"primitive {_name(self._custom_fun)}"
-        diff = tuple(k for k in range(len(args))
-                     if k in (self._custom_vjps or self._custom_jvps) and (self._custom_vjps or self._custom_jvps)[k] is not None)
-        vjps, jvps = self._custom_vjps, self._custom_jvps
+        vjps, jvps = self._custom_vjps or {}, self._custom_jvps or {}
+        diff = tuple(k for k in range(len(args))                # the arguments with a rule
+                     if vjps.get(k) is not None or jvps.get(k) is not None)
+        missing = tuple(k for k in range(len(args)) if k not in diff
+                        and any(isinstance(x, Var) for x in flatten(args[k])[0]))
+        # a direction's rules are used when they cover every such argument; the other
+        # direction is then their transpose
+        by_vjp = all(vjps.get(k) is not None for k in diff)
+        by_jvp = all(jvps.get(k) is not None for k in diff)
+        if not (by_vjp or by_jvp):
+            raise InputError(at_user_site(
+                f"{name}: its defvjp rules cover arguments {sorted(vjps)} and its defjvp "
+                f"rules {sorted(jvps)}: give one kind of rule for every differentiated "
+                "argument"))
         box = {}
 
         def forward(a):
@@ -426,8 +456,8 @@ class primitive(_Decorated):
                 total = term if total is None else total + term
             return total
 
-        out = _traced_call(name, f, args, diff, forward, vjp_rule if vjps else None,
-                           jvp_rule if jvps else None)
+        out = _traced_call(name, f, args, diff, forward, vjp_rule if by_vjp else None,
+                           jvp_rule if by_jvp else None, missing)
         box["ans"] = out
         return out
 

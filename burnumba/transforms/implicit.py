@@ -51,7 +51,7 @@ class _Root(_Region):
     def split(self, flat):
         return bnp.reshape(flat, self.shape)
 
-    def vjp(self, b, i, g):
+    def vjp(self, b, i, g, need=None):
         x = copy(var(b, i))                        # x* as a node of its own: F's argument
         fx = self._residual(b, var(b, x))
         s1 = b.n
