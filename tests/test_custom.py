@@ -383,3 +383,17 @@ def test_a_tape_with_a_rule_refuses_the_kernels_own_sweeps(tmp_path):
         tape.save(tmp_path / "t.npz")
     with pytest.raises(bn.UnsupportedOpError, match="cannot be pickled"):
         pickle.dumps(tape)
+
+
+def test_threads_get_the_same_numbers(rng):
+    """A tape with a rule and its traced-gradient tape are shared by threads; each run's
+    state is the thread's own."""
+    import concurrent.futures
+    f = jvp_softplus(2.0)
+    grad = bn.grad(lambda x: np.sum(f(x) * x))
+    xs = [rng.normal(size=5) for _ in range(16)]
+    alone = [grad(x) for x in xs]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(grad, xs))
+    for a, t in zip(alone, together):
+        np.testing.assert_array_equal(a, t)
