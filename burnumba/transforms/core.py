@@ -298,7 +298,7 @@ class _Transformed(TapeCache):
         tape = self.ops.tape_for(args, kwargs)[0]
         state = tape.state()
         flat = tape.run_forward(sig.diff + sig.data, state)
-        value = float(flat[0]) if tape.dtype == np.float64 else flat[0]
+        value = float(flat[0])                     # as the kernel returns it
         grads = structure(tape, flat[1:], sig, argnums, self.single)
         if self.has_aux:
             aux = tape.aux_values(state)
