@@ -57,7 +57,7 @@ def _forward_only(call):
     """The kernel's caller for a tape holding a user's derivative rule (tape.custom): its
     own derivative sweeps would differentiate the rule's body instead of using the rule, so
     only the value modes run (the transformations compute such a tape's derivatives as
-    traced ops, transforms/custom.py)."""
+    traced ops, transforms/custom.py; debug_nans checks those as values)."""
     def forward(mode):
         if mode not in _FORWARD_MODES:
             raise UnsupportedOpError(at_user_site(
@@ -66,8 +66,8 @@ def _forward_only(call):
                 "compiled kernel's own derivative sweeps do not know: differentiate it "
                 "with bn.grad, value_and_grad, jvp, vjp, linearize, the Jacobians, hessian, "
                 "hvp, vmap or njit_value_and_grad, which compute its derivatives as traced "
-                "ops (bn.Trainer, a traced Tape's value_and_grad, debug_nans and bn.profile "
-                "do not yet)"))
+                "ops (bn.Trainer, a traced Tape's value_and_grad and bn.profile do not "
+                "yet)"))
         return call(mode)
     return forward
 
