@@ -72,7 +72,8 @@ SCALARS = [
     ("linear", lambda x: np.sum(3.0 * x - x[::-1]), 5),
     ("quadratic form", lambda x: x @ np.diag([1.0, 2.0, 0.0, 4.0]) @ x, 4),
     ("matmul", lambda x: np.sum(x[:4].reshape(2, 2) @ x[4:].reshape(2, 2)), 8),
-    ("softmax", lambda x: np.sum(bn.softmax(x.reshape(2, 3), axis=1) * np.arange(6.0).reshape(2, 3)), 6),
+    ("softmax", lambda x: np.sum(bn.softmax(x.reshape(2, 3), axis=1) * np.arange(6.0)
+                                 .reshape(2, 3)), 6),
     ("sumsq", lambda x: bn.sumsq(x[:3]) + np.sum(np.exp(x[3:])), 6),
     ("inner", lambda x: bn.inner([x[:2]], [x[2:4]]) + x[4], 5),
     ("max", lambda x: np.max(x.reshape(2, 3) ** 2, axis=1).sum(), 6),
@@ -146,3 +147,34 @@ def test_conservative_rows_are_listed():
         assert name not in EXACT
     for name in ("gather", "matmul", "softmax", "cumsum", "tanh", "multiply"):
         assert name in EXACT
+
+
+# -- the differential fuzz's random programs (tests/test_fuzz.py) --------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from test_fuzz import programs  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_patterns_hold_the_fuzz_programs_derivatives(prog):
+    f = prog.function(np, bn)
+    given_args = [np.asarray(a) for a in prog.arguments(np.float64)]
+    args = [a for a in given_args if a.dtype.kind == "f"]          # integer inputs: data
+    shapes = [a.shape for a in args]
+    bounds = np.cumsum([0] + [a.size for a in args])
+
+    def flat(z):               # the loss of one vector holding every float input
+        parts = iter([z[bounds[k]:bounds[k + 1]].reshape(shapes[k]) for k in range(len(args))])
+        return f(*[next(parts) if a.dtype.kind == "f" else a for a in given_args])
+    z = np.concatenate([a.ravel() for a in args])
+    dense = np.asarray(bn.hessian(flat)(z)).reshape(z.size, z.size)
+    pattern = bn.hessian_sparsity(flat)(z).toarray().astype(bool)
+    missed = (dense != 0) & ~pattern
+    assert not missed.any(), f"Hessian nonzeros outside the pattern at {np.argwhere(missed)}"
+    grad_pattern = bn.jacobian_sparsity(flat)(z).toarray().astype(bool).ravel()
+    g = np.asarray(bn.grad(flat)(z))
+    assert not ((g != 0) & ~grad_pattern).any()
+    scale = max(1.0, float(np.abs(dense).max()))
+    np.testing.assert_allclose(bn.sparse_hessian(flat)(z).toarray(), dense, rtol=1e-9,
+                               atol=1e-9 * scale)
