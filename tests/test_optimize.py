@@ -105,6 +105,7 @@ def test_ipopt_needs_its_extra():
             ipopt(rosen, np.zeros(3))
         return
     obj, cons = _convex_problem()
-    res = ipopt(obj, np.zeros(5), constraints=cons)
-    ref = so.minimize(obj, np.zeros(5), constraints=cons, method="SLSQP")
-    np.testing.assert_allclose(res.x, ref.x, atol=1e-5)
+    res = ipopt(obj, np.zeros(5), constraints=cons, tol=1e-12)
+    ref = so.minimize(obj, np.zeros(5), constraints=cons, method="SLSQP",
+                      options={"ftol": 1e-14})
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-6)

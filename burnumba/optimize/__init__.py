@@ -174,8 +174,11 @@ def least_squares(fun, x0, jac=None, bounds=(-np.inf, np.inf), method="trf", arg
 
 def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None):
     """Minimise ``fun`` with IPOPT (``cyipopt.minimize_ipopt``, the ``ipopt`` extra), fed
-    the gradient, the sparse Hessian of the objective and the constraints' sparse Jacobians
-    and Hessians, all from burnumba. The arguments are ``minimize``'s."""
+    the gradient and the constraints' sparse Jacobians (as the fixed-structure ``coo_array``
+    cyipopt reads as sparse), all from burnumba. cyipopt's scipy interface takes the
+    Hessians of the objective and of the constraints dense, so they are handed over dense
+    (from burnumba's sparse ones): beyond a few thousand variables, prefer
+    ``minimize(..., method="trust-constr")``. The arguments are ``minimize``'s."""
     try:
         import cyipopt
     except ImportError:
@@ -187,23 +190,29 @@ def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None)
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     vg = value_and_grad(fun)
     sh = sparse_hessian(fun)
+    import scipy.sparse as sp
     cons = _constraints(constraints, "trust-constr")
     dicts = []
+
+    def coo(jac):
+        # cyipopt reads a constraint Jacobian as sparse only as a coo_array, whose structure
+        # (rows, columns, order) must not change between calls: the pattern's is fixed
+        return lambda x, _j=jac: sp.coo_array(_j(x))
     for c in cons:
         # cyipopt takes scipy-style dicts; the interval lb <= c(x) <= ub as two 'ineq's
         # unless it is an equality
         lb, ub = np.atleast_1d(c.lb).astype(float), np.atleast_1d(c.ub).astype(float)
         if np.all(lb == ub):
             dicts.append({"type": "eq", "fun": lambda x, _c=c, _l=lb: _c.fun(x) - _l,
-                          "jac": c.jac, "hess": c.hess})
+                          "jac": coo(c.jac), "hess": lambda x, v, _c=c: _c.hess(x, v).toarray()})
             continue
         if np.any(np.isfinite(lb)):
             dicts.append({"type": "ineq", "fun": lambda x, _c=c, _l=lb: _c.fun(x) - _l,
-                          "jac": c.jac, "hess": c.hess})
+                          "jac": coo(c.jac), "hess": lambda x, v, _c=c: _c.hess(x, v).toarray()})
         if np.any(np.isfinite(ub)):
             dicts.append({"type": "ineq", "fun": lambda x, _c=c, _u=ub: _u - _c.fun(x),
-                          "jac": lambda x, _c=c: -_c.jac(x),
-                          "hess": lambda x, v, _c=c: -_c.hess(x, v)})
+                          "jac": coo(lambda x, _c=c: -_c.jac(x)),
+                          "hess": lambda x, v, _c=c: -_c.hess(x, v).toarray()})
     return cyipopt.minimize_ipopt(vg, x0, args=args, jac=True,
                                   hess=lambda x, *a: sh(x, *a).toarray(),
                                   constraints=dicts, bounds=bounds, tol=tol, options=options)
