@@ -32,7 +32,8 @@ from . import data, nn, optim            # public paths of burnumba/train's modu
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
-    "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
+    "hessian", "hvp", "elementwise_grad", "sparse_jacobian", "sparse_hessian",
+    "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
     "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",
@@ -46,3 +47,15 @@ __all__ = [
     "TapeFormatError", "TracerBoolError",
     "UnsupportedMethodError", "UnsupportedOpError",
 ]
+
+
+_LAZY = {"sparse_jacobian", "sparse_hessian", "jacobian_sparsity", "hessian_sparsity"}
+
+
+def __getattr__(name):
+    """The sparse derivatives, imported when first asked for (they load scipy.sparse, about
+    0.1 s, which a program that does not use them should not pay)."""
+    if name in _LAZY:
+        from .transforms import sparse
+        return getattr(sparse, name)
+    raise AttributeError(f"module 'burnumba' has no attribute {name!r}")
