@@ -188,7 +188,8 @@ HIERARCHY = {
     "NonFiniteError": FloatingPointError, "LeakedTracerError": RuntimeError,
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
     "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
-    "MissingExtraError": ImportError, "RandomSourceError": RuntimeError,
+    "MissingExtraError": ImportError, "GradientCheckError": AssertionError,
+    "RandomSourceError": RuntimeError,
 }
 
 
