@@ -477,3 +477,33 @@ def test_a_generator_reached_by_a_computed_name_is_refused_not_frozen():
     name = "noise"
     with pytest.raises(bn.RandomSourceError, match="random_helper.RNG"):
         bn.grad(lambda x: np.sum(x * getattr(HELPER, name)(3)))(X)
+
+
+@bn.custom_vjp
+def _square(x):
+    return x * x
+
+
+_square.defvjp(lambda x: (x * x, x), lambda x, g: (2.0 * x * g,))
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jvp", "sparse_jacobian"])
+def test_draws_beside_a_custom_rule_are_the_untraced_programs(transform):
+    """A tape holding a user's rule computes its derivatives by a second, traced-as-ops
+    tape: it reuses the value's draws (vjp) or draws once per call, as the untraced
+    program."""
+    f = lambda x: np.sum(_square(x) * np.random.standard_normal(3))      # noqa: E731
+    g = lambda x: _square(x) * np.random.standard_normal(3)              # noqa: E731
+    run = {"grad": lambda: bn.grad(f)(X),
+           "vjp": lambda: (lambda out, pull: (out, pull(1.0)[0]))(*bn.vjp(f, X)),
+           "jvp": lambda: bn.jvp(f, (X,), (V,)),
+           "sparse_jacobian": lambda: bn.sparse_jacobian(g)(X).toarray()}[transform]
+    np.random.seed(21)
+    got = [run() for _ in range(3)]
+    np.random.seed(21)
+    for result in got:
+        z = np.random.standard_normal(3)
+        want = {"grad": 2 * X * z, "vjp": (np.sum(X * X * z), 2 * X * z),
+                "jvp": (np.sum(X * X * z), np.sum(2 * X * z * V)),
+                "sparse_jacobian": np.diag(2 * X * z)}[transform]
+        _close(result if not isinstance(want, tuple) else tuple(result), want)

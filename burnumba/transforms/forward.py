@@ -18,7 +18,7 @@ import numpy as np
 
 from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, grad
 from ..ir.checked import SWITCH
-from .._errors import (InputError, PytreeError, ShapeError,
+from .._errors import (InputError, PytreeError, RandomSourceError, ShapeError,
                       at_user_site)
 from .. import numpy as bnp
 from ..derive.graph import builder_of, operands
@@ -281,9 +281,20 @@ def _vjp_by_ops(f, tape, primals, has_aux):
 
     ops = _ops_cache(f, "vjp by ops", n, has_aux, make)
 
-    def pull(seed):
+    def pull(seed, drawn=None):
         otape, osig, _ = ops.tape_for(tuple(primals) + (np.asarray(seed, tape.dtype),), {})
-        return otape.run_forward(osig.diff + osig.data)
+        if drawn is None:
+            return otape.run_forward(osig.diff + osig.data)
+        # f's random draws, in f's order, are the pull-back tape's too: it runs on the
+        # value's numbers (``drawn``), drawing none
+        if [d.shape for d in otape.draws] != [d.shape for d in tape.draws]:
+            raise RandomSourceError(at_user_site(
+                "vjp of a function with a custom derivative rule: its random draws differ "
+                "between two traces, so the pull-back cannot reuse the value's numbers"))
+        state = otape.state()
+        state.write(osig.diff + osig.data, drawn)
+        state.run(layout.MODE_FORWARD)
+        return state.read(otape.out, otape.out_shape)
     return pull
 
 
@@ -457,7 +468,7 @@ def vjp(f, *primals, has_aux=False):
         # the forward runs again with this call's leaves: another vjp of the same tape on
         # this thread may have run in between
         grads = tape.split_grads(tape.run_vjp(leaves, seed, drawn) if by_ops is None
-                                 else by_ops(seed))
+                                 else by_ops(seed, drawn))
         out, pos = [], 0
         for k in argnums:
             n = len(sig.kinds[k])
