@@ -331,7 +331,9 @@ def test_random_draws_are_made_on_the_driver_shard_by_shard(client):
     def noisy(p, X, y):
         return logistic_sum(p, X + 0.1 * rng.standard_normal(X.shape), y)
 
-    chunks = (300, 300, 100)
+    # five shards on two workers: the reduction tree's order (by worker) is not the
+    # dataset's, in which the draws are made
+    chunks = (200, 100, 150, 50, 200)
     shards = (da.from_array(X, chunks=(chunks, 5)), da.from_array(y, chunks=(chunks,)))
     vg = bnd.value_and_grad(noisy, client)
     got = [vg(p, shards) for _ in range(2)]

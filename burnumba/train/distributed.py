@@ -125,11 +125,12 @@ class _Dataset:
     arrays) and its signature ((shape, dtype str) per array), in the order of the reduction
     tree: grouped by the worker holding them, so that the first additions are local."""
 
-    def __init__(self, key, futures, metas, holders):
+    def __init__(self, key, futures, metas, holders, positions):
         self.key = key
         self.futures = futures
         self.metas = metas
         self.holders = holders          # per shard, the workers that held it when first seen
+        self.positions = positions      # per shard, its place in the dataset as given
         self.rows = [meta[0][0][0] for meta in metas]
 
 
@@ -216,7 +217,7 @@ def _ordered(client, key, futures, metas):
     who = client.who_has(futures)
     order = sorted(range(len(futures)), key=lambda i: (sorted(who[futures[i].key]), i))
     return _Dataset(key, [futures[i] for i in order], [metas[i] for i in order],
-                    [sorted(who[futures[i].key]) for i in order])
+                    [sorted(who[futures[i].key]) for i in order], order)
 
 
 def _param_key(leaves, treedef):
@@ -285,9 +286,12 @@ class _DataParallel:
         where = client.scatter(flat, broadcast=True, hash=False)
         mean = self.reduce == "mean"
         # each shard's task goes where the shard is; elsewhere only if those workers are gone
-        # random draws, shard by shard in order, from the driver's generators
-        drawn = [[(d.start, np.asarray(d(), dtype=plan[0].dtype)) for d in plan[0].draws]
-                 for plan in plans]
+        # random draws from the driver's generators, shard by shard in the dataset's order
+        # (the reduction tree's order groups the shards by worker)
+        drawn = [()] * len(plans)
+        for j in sorted(range(len(plans)), key=ds.positions.__getitem__):
+            drawn[j] = [(d.start, np.asarray(d(), dtype=plans[j][0].dtype))
+                        for d in plans[j][0].draws]
         parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, draws,
                                pure=False, workers=held, allow_other_workers=True,
                                key=f"burnumba-partial-{where.key}-{i}")
