@@ -1,0 +1,420 @@
+"""In-place updates on traced arrays: ``x[key] = v``, ``x += v``, ``np.copyto``, ``out=``,
+``np.put`` / ``np.place`` / ``np.putmask`` / ``np.fill_diagonal``, ``x.fill`` / ``x.sort()``.
+
+A tape is immutable, so a write is recorded as a functional update: the array's new value is
+one gather of arena positions, those of the old value where it is kept and those of the
+written values where numpy writes. Which element goes where is decided by numpy itself: the
+same in-place operation (``P[key] = V``, ``np.put(P, ind, V)`` ...) is applied at trace time
+to the array ``P`` of the target's element positions, with ``V`` the written values'
+positions, so broadcasting, negative and repeated indices (the last write wins), masks and
+steps follow numpy exactly. The gradient follows: an overwritten element's gradient is 0, a
+written value gets the gradient of every element it was written to. ``x[i] += v`` is Python's
+``x[i] = x[i] + v``; with repeated indices numpy adds once, and so does this.
+
+The Python object is updated in place (its node becomes the new value), so every name bound
+to it sees the write. numpy's views share memory with their base: a basic index (``x[1:3]``,
+``x[0]`` of a matrix), ``reshape``, ``x.T``, ``swapaxes``, ``squeeze``, ``expand_dims``,
+``flip`` ... of a traced array is recorded as a view of a ``_Memory`` (the positions of the
+shared elements, a numpy array; each view holds a numpy view of it made by the same numpy
+function), so that a write through any of them updates all of them, as in numpy.
+"""
+import bisect
+import inspect
+import weakref
+
+import numpy as np
+
+from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
+from ..tracing.dispatch import (FUNCTIONS, METHODS, OUT_ARGUMENT, VIEWS, implements,
+                                implements_method)
+from ..tracing.tracer import Var, is_mask
+from ._common import _builder
+from .elementwise import where
+from .indexing import _index
+from .shapes import broadcast_to, reshape
+from .statistics import sort
+
+_INTEGERS = (int, np.integer)
+
+
+class _Memory:
+    """The elements that a traced array and its numpy views share: ``positions`` (int64, the
+    base's shape) says where each element's current value lies in the arena; ``views`` holds
+    weak references to the arrays that view it (the base too)."""
+
+    __slots__ = ("positions", "views", "need")
+
+    def __init__(self, positions, need):
+        self.positions, self.views, self.need = positions, [], need
+
+
+class _View:
+    """An array's place in its memory: ``index``, a numpy view of the memory's positions
+    (made by numpy's own function, so it is a view exactly where numpy's result is)."""
+
+    __slots__ = ("memory", "index", "readonly")
+
+    def __init__(self, memory, index, readonly):
+        self.memory, self.index, self.readonly = memory, index, readonly
+
+
+def _need(v):
+    return v._view[1] if v._view is not None else bool(v._b.need[v._node])
+
+
+def _place(x):
+    """x's _View, or None when no view of x was taken."""
+    return getattr(x, "_alias", None)
+
+
+def _join(base, y, make, readonly=False):
+    """Record y as a view of base when numpy's result of the same call is a view: ``make``
+    applied to base's index array gives y's, which shares memory with it or not."""
+    if not isinstance(y, Var) or y is base or not isinstance(base, Var):
+        return
+    place = _place(base)
+    if place is None:
+        memory = _Memory(np.array(base.positions(), dtype=np.int64), _need(base))
+        place = base._alias = _View(memory, memory.positions, False)
+        memory.views.append(weakref.ref(base))
+    try:
+        index = make(place.index)
+    except (ValueError, IndexError, TypeError):
+        return
+    if not isinstance(index, np.ndarray) or not np.may_share_memory(index, place.index):
+        return                                  # numpy returns a copy (or a scalar) here
+    y._alias = _View(place.memory, index, readonly or place.readonly)
+    place.memory.views.append(weakref.ref(y))
+
+
+@implements_method("__view__")
+def _view(base, result, func, args, kwargs, readonly):
+    """A numpy function that returns a view (``dispatch.VIEWS``): record it."""
+    if isinstance(result, (list, tuple)):       # np.split: a list of views
+        if func is not np.split:
+            return                              # atleast_1d(a, b): several bases
+        for k, part in enumerate(result):
+            _join(base, part, lambda R, k=k: func(R, *args, **kwargs)[k], readonly)
+        return
+    _join(base, result, lambda R: func(R, *args, **kwargs), readonly)
+
+
+def _basic(key):
+    """Whether numpy's x[key] is a view: only ints, slices, None and ... in the key."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (slice,) + _INTEGERS)
+               and not isinstance(k, (bool, np.bool_)) for k in parts)
+
+
+@implements_method("__getitem__")
+def getitem(x, key):
+    """x[key] (``indexing._index``); a basic index of an array is a view, as in numpy (one
+    that picks a single element is a scalar, a copy)."""
+    y = _index(x, key)
+    if y is x or (not y.shape and (isinstance(key, _INTEGERS) or isinstance(key, tuple) and
+                                   all(isinstance(k, _INTEGERS) for k in key))):
+        return y
+    if _basic(key):
+        _join(x, y, lambda R: R[key])
+    return y
+
+
+# -- the write ---------------------------------------------------------------------------
+
+def _owner(b, position):
+    return bisect.bisect_right(b.off, position) - 1
+
+
+def _point(v, positions, need):
+    """Make v hold the values at ``positions`` (a pending gather, made into a node when
+    read)."""
+    flat = positions.reshape(-1)
+    v._node = None
+    v._view = (positions.reshape(v.shape), need, _owner(v._b, int(flat[0])) if flat.size
+               else v._b.const(0.0)._node)
+
+
+def _values(b, v):
+    """The written value v as a traced value of b (numbers and numpy arrays: constants)."""
+    return b.lift(v)
+
+
+def _write(x, name, values, update):
+    """x rewritten in place: ``update(P, *positions of values)`` is numpy's own in-place
+    operation on P, the positions of x's elements. Every view of x's memory follows."""
+    if not isinstance(x, Var):
+        raise InplaceError(at_user_site(
+            f"{name}: writing traced values into a numpy array is not traceable: make the "
+            "destination a traced array, e.g. out = np.zeros_like(x) or np.zeros(shape, "
+            "like=x) (x any traced value), or build the result with np.stack / np.array"))
+    b = x._b
+    vs = [_values(b, v) for v in values]
+    written = [np.array(v.positions(), dtype=np.int64) for v in vs]
+    need = _need(x) or any(_need(v) for v in vs)
+    place = _place(x)
+    if place is not None and place.readonly:
+        raise InplaceError(at_user_site(
+            f"{name}: this array is a read-only view (numpy's diagonal and broadcast_to "
+            "return read-only views, and numpy refuses this write too): write into a copy, "
+            "y = x.copy()"))
+    try:
+        if place is None:
+            positions = np.array(x.positions(), dtype=np.int64)
+            update(positions, *written)
+            if x.size:
+                _point(x, positions, need)
+            return x
+        update(place.index, *written)
+    except (ValueError, IndexError, TypeError) as e:
+        raise ShapeError(at_user_site(f"{name} into shape {x.shape}: {e}")) from None
+    memory = place.memory
+    memory.need = memory.need or need
+    alive = []
+    for ref in memory.views:
+        v = ref()
+        if v is None:
+            continue
+        alive.append(ref)
+        if v.size:
+            _point(v, np.array(v._alias.index), memory.need)
+    memory.views = alive
+    return x
+
+
+@implements_method("__setitem__")
+def setitem(x, key, value):
+    """x[key] = value, with numpy's rules (the last write wins at a repeated index)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    traced = [k for k in parts if isinstance(k, Var)]
+    if traced:
+        return _traced_key(x, parts, traced, value)
+    if _builder(*(k for k in parts if isinstance(k, (list, tuple)))) is not None:
+        raise UnsupportedOpError(at_user_site(
+            "x[...] = v with a list of traced values as the index: indices must be integer "
+            "data (an int array argument) or constants"))
+
+    def update(P, V):
+        P[key] = V
+    return _write(x, "x[...] = v", [value], update)
+
+
+def _traced_key(x, parts, traced, value):
+    """x[mask] = v with a mask computed from traced values (one key, numpy's booleans over
+    x's leading axes): np.where(mask, v, x) when v is one value per selected element's
+    trailing block (a scalar, or broadcast to x.shape[mask.ndim:]). Traced integer indices
+    are refused: which element a repeated index leaves is decided by the data."""
+    mask = traced[0]
+    if len(parts) != 1 or not is_mask(mask):
+        raise InplaceError(at_user_site(
+            "x[idx] = v with traced integer indices (an int array argument) is not traced: "
+            "the indices are only known when the tape runs. Pass them as a constant (a numpy "
+            "array captured by the function), or write np.where(np.arange(n) == idx, v, x) "
+            "for one index"))
+    b = x._b
+    v = _values(b, value)
+    k = mask.ndim
+    if mask.shape != x.shape[:k]:
+        raise ShapeError(at_user_site(
+            f"x[mask] = v: the boolean mask of shape {mask.shape} does not match the array's "
+            f"shape {x.shape} (numpy: boolean index did not match)"))
+    trail = x.shape[k:]
+    try:
+        fits = np.broadcast_shapes((1,) + trail, v.shape) == (1,) + trail
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InplaceError(at_user_site(
+            f"x[mask] = v with a traced mask and v of shape {v.shape}: only a value per "
+            f"selected element is traced (a scalar, or shape {trail}), since how many elements "
+            "the mask selects is known only when the tape runs; write x = np.where(mask, v, x) "
+            "with v of x's shape"))
+    v = reshape(v, v.shape[v.ndim - len(trail):] if trail else ()) if v.ndim > len(trail) \
+        else v
+    new = where(reshape(mask, mask.shape + (1,) * len(trail)), v, x)
+
+    def update(P, V):
+        P[...] = V
+    return _write(x, "x[mask] = v", [new], update)
+
+
+@implements_method("inplace")
+def inplace(x, result):
+    """x op= v on a traced array: numpy's in-place operators write the result into x (whose
+    shape cannot change) and return x."""
+    def update(P, V):
+        P[...] = V
+    return _write(x, "in-place operator", [result], update)
+
+
+@implements_method("__out__")
+def write_out(name, result, out, where_, ufunc):
+    """A result written into an ``out=`` array: numpy's ufuncs broadcast the result into it
+    (``where=`` keeps out's old elements where it is False); other functions need out to
+    have the result's shape exactly."""
+    if isinstance(out, tuple):
+        results = result if isinstance(result, tuple) else (result,)
+        if len(out) != len(results):
+            raise ShapeError(at_user_site(
+                f"{name}: out= has {len(out)} arrays for {len(results)} outputs"))
+        for o, r in zip(out, results):
+            if o is not None:
+                write_out(name, r, o, where_, ufunc)
+        return out[0] if len(out) == 1 else out
+    shape = np.shape(result) if not isinstance(result, Var) else result.shape
+    oshape = out.shape if isinstance(out, Var) else np.shape(out)
+    if not ufunc and shape != oshape:
+        raise ShapeError(at_user_site(
+            f"{name}(..., out=...): out has shape {oshape}, the result {shape} (numpy "
+            "needs them equal)"))
+    if not isinstance(out, Var):
+        if not isinstance(result, Var):
+            np.copyto(out, result, where=where_)
+            return out
+        raise InplaceError(at_user_site(
+            f"{name}(..., out=array) with a numpy array as out: a traced result cannot be "
+            "written into a numpy array. Use the returned value, or make out traced, e.g. "
+            "out = np.zeros_like(x) (x any traced value)"))
+    if where_ is not True:
+        result = where(where_, result, out)
+    return inplace(out, result)
+
+
+# -- numpy's in-place functions -----------------------------------------------------------
+
+@implements(np.copyto)
+def copyto(dst, src, casting="same_kind", where=True):
+    """numpy.copyto: dst[...] = src where ``where`` (broadcast)."""
+    if not isinstance(dst, Var):
+        raise InplaceError(at_user_site(
+            "numpy.copyto of a traced value into a numpy array is not traceable "
+            "(np.full_like(array, traced_fill) does that: use bnp.full_like or "
+            "bnp.broadcast_to(fill, shape)); make the destination traced, e.g. "
+            "np.zeros_like(x) with x a traced value"))
+    if isinstance(where, Var):
+        return _traced_where(dst, src, where)
+
+    def update(P, V):
+        np.copyto(P, V, where=where)
+    _write(dst, "numpy.copyto", [src], update)
+
+
+def _traced_where(dst, src, mask):
+    new = FUNCTIONS[np.where](mask, src, dst)
+
+    def update(P, V):
+        P[...] = V
+    _write(dst, "numpy.copyto", [new], update)
+
+
+def _constant_indices(name, *args):
+    if _builder(*args) is not None:
+        raise InplaceError(at_user_site(
+            f"{name} with traced indices or mask: they must be constants (numpy arrays) "
+            "known while tracing; for a mask computed from traced values, use "
+            "x = np.where(mask, v, x)"))
+
+
+@implements(np.put)
+def put(a, ind, v, mode="raise"):
+    """numpy.put: a.flat[ind] = v (v repeated as needed), as numpy."""
+    _constant_indices("numpy.put", ind)
+
+    def update(P, V):
+        np.put(P, ind, V, mode=mode)
+    _write(a, "numpy.put", [v], update)
+
+
+@implements(np.place)
+def place(arr, mask, vals):
+    """numpy.place: arr[mask] = vals, vals repeated as needed."""
+    _constant_indices("numpy.place", mask)
+
+    def update(P, V):
+        np.place(P, mask, V.reshape(-1))
+    _write(arr, "numpy.place", [vals], update)
+
+
+@implements(np.putmask)
+def putmask(a, mask, values):
+    """numpy.putmask: a[mask] = values[mask position], values repeated as needed."""
+    _constant_indices("numpy.putmask", mask)
+
+    def update(P, V):
+        np.putmask(P, mask, V)
+    _write(a, "numpy.putmask", [values], update)
+
+
+@implements(np.fill_diagonal)
+def fill_diagonal(a, val, wrap=False):
+    """numpy.fill_diagonal: the main diagonal set to val (repeated as needed)."""
+    def update(P, V):
+        np.fill_diagonal(P, V, wrap=wrap)
+    _write(a, "numpy.fill_diagonal", [val], update)
+
+
+@implements(np.copy)
+def copy(a, order="K", subok=False):
+    """numpy.copy: a new array object with a's value (later writes to either stay apart)."""
+    if not isinstance(a, Var):
+        return _builder(a).lift(a)
+    return a.copy()
+
+
+def _created(name, npfunc, fill):
+    def f(shape, dtype=None, order="C", *, like=None, **kwargs):
+        if not isinstance(like, Var) or (dtype is not None and np.dtype(dtype).kind != "f"):
+            return npfunc(shape, dtype=dtype, order=order, **kwargs)
+        return like._b.const(np.full(shape, fill, dtype=np.float64))
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"numpy.{name}(shape, like=x) with x a traced value: a traced array (a "
+                 "constant) that in-place writes can fill")
+    return f
+
+
+zeros = implements(np.zeros)(_created("zeros", np.zeros, 0.0))
+ones = implements(np.ones)(_created("ones", np.ones, 1.0))
+empty = implements(np.empty)(_created("empty", np.empty, 0.0))      # zeros: values defined
+
+
+@implements(np.full)
+def full(shape, fill_value, dtype=None, order="C", *, like=None, **kwargs):
+    """numpy.full with a traced fill value or like=x: a traced array."""
+    b = _builder(fill_value, like)
+    if b is None or (dtype is not None and np.dtype(dtype).kind != "f"):
+        return np.full(shape, fill_value, dtype=dtype, order=order, **kwargs)
+    shape = (shape,) if isinstance(shape, _INTEGERS) else tuple(shape)
+    return broadcast_to(b.lift(fill_value), shape)
+
+
+# np.sort is differentiable; x.sort() sorts in place (Var.sort writes sort's result)
+assert FUNCTIONS[np.sort] is sort
+
+# numpy's functions whose result is a view of their first argument (True: read-only)
+VIEWS.update(dict.fromkeys(
+    (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.squeeze,
+     np.expand_dims, np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split),
+    False))
+VIEWS.update(dict.fromkeys((np.diagonal, np.broadcast_to), True))
+
+
+def _out_positions():
+    """numpy functions with an ``out`` argument: its position in the implementation."""
+    found = {}
+    for func, impl in FUNCTIONS.items():
+        try:
+            names = list(inspect.signature(impl).parameters)
+        except (TypeError, ValueError):
+            continue
+        if "out" in names:
+            found[func] = names.index("out")
+    return found
+
+
+OUT_ARGUMENT.update(_out_positions())
+assert METHODS["__getitem__"] is getitem
+
+
+@implements(np.result_type)
+def result_type(*arrays_and_dtypes):
+    """numpy.result_type: a traced value counts as an array of the tape's dtype."""
+    return np.result_type(*(a.dtype if isinstance(a, Var) else a for a in arrays_and_dtypes))
