@@ -166,7 +166,8 @@ def test_astype_to_non_float_is_an_error(dtype, match):
     ("argmax", ["ndarray.argmax", "integer or boolean", "x[idx]"]),
     ("argsort", ["ndarray.argsort", "integer or boolean"]),
     ("nonzero", ["ndarray.nonzero", "integer or boolean"]),
-    ("fill", ["ndarray.fill", "in place"]),
+    ("resize", ["ndarray.resize", "in place"]),
+    ("partition", ["ndarray.partition", "np.sort"]),
     ("choose", ["ndarray.choose", "burnumba.numpy"]),
     ("flat", ["ndarray.flat", "ravel"]),
 ])

@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ..tracing.dispatch import (FUNCTIONS, METHODS, OUT_ARGUMENT, VIEWS, implements,
+from ..tracing.dispatch import (FUNCTIONS, LIKE, METHODS, OUT_ARGUMENT, VIEWS, implements,
                                 implements_method)
 from ..tracing.tracer import Var, is_mask
 from ._common import _builder
@@ -386,6 +386,8 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, **kwargs):
     return broadcast_to(b.lift(fill_value), shape)
 
 
+LIKE.update((np.zeros, np.ones, np.empty, np.full))
+
 # np.sort is differentiable; x.sort() sorts in place (Var.sort writes sort's result)
 assert FUNCTIONS[np.sort] is sort
 
@@ -398,16 +400,22 @@ VIEWS.update(dict.fromkeys((np.diagonal, np.broadcast_to), True))
 
 
 def _out_positions():
-    """numpy functions with an ``out`` argument: its position in the implementation."""
+    """numpy functions with an ``out`` argument: its position in the implementation's
+    signature (a large number when it can only be given by keyword, after ``*operands``)."""
     found = {}
     for func, impl in FUNCTIONS.items():
         try:
-            names = list(inspect.signature(impl).parameters)
+            params = list(inspect.signature(impl).parameters.values())
         except (TypeError, ValueError):
             continue
-        if "out" in names:
-            found[func] = names.index("out")
+        for k, p in enumerate(params):
+            if p.name == "out":
+                positional = all(q.kind is q.POSITIONAL_OR_KEYWORD for q in params[:k + 1])
+                found[func] = k if positional else _KEYWORD_ONLY
     return found
+
+
+_KEYWORD_ONLY = 1 << 30
 
 
 OUT_ARGUMENT.update(_out_positions())

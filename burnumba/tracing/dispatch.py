@@ -24,6 +24,8 @@ UFUNC_KEYWORDS = {}  # ufunc -> the keyword arguments a traced call may pass (np
 # numpy's in-place conventions (burnumba/numpy/inplace.py fills these and METHODS["__out__"],
 # METHODS["__view__"]):
 OUT_ARGUMENT = {}    # numpy function -> the position of its ``out`` argument
+LIKE = set()         # numpy functions whose implementation takes like= (np.zeros(3, like=x):
+                     # numpy passes the traced x as the protocol's self, not as an argument)
 VIEWS = {}           # numpy function -> True when numpy's result is a read-only view of its
                      # first argument (diagonal, broadcast_to), False for a writable view
 
@@ -96,8 +98,11 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     return METHODS["__out__"](f"numpy.{ufunc.__name__}", result, out, where, True)
 
 
-def apply_function(func, args, kwargs):
-    """``Var.__array_function__``: the implementation of the numpy function ``func``."""
+def apply_function(func, args, kwargs, like=None):
+    """``Var.__array_function__``: the implementation of the numpy function ``func``
+    (``like``: the traced value whose protocol numpy called, for the functions of LIKE)."""
+    if func in LIKE:
+        kwargs = {**kwargs, "like": like}
     if func not in FUNCTIONS:
         name = getattr(func, "__module__", "numpy") + "." + func.__name__
         raise UnsupportedOpError(at_user_site(

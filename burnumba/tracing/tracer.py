@@ -543,6 +543,11 @@ class Var:
     def __getitem__(self, key):
         return METHODS["__getitem__"](self, key)
 
+    def __len__(self):
+        raise UnsupportedOpError(at_user_site(
+            "len() of a 0-d traced value: it has no length (numpy: len() of unsized object); "
+            "use x.size or x.shape"))
+
     def __iter__(self):
         raise UnsupportedOpError(at_user_site(
             "iteration over a 0-d traced value (numpy: iteration over a 0-d array): it is "
@@ -813,7 +818,7 @@ class Var:
         return apply_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return apply_function(func, args, kwargs)
+        return apply_function(func, args, kwargs, self)
 
 
 _MEMORY = frozenset(("__array_interface__", "__array_struct__", "__buffer__",
