@@ -179,7 +179,15 @@ def _reshape_program(x, w):
     return np.sum(np.sin(x) * WEIGHTS)
 
 
+def _flat_program(x, w):
+    t = x.T                       # not contiguous: numpy's flat still writes through
+    t.flat[[1, 4, 1]] = w[:3]
+    t.flat[0] += w[3]
+    return np.sum(np.sin(x) * WEIGHTS) + sum(v * v for v in x.flat)
+
+
 PROGRAMS.update({
+    "x.flat writes": _flat_program,
     "views write through": _views_program,
     "copies stay apart": _copy_program,
     "one object, two names": _alias_program,

@@ -161,7 +161,6 @@ REFUSED = {
     "format": (lambda x: f"{x[0]:.3f}", bn.ConcretizationError, "formatting"),
     "tolist": (lambda x: x.tolist(), bn.UnsupportedMethodError, "return the value"),
     "strides": (lambda x: x.strides, bn.UnsupportedMethodError, "no memory"),
-    "flat": (lambda x: x.flat, bn.UnsupportedMethodError, "ravel"),
 }
 
 

@@ -422,6 +422,35 @@ OUT_ARGUMENT.update(_out_positions())
 assert METHODS["__getitem__"] is getitem
 
 
+class _Flat:
+    """x.flat of a traced array: numpy's flat iterator, read as x.ravel() and written in
+    place through numpy's own flatiter on the positions (views and order as numpy)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __getitem__(self, key):
+        return FUNCTIONS[np.ravel](self.base)[key]
+
+    def __setitem__(self, key, value):
+        def update(P, V):
+            P.flat[key] = V
+        _write(self.base, "x.flat[...] = v", [value], update)
+
+    def __iter__(self):
+        return iter(FUNCTIONS[np.ravel](self.base))
+
+    def __len__(self):
+        return self.base.size
+
+
+@implements_method("flat")
+def flat(x):
+    return _Flat(x)
+
+
 @implements(np.result_type)
 def result_type(*arrays_and_dtypes):
     """numpy.result_type: a traced value counts as an array of the tape's dtype."""

@@ -845,7 +845,6 @@ _NOT_TRACED = {
                     "the call, or use reshape / astype"),
     "partition": ("it sorts in place around a pivot: use np.sort(x, axis) (a sorted copy, "
                   "differentiable)"),
-    "flat": "use x.ravel() (and index it)",
     "view": "a traced array has no memory of its own to view; use reshape or astype",
 }
 
@@ -921,6 +920,11 @@ class ArrayVar(Var):
     def __imod__(self, o): return METHODS["inplace"](self, self % o)
     def __ipow__(self, o): return METHODS["inplace"](self, power(self, o))
     def __imatmul__(self, o): return METHODS["inplace"](self, self @ o)
+
+    @property
+    def flat(self):
+        """numpy's flat iterator: x.flat[k] reads, x.flat[k] = v writes in place."""
+        return METHODS["flat"](self)
 
     def fill(self, value):
         """x.fill(v): every element set to v (a functional update)."""
