@@ -186,7 +186,20 @@ def _flat_program(x, w):
     return np.sum(np.sin(x) * WEIGHTS) + sum(v * v for v in x.flat)
 
 
+def _copy_then_view_program(x, w):
+    y = x.T.reshape(-1)           # numpy copies here (x.T is not contiguous) ...
+    z = y[1:5]                    # ... and z views the copy
+    q = x[:, ::2]
+    z[0] = w[0]                   # reaches y, not x
+    x[0, 0] = w[1]                # reaches x and q, not y or z
+    r = x[1]                      # a view made after the first write
+    r *= w[2]
+    q[2] += 1.0
+    return np.sum(np.cos(x) * WEIGHTS) + np.sum(y * np.arange(12.0)) + np.sum(z[:2] * q[:2, 0])
+
+
 PROGRAMS.update({
+    "copies and views after writes": _copy_then_view_program,
     "x.flat writes": _flat_program,
     "views write through": _views_program,
     "copies stay apart": _copy_program,

@@ -14,12 +14,14 @@ written value gets the gradient of every element it was written to. ``x[i] += v`
 The Python object is updated in place (its node becomes the new value), so every name bound
 to it sees the write. numpy's views share memory with their base: a basic index (``x[1:3]``,
 ``x[0]`` of a matrix), ``reshape``, ``x.T``, ``swapaxes``, ``squeeze``, ``expand_dims``,
-``flip`` ... of a traced array is recorded as a view of a ``_Memory`` (the positions of the
-shared elements, a numpy array; each view holds a numpy view of it made by the same numpy
-function), so that a write through any of them updates all of them, as in numpy.
+``flip`` ... of a traced array is recorded (``_Family``); at the first write, each is
+resolved to a ``_Memory`` (the positions of the shared elements, a numpy array; each view
+holds a numpy view of it made by the same numpy function, or, where numpy copies, a memory
+of its own), so that a write through any of them updates all of them, as in numpy.
 """
 import bisect
 import inspect
+import math
 import weakref
 
 import numpy as np
@@ -37,25 +39,40 @@ from .statistics import sort
 _INTEGERS = (int, np.integer)
 
 
-class _Memory:
-    """The elements that a traced array and its numpy views share: ``positions`` (int64, the
-    base's shape) says where each element's current value lies in the arena; ``views`` holds
-    weak references to the arrays that view it (the base too)."""
+class _Family:
+    """The arrays recorded as numpy views of one base, and of views of it, in the order they
+    were made. Nothing is computed until the first write into one of them (most traces never
+    write): then each is resolved to its ``_Memory``, and later views are resolved at once."""
 
-    __slots__ = ("positions", "views", "need")
+    __slots__ = ("records", "resolved")
+
+    def __init__(self):
+        self.records, self.resolved = [], False
+
+
+class _Memory:
+    """The elements that arrays share: ``positions`` (int64, the shape of the array that owns
+    them) says where each element's current value lies in the arena; ``members`` holds
+    (weak reference, _View) of every array that views it (its owner too)."""
+
+    __slots__ = ("positions", "members", "need")
 
     def __init__(self, positions, need):
-        self.positions, self.views, self.need = positions, [], need
+        self.positions, self.members, self.need = positions, [], need
 
 
 class _View:
-    """An array's place in its memory: ``index``, a numpy view of the memory's positions
-    (made by numpy's own function, so it is a view exactly where numpy's result is)."""
+    """An array's record: made from ``parent``'s by numpy's function ``make`` (None: the
+    family's base), its value at that moment (``snapshot``: a copy owns memory holding it)
+    and, once resolved, its ``memory`` and ``index``: a numpy view of the memory's positions,
+    made by numpy's own function, so that it is a view exactly where numpy's result is."""
 
-    __slots__ = ("memory", "index", "readonly")
+    __slots__ = ("family", "parent", "make", "snapshot", "readonly", "memory", "index")
 
-    def __init__(self, memory, index, readonly):
-        self.memory, self.index, self.readonly = memory, index, readonly
+    def __init__(self, family, parent, make, value, readonly):
+        self.family, self.parent, self.make, self.readonly = family, parent, make, readonly
+        self.snapshot = (value._b, value._node, value._view, value.shape)
+        self.memory = self.index = None
 
 
 def _need(v):
@@ -67,24 +84,64 @@ def _place(x):
     return getattr(x, "_alias", None)
 
 
+def _own(record):
+    """A memory of the record's own, holding its value when it was made."""
+    b, node, view, shape = record.snapshot
+    if view is not None:
+        positions, need = np.array(view[0], dtype=np.int64).reshape(shape), view[1]
+    else:
+        positions = b.off[node] + np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
+        need = bool(b.need[node])
+    record.memory, record.index = _Memory(positions, need), positions
+
+
+def _resolve(record):
+    """Its memory and index: the parent's memory when numpy's ``make`` of the parent's index
+    is a view of it, else a memory of its own (numpy made a copy)."""
+    if record.memory is not None:
+        return
+    parent = record.parent
+    if parent is None:
+        _own(record)
+        return
+    _resolve(parent)
+    try:
+        index = record.make(parent.index)
+    except (ValueError, IndexError, TypeError):
+        index = None
+    if isinstance(index, np.ndarray) and np.may_share_memory(index, parent.memory.positions):
+        record.memory, record.index = parent.memory, index
+    else:
+        _own(record)
+
+
+def _resolve_family(family):
+    for ref, record in family.records:
+        _resolve(record)
+        record.memory.members.append((ref, record))
+    family.resolved = True
+
+
 def _join(base, y, make, readonly=False):
-    """Record y as a view of base when numpy's result of the same call is a view: ``make``
-    applied to base's index array gives y's, which shares memory with it or not."""
+    """Record y as made from base by numpy's function ``make`` (applied to base's index
+    array, it tells whether numpy's result is a view)."""
     if not isinstance(y, Var) or y is base or not isinstance(base, Var):
         return
-    place = _place(base)
-    if place is None:
-        memory = _Memory(np.array(base.positions(), dtype=np.int64), _need(base))
-        place = base._alias = _View(memory, memory.positions, False)
-        memory.views.append(weakref.ref(base))
-    try:
-        index = make(place.index)
-    except (ValueError, IndexError, TypeError):
-        return
-    if not isinstance(index, np.ndarray) or not np.may_share_memory(index, place.index):
-        return                                  # numpy returns a copy (or a scalar) here
-    y._alias = _View(place.memory, index, readonly or place.readonly)
-    place.memory.views.append(weakref.ref(y))
+    parent = _place(base)
+    if parent is None:
+        family = _Family()
+        parent = base._alias = _View(family, None, None, base, False)
+        family.records.append((weakref.ref(base), parent))
+    family = parent.family
+    record = _View(family, parent, make, y, readonly or parent.readonly)
+    if family.resolved:
+        _resolve(record)
+        if record.memory is not parent.memory:
+            return                              # numpy makes a copy here: not a view
+        record.memory.members.append((weakref.ref(y), record))
+    else:
+        family.records.append((weakref.ref(y), record))
+    y._alias = record
 
 
 @implements_method("__view__")
@@ -157,6 +214,8 @@ def _write(x, name, values, update):
             f"{name}: this array is a read-only view (numpy's diagonal and broadcast_to "
             "return read-only views, and numpy refuses this write too): write into a copy, "
             "y = x.copy()"))
+    if place is not None and not place.family.resolved:
+        _resolve_family(place.family)
     try:
         if place is None:
             positions = np.array(x.positions(), dtype=np.int64)
@@ -170,14 +229,14 @@ def _write(x, name, values, update):
     memory = place.memory
     memory.need = memory.need or need
     alive = []
-    for ref in memory.views:
+    for ref, record in memory.members:
         v = ref()
         if v is None:
             continue
-        alive.append(ref)
+        alive.append((ref, record))
         if v.size:
-            _point(v, np.array(v._alias.index), memory.need)
-    memory.views = alive
+            _point(v, np.array(record.index), memory.need)
+    memory.members = alive
     return x
 
 

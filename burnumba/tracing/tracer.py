@@ -883,12 +883,7 @@ class ArrayVar(Var):
 
     __slots__ = ()
 
-    @property
-    def shape(self):
-        return _SHAPE.__get__(self)
-
-    @shape.setter
-    def shape(self, shape):
+    def _set_shape(self, shape):
         try:
             _SHAPE.__get__(self)
         except AttributeError:                  # Var.__init__
@@ -897,6 +892,9 @@ class ArrayVar(Var):
         raise InplaceError(at_user_site(
             "setting x.shape reshapes an array in place: use x = x.reshape(shape) (a traced "
             "array's shape is fixed)"))
+
+    # read through the slot's own descriptor (no Python frame); set once, by Var.__init__
+    shape = property(Var.__dict__["shape"].__get__, _set_shape)
 
     def __len__(self):
         return self.shape[0]
