@@ -272,6 +272,45 @@ def test_vmap(name):
         close(grads[1][k], g[1])
 
 
+def _indexed_program(x, w, i):
+    """Writes at traced integer indices (an int array argument, read when the tape runs),
+    and numpy's unbuffered np.add.at / np.subtract.at."""
+    x[i] = np.sin(w[:3, None]) * np.ones(3)
+    x[i[:2]] += w[3:5, None]
+    x[i[1:]] *= 1.5
+    np.add.at(x, i, w[5:8, None] ** 2)        # unbuffered: a repeated index adds each time
+    np.subtract.at(x, (np.array([0, 0, 3]), np.array([1, 1, 2])), w[8:11])
+    return np.sum(np.cos(x) * WEIGHTS)
+
+
+INDICES = [np.array([1, -1, 2]), np.array([0, 0, 3]), np.array([3, 3, 3]),
+           np.array([-4, 2, 1])]
+
+
+def test_traced_integer_indices_follow_numpy():
+    """One tape for every index array (repeats: the last write wins, += adds once), under
+    value_and_grad, jvp and vmap; an index out of range raises DataError when it runs."""
+    x, w = _inputs(6)
+    tx, tw = _inputs(7)
+    vg = bn.value_and_grad(_indexed_program, argnums=(0, 1))
+    for i in INDICES:
+        value, grads = reference(lambda x, w: _indexed_program(x, w, i), (x, w))
+        ours, g = vg(x.copy(), w.copy(), i)
+        close(ours, value)
+        close(g[0], grads[0])
+        close(g[1], grads[1])
+        out, tangent = bn.jvp(lambda x, w: _indexed_program(x, w, i), (x, w), (tx, tw))
+        close(tangent, np.sum(grads[0] * tx) + np.sum(grads[1] * tw))
+    X = np.stack([_inputs(s)[0] for s in range(3)])
+    W = np.stack([_inputs(s)[1] for s in range(3)])
+    I = np.stack(INDICES[:3])
+    values = bn.vmap(_indexed_program)(X.copy(), W.copy(), I)
+    for k in range(3):
+        close(values[k], _indexed_program(X[k].copy(), W[k].copy(), I[k]))
+    with pytest.raises(bn.DataError, match="out of"):
+        vg(x.copy(), w.copy(), np.array([0, 4, 1]))
+
+
 def test_the_caller_sees_no_write_and_retracing_is_not_needed():
     f = PROGRAMS["x[slice] += v"]
     x, w = _inputs()
@@ -322,8 +361,8 @@ def test_traced_mask_with_a_scalar_value_is_where():
 
 REFUSED = {
     "numpy destination": (lambda x: _into_numpy(x), bn.InplaceError, "np.zeros_like"),
-    "traced integer index": (lambda x, i: x.__setitem__(i, 1.0), bn.InplaceError,
-                             "traced integer indices"),
+    "traced index and more": (lambda x, i: x.__setitem__((i, 0), 1.0), bn.InplaceError,
+                              "traced indices next to"),
     "traced mask, array value": (lambda x: x.__setitem__(x > 0, x), bn.InplaceError,
                                  "np.where"),
     "read-only diagonal": (lambda x: np.diagonal(x.reshape(1, 3)).__setitem__(0, 1.0),

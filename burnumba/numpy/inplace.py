@@ -31,8 +31,9 @@ from ..tracing.dispatch import (FUNCTIONS, LIKE, METHODS, OUT_ARGUMENT, VIEWS, i
                                 implements_method)
 from ..tracing.tracer import Var, is_mask
 from ._common import _builder
-from .elementwise import where
-from .indexing import _index
+from .elementwise import maximum, where
+from .indexing import _index, _index_data, _take_rows
+from .reductions import max as _max
 from .shapes import broadcast_to, reshape
 from .statistics import sort
 
@@ -263,12 +264,13 @@ def _traced_key(x, parts, traced, value):
     trailing block (a scalar, or broadcast to x.shape[mask.ndim:]). Traced integer indices
     are refused: which element a repeated index leaves is decided by the data."""
     mask = traced[0]
-    if len(parts) != 1 or not is_mask(mask):
+    if len(parts) == 1 and not is_mask(mask):
+        return _scatter_rows(x, mask, value)
+    if len(parts) != 1:
         raise InplaceError(at_user_site(
-            "x[idx] = v with traced integer indices (an int array argument) is not traced: "
-            "the indices are only known when the tape runs. Pass them as a constant (a numpy "
-            "array captured by the function), or write np.where(np.arange(n) == idx, v, x) "
-            "for one index"))
+            "x[...] = v with traced indices next to other index entries: only x[idx] = v "
+            "(one traced integer array, along the first axis) or x[mask] = v is traced; "
+            "move the axis first (np.moveaxis) or pass the indices as a constant"))
     b = x._b
     v = _values(b, value)
     k = mask.ndim
@@ -294,6 +296,86 @@ def _traced_key(x, parts, traced, value):
     def update(P, V):
         P[...] = V
     return _write(x, "x[mask] = v", [new], update)
+
+
+def _scatter_rows(x, idx, value):
+    """x[idx] = v with traced integer indices (an int array argument) along the first axis,
+    numpy's rules: negative indices wrap, an index out of range raises (DataError, when the
+    tape runs: the take row checks it) and at a repeated index the last write wins. Made of
+    existing rows: E[i, j] = (wrap(idx_i) == j); the last writer of row j is
+    max_i where(E[i, j], i, -1); written rows read that v row (a take, so that no 0 * inf
+    of another row reaches them), the others keep x's. O(k n) work for k indices into n rows;
+    ``x[idx] += v`` is Python's x[idx] = x[idx] + v: at a repeated index it adds once."""
+    b = x._b
+    _index_data(b, idx)
+    n, k = x.shape[0], idx.size
+    if k * n > _SCATTER_LIMIT:
+        raise InplaceError(at_user_site(
+            f"x[idx] = v with {k} traced indices into {n} rows: that is traced as a "
+            f"{k} x {n} comparison, too large; pass the indices as a constant, or build "
+            "the result with np.concatenate / np.where"))
+    rows = reshape(_take_rows(b.const(np.arange(n, dtype=np.float64)), reshape(idx, (k,))),
+                   (k, 1))
+    hits = rows == np.arange(n, dtype=np.float64)                       # E, (k, n)
+    last = _max(where(hits, np.arange(k, dtype=np.float64)[:, None], -1.0), axis=0)
+    rest = x.shape[1:]
+    v = reshape(broadcast_to(b.lift(value), idx.shape + rest), (k,) + rest)
+    written = _take_rows(v, maximum(last, 0.0))                         # (n,) + rest
+    keep = reshape(last >= 0.0, (n,) + (1,) * len(rest))
+    new = where(keep, written, x)
+
+    def update(P, V):
+        P[...] = V
+    return _write(x, "x[idx] = v", [new], update)
+
+
+_SCATTER_LIMIT = 1 << 22          # elements of the comparison E of _scatter_rows
+
+
+@implements_method("__at__")
+def ufunc_at(ufunc, a, indices, values=None):
+    """np.add.at(a, indices, b) and np.subtract.at: unbuffered, so a repeated index adds
+    every time (numpy's rule), a functional update a + scatter-add of b. Constant indices
+    are applied to the positions by numpy (the scatter row); a traced integer array (an int
+    array argument) indexes the first axis (the take_add row, after a take that wraps
+    negative indices and checks the range)."""
+    name = f"numpy.{ufunc.__name__}.at"
+    if ufunc not in (np.add, np.subtract) or values is None:
+        raise UnsupportedOpError(at_user_site(
+            f"{name} is not supported on traced values: np.add.at and np.subtract.at are "
+            "(a scatter-add); for others write x[idx] = f(x[idx], v), which numpy buffers"))
+    if not isinstance(a, Var):
+        raise InplaceError(at_user_site(
+            f"{name} into a numpy array with traced values is not traceable: make the "
+            "array traced, e.g. np.zeros_like(x) (x any traced value)"))
+    b = a._b
+    parts = indices if isinstance(indices, tuple) else (indices,)
+    if any(isinstance(k, Var) for k in parts):
+        if len(parts) != 1:
+            raise InplaceError(at_user_site(
+                f"{name} with traced indices next to other index entries: only one traced "
+                "integer array (along the first axis) is traced"))
+        idx = parts[0]
+        _index_data(b, idx)
+        n, k, rest = a.shape[0], idx.size, a.shape[1:]
+        rows = _take_rows(b.const(np.arange(n, dtype=np.float64)), reshape(idx, (k,)))
+        v = reshape(broadcast_to(b.lift(values), idx.shape + rest), (k,) + rest)
+        node = b.add("take_add", a.shape, v.node, rows.node, params=[n, math.prod(rest)],
+                     need=b.need[v.node])
+    else:
+        try:
+            targets = np.arange(a.size).reshape(a.shape)[indices]
+        except IndexError as e:
+            raise ShapeError(at_user_site(f"{name}: index into shape {a.shape}: {e}")) from None
+        v = broadcast_to(b.lift(values), np.shape(targets))
+        node = b.add("scatter", a.shape, v.node, params=np.reshape(targets, -1),
+                     need=b.need[v.node])
+    added = Var(b, node, a.shape)
+    new = a + added if ufunc is np.add else a - added
+
+    def update(P, V):
+        P[...] = V
+    _write(a, name, [new], update)
 
 
 @implements_method("inplace")

@@ -79,6 +79,8 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     ``out=`` array (and ``where=``) is written as numpy would, as a functional update."""
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
+    if method == "at":                              # np.add.at(x, idx, v): in place
+        return METHODS["__at__"](ufunc, *inputs, **kwargs)
     if method != "__call__":
         hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
         raise UnsupportedOpError(at_user_site(
