@@ -309,6 +309,16 @@ def test_traced_integer_indices_follow_numpy():
         close(values[k], _indexed_program(X[k].copy(), W[k].copy(), I[k]))
     with pytest.raises(bn.DataError, match="out of"):
         vg(x.copy(), w.copy(), np.array([0, 4, 1]))
+    i = INDICES[1]
+    H = bn.hessian(_indexed_program)(x.copy(), w, i)
+    f = lambda x, w: _indexed_program(x, w, i)      # noqa: E731
+    h, ref = 1e-5, np.zeros(SHAPE + SHAPE)
+    for j in np.ndindex(SHAPE):
+        e = np.zeros(SHAPE)
+        e[j] = h
+        ref[(Ellipsis,) + j] = (complex_step(f, (x + e, w), 0) -
+                                complex_step(f, (x - e, w), 0)) / (2 * h)
+    close(H, ref, rtol=1e-6, atol=1e-7)
 
 
 def test_the_caller_sees_no_write_and_retracing_is_not_needed():

@@ -81,8 +81,9 @@ def _need(v):
 
 
 def _place(x):
-    """x's _View, or None when no view of x was taken."""
-    return getattr(x, "_alias", None)
+    """x's _View, or None when no view of x was taken (Var.__getattr__ answers None for the
+    unset slot)."""
+    return x._alias
 
 
 def _own(record):

@@ -793,6 +793,8 @@ class Var:
 
     def __getattr__(self, name):
         """Any other ndarray method or attribute: a burnumba error that names it and the fix."""
+        if name == "_alias":                # the slot, unset: no view of this value was taken
+            return None
         if not name.startswith("__") and hasattr(np.ndarray, name):
             hint = _NOT_TRACED.get(name)
             if hint is None:
