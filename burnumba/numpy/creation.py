@@ -1,7 +1,9 @@
 """Arrays made from lists and from shapes: array / asarray (a list of traced values stacked),
 zeros_like, ones_like, empty_like, full_like, linspace, meshgrid.
 
-Functions that only look at a traced value's shape (zeros_like ...) return numpy constants.
+Functions that only look at a traced value's shape (zeros_like ...) return traced constants
+(no gradient flows into them; in-place writes can fill them), numpy arrays for integer and
+boolean dtypes.
 """
 import builtins
 import math
