@@ -366,6 +366,14 @@ def test_traced_mask_with_a_scalar_value_is_where():
     with pytest.raises(bn.UnsupportedOpError, match="mask"):
         bn.grad(f)(x)
 
+    def h(x, m):                        # a boolean array argument as the mask
+        x[m] = x[0] * 3.0
+        return np.sum(x * x)
+    for m in (np.array([False, True, True]), np.array([True, False, True])):
+        v, gr = bn.value_and_grad(h)(x, m)
+        close(v, h(x.copy(), m))
+        close(gr, complex_step(lambda x: h(x, m), (x,), 0))
+
 
 # -- what stays refused, with its error -------------------------------------------------------
 

@@ -260,19 +260,20 @@ def setitem(x, key, value):
 
 
 def _traced_key(x, parts, traced, value):
-    """x[mask] = v with a mask computed from traced values (one key, numpy's booleans over
-    x's leading axes): np.where(mask, v, x) when v is one value per selected element's
-    trailing block (a scalar, or broadcast to x.shape[mask.ndim:]). Traced integer indices
-    are refused: which element a repeated index leaves is decided by the data."""
+    """x[mask] = v with a traced mask (computed from traced values, or a boolean array
+    argument; one key, over x's leading axes): np.where(mask, v, x) when v is one value per
+    selected element's trailing block (a scalar, or broadcast to x.shape[mask.ndim:]).
+    x[idx] = v with one traced integer array: ``_scatter_rows``."""
     mask = traced[0]
-    if len(parts) == 1 and not is_mask(mask):
+    b = x._b
+    boolean = is_mask(mask) or (mask._view is None and b.input_kinds.get(mask.node) == "b")
+    if len(parts) == 1 and not boolean:
         return _scatter_rows(x, mask, value)
     if len(parts) != 1:
         raise InplaceError(at_user_site(
             "x[...] = v with traced indices next to other index entries: only x[idx] = v "
             "(one traced integer array, along the first axis) or x[mask] = v is traced; "
             "move the axis first (np.moveaxis) or pass the indices as a constant"))
-    b = x._b
     v = _values(b, value)
     k = mask.ndim
     if mask.shape != x.shape[:k]:
