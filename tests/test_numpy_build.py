@@ -114,9 +114,10 @@ def test_vmap(name):
 
 
 def test_asarray_and_array_of_a_traced_value():
-    """bnp.asarray(x) and np.asarray(x, like=x) are x itself; numpy's own np.asarray(x) and
-    np.array(x) (compiled, no protocol without like=) give an object array of x's elements,
-    a copy. np.array(x, like=x) copies too: later writes to either stay apart."""
+    """bnp.asarray(x) and np.asarray(x, like=x) are x itself; numpy's own np.asarray(x)
+    (compiled, no protocol without like=) gives a read-only object array of x's elements,
+    np.array(x) a writable one (a copy). np.array(x, like=x) copies too: later writes to
+    either stay apart."""
     import burnumba.numpy as bnp
 
     def f(x):
@@ -124,14 +125,19 @@ def test_asarray_and_array_of_a_traced_value():
         y = np.array(x, like=x)
         assert y is not x and isinstance(y, type(x))
         y[0] = 10.0
-        z = np.asarray(x)
-        assert z.dtype == object and z.shape == x.shape
-        z[1] = 5.0
-        return np.sum(x * y) + np.sum(z * x)
+        z = np.asarray(x)               # numpy would return x itself: read-only objects
+        assert z.dtype == object and z.shape == x.shape and not z.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            z[1] = 5.0                  # could not reach x: refused, never silently apart
+        c = np.array(x)                 # numpy's copy: a writable object array
+        c[1] = 5.0
+        built = np.array([x, x * 2.0])  # numpy copies the elements into a new array
+        built[0, 0] = 0.0
+        return np.sum(x * y) + np.sum(z * x) + np.sum(c * x) + np.sum(built)
     x = np.array([1.0, 2.0, 3.0])
     v, g = bn.value_and_grad(f)(x)
-    close(v, (10.0 + 4.0 + 9.0) + (1.0 + 10.0 + 9.0))
-    close(g, [10.0 + 2.0, 4.0 + 5.0, 6.0 + 6.0])
+    close(v, (10.0 + 4.0 + 9.0) + 14.0 + (1.0 + 10.0 + 9.0) + (5.0 + 12.0))
+    close(g, [10.0 + 2.0 + 2.0 + 2.0, 4.0 + 4.0 + 5.0 + 3.0, 6.0 + 6.0 + 6.0 + 3.0])
 
 
 def test_like_creation_gives_traced_arrays():

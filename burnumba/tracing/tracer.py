@@ -624,7 +624,7 @@ class Var:
                 # for an array and gets an object array of traced scalars, so the list
                 # becomes an object array of traced values. Every traced op stacks such an
                 # array back into one traced array (Builder.lift), and so does returning it.
-                return self._objects()
+                return self._objects(writeable=copy is True)
             if what == "call":
                 raise ConcretizationError(at_user_site(
                     f"numpy was asked for a {np.dtype(dtype)} array of traced values (np.array"
@@ -645,18 +645,22 @@ class Var:
             f"{fix}{caller.replace('numpy.', 'np.')}(bnp.array(list)) (import burnumba.numpy "
             "as bnp; bnp.array and bnp.stack build a traced array from a list)"))
 
-    def _objects(self):
+    def _objects(self, writeable=False):
         """A numpy object array of this value's elements, each a traced scalar (0-d: a 0-d
-        object array holding the value itself)."""
+        object array holding the value itself). Read-only unless numpy asked for a copy:
+        np.asarray(x) hands it to the user as it is, where numpy would return x itself, so
+        a write into it (which could not reach x) fails loudly; numpy copies it into the
+        array it builds from a list."""
         out = np.empty(self.shape, dtype=object)
         if not self.shape:
             out[()] = self
-            return out
-        b = self._b
-        flat = self.positions().reshape(-1)
-        cells = out.reshape(-1)
-        for j in range(flat.size):
-            cells[j] = b.gather([self], flat[j:j + 1].reshape(()), ())
+        else:
+            b = self._b
+            flat = self.positions().reshape(-1)
+            cells = out.reshape(-1)
+            for j in range(flat.size):
+                cells[j] = b.gather([self], flat[j:j + 1].reshape(()), ())
+        out.flags.writeable = writeable
         return out
 
     # -- ndarray methods: numpy's names and signatures, each the implementation of numpy's
