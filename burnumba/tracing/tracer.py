@@ -610,7 +610,8 @@ class Var:
                 "Python number would be a constant, and its gradient would be lost without a "
                 "word. Use the traced value itself (np.exp(x), x * y, bnp.where(...) keep the "
                 "gradient), or bn.stop_gradient(x) first to take its value as a constant on "
-                "purpose"))
+                "purpose. To put traced values into an array, use bnp.stack / bnp.array "
+                "instead of assigning into a numpy array"))
 
     def _concrete_refused(self, what):
         if what == "bool()":
