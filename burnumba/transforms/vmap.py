@@ -283,14 +283,15 @@ class _CallPlan:
                 at += tape.in_slots[s][1]
         self.x_parts, self.s_parts, self.integers = [], [], []
         for s, (x, where) in enumerate(zip(full.diff + full.data, _slots(full, column))):
-            if type(x) is not float and x.dtype.kind in "iu":
-                self.integers.append(s)
+            if type(x) is not float and type(x) is not int and x.dtype.kind in "iu":
+                self.integers.append(s)         # (a Python int is data below 2**24: exact)
             if where is not None:
                 k, j = where
                 self.x_parts.append((s, per_arg[k][3][j] % x.ndim, *column[where]))
             else:
                 count = tape.in_slots[s][1]
-                self.s_parts.append((s, slice(at_of[s], at_of[s] + count), type(x) is float))
+                self.s_parts.append((s, slice(at_of[s], at_of[s] + count),
+                                     type(x) in (float, int)))
         lanes = prog.lanes
         blocks = -(-size // lanes)
         self.chunks = chunks = max(1, min(threads, size // MIN_PER_THREAD, blocks))
