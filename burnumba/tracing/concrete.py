@@ -22,7 +22,8 @@ from ..kernels import ROWS, layout
 TRUTH = 0        # bool(x): (x != 0) is the recorded outcome (NaN is true, as in Python)
 EXACT = 1        # x == the recorded value (float(x), x.item(), x as an index or a shape)
 INTEGER = 2      # int(x): trunc(x) == the recorded integer (an integer is piecewise constant)
-KIND_NAMES = {TRUTH: "bool()", EXACT: "its value", INTEGER: "int()"}
+KIND_NAMES = {TRUTH: "bool()", EXACT: "the exact value (an index, a size, float(), item())",
+              INTEGER: "int()"}
 
 
 class Evaluator:
