@@ -4,6 +4,8 @@ import collections
 import contextlib
 import functools
 import gc
+import os
+import sys
 import threading
 import warnings
 
@@ -23,6 +25,15 @@ from .outputs import as_output, stacked
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
 VARIANT_LIMIT = 8        # variants (branch combinations) kept per signature; more warn once
+
+
+def _user_level():
+    """The stacklevel of warnings.warn that names the first caller outside burnumba."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _norm_argnums(argnums):
@@ -258,7 +269,7 @@ class TapeCache:
                 "Write the choice as data (bnp.where, bnp.maximum, bnp.clip), make the "
                 "deciding argument static (static_argnums), or take the value out of the "
                 "decision with bn.stop_gradient only if it really is constant",
-                VariantWarning, stacklevel=4)
+                VariantWarning, stacklevel=_user_level())
 
     def promoted(self, tape):
         """``tape`` is now its signature's variant in use (under the lock)."""
