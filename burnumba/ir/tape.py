@@ -18,7 +18,7 @@ from .checked import SWITCH, checked_run
 from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       at_user_site, nested_unsupported)
-from ..tracing.concrete import INTEGER, KIND_NAMES, TRUTH
+from ..tracing.concrete import EXACT, INTEGER, KIND_NAMES, TRUTH
 from ..tracing.pytree import unflatten
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
@@ -77,6 +77,8 @@ class State:
         self.views = {}                 # per call plan: its gradient views into this state
         self.mem = None                 # a memoryview of F, for the scalar fast path
         self.guard = tape.blas_guard    # pins BLAS threads around the call, or None
+        if tape.guards is not None:     # the guards' values are read through it
+            self.mem = memoryview(self.F)
         # True for the first run of a tape just traced at these arguments: its branches are
         # the ones numpy decided, kept even where the kernel's value differs by an ulp
         self.unguarded = False
@@ -104,7 +106,9 @@ class State:
         else:
             with self.guard:
                 value = self.call(mode)
-        if self.tape.guards is not None and mode in CHECKED_MODES and not self.unguarded:
+        tape = self.tape
+        if tape.guards is not None and mode in CHECKED_MODES and not self.unguarded and \
+                tape.guard_read(self.mem) != tape.guard_expect:
             self.check_guards()
         if value != value and self.C[layout.C_ERR]:
             self.raise_error()
@@ -217,6 +221,9 @@ class Tape:
             self.guard_nodes, self.guard_kinds, self.guard_values = nodes, kinds, values
             self._guard_items = list(zip(self.guard_pos.tolist(), kinds.tolist(),
                                          values.tolist(), nodes.tolist()))
+            self.guard_read, self.guard_expect = _guard_reader(self, nodes, values)
+        else:
+            self.guard_read = self.guard_expect = None
 
     # -- guards ---------------------------------------------------------------------------
     def failed_guard(self, val, below=None):
@@ -363,6 +370,7 @@ class Tape:
         identity = not single and list(order) == list(range(nd))
         first = order[0]
         guarded = self.guards is not None
+        read, expect = self.guard_read, self.guard_expect
         native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
         fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
         pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
@@ -388,7 +396,7 @@ class Tape:
                 s = local.scalar = scalar_state()
             if native and s.guard is None and not SWITCH.on:
                 value, g = s.call.value_and_grad(args)
-                if guarded and not s.unguarded:
+                if guarded and not s.unguarded and read(s.mem) != expect:
                     s.check_guards()
             else:
                 value, g = slow(s, args)
@@ -503,6 +511,32 @@ class Tape:
 
     def __repr__(self):
         return f"<burnumba.Tape: {self.n} nodes, {self.nbytes} bytes, output %{self.out}>"
+
+
+def _guard_reader(tape, nodes, values):
+    """(read, expected): ``read(memoryview of F)`` gives the guard nodes' values as one tuple
+    of Python floats (one struct call, the gaps skipped as pad bytes), and ``expected`` is
+    that tuple at the traced arguments: the values numpy computed while tracing, where a
+    truth guard on a mask row (a comparison: exactly 0 or 1) reads its outcome. Equal, every
+    guard holds; else the exact check (Tape.failed_guard) decides, so this is only a fast
+    path for the common case."""
+    kinds = tape.guard_kinds.tolist()
+    at_pos = {}
+    for k, p in enumerate(tape.guard_pos.tolist()):
+        at_pos.setdefault(p, []).append(k)
+    itemsize = tape.dtype.itemsize
+    code = "d" if tape.dtype == np.float64 else "f"
+    fmt, at, expect = "=", 0, []          # F = imm[n] | val | grad, in items
+    for p in sorted(at_pos):
+        ks = at_pos[p]
+        exact = [k for k in ks if kinds[k] == EXACT]
+        # one guard: its own value; several: an exact one's (equal to it, each of the others
+        # holds as it did when traced); several, none exact: NaN, never equal (exact check)
+        want = values[ks[0]] if len(ks) == 1 else values[exact[0]] if exact else np.nan
+        fmt += f"{(tape.n + p - at) * itemsize}x{code}"
+        at = tape.n + p + 1
+        expect.append(float(want))
+    return struct.Struct(fmt).unpack_from, tuple(expect)
 
 
 def guard_arrays(guards):
