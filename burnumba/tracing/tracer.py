@@ -365,6 +365,8 @@ def tiles(shape, out):
 
 
 def normalize_axis(axis, ndim, name):
+    if isinstance(axis, Var):                # a traced int: a Python int, guarded
+        axis = axis.__index__()
     if not -ndim <= axis < ndim:
         raise ShapeError(at_user_site(
             f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}"))
