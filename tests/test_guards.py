@@ -379,3 +379,38 @@ def test_tape_pickle_keeps_guards_as_read_only_arrays():
     tape.save(buf)
     buf.seek(0)
     assert bn.load_tape(buf).value_and_grad(2.0, 5) == (4.0, 4.0)
+
+
+CONFIG_INTS = [
+    ("sum axis", lambda x, k: np.sum(np.sum(x, axis=k) ** 2)),
+    ("method axis", lambda x, k: np.sum(x.max(axis=k) * x.mean(k)[0])),
+    ("index", lambda x, k: x[k, 0, 0] * 2.0),
+    ("slice", lambda x, k: np.sum(x[:k])),
+    ("reshape", lambda x, k: np.sum(x.reshape(k, -1)[0])),
+    ("zeros", lambda x, k: np.sum(x) * np.sum(np.ones(k) + np.zeros(k))),
+    ("roll", lambda x, k: np.sum(np.roll(x, k)[0])),
+    ("repeat", lambda x, k: np.sum(np.repeat(x, k) ** 2)),
+    ("tile", lambda x, k: np.sum(np.tile(x, k)[0] ** 2)),
+    ("linspace", lambda x, k: np.sum(x) * np.sum(np.linspace(0, 1, k))),
+    ("power", lambda x, k: np.sum(x ** k + x ** (k - 1))),
+    ("concatenate", lambda x, k: np.sum(np.concatenate([x] * k) ** 2)),
+    ("swapaxes", lambda x, k: np.sum(np.swapaxes(x, 0, k)[0])),
+    ("expand_dims", lambda x, k: np.sum(np.expand_dims(x, k) ** 2)),
+    ("cumsum", lambda x, k: np.sum(np.cumsum(x, axis=k) ** 2)),
+    ("softmax", lambda x, k: np.sum(bn.softmax(x, axis=k)[0])),
+    ("diff", lambda x, k: np.sum(np.diff(x, n=k, axis=0) ** 2)),
+    ("split", lambda x, k: np.sum(np.split(x, [k], axis=0)[0])),
+    ("pad", lambda x, k: np.sum(np.pad(x, k) ** 2)),
+    ("triu", lambda x, k: np.sum(np.triu(x, k) ** 2)),
+]
+
+
+@pytest.mark.parametrize("name, f", CONFIG_INTS, ids=[c[0] for c in CONFIG_INTS])
+def test_int_arguments_used_as_configuration_keep_working(name, f):
+    """A small int argument is data; where numpy wants a Python int (an axis, a size, a
+    shift), it becomes one, guarded: the same results as with the int static."""
+    x = np.arange(12.0).reshape(3, 2, 2) / 7.0 - 0.5
+    data, static = bn.grad(f), bn.grad(f, static_argnums=1)
+    for k in (1, 2, 1):
+        np.testing.assert_array_equal(data(x, k), static(x, k))
+    assert len(data.tapes) == 1

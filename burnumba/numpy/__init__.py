@@ -89,7 +89,3 @@ from .._errors import (InplaceError, ShapeError, TracerBoolError,  # noqa: E402,
                        UnsupportedOpError, at_user_site)
 from ..kernels import ROWS  # noqa: E402,F401
 from ..tracing.tracer import Var, cast_check, is_mask, normalize_axis, tiles  # noqa: E402,F401
-
-# traced ints where numpy wants a Python int (an axis, a shift): made Python ints, guarded
-from .config_ints import register as _register_config_ints  # noqa: E402
-_register_config_ints()

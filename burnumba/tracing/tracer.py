@@ -417,8 +417,20 @@ def _scalar(x):
     return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool)
 
 
+def _int_input(y):
+    """Whether y is a traced scalar that is an integer argument itself (a Python int or a
+    numpy integer passed as data)."""
+    return (isinstance(y, Var) and y.shape == () and y._view is None
+            and y._b.input_kinds.get(y._node) in ("i", "u"))
+
+
 def power(x, y):
-    """x ** y, choosing the row: constant integer and real exponents get their own rows."""
+    """x ** y, choosing the row: constant integer and real exponents get their own rows. A
+    traced base to an int argument's power (x ** n) takes n's value, guarded, as a
+    constant exponent would be: powi, exact at x = 0 (0 ** 0 = 1, derivative 0); a
+    constant base to it (0.99 ** i) stays one traced power, so a new i does not retrace."""
+    if isinstance(x, Var) and _int_input(y):
+        y = y.__index__()
     if isinstance(x, Var) and _scalar(y):
         c = float(y)
         b = x._b
@@ -504,8 +516,16 @@ class Var:
     def __radd__(self, o): return self._b.map("add", o, self)
     def __sub__(self, o): return self._b.map("subtract", self, o)
     def __rsub__(self, o): return self._b.map("subtract", o, self)
-    def __mul__(self, o): return self._b.map("multiply", self, o)
-    def __rmul__(self, o): return self._b.map("multiply", o, self)
+    def __mul__(self, o):
+        if isinstance(o, (list, tuple)) and _int_input(self):
+            return NotImplemented          # [x] * n: Python repeats the list (n guarded)
+        return self._b.map("multiply", self, o)
+
+    def __rmul__(self, o):
+        if isinstance(o, (list, tuple)) and _int_input(self):
+            return NotImplemented
+        return self._b.map("multiply", o, self)
+
     def __truediv__(self, o): return self._b.map("divide", self, o)
     def __rtruediv__(self, o):
         if _scalar(o) and float(o) == 1.0:           # 1 / x: one node, no constant
