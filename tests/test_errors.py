@@ -193,7 +193,8 @@ HIERARCHY = {
     "NonFiniteError": FloatingPointError, "LeakedTracerError": RuntimeError,
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
     "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
-    "MissingExtraError": ImportError, "GuardError": RuntimeError,
+    "MissingExtraError": ImportError, "GradientCheckError": AssertionError,
+    "GuardError": RuntimeError,
 }
 
 
