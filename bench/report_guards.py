@@ -4,8 +4,9 @@
 
 Each figure is the best of 7 repeats of (loop time / N), N chosen so that a repeat takes
 about 0.2 s (0.02 s with --quick): the best, not the median, because the figures that matter
-are differences of a few percent, and on a shared machine other processes only add time. The ratio column compares each guarded case with the same
-tape without guards, and the Adam loop's peers with burnumba.
+are differences of a few percent, and on a shared machine other processes only add time.
+The ratio column compares each guarded case with the same tape without guards, and the Adam
+loop's peers with burnumba.
 """
 import _single_thread  # noqa: F401,I001  (first: pins every library to one thread)
 import argparse

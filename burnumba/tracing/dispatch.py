@@ -19,7 +19,7 @@ import operator
 
 import numpy as np
 
-from .._errors import InplaceError, UnsupportedOpError, at_user_site
+from .._errors import UnsupportedOpError, at_user_site
 
 UFUNCS = {}          # numpy ufunc -> implementation (np.exp(x) on a traced x)
 FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.solve(a, b))

@@ -4,19 +4,18 @@ Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, n
 Every node gets the next slice of the value arena, so tape order is execution order and the
 offsets of all nodes are known while tracing (the ``gather`` row relies on that).
 """
-import dis
 import hashlib
 import math
-import sys
-import warnings
 
 import numpy as np
 
-from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWarning, ShapeError,
+from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
+from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
+                          storing_into_numpy, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched)
 
@@ -458,37 +457,10 @@ def power(x, y):
     return b.map("power", x, y)
 
 
-_INTO_NUMPY = (
-    "writing a traced value into a numpy array (`out[...] = v` with out a numpy array) is not "
-    "traceable: make out a traced array, out = np.zeros_like(x) or np.zeros(shape, like=x) "
-    "(x any traced value), then write into it; or build the result with np.stack / "
-    "np.array(list)")
-
-
-def storing_into_numpy():
-    """Whether numpy asks a traced value for a number because the user's line writes it into
-    a numpy array (``out[i] = v``): called from a conversion (``__float__``, ``__array__``)
-    that numpy's compiled code calls, two frames below the user's line."""
-    return _user_instruction(1) == "store"
-
-
 def _method(func, *args, **kwargs):
     """An ndarray method: numpy's function ``func`` through the dispatch tables (its out=
     argument written, its views recorded)."""
     return call(func, args, kwargs)
-
-
-def _user_instruction(depth=0):
-    """What the user's line does where numpy (compiled code, no Python frame of its own) asked
-    a traced value for an array: "store" (``out[i] = v``), "load" (``arr[v]``) or "call"
-    (``np.array([a, b])``, a ufunc of a list)."""
-    frame = sys._getframe(2 + depth)
-    name = dis.opname[frame.f_code.co_code[frame.f_lasti]]
-    if name.startswith("STORE"):
-        return "store"
-    if "SUBSCR" in name:
-        return "load"
-    return "call" if name.startswith(("CALL", "PRECALL")) else "other"
 
 
 def _ones_like(x):
@@ -662,13 +634,13 @@ class Var:
 
     def __float__(self):
         if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
-            raise InplaceError(at_user_site(_INTO_NUMPY))
+            raise InplaceError(at_user_site(INTO_NUMPY))
         self._cut_check("float()")
         return float(self._b.concrete(self, EXACT, "float()"))
 
     def __int__(self):
         if storing_into_numpy():             # out[i] = v into an integer numpy array
-            raise InplaceError(at_user_site(_INTO_NUMPY))
+            raise InplaceError(at_user_site(INTO_NUMPY))
         # an integer is piecewise constant: its derivative is zero where it is defined
         return int(self._b.concrete(self, INTEGER, "int()"))
 
@@ -728,9 +700,9 @@ class Var:
     def __array__(self, dtype=None, copy=None):
         caller = numpy_caller()
         if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
-            what = _user_instruction()
+            what = user_instruction()
             if what == "store":
-                raise InplaceError(at_user_site(_INTO_NUMPY))
+                raise InplaceError(at_user_site(INTO_NUMPY))
             if what == "call" and (dtype is None or np.dtype(dtype) == object):
                 # np.array([a, b, 3.0]), np.asarray(list_of_traced): numpy asks each element
                 # for an array and gets an object array of traced scalars, so the list
@@ -912,14 +884,14 @@ class Var:
         if name == "_alias":                # the slot, unset: no view of this value was taken
             return None
         if not name.startswith("__") and hasattr(np.ndarray, name):
-            hint = _NOT_TRACED.get(name)
+            hint = NOT_TRACED.get(name)
             if hint is None:
                 hint = ("use the burnumba.numpy function, or compute constants with numpy "
                         "before the call")
             raise UnsupportedMethodError(at_user_site(
                 f"ndarray.{name} is not supported on traced values: {hint}. Traced arrays "
                 f"have {', '.join(supported_methods())}"))
-        if name in _MEMORY:                # numpy's probes: a plain (cheap) AttributeError
+        if name in MEMORY:                # numpy's probes: a plain (cheap) AttributeError
             raise AttributeError(
                 f"{name}: a traced value has no memory of its own (it is a node of a tape); "
                 "return it from the function to get a numpy array")
@@ -939,61 +911,10 @@ class Var:
         return apply_function(func, args, kwargs, self)
 
 
-_MEMORY = frozenset(("__array_interface__", "__array_struct__", "__buffer__",
-                     "__dlpack__", "__dlpack_device__"))
-_CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
-             "value from the function (or use has_aux=True) to get numbers out")
-_NOT_DIFFERENTIABLE = ("its result is integer or boolean, neither differentiable nor traced: "
-                       "compute it with numpy before the call and pass it in as data (an "
-                       "integer array argument indexes at run time: x[idx]), or use "
-                       "bnp.where for a choice made by traced values")
-_IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp.where, "
-             "bnp.concatenate, bnp.stack)")
-_NOT_TRACED = {
-    **dict.fromkeys(("tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
-                    _CONCRETE),
-    **dict.fromkeys(("any", "all", "argmax", "argmin", "argsort", "argpartition", "nonzero",
-                     "searchsorted", "round", "compress"), _NOT_DIFFERENTIABLE),
-    "itemset": "it writes in place: x[i] = v works on traced arrays (a functional update)",
-    "resize": ("it changes the array's size in place, which is not traceable: build the new "
-               "array with bnp.concatenate / bnp.pad / reshape"),
-    **dict.fromkeys(("setfield", "getfield", "byteswap", "setflags", "strides", "data", "base",
-                     "flags", "ctypes"),
-                    "a traced value has no memory of its own (it is a node of a tape): drop "
-                    "the call, or use reshape / astype"),
-    "partition": ("it sorts in place around a pivot: use np.sort(x, axis) (a sorted copy, "
-                  "differentiable)"),
-    "view": "a traced array has no memory of its own to view; use reshape or astype",
-}
-
-
 def supported_methods():
     """The ndarray methods and attributes traced arrays have (numpy's names)."""
     return sorted(n for n in dir(ArrayVar)
                   if not n.startswith("_") and hasattr(np.ndarray, n))
-
-
-def cast_check(what, dtype, have):
-    """A cast inside a tape (astype, dtype=): another float dtype computes on in the tape's own
-    dtype with a PrecisionWarning; an integer, boolean or complex dtype is an error."""
-    want = np.dtype(dtype)
-    if want == have:
-        return
-    if want.kind == "f":
-        warnings.warn(at_user_site(
-            f"{what} inside a {have} tape: values stay {have} (a tape computes in one float "
-            f"dtype, set by its float array arguments), so results can differ from numpy's in "
-            f"the last digits. Pass {want} arrays to trace a {want} tape, or drop the cast"),
-            PrecisionWarning, stacklevel=2)
-        return
-    if want.kind == "c":
-        raise UnsupportedOpError(at_user_site(
-            f"{what}: complex numbers are not supported (burnumba differentiates real "
-            "functions)"))
-    raise UnsupportedOpError(at_user_site(
-        f"{what} of a traced value: it would not be differentiable. Compute integer or "
-        "boolean data (indices, masks) with numpy before the call and pass it in; use "
-        "bnp.where for a mask built from traced values"))
 
 
 class ArrayVar(Var):
