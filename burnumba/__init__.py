@@ -21,6 +21,8 @@ from .ir.tape import Tape, load_tape
 from .transforms.core import grad, trace, value_and_grad
 from .transforms.forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
                                  linearize, vjp)
+from .transforms.sparse import (hessian_sparsity, jacobian_sparsity, sparse_hessian,
+                                sparse_jacobian)
 from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
@@ -49,14 +51,3 @@ __all__ = [
     "UnsupportedMethodError", "UnsupportedOpError",
 ]
 
-
-_LAZY = {"sparse_jacobian", "sparse_hessian", "jacobian_sparsity", "hessian_sparsity"}
-
-
-def __getattr__(name):
-    """The sparse derivatives, imported when first asked for (they load scipy.sparse, about
-    0.1 s, which a program that does not use them should not pay)."""
-    if name in _LAZY:
-        from .transforms import sparse
-        return getattr(sparse, name)
-    raise AttributeError(f"module 'burnumba' has no attribute {name!r}")

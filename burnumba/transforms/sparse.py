@@ -21,16 +21,17 @@ import math
 import weakref
 
 import numpy as np
-import scipy.sparse as sp
 
 from .. import numpy as bnp
 from ..derive.batched import formed, forward_batched
 from ..derive.graph import builder_of
-from ..derive.sparsity import hessian_pattern, jacobian_pattern
 from ..derive.sweeps import backward
 from ..tracing.pytree import flatten
-from .colouring import column_colouring, row_colouring
 from .core import TapeCache, _trace
+
+# derive/sparsity.py and transforms/colouring.py use scipy.sparse (about 0.1 s to import):
+# they are imported by the first call that needs them, so that `import burnumba` does not
+# pay for it (a local import pointing down, as kernels/engine's of numba)
 from . import nested
 
 
@@ -105,6 +106,7 @@ class _Plan:
             pattern, colours, mode, tape, take
 
     def matrix(self, leaves):
+        import scipy.sparse as sp
         compressed = self.tape.run_forward(leaves)
         data = np.asarray(compressed).reshape(-1)[self.take]
         p = self.pattern
@@ -140,6 +142,8 @@ class _Sparse(TapeCache):
         self.plans = weakref.WeakKeyDictionary()
 
     def plan(self, tape, sig, args, kwargs, argnums):
+        from ..derive.sparsity import hessian_pattern, jacobian_pattern
+        from .colouring import column_colouring, row_colouring
         if self.hessian:
             pattern = hessian_pattern(tape)
             colours, count = column_colouring(pattern)
@@ -173,6 +177,7 @@ class _Sparse(TapeCache):
         return plan.matrix(sig.diff + sig.data)
 
     def pattern(self, args, kwargs):
+        from ..derive.sparsity import hessian_pattern, jacobian_pattern
         tape, sig, argnums = self.tape_for(args, kwargs)
         return (hessian_pattern if self.hessian else jacobian_pattern)(tape)
 
