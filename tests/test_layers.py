@@ -26,7 +26,8 @@ LAYERS = [
     ("tools", ("burnumba.tools",)),
     ("train", ("burnumba.train",)),
     ("api", ("burnumba", "burnumba.__main__", "burnumba.nn", "burnumba.optim", "burnumba.data",
-             "burnumba.distributed", "burnumba.cli")),    # the public paths of train/'s modules
+             "burnumba.distributed", "burnumba.cli",      # the public paths of train/'s modules
+             "burnumba._tape", "burnumba._tapefile")),    # old paths that old pickles name
 ]
 
 
