@@ -3,7 +3,7 @@ and max along an axis, and sum's lanes form.
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
-from .row import Op, _always_fits
+from .row import Op, Traced, _always_fits
 from .templates import _axis
 
 
@@ -223,6 +223,44 @@ def _sum_lanes_bwd(oy, c, p, P, off, need, grad, lanes):
                     grad[e + s] += c * grad[oy + s]
 
 
+# -- sum_axis and max_axis in numpy's names (``Traced``): a is (outer, m, inner), y and g
+# (outer, 1, inner) (layout "axis_reduce"). Their reference and their derivative as traced ops.
+def _sum_axis_value(np, a, c):
+    return c * np.sum(a, axis=1, keepdims=True)
+
+
+def _sum_axis_vjp(np, a, y, g, c):
+    return np.broadcast_to(c * g, a.shape)             # every element gets c * g
+
+
+def _sum_axis_tangent(np, a, y, t, c):
+    return c * np.sum(t, axis=1, keepdims=True)
+
+
+def _sum_axis_batched(np, a, y, t, c):
+    return c * np.sum(t, axis=2, keepdims=True)        # t: (B, outer, m, inner), one sum
+
+
+def _max_mask(np, a, y):
+    """The maxima of each lane (1 where a equals y, else 0) and how many tie there."""
+    mask = np.equal(a, y)
+    return mask, np.sum(mask, axis=1, keepdims=True)
+
+
+def _max_axis_value(np, a, c):
+    return c * np.max(c * a, axis=1, keepdims=True)
+
+
+def _max_axis_vjp(np, a, y, g, c):
+    mask, ties = _max_mask(np, a, y)
+    return g * mask / ties                             # split evenly among tied maxima
+
+
+def _max_axis_tangent(np, a, y, t, c):
+    mask, ties = _max_mask(np, a, y)
+    return np.sum(t * mask, axis=1, keepdims=True) / ties
+
+
 ROWS = (
     # -- fused n-ary reductions over a list of nodes P[p+1 : p+1+m], m = P[p]; each node may
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
@@ -243,12 +281,15 @@ ROWS = (
     # sum over one axis, scaled by c (c = 1 / m for mean)
     Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_sum_axis_fwd,
        bwd=_sum_axis_bwd,
-       jvp=_sum_axis_jvp, layout="axis_reduce"),
+       jvp=_sum_axis_jvp, layout="axis_reduce",
+       traced=Traced(_sum_axis_value, _sum_axis_vjp, _sum_axis_tangent, _sum_axis_batched,
+                     imm=(1.0, 0.25))),
     # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
     # The gradient is split evenly among tied maxima, as jax and autograd do.
     Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd,
        bwd=_max_axis_bwd,
-       jvp=_max_axis_jvp, layout="axis_reduce"),
+       jvp=_max_axis_jvp, layout="axis_reduce",
+       traced=Traced(_max_axis_value, _max_axis_vjp, _max_axis_tangent, imm=(1.0, -1.0))),
     Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
        fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits),
 )

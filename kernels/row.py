@@ -5,13 +5,28 @@ from typing import Callable, NamedTuple, Optional, Tuple
 
 class Traced(NamedTuple):
     """A block row's rules written with numpy's names (``np`` is the namespace passed in), on
-    its operand as the row's ``layout`` shows it: for an "axis" row, ``a`` and ``y`` are
-    (outer, m, inner) arrays and the axis is 1. Run with numpy, they are the row's reference,
-    which the tests hold its kernels to; run with ``burnumba.numpy`` on traced values, they
-    are its derivative as traced ops (nested transformations, Hessians)."""
+    its operand and output as the row's ``layout`` shows them (``VIEWS``): for an "axis" row,
+    ``a`` and ``y`` are (outer, m, inner) arrays and the axis is 1. Run with numpy, they are
+    the row's reference, which the tests hold its kernels to; run with ``burnumba.numpy`` on
+    traced values, they are its derivative as traced ops (nested transformations, Hessians).
+    ``c`` is the node's immediate (a scale, a sign, an eps; 0 where the row has none)."""
     value: Callable    # value(np, a, c): y
     vjp: Callable      # vjp(np, a, y, g, c): the cotangent of a, for the cotangent g of y
-    jvp: Callable      # jvp(np, a, y, t, c): the tangent of y, for the tangent t of a
+    #                    (None: integer data, no cotangent)
+    jvp: Callable      # jvp(np, a, y, t, c): the tangent of y, for the tangent t of a (None:
+    #                    no tangent)
+    batched: Optional[Callable] = None   # batched(np, a, y, t, c): jvp for B tangents at
+    # once, t of shape (B,) + a's view, the result (B,) + y's view; None: jvp per direction
+    imm: Tuple[float, ...] = (0.0,)      # the immediates c the table-driven tests try
+
+
+# How each block ``layout`` shows a node's operand a and output y to its ``Traced`` rules,
+# from the node's parameters (outer, m, inner) = P[p:p+3]: (a's view, y's view).
+VIEWS = {
+    "axis": lambda outer, m, inner: ((outer, m, inner), (outer, m, inner)),
+    "axis_rows": lambda outer, m, inner: ((outer, m, inner), (outer, m, inner)),  # inner = 1
+    "axis_reduce": lambda outer, m, inner: ((outer, m, inner), (outer, 1, inner)),
+}
 
 
 class Op(NamedTuple):

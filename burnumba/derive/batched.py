@@ -16,6 +16,7 @@ from .graph import offsets, operands, params, sources, var
 from .maps import map_env, operand_shape, rule
 from .matmul import matmul_views
 from .reduce import listed
+from . import traced
 from .sweeps import node_jvp
 
 
@@ -43,12 +44,6 @@ def _batched_sum(b, i, tangent, B, identity=()):
     for t in terms[1:]:
         total = total + t
     return float(b.imm[i]) * total
-
-
-def _batched_reduce(b, i, tangent, B, identity=()):
-    o, m, n = params(b, i)[:3]
-    t3 = bnp.reshape(tangent(b.a0[i]), (B * o, m, n))
-    return float(b.imm[i]) * bnp.sum(t3, axis=1)
 
 
 def _batched_gather(b, i, tangent, B, identity=()):
@@ -112,9 +107,9 @@ def _batched_matmul(b, i, tangent, B, identity=()):
     return out
 
 
-BATCHED = {"sum": _batched_sum, "sum_axis": _batched_reduce, "gather": _batched_gather,
-           "matmul": _batched_matmul,
-           "argsort": lambda b, i, tangent, B, identity=(): None}   # integer data: no tangent
+# the batched rules of the rows without traced rules, and those of the rows with them
+BATCHED = {"sum": _batched_sum, "gather": _batched_gather, "matmul": _batched_matmul,
+           **traced.BATCHED}
 
 
 def _whole_copy(b, i):

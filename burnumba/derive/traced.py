@@ -1,36 +1,51 @@
 """The derivatives of block rows that carry their rules in numpy's names (``Op.traced``,
-kernels/row.py): the row's own ``vjp`` / ``jvp``, run with burnumba.numpy on the node's
-traced operand and output as its layout shows them. Such a row needs no code here."""
+kernels/row.py): the row's own ``vjp`` / ``jvp`` / ``batched``, run with burnumba.numpy on
+the node's traced operand and output as its layout shows them (``kernels.row.VIEWS``). Such
+a row needs no code here."""
 from .. import numpy as bnp
 from ..kernels import ROWS
+from ..kernels.row import VIEWS
 from .graph import params, var
 
 
-def _views(b, i, node):
-    """(outer, m, inner), and ``node``'s value (a node id or a traced value) in that shape,
-    for an "axis" row."""
+def _views(b, i):
+    """The row, its rules' immediate c, and the views (a's, y's) of node i's layout."""
     row = ROWS[b.op[i]]
-    if row.layout != "axis":
+    if row.layout not in VIEWS:
         raise NotImplementedError(f"{row.name}: traced rules for layout {row.layout!r}")
-    shape = tuple(params(b, i)[:3])
-    return shape, bnp.reshape(var(b, node) if isinstance(node, int) else node, shape)
+    return row, float(b.imm[i]), VIEWS[row.layout](*params(b, i)[:3])
+
+
+def _seen(v, shape):
+    """A node (by id) or a traced value, in the view ``shape`` (a reshape: free)."""
+    return bnp.reshape(v, shape)
 
 
 def vjp(b, i, g, need=None):
-    row = ROWS[b.op[i]]
-    shape, a = _views(b, i, b.a0[i])
-    _, y = _views(b, i, i)
-    da = row.traced.vjp(bnp, a, y, bnp.reshape(g, shape), float(b.imm[i]))
-    return [(b.a0[i], bnp.reshape(da, b.shapes[b.a0[i]]))]
+    row, c, (sa, sy) = _views(b, i)
+    a0 = b.a0[i]
+    da = row.traced.vjp(bnp, _seen(var(b, a0), sa), _seen(var(b, i), sy), _seen(g, sy), c)
+    return [] if da is None else [(a0, bnp.reshape(da, b.shapes[a0]))]
 
 
 def jvp(b, i, tangent):
-    row = ROWS[b.op[i]]
-    shape, a = _views(b, i, b.a0[i])
-    _, y = _views(b, i, i)
-    _, t = _views(b, i, tangent(b.a0[i]))
-    return bnp.reshape(row.traced.jvp(bnp, a, y, t, float(b.imm[i])), b.shapes[i])
+    row, c, (sa, sy) = _views(b, i)
+    a0 = b.a0[i]
+    ty = row.traced.jvp(bnp, _seen(var(b, a0), sa), _seen(var(b, i), sy),
+                        _seen(tangent(a0), sa), c)
+    return None if ty is None else bnp.reshape(ty, b.shapes[i])
+
+
+def batched(b, i, tangent, B, identity=()):
+    """The row's ``batched`` rule: B tangents of its operand at once, (B,) + a's view."""
+    row, c, (sa, sy) = _views(b, i)
+    a0 = b.a0[i]
+    return row.traced.batched(bnp, _seen(var(b, a0), sa), _seen(var(b, i), sy),
+                              _seen(tangent(a0), (B,) + sa), c)
 
 
 # (vjp, jvp) of every row with traced rules, by name
 RULES = {row.name: (vjp, jvp) for row in ROWS if row.traced is not None}
+# the rows whose traced rules have a batched form
+BATCHED = {row.name: batched for row in ROWS
+           if row.traced is not None and row.traced.batched is not None}
