@@ -163,7 +163,7 @@ def _max_axis_bwd(i, oy, p, P, off, a0, need, val, grad):
                 for j in range(m):
                     if val[oa + (o * m + j) * inner + k] == y:
                         ties += 1
-                # g / ties to each maximum; a NaN lane has no element equal to its NaN maximum,
+                # g / ties to each maximum; a NaN line has no element equal to its NaN maximum,
                 # so g / 0 * 0 gives every element NaN, as JAX and torch
                 share = grad[oy + o * inner + k] / ties
                 for j in range(m):
@@ -183,7 +183,7 @@ def _max_axis_jvp(i, oy, p, P, off, a0, val, grad):
                 if val[q] == y:
                     ties += 1
                     acc += grad[q]
-            # the tangent of the maxima, averaged (JAX's balanced rule); a NaN lane: 0 / 0
+            # the tangent of the maxima, averaged (JAX's balanced rule); a NaN line: 0 / 0
             grad[oy + o * inner + k] = acc / ties
 
 
@@ -242,7 +242,7 @@ def _sum_axis_batched(np, a, y, t, c):
 
 
 def _max_mask(np, a, y):
-    """The maxima of each lane (1 where a equals y, else 0) and how many tie there."""
+    """The maxima of each line along the axis (1 where a equals y, else 0) and how many tie there."""
     mask = np.equal(a, y)
     return mask, np.sum(mask, axis=1, keepdims=True)
 

@@ -68,7 +68,7 @@ def _cumprod_bwd(i, oy, p, P, off, a0, need, val, grad):
     if need[ia]:
         # da_j = y_{j-1} * s_j with s_j = sum_{k >= j} g_k prod_{j < i <= k} a_i, run from
         # the end as s_j = g_j + a_{j+1} s_{j+1}: products of the other elements only, never
-        # y / a, so exact where a lane holds zeros (one zero: the product of the others at
+        # y / a, so exact where a line holds zeros (one zero: the product of the others at
         # it; two: 0) and no 0 / 0 or inf / inf
         for o in range(outer):
             for k in range(inner):
@@ -251,7 +251,7 @@ def _cumprod_value(np, a, c):
 
 def _cumprod_weights(np, a):
     """W[o, j, k, n] = d y[o, k, n] / d a[o, j, n] = prod_{i <= k, i != j} a_i for k >= j, else
-    0: the cumulative products with a_j replaced by 1 (m lanes of m, exact at zeros; the
+    0: the cumulative products with a_j replaced by 1 (m lines of m, exact at zeros; the
     masks are constants, in numpy itself)."""
     o, m, n = a.shape
     eye = numpy.eye(m, dtype=bool).reshape(1, m, m, 1)
@@ -303,7 +303,7 @@ def _argsort_fwd(i, oy, c, p, P, off, a0, val):
             xb = oa + o * m * inner + k
             for j in range(m):
                 val[base + j * inner] = j
-            # heapsort of the lane's indices in place (no work space): a max-heap in the
+            # heapsort of the line's indices in place (no work space): a max-heap in the
             # order (value, index), its largest moved to the end one by one
             start = m // 2
             end = m

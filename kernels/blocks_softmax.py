@@ -329,7 +329,7 @@ def _logsumexp_jvp(i, oy, p, P, off, a0, val, grad):
         for k in range(inner):
             y = val[oy + o * inner + k]
             acc = 0.0
-            if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
+            if y >= -1.7976931348623157e308:        # a line of -inf (fully masked) stays 0
                 for j in range(m):
                     q = (o * m + j) * inner + k
                     acc += exp(val[oa + q] - y) * grad[oa + q]
@@ -511,7 +511,7 @@ def _logsumexp_value(np, a, c):
 
 
 def _lse_weights(np, a, y):
-    """exp(a - y) along the lane, 0 in a lane of -inf (which passes no gradient)."""
+    """exp(a - y) along the line, 0 in a line of -inf (which passes no gradient)."""
     w = np.where(y >= -inf, np.exp(a - np.where(y > -inf, y, 0.0)), 0.0)
     return np.where(y > -inf, w, 0.0)
 
@@ -564,9 +564,9 @@ ROWS = (
        fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
        jvp=_log_softmax_jvp, layout="axis",
        traced=Traced(_log_softmax_value, _log_softmax_vjp, _log_softmax_tangent)),
-    # logsumexp over one axis (the output drops the axis), shifted by the lane's maximum when
-    # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a lane of -inf gives
-    # -inf (log 0), NaN propagates. The gradient is exp(a - y); a lane of -inf (fully masked)
+    # logsumexp over one axis (the output drops the axis), shifted by the line's maximum when
+    # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a line of -inf gives
+    # -inf (log 0), NaN propagates. The gradient is exp(a - y); a line of -inf (fully masked)
     # passes none (JAX and torch give NaN there).
     Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])",
        fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,

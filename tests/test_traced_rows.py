@@ -55,7 +55,8 @@ def _table(rows, cases):
             for row in rows for shape, axis, c in _cases(row, cases)]
 
 
-def _lanes(shape, axis):
+def _view(shape, axis):
+    """(outer, m, inner): an array of ``shape`` seen along ``axis``."""
     axis %= len(shape)
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
 
@@ -74,7 +75,7 @@ def _node(row, axis, c):
 
 
 def _points(row, shape, seed, ties=False):
-    """Random points of the row's domain; ``ties``: on a grid of halves, so that a lane
+    """Random points of the row's domain; ``ties``: on a grid of halves, so that a line
     holds equal values (tied maxima, kinks of max and sort)."""
     lo, hi = row.domain[0]
     a = np.random.default_rng(seed).uniform(lo, hi, shape)
@@ -85,7 +86,7 @@ def test_public_functions_are_the_rules_on_numpy_data():
     for row in TRACED:
         if row.public:
             a = _points(row, (3, 4), 0)
-            want = row.traced.value(np, a.reshape(_lanes((3, 4), 1)), 0.0).reshape(3, 4)
+            want = row.traced.value(np, a.reshape(_view((3, 4), 1)), 0.0).reshape(3, 4)
             np.testing.assert_array_equal(getattr(bnp, row.public)(a, axis=1), want)
 
 
@@ -93,7 +94,7 @@ def test_public_functions_are_the_rules_on_numpy_data():
 @pytest.mark.parametrize("row, shape, axis, c", _table(TRACED, CASES))
 def test_kernels_agree_with_the_numpy_rules(row, shape, axis, c, ties):
     f = _node(row, axis, c)
-    sa, sy = VIEWS[row.layout](*_lanes(shape, axis))
+    sa, sy = VIEWS[row.layout](*_view(shape, axis))
     out = _out_shape(row, shape, axis)
     a = _points(row, shape, 1, ties)
     g = np.random.default_rng(2).normal(size=out)
@@ -123,7 +124,7 @@ def test_kernels_agree_with_the_numpy_rules(row, shape, axis, c, ties):
 @pytest.mark.parametrize("row, shape, axis, c", _table(DIFFERENTIABLE, CASES))
 def test_gradient_against_autograd_and_central_differences(row, shape, axis, c):
     f = _node(row, axis, c)
-    sa, _ = VIEWS[row.layout](*_lanes(shape, axis))
+    sa, _ = VIEWS[row.layout](*_view(shape, axis))
     out = _out_shape(row, shape, axis)
     a = _points(row, shape, 4)
     w = np.random.default_rng(5).normal(size=out)
