@@ -242,7 +242,8 @@ def _sum_axis_batched(np, a, y, t, c):
 
 
 def _max_mask(np, a, y):
-    """The maxima of each line along the axis (1 where a equals y, else 0) and how many tie there."""
+    """The maxima of each line along the axis (1 where a equals y, else 0) and how many
+    tie there."""
     mask = np.equal(a, y)
     return mask, np.sum(mask, axis=1, keepdims=True)
 

@@ -18,30 +18,33 @@ import pytest
 import burnumba as bn
 import burnumba.numpy as bnp
 from burnumba.kernels import ROWS
+from burnumba.kernels.row import NODE_SHAPES
+from burnumba.tracing.tracer import Var
 
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
 
-from burnumba.kernels.row import VIEWS
-
 TRACED = [r for r in ROWS if r.traced is not None]
+AXIS = [r for r in TRACED if r.layout.startswith("axis")]
+MATRICES = [r for r in TRACED if r.layout == "matrices"]
 CASES = [((5,), 0), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), -1)]
 
 
 def test_rows_with_traced_rules_have_what_they_need():
     for row in TRACED:
-        assert row.kind == "block" and row.layout in VIEWS, row.name
+        assert row.kind == "block" and row.layout in NODE_SHAPES, row.name
+        assert row in AXIS or row in MATRICES, row.name
         assert not row.public or hasattr(bnp, row.public), row.name
         assert row.traced.imm, row.name
 
 
 def _differentiable(row):
-    """False for a row of integer data (argsort), whose rules give no cotangent."""
+    """False for an axis row of integer data (argsort), whose rules give no cotangent."""
     a = np.ones((1, 2, 1))
     return row.traced.vjp(np, a, a, a, row.traced.imm[0]) is not None
 
 
-DIFFERENTIABLE = [r for r in TRACED if _differentiable(r)]
+DIFFERENTIABLE = [r for r in AXIS if _differentiable(r)]
 
 
 def _cases(row, cases):
@@ -83,7 +86,7 @@ def _points(row, shape, seed, ties=False):
 
 
 def test_public_functions_are_the_rules_on_numpy_data():
-    for row in TRACED:
+    for row in AXIS:
         if row.public:
             a = _points(row, (3, 4), 0)
             want = row.traced.value(np, a.reshape(_view((3, 4), 1)), 0.0).reshape(3, 4)
@@ -91,10 +94,10 @@ def test_public_functions_are_the_rules_on_numpy_data():
 
 
 @pytest.mark.parametrize("ties", [False, True], ids=["random", "ties"])
-@pytest.mark.parametrize("row, shape, axis, c", _table(TRACED, CASES))
+@pytest.mark.parametrize("row, shape, axis, c", _table(AXIS, CASES))
 def test_kernels_agree_with_the_numpy_rules(row, shape, axis, c, ties):
     f = _node(row, axis, c)
-    sa, sy = VIEWS[row.layout](*_view(shape, axis))
+    (sa,), sy, _ = row.node_shapes(_view(shape, axis))
     out = _out_shape(row, shape, axis)
     a = _points(row, shape, 1, ties)
     g = np.random.default_rng(2).normal(size=out)
@@ -124,7 +127,7 @@ def test_kernels_agree_with_the_numpy_rules(row, shape, axis, c, ties):
 @pytest.mark.parametrize("row, shape, axis, c", _table(DIFFERENTIABLE, CASES))
 def test_gradient_against_autograd_and_central_differences(row, shape, axis, c):
     f = _node(row, axis, c)
-    sa, _ = VIEWS[row.layout](*_view(shape, axis))
+    (sa,), _, _ = row.node_shapes(_view(shape, axis))
     out = _out_shape(row, shape, axis)
     a = _points(row, shape, 4)
     w = np.random.default_rng(5).normal(size=out)
@@ -160,3 +163,113 @@ def test_second_derivatives_through_the_traced_rules(row, shape, axis, c):
                     / (2 * eps))
     np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-14)
+
+
+# -- "matrices" rows (the linalg rows): stacks of (n, n) matrices, the node's result followed
+# by its work space. Points: symmetric positive definite matrices (every row's domain:
+# solvable, a Cholesky factor, distinct eigenvalues); the rows read the lower triangle, so
+# differences are taken along symmetric directions.
+MATRIX_CASES = [(1, 3, 2), (2, 2, 1), (1, 1, 1), (3, 4, 3)]      # nb, n, k (k: solve's)
+
+
+def _matrix_table(cases):
+    return [pytest.param(row, nb, n, k, id=f"{row.name}-{nb}-{n}-{k}")
+            for row in MATRICES for nb, n, k in cases]
+
+
+def _params(row, nb, n, k):
+    return [nb, n, k][:row.shapes.__code__.co_argcount]
+
+
+def _operands(row, nb, n, k, seed):
+    rng = np.random.default_rng(seed)
+    shapes, _, _ = row.node_shapes(_params(row, nb, n, k))
+    M = rng.normal(size=shapes[0])
+    A = M @ np.swapaxes(M, 1, 2) + n * np.eye(n)
+    return [A] + [rng.normal(size=s) for s in shapes[1:]]
+
+
+def _symmetric(x):
+    return x + np.swapaxes(x, -1, -2) if x.ndim == 3 and x.shape[-1] == x.shape[-2] else x
+
+
+def _matrix_node(row, nb, n, k, c=0.0):
+    """(operands...) -> the row's result, as burnumba.numpy.linalg makes it: one node of the
+    result and its work space, the result viewed."""
+    P = _params(row, nb, n, k)
+    shapes, result, work = row.node_shapes(P)
+
+    def f(*xs):
+        b = next(x._b for x in xs if isinstance(x, Var))
+        xs = [b.lift(x) for x in xs]
+        size = math.prod(result) + work
+        node = b.add(row.name, (size,), xs[0].node, xs[1].node if len(xs) > 1 else -1,
+                     params=P, imm=c, need=any(b.need[x.node] for x in xs))
+        return bnp.reshape(Var(b, node, (size,))[:math.prod(result)], result)
+    return f
+
+
+def _rule_vjp(row, xs, y, g):
+    if len(xs) == 1:
+        return [row.traced.vjp(np, *xs, y, g, 0.0)]
+    return list(row.traced.vjp(np, *xs, y, g, 0.0))
+
+
+@pytest.mark.parametrize("row, nb, n, k", _matrix_table(MATRIX_CASES))
+def test_matrix_kernels_agree_with_the_numpy_rules(row, nb, n, k):
+    f = _matrix_node(row, nb, n, k)
+    xs = _operands(row, nb, n, k, 1)
+    _, result, _ = row.node_shapes(_params(row, nb, n, k))
+    g = np.random.default_rng(2).normal(size=result)
+    ts = [np.random.default_rng(3 + j).normal(size=x.shape) for j, x in enumerate(xs)]
+    want_y = row.traced.value(np, *xs, 0.0)
+    argnums = tuple(range(len(xs)))
+    y, ty = bn.jvp(f, tuple(xs), tuple(ts))
+    np.testing.assert_allclose(y, want_y, rtol=1e-11, atol=1e-12)
+    value, grads = bn.value_and_grad(lambda *a: np.sum(f(*a) * g), argnums=argnums)(*xs)
+    np.testing.assert_allclose(value, np.sum(want_y * g), rtol=1e-11)
+    for got, want in zip(grads, _rule_vjp(row, xs, want_y, g)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    want_t = row.traced.jvp(np, *xs, want_y, *ts, 0.0)
+    np.testing.assert_allclose(ty, want_t, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("row, nb, n, k", _matrix_table(MATRIX_CASES))
+def test_matrix_gradient_against_autograd_and_central_differences(row, nb, n, k):
+    f = _matrix_node(row, nb, n, k)
+    xs = _operands(row, nb, n, k, 4)
+    _, result, _ = row.node_shapes(_params(row, nb, n, k))
+    w = np.random.default_rng(5).normal(size=result)
+    argnums = tuple(range(len(xs)))
+
+    def theirs(*a):
+        return anp.sum(row.traced.value(anp, *a, 0.0) * w)
+    grads = bn.grad(lambda *a: np.sum(f(*a) * w), argnums=argnums)(*xs)
+    for j, got in enumerate(grads):
+        np.testing.assert_allclose(got, autograd.grad(theirs, j)(*xs), rtol=1e-9, atol=1e-11)
+    eps = 1e-6
+    for seed in range(3):                       # along symmetric directions (see above)
+        vs = [_symmetric(np.random.default_rng(10 + seed + 7 * j).normal(size=x.shape))
+              for j, x in enumerate(xs)]
+        plus = theirs(*[x + eps * v for x, v in zip(xs, vs)])
+        minus = theirs(*[x - eps * v for x, v in zip(xs, vs)])
+        np.testing.assert_allclose(sum(np.sum(gr * v) for gr, v in zip(grads, vs)),
+                                   (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("row, nb, n, k", _matrix_table([(1, 2, 1), (2, 2, 2), (1, 3, 1)]))
+def test_matrix_second_derivatives_through_the_traced_rules(row, nb, n, k):
+    f = _matrix_node(row, nb, n, k)
+    A, *rest = _operands(row, nb, n, k, 6)
+    _, result, _ = row.node_shapes(_params(row, nb, n, k))
+    w = np.random.default_rng(7).normal(size=result)
+
+    def loss(a):
+        return np.sum(f(a, *rest) * w)
+    H = bn.hessian(loss)(A).reshape(A.size, A.size)
+    gradient = bn.grad(loss)
+    eps = 1e-5
+    for seed in range(3):                       # H v against differences of the gradient
+        v = _symmetric(np.random.default_rng(20 + seed).normal(size=A.shape))
+        fd = (gradient(A + eps * v) - gradient(A - eps * v)).ravel() / (2 * eps)
+        np.testing.assert_allclose(H @ v.ravel(), fd, rtol=1e-6, atol=1e-7)

@@ -1,47 +1,64 @@
 """The derivatives of block rows that carry their rules in numpy's names (``Op.traced``,
 kernels/row.py): the row's own ``vjp`` / ``jvp`` / ``batched``, run with burnumba.numpy on
-the node's traced operand and output as its layout shows them (``kernels.row.VIEWS``). Such
-a row needs no code here."""
+the node's traced operands and output as its layout shows them (``Op.node_shapes``).
+Such a row needs no code here."""
+import math
+
+import numpy as np
+
 from .. import numpy as bnp
 from ..kernels import ROWS
-from ..kernels.row import VIEWS
 from .graph import params, var
 
 
-def _views(b, i):
-    """The row, its rules' immediate c, and the views (a's, y's) of node i's layout."""
-    row = ROWS[b.op[i]]
-    if row.layout not in VIEWS:
-        raise NotImplementedError(f"{row.name}: traced rules for layout {row.layout!r}")
-    return row, float(b.imm[i]), VIEWS[row.layout](*params(b, i)[:3])
-
-
-def _seen(v, shape):
-    """A node (by id) or a traced value, in the view ``shape`` (a reshape: free)."""
+def _seen(v, shape, work=0):
+    """A traced value (a node's whole value or a cotangent of it) in the view ``shape``: a
+    reshape (free), after leaving out the ``work`` space that follows the result."""
+    if work:
+        v = bnp.reshape(v, (v.size,))[:math.prod(shape)]
     return bnp.reshape(v, shape)
 
 
+def _node(b, i):
+    """The row, its immediate c, its operands' nodes, their traced values in their views,
+    node i's value in its view, and the view's shape and work space."""
+    row = ROWS[b.op[i]]
+    shapes, sy, work = row.node_shapes(params(b, i))
+    nodes = (b.a0[i], b.a1[i])[:len(shapes)]
+    xs = [_seen(var(b, k), s) for k, s in zip(nodes, shapes)]
+    return row, float(b.imm[i]), nodes, shapes, xs, _seen(var(b, i), sy, work), (sy, work)
+
+
 def vjp(b, i, g, need=None):
-    row, c, (sa, sy) = _views(b, i)
-    a0 = b.a0[i]
-    da = row.traced.vjp(bnp, _seen(var(b, a0), sa), _seen(var(b, i), sy), _seen(g, sy), c)
-    return [] if da is None else [(a0, bnp.reshape(da, b.shapes[a0]))]
+    row, c, nodes, _, xs, y, (sy, work) = _node(b, i)
+    g = _seen(g, sy, work)
+    if len(nodes) == 1:
+        out = (row.traced.vjp(bnp, *xs, y, g, c),)
+    else:
+        wanted = tuple(need is None or need(k) for k in nodes)
+        out = row.traced.vjp(bnp, *xs, y, g, c, need=wanted)
+    return [(k, bnp.reshape(d, b.shapes[k])) for k, d in zip(nodes, out)
+            if d is not None and (need is None or need(k))]
+
+
+def _with_work(b, ty, work):
+    """A tangent of a node whose slice holds work space after its result: zeros there."""
+    if not work:
+        return ty
+    return bnp.concatenate([bnp.reshape(ty, (ty.size,)), b.const(np.zeros(work))])
 
 
 def jvp(b, i, tangent):
-    row, c, (sa, sy) = _views(b, i)
-    a0 = b.a0[i]
-    ty = row.traced.jvp(bnp, _seen(var(b, a0), sa), _seen(var(b, i), sy),
-                        _seen(tangent(a0), sa), c)
-    return None if ty is None else bnp.reshape(ty, b.shapes[i])
+    row, c, nodes, shapes, xs, y, (sy, work) = _node(b, i)
+    ts = [None if tangent(k) is None else _seen(tangent(k), s) for k, s in zip(nodes, shapes)]
+    ty = row.traced.jvp(bnp, *xs, y, *ts, c)
+    return None if ty is None else bnp.reshape(_with_work(b, ty, work), b.shapes[i])
 
 
 def batched(b, i, tangent, B, identity=()):
     """The row's ``batched`` rule: B tangents of its operand at once, (B,) + a's view."""
-    row, c, (sa, sy) = _views(b, i)
-    a0 = b.a0[i]
-    return row.traced.batched(bnp, _seen(var(b, a0), sa), _seen(var(b, i), sy),
-                              _seen(tangent(a0), (B,) + sa), c)
+    row, c, nodes, shapes, xs, y, _ = _node(b, i)
+    return row.traced.batched(bnp, *xs, y, _seen(tangent(nodes[0]), (B,) + shapes[0]), c)
 
 
 # (vjp, jvp) of every row with traced rules, by name

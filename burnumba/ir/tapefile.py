@@ -587,24 +587,23 @@ def _matmul(t, i):
                f"({M}, {K}) @ ({K}, {N}) need {size}")
 
 
-def _linalg(t, i):
-    """The linalg rows: P = nb, n (solve: nb, n, k); nb (n, n) matrices in a0 (solve: the
-    right-hand sides (n, k) in a1); the node holds its result, then its work space."""
-    name = ROWS[t.op[i]].name
-    a = t.node(i, "a0", t.a0[i])
-    if name == "solve":
-        bb = t.node(i, "a1", t.a1[i])
-        nb, n, k = t.params(i, 3)
+def _matrices(t, i):
+    """Stacks of matrices (the linalg rows): P = the row's shape rule's parameters (nb, n[,
+    k]), all at least 1; each operand and the node (result, then work space) of the sizes the
+    rule gives (kernels/row.py: NODE_SHAPES)."""
+    row = ROWS[t.op[i]]
+    count = row.shapes.__code__.co_argcount
+    P = t.params(i, count)
+    t.want(i, min(P) >= 1, f"its parameters {tuple(P)} are not valid")
+    operands, result, work = row.node_shapes(P)
+    nodes = [t.node(i, "a0", t.a0[i])]
+    if len(operands) > 1:
+        nodes.append(t.node(i, "a1", t.a1[i]))
     else:
         t.none(i, "a1", t.a1[i])
-        nb, n = t.params(i, 2)
-        k = n
-    t.want(i, nb >= 1 and n >= 1 and k >= 1, f"its parameters {(nb, n, k)} are not valid")
-    size = {"solve": nb * n * k + n * n + n + n * k, "slogdet": 2 * nb + n * n + 2 * n,
-            "cholesky": nb * n * n + n * n, "eigh": nb * (n + n * n) + 2 * n * n}[name]
-    t.want(i, t.size[a] == nb * n * n and t.size[i] == size
-           and (name != "solve" or t.size[bb] == nb * n * k),
-           f"its sizes do not fit {nb} matrices ({n}, {n})")
+    sizes = [math.prod(s) for s in operands]
+    t.want(i, [t.size[k] for k in nodes] == sizes and t.size[i] == math.prod(result) + work,
+           f"its sizes do not fit {P[0]} matrices ({P[1]}, {P[1]})")
 
 
 def _lanes(t, i):
@@ -616,13 +615,13 @@ def _lanes(t, i):
 # Per row name, the rule that checks what its kernel code reads: operands, P, sizes. Map rows
 # share generated code, so their kind decides; every block row is listed by name.
 # the check of each row's layout field (kernels/row.py: Op.layout)
-_LAYOUTS = {"axis": _axis("same"), "axis_reduce": _axis("reduce"), "axis_rows": _axis("rows")}
+_LAYOUTS = {"axis": _axis("same"), "axis_reduce": _axis("reduce"), "axis_rows": _axis("rows"),
+            "matrices": _matrices}
 # the block rows without a layout field yet
 _BLOCK_RULES = {
     "where": _where, "gather": _gather, "sum": _reduce, "sumsq": _reduce, "inner": _inner,
     "cross_entropy": _cross_entropy, "take": _take(False), "take_add": _take(True),
     "scatter": _scatter, "matmul": _matmul,
-    "solve": _linalg, "slogdet": _linalg, "cholesky": _linalg, "eigh": _linalg,
 }
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: _lanes for r in ROWS if r.lanes_of},
