@@ -524,18 +524,26 @@ def _eigh_jvp(i, oy, p, P, off, a0, val, grad):
 # -- the shape rules (layout "matrices", row.VIEWS): from the node's parameters, (the
 # operands' shapes, the result's shape, the work space after the result in the node's slice)
 def _solve_shapes(nb, n, k):
+    if min(nb, n, k) < 1:
+        return None
     return ((nb, n, n), (nb, n, k)), (nb, n, k), n * n + n + n * k
 
 
 def _slogdet_shapes(nb, n):
+    if min(nb, n) < 1:
+        return None
     return ((nb, n, n),), (nb, 2), n * n + 2 * n          # (sign, log|det|) per matrix
 
 
 def _cholesky_shapes(nb, n):
+    if min(nb, n) < 1:
+        return None
     return ((nb, n, n),), (nb, n, n), n * n
 
 
 def _eigh_shapes(nb, n):
+    if min(nb, n) < 1:
+        return None
     return ((nb, n, n),), (nb, n + n * n), 2 * n * n      # per matrix: w (n), then U (n, n)
 
 

@@ -83,8 +83,9 @@ class Op(NamedTuple):
     public: Optional[str] = None     # the burnumba.numpy function made from the row and its
     # layout: for an "axis" row, ``public(x, axis=None)`` (None: the flattened array)
     shapes: Optional[Callable] = None  # "matrices" rows: the shape rule, shapes(*P[p:p+k])
-    # for its k parameters (nb, n[, k]): (the operands' shapes, the result's shape, the size of
-    # the work space after the result in the node's slice)
+    # for its k parameters (nb, n[, k]; matmul's nb, M, K, N, sa, sb): (the operands' shapes,
+    # the result's shape, the size of the work space after the result in the node's slice),
+    # or None where the parameters are not valid
 
     def node_shapes(self, P):
         """The shapes in which a node of this row shows its operands and output to its

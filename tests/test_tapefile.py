@@ -393,8 +393,8 @@ def test_hostile_parameters(tmp_path):
         I[P0 + int(tape.pp[i]) + k] = value(int(tape.P[tape.pp[i] + k]), i)
         refused(write(tmp_path / f"{row}{k}.npz", I, F0, meta), f"%{i}", row, *words)
 
-    case("matmul", 1, lambda v, i: v * 2, "products")          # M larger than the node
-    case("matmul", 3, lambda v, i: v + 1, "products")          # N
+    case("matmul", 1, lambda v, i: v * 2, "need")              # M larger than the node
+    case("matmul", 3, lambda v, i: v + 1, "need")              # N
     case("matmul", 4, lambda v, i: 2, "(nb, M, K, N, sa, sb)")
     case("gather", 0, lambda v, i: int(tape.off[i]), "position")   # reads its own slice
     case("gather", 3, lambda v, i: -1, "position")

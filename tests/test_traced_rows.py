@@ -165,38 +165,44 @@ def test_second_derivatives_through_the_traced_rules(row, shape, axis, c):
     np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-14)
 
 
-# -- "matrices" rows (the linalg rows): stacks of (n, n) matrices, the node's result followed
-# by its work space. Points: symmetric positive definite matrices (every row's domain:
-# solvable, a Cholesky factor, distinct eigenvalues); the rows read the lower triangle, so
-# differences are taken along symmetric directions.
-MATRIX_CASES = [(1, 3, 2), (2, 2, 1), (1, 1, 1), (3, 4, 3)]      # nb, n, k (k: solve's)
+# -- "matrices" rows (matmul, the linalg rows): stacks of matrices, the node's result followed
+# by its work space. A square operand is symmetric positive definite (every linalg row's
+# domain: solvable, a Cholesky factor, distinct eigenvalues); cholesky and eigh read the lower
+# triangle, so differences are taken along symmetric directions.
+# the parameters of each case by name; each row takes those of its shape rule
+MATRIX_CASES = [dict(nb=1, n=3, k=2, M=2, K=3, N=2, sa=1, sb=1),
+                dict(nb=2, n=2, k=1, M=3, K=2, N=1, sa=1, sb=0),
+                dict(nb=1, n=1, k=1, M=1, K=1, N=1, sa=1, sb=1),
+                dict(nb=3, n=4, k=3, M=2, K=4, N=3, sa=0, sb=1)]
 
 
 def _matrix_table(cases):
-    return [pytest.param(row, nb, n, k, id=f"{row.name}-{nb}-{n}-{k}")
-            for row in MATRICES for nb, n, k in cases]
+    return [pytest.param(row, _params(row, case), id=f"{row.name}-{_params(row, case)}")
+            for row in MATRICES for case in cases]
 
 
-def _params(row, nb, n, k):
-    return [nb, n, k][:row.shapes.__code__.co_argcount]
+def _params(row, case):
+    code = row.shapes.__code__
+    return [case[name] for name in code.co_varnames[:code.co_argcount]]
 
 
-def _operands(row, nb, n, k, seed):
+def _operands(row, P, seed):
+    """Random operands; a square one symmetric positive definite."""
     rng = np.random.default_rng(seed)
-    shapes, _, _ = row.node_shapes(_params(row, nb, n, k))
-    M = rng.normal(size=shapes[0])
-    A = M @ np.swapaxes(M, 1, 2) + n * np.eye(n)
-    return [A] + [rng.normal(size=s) for s in shapes[1:]]
+    shapes, _, _ = row.node_shapes(P)
+    xs = [rng.normal(size=s) for s in shapes]
+    if shapes[0][-1] == shapes[0][-2]:
+        xs[0] = xs[0] @ np.swapaxes(xs[0], 1, 2) + shapes[0][-1] * np.eye(shapes[0][-1])
+    return xs
 
 
 def _symmetric(x):
     return x + np.swapaxes(x, -1, -2) if x.ndim == 3 and x.shape[-1] == x.shape[-2] else x
 
 
-def _matrix_node(row, nb, n, k, c=0.0):
-    """(operands...) -> the row's result, as burnumba.numpy.linalg makes it: one node of the
+def _matrix_node(row, P, c=0.0):
+    """(operands...) -> the row's result, as burnumba.numpy makes it: one node of the
     result and its work space, the result viewed."""
-    P = _params(row, nb, n, k)
     shapes, result, work = row.node_shapes(P)
 
     def f(*xs):
@@ -215,11 +221,11 @@ def _rule_vjp(row, xs, y, g):
     return list(row.traced.vjp(np, *xs, y, g, 0.0))
 
 
-@pytest.mark.parametrize("row, nb, n, k", _matrix_table(MATRIX_CASES))
-def test_matrix_kernels_agree_with_the_numpy_rules(row, nb, n, k):
-    f = _matrix_node(row, nb, n, k)
-    xs = _operands(row, nb, n, k, 1)
-    _, result, _ = row.node_shapes(_params(row, nb, n, k))
+@pytest.mark.parametrize("row, P", _matrix_table(MATRIX_CASES))
+def test_matrix_kernels_agree_with_the_numpy_rules(row, P):
+    f = _matrix_node(row, P)
+    xs = _operands(row, P, 1)
+    _, result, _ = row.node_shapes(P)
     g = np.random.default_rng(2).normal(size=result)
     ts = [np.random.default_rng(3 + j).normal(size=x.shape) for j, x in enumerate(xs)]
     want_y = row.traced.value(np, *xs, 0.0)
@@ -234,11 +240,11 @@ def test_matrix_kernels_agree_with_the_numpy_rules(row, nb, n, k):
     np.testing.assert_allclose(ty, want_t, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("row, nb, n, k", _matrix_table(MATRIX_CASES))
-def test_matrix_gradient_against_autograd_and_central_differences(row, nb, n, k):
-    f = _matrix_node(row, nb, n, k)
-    xs = _operands(row, nb, n, k, 4)
-    _, result, _ = row.node_shapes(_params(row, nb, n, k))
+@pytest.mark.parametrize("row, P", _matrix_table(MATRIX_CASES))
+def test_matrix_gradient_against_autograd_and_central_differences(row, P):
+    f = _matrix_node(row, P)
+    xs = _operands(row, P, 4)
+    _, result, _ = row.node_shapes(P)
     w = np.random.default_rng(5).normal(size=result)
     argnums = tuple(range(len(xs)))
 
@@ -257,11 +263,11 @@ def test_matrix_gradient_against_autograd_and_central_differences(row, nb, n, k)
                                    (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("row, nb, n, k", _matrix_table([(1, 2, 1), (2, 2, 2), (1, 3, 1)]))
-def test_matrix_second_derivatives_through_the_traced_rules(row, nb, n, k):
-    f = _matrix_node(row, nb, n, k)
-    A, *rest = _operands(row, nb, n, k, 6)
-    _, result, _ = row.node_shapes(_params(row, nb, n, k))
+@pytest.mark.parametrize("row, P", _matrix_table(MATRIX_CASES[:3]))
+def test_matrix_second_derivatives_through_the_traced_rules(row, P):
+    f = _matrix_node(row, P)
+    A, *rest = _operands(row, P, 6)
+    _, result, _ = row.node_shapes(P)
     w = np.random.default_rng(7).normal(size=result)
 
     def loss(a):

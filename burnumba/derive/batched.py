@@ -14,7 +14,6 @@ from ..kernels import ROWS
 from ..tracing.tracer import Var, broadcast_to
 from .graph import offsets, operands, params, sources, var
 from .maps import map_env, operand_shape, rule
-from .matmul import matmul_views
 from .reduce import listed
 from . import traced
 from .sweeps import node_jvp
@@ -79,8 +78,12 @@ def _transposed(b, v):
 
 def _batched_matmul(b, i, tangent, B, identity=()):
     """tY = tA @ B + A @ tB for B directions. With one left matrix, A @ tB is computed as
-    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product."""
-    A, Bm, (nb, M, K, N, sa, sb) = matmul_views(b, i)
+    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product. (The
+    matmul row's other rules are in kernels/blocks_matmul.py; this one reads how the trace
+    holds the operands: which tangents are unit vectors, which matrix is a transposed view.)"""
+    (shape_a, shape_b), _, _ = ROWS[b.op[i]].node_shapes(params(b, i))
+    A, Bm = bnp.reshape(var(b, b.a0[i]), shape_a), bnp.reshape(var(b, b.a1[i]), shape_b)
+    M, K, N = params(b, i)[1:4]
     ta, tb = tangent(b.a0[i]), tangent(b.a1[i])
     out = None
     if ta is not None:

@@ -5,12 +5,12 @@ the forward sweep, and dead-node elimination for traces with derivatives in them
 from .. import numpy as bnp
 from ..kernels import OPCODE, ROWS
 from ..tracing.tracer import Var, broadcast_to
-from . import gather, matmul, reduce, softmax, traced
+from . import gather, reduce, softmax, traced
 from .graph import operands
 from .maps import map_jvp, map_vjp
 
 # (vjp, jvp) of every block row, by name (tests/test_transforms.py requires one per row)
-BLOCK = {**reduce.RULES, **softmax.RULES, **gather.RULES, **matmul.RULES, **traced.RULES}
+BLOCK = {**reduce.RULES, **softmax.RULES, **gather.RULES, **traced.RULES}
 
 
 # -- the sweeps ---------------------------------------------------------------------------------

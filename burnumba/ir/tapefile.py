@@ -574,36 +574,26 @@ def _scatter(t, i):
                f"a scattered position lies outside the node's {t.size[i]} elements")
 
 
-def _matmul(t, i):
-    """P = nb, M, K, N, sa, sb: nb products (M, K) @ (K, N); an operand with stride flag 0
-    is one matrix reused by every product."""
-    a, b = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
-    nb, M, K, N, sa, sb = t.params(i, 6)
-    t.want(i, min(nb, M, K, N) >= 0 and sa in (0, 1) and sb in (0, 1),
-           f"its parameters (nb, M, K, N, sa, sb) = {(nb, M, K, N, sa, sb)} are not valid")
-    need = ((a, (nb if sa else 1) * M * K), (b, (nb if sb else 1) * K * N), (i, nb * M * N))
-    for k, size in need:
-        t.want(i, t.size[k] == size, f"%{k} has {t.size[k]} elements; {nb} products "
-               f"({M}, {K}) @ ({K}, {N}) need {size}")
-
-
 def _matrices(t, i):
-    """Stacks of matrices (the linalg rows): P = the row's shape rule's parameters (nb, n[,
-    k]), all at least 1; each operand and the node (result, then work space) of the sizes the
-    rule gives (kernels/row.py: NODE_SHAPES)."""
+    """Stacks of matrices (matmul, the linalg rows): P = the parameters of the row's shape
+    rule (kernels/row.py: Op.shapes), valid by that rule; each operand and the node (result,
+    then work space) of the sizes it gives."""
     row = ROWS[t.op[i]]
     count = row.shapes.__code__.co_argcount
+    names = ", ".join(row.shapes.__code__.co_varnames[:count])
     P = t.params(i, count)
-    t.want(i, min(P) >= 1, f"its parameters {tuple(P)} are not valid")
-    operands, result, work = row.node_shapes(P)
+    shapes = row.node_shapes(P)
+    t.want(i, shapes is not None, f"its parameters ({names}) = {tuple(P)} are not valid")
+    operands, result, work = shapes
     nodes = [t.node(i, "a0", t.a0[i])]
     if len(operands) > 1:
         nodes.append(t.node(i, "a1", t.a1[i]))
     else:
         t.none(i, "a1", t.a1[i])
-    sizes = [math.prod(s) for s in operands]
-    t.want(i, [t.size[k] for k in nodes] == sizes and t.size[i] == math.prod(result) + work,
-           f"its sizes do not fit {P[0]} matrices ({P[1]}, {P[1]})")
+    for k, shape in zip(nodes + [i], operands + (result,)):
+        size = math.prod(shape) + (work if k == i else 0)
+        t.want(i, t.size[k] == size, f"%{k} has {t.size[k]} elements; its parameters "
+               f"({names}) = {tuple(P)} need {size}")
 
 
 def _lanes(t, i):
@@ -621,7 +611,7 @@ _LAYOUTS = {"axis": _axis("same"), "axis_reduce": _axis("reduce"), "axis_rows": 
 _BLOCK_RULES = {
     "where": _where, "gather": _gather, "sum": _reduce, "sumsq": _reduce, "inner": _inner,
     "cross_entropy": _cross_entropy, "take": _take(False), "take_add": _take(True),
-    "scatter": _scatter, "matmul": _matmul,
+    "scatter": _scatter,
 }
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: _lanes for r in ROWS if r.lanes_of},
