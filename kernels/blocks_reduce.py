@@ -262,21 +262,46 @@ def _max_axis_tangent(np, a, y, t, c):
     return np.sum(t * mask, axis=1, keepdims=True) / ties
 
 
+# -- the tape-file check of each row here whose operands no layout kind describes
+# (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
+# run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
+def _listed_check(t, i):
+    """sum, sumsq: a scalar of every element of the nodes listed in P."""
+    t.none(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; a reduction has one")
+    (m,) = t.params(i, 1)
+    t.ids(i, "a listed operand", t.params(i, 1 + m)[1:])
+
+
+def _inner_check(t, i):
+    """sum_k x_k . w_k (+ the bias a0): P = m, x_1..x_m, w_1..w_m, pairs of equal size."""
+    if t.a0[i] != -1:
+        bias = t.node(i, "a0 (the bias)", t.a0[i])
+        t.want(i, t.size[bias] >= 1, f"its bias %{bias} is empty")
+    t.none(i, "a1", t.a1[i])
+    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; inner has one")
+    (m,) = t.params(i, 1)
+    ids = t.ids(i, "a listed operand", t.params(i, 1 + 2 * m)[1:])
+    for x, w in zip(ids[:m], ids[m:]):
+        t.want(i, t.size[x] == t.size[w], f"operands %{x} and %{w} differ in size")
+
+
 ROWS = (
     # -- fused n-ary reductions over a list of nodes P[p+1 : p+1+m], m = P[p]; each node may
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
        fwd=_sum_fwd, bwd=_sum_bwd,
-       jvp=_sum_jvp, inline=True),
+       jvp=_sum_jvp, inline=True, check=_listed_check),
     Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
        fwd=_sumsq_fwd, bwd=_sumsq_bwd,
-       jvp=_sumsq_jvp),
+       jvp=_sumsq_jvp, check=_listed_check),
     # inner product of two equally shaped lists of nodes, x = P[p+1 : p+1+m] and
     # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
     # fused neuron. The same node may appear in both lists (x . x).
     Op("inner", -1, "block", doc="sum_k x_k . w_k (+ bias)",
        fwd=_inner_fwd, bwd=_inner_bwd,
-       jvp=_inner_jvp),
+       jvp=_inner_jvp, check=_inner_check),
 
     # -- tensor rows ---------------------------------------------------------------------
     # sum over one axis, scaled by c (c = 1 / m for mean)

@@ -546,6 +546,20 @@ def _layer_norm_tangent(np, a, y, t, c):
                  - y * np.mean(t * y, axis=1, keepdims=True))
 
 
+# -- the tape-file check of each row here whose operands no layout kind describes
+# (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
+# run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
+
+def _cross_entropy_check(t, i):
+    """logits a0 (rows x classes = P[p], P[p+1]), targets a1 (rows), the node a scalar."""
+    logits, targets = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+    rows, ncls = t.params(i, 2)
+    t.want(i, rows >= 0 and ncls >= 1, f"rows, classes = {rows}, {ncls}")
+    t.want(i, t.size[logits] == rows * ncls and t.size[targets] == rows and t.size[i] == 1,
+           f"sizes (logits {t.size[logits]}, targets {t.size[targets]}, node {t.size[i]}) do "
+           f"not fit rows {rows} x classes {ncls}")
+
+
 ROWS = (
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
@@ -584,5 +598,5 @@ ROWS = (
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
     Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]",
        fwd=_cross_entropy_fwd, bwd=_cross_entropy_bwd,
-       jvp=_cross_entropy_jvp),
+       jvp=_cross_entropy_jvp, check=_cross_entropy_check),
 )

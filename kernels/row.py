@@ -86,6 +86,9 @@ class Op(NamedTuple):
     # for its k parameters (nb, n[, k]; matmul's nb, M, K, N, sa, sb): (the operands' shapes,
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
+    check: Optional[Callable] = None   # block rows whose operands no layout kind describes
+    # (where, gather, scatter, take, take_add, sum, sumsq, inner, cross_entropy): the tape-file
+    # check of a node, check(t, i), t the checker of burnumba/ir/tapefile.py
 
     def node_shapes(self, P):
         """The shapes in which a node of this row shows its operands and output to its
