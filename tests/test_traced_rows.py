@@ -215,6 +215,13 @@ def _matrix_node(row, P, c=0.0):
     return f
 
 
+def _matrix_case(row, P, seed):
+    """The row's node as a function, operands, and weights of the result's shape."""
+    _, result, _ = row.node_shapes(P)
+    xs = _operands(row, P, seed)
+    return _matrix_node(row, P), xs, np.random.default_rng(seed + 1).normal(size=result)
+
+
 def _rule_vjp(row, xs, y, g):
     if len(xs) == 1:
         return [row.traced.vjp(np, *xs, y, g, 0.0)]
@@ -223,10 +230,7 @@ def _rule_vjp(row, xs, y, g):
 
 @pytest.mark.parametrize("row, P", _matrix_table(MATRIX_CASES))
 def test_matrix_kernels_agree_with_the_numpy_rules(row, P):
-    f = _matrix_node(row, P)
-    xs = _operands(row, P, 1)
-    _, result, _ = row.node_shapes(P)
-    g = np.random.default_rng(2).normal(size=result)
+    f, xs, g = _matrix_case(row, P, 1)
     ts = [np.random.default_rng(3 + j).normal(size=x.shape) for j, x in enumerate(xs)]
     want_y = row.traced.value(np, *xs, 0.0)
     argnums = tuple(range(len(xs)))
@@ -242,10 +246,7 @@ def test_matrix_kernels_agree_with_the_numpy_rules(row, P):
 
 @pytest.mark.parametrize("row, P", _matrix_table(MATRIX_CASES))
 def test_matrix_gradient_against_autograd_and_central_differences(row, P):
-    f = _matrix_node(row, P)
-    xs = _operands(row, P, 4)
-    _, result, _ = row.node_shapes(P)
-    w = np.random.default_rng(5).normal(size=result)
+    f, xs, w = _matrix_case(row, P, 4)
     argnums = tuple(range(len(xs)))
 
     def theirs(*a):
@@ -265,10 +266,7 @@ def test_matrix_gradient_against_autograd_and_central_differences(row, P):
 
 @pytest.mark.parametrize("row, P", _matrix_table(MATRIX_CASES[:3]))
 def test_matrix_second_derivatives_through_the_traced_rules(row, P):
-    f = _matrix_node(row, P)
-    A, *rest = _operands(row, P, 6)
-    _, result, _ = row.node_shapes(P)
-    w = np.random.default_rng(7).normal(size=result)
+    f, (A, *rest), w = _matrix_case(row, P, 6)
 
     def loss(a):
         return np.sum(f(a, *rest) * w)
