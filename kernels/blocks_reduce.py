@@ -223,6 +223,41 @@ def _sum_lanes_bwd(oy, c, p, P, off, need, grad, lanes):
                     grad[e + s] += c * grad[oy + s]
 
 
+# -- sum and sumsq in numpy's names (``Traced``), layout "listed": the operands are the list
+# xs of the nodes P[p+1 : p+1+m] (any shapes), y and g scalars; the rules take and give lists.
+def _sum_value(np, xs, c):
+    return c * np.sum([np.sum(x) for x in xs])
+
+
+def _sum_vjp(np, xs, y, g, c):
+    return [np.broadcast_to(c * g, x.shape) for x in xs]     # every element gets c * g
+
+
+def _sum_tangent(np, xs, y, ts, c):
+    return c * np.sum([np.sum(t) for t in ts if t is not None])
+
+
+def _sum_batched(np, xs, y, ts, c):
+    # ts: (B,) + each operand's shape, or None; one sum per operand over its B rows
+    terms = [np.sum(np.reshape(t, (t.shape[0], -1)), axis=1) for t in ts if t is not None]
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return c * total
+
+
+def _sumsq_value(np, xs, c):
+    return c * np.sum([np.sum(x * x) for x in xs])
+
+
+def _sumsq_vjp(np, xs, y, g, c):
+    return [2.0 * c * g * x for x in xs]
+
+
+def _sumsq_tangent(np, xs, y, ts, c):
+    return 2.0 * c * np.sum([np.sum(x * t) for x, t in zip(xs, ts) if t is not None])
+
+
 # -- sum_axis and max_axis in numpy's names (``Traced``): a is (outer, m, inner), y and g
 # (outer, 1, inner) (layout "axis_reduce"). Their reference and their derivative as traced ops.
 def _sum_axis_value(np, a, c):
@@ -265,15 +300,6 @@ def _max_axis_tangent(np, a, y, t, c):
 # -- the tape-file check of each row here whose operands no layout kind describes
 # (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
 # run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
-def _listed_check(t, i):
-    """sum, sumsq: a scalar of every element of the nodes listed in P."""
-    t.none(i, "a0", t.a0[i])
-    t.none(i, "a1", t.a1[i])
-    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; a reduction has one")
-    (m,) = t.params(i, 1)
-    t.ids(i, "a listed operand", t.params(i, 1 + m)[1:])
-
-
 def _inner_check(t, i):
     """sum_k x_k . w_k (+ the bias a0): P = m, x_1..x_m, w_1..w_m, pairs of equal size."""
     if t.a0[i] != -1:
@@ -292,10 +318,12 @@ ROWS = (
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
        fwd=_sum_fwd, bwd=_sum_bwd,
-       jvp=_sum_jvp, inline=True, check=_listed_check),
+       jvp=_sum_jvp, inline=True, layout="listed",
+       traced=Traced(_sum_value, _sum_vjp, _sum_tangent, _sum_batched, imm=(1.0, 0.25))),
     Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
        fwd=_sumsq_fwd, bwd=_sumsq_bwd,
-       jvp=_sumsq_jvp, check=_listed_check),
+       jvp=_sumsq_jvp, layout="listed",
+       traced=Traced(_sumsq_value, _sumsq_vjp, _sumsq_tangent, imm=(1.0, 0.25))),
     # inner product of two equally shaped lists of nodes, x = P[p+1 : p+1+m] and
     # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
     # fused neuron. The same node may appear in both lists (x . x).

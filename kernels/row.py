@@ -40,11 +40,16 @@ def _matrices_shapes(row, P):
     return row.shapes(*(int(P[k]) for k in range(row.shapes.__code__.co_argcount)))
 
 
+def _listed_shapes(row, P):
+    return None, (), 0               # the operands are the nodes P[1 : 1 + P[0]], any shapes
+
+
 NODE_SHAPES = {
     "axis": _axis_shapes(False),                  # y as large as a
     "axis_rows": _axis_shapes(False),             # inner = 1: the rows along the last axis
     "axis_reduce": _axis_shapes(True),            # y (outer, 1, inner)
     "matrices": _matrices_shapes,                 # stacks of matrices (Op.shapes)
+    "listed": _listed_shapes,                     # a scalar of the nodes listed in P
 }
 
 
@@ -77,7 +82,9 @@ class Op(NamedTuple):
     # arena, which every module reads from here: "axis", the operand a0 seen as
     # (outer, m, inner) = P[p:p+3] and the output of its size; "axis_reduce", the output
     # (outer, inner); "axis_rows", as "axis" with inner = 1 (rows along the last axis);
-    # "matrices", stacks of matrices whose shapes the row's ``shapes`` gives; NODE_SHAPES
+    # "matrices", stacks of matrices whose shapes the row's ``shapes`` gives; "listed", a
+    # scalar of every element of the nodes P[p+1 : p+1+m], m = P[p] (the rules take the list
+    # of their values, ``xs``); NODE_SHAPES
     traced: Optional[Traced] = None  # block rows: the rules in numpy's names (``Traced``);
     # a row that has them needs no derivative code in burnumba/derive
     public: Optional[str] = None     # the burnumba.numpy function made from the row and its
@@ -87,7 +94,7 @@ class Op(NamedTuple):
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
-    # (where, gather, scatter, take, take_add, sum, sumsq, inner, cross_entropy): the tape-file
+    # (where, gather, scatter, take, take_add, inner, cross_entropy): the tape-file
     # check of a node, check(t, i), t the checker of burnumba/ir/tapefile.py
 
     def node_shapes(self, P):

@@ -27,13 +27,14 @@ anp = pytest.importorskip("autograd.numpy")
 TRACED = [r for r in ROWS if r.traced is not None]
 AXIS = [r for r in TRACED if r.layout.startswith("axis")]
 MATRICES = [r for r in TRACED if r.layout == "matrices"]
+LISTED = [r for r in TRACED if r.layout == "listed"]
 CASES = [((5,), 0), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), -1)]
 
 
 def test_rows_with_traced_rules_have_what_they_need():
     for row in TRACED:
         assert row.kind == "block" and row.layout in NODE_SHAPES, row.name
-        assert row in AXIS or row in MATRICES, row.name
+        assert row in AXIS or row in MATRICES or row in LISTED, row.name
         assert not row.public or hasattr(bnp, row.public), row.name
         assert row.traced.imm, row.name
 
@@ -277,3 +278,91 @@ def test_matrix_second_derivatives_through_the_traced_rules(row, P):
         v = _symmetric(np.random.default_rng(20 + seed).normal(size=A.shape))
         fd = (gradient(A + eps * v) - gradient(A - eps * v)).ravel() / (2 * eps)
         np.testing.assert_allclose(H @ v.ravel(), fd, rtol=1e-6, atol=1e-7)
+
+
+# -- "listed" rows (sum, sumsq): a scalar of every element of the nodes listed in P, of any
+# shapes, the same node possibly twice; the rules take and give lists.
+LISTED_CASES = [[(3,)], [(2, 2), (), (3,)], [(4,), "again"]]    # "again": the first once more
+
+
+def _listed_table():
+    return [pytest.param(row, shapes, c, id=f"{row.name}-{k}-{c}")
+            for row in LISTED for k, shapes in enumerate(LISTED_CASES) for c in row.traced.imm]
+
+
+def _listed_case(row, shapes, c, seed):
+    """f(*xs): the row's node of the operands (listed in the order of ``shapes``), and the
+    operands: random arrays, one per distinct shape entry."""
+    rng = np.random.default_rng(seed)
+    xs = [rng.uniform(-2.0, 2.0, s) for s in shapes if s != "again"]
+    order = [0 if s == "again" else k for k, s in enumerate(shapes)]
+
+    def f(*a):
+        b = next(x._b for x in a if isinstance(x, Var))
+        return b.reduce(row.name, [a[k] for k in order], scale=c)
+    return f, xs, order
+
+
+@pytest.mark.parametrize("row, shapes, c", _listed_table())
+def test_listed_kernels_agree_with_the_numpy_rules(row, shapes, c):
+    f, xs, order = _listed_case(row, shapes, c, 1)
+    listed = [xs[k] for k in order]
+    ts = [np.random.default_rng(3 + j).normal(size=np.shape(x)) for j, x in enumerate(xs)]
+    want_y = row.traced.value(np, listed, c)
+    argnums = tuple(range(len(xs)))
+    y, ty = bn.jvp(f, tuple(xs), tuple(ts))
+    np.testing.assert_allclose(y, want_y, rtol=1e-13)
+    value, grads = bn.value_and_grad(lambda *a: 1.5 * f(*a), argnums=argnums)(*xs)
+    np.testing.assert_allclose(value, 1.5 * want_y, rtol=1e-13)
+    want_g = [np.zeros(np.shape(x)) for x in xs]           # a node listed twice: both
+    for k, d in zip(order, row.traced.vjp(np, listed, want_y, 1.5, c)):
+        want_g[k] = want_g[k] + d
+    for got, want in zip(grads, want_g):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    want_t = row.traced.jvp(np, listed, want_y, [ts[k] for k in order], c)
+    np.testing.assert_allclose(ty, want_t, rtol=1e-12, atol=1e-14)
+    if row.traced.batched is not None:                   # B tangents at once = B jvps
+        tb = [np.stack([t, 2.0 * t - 1.0]) for t in ts]
+        got = row.traced.batched(np, listed, want_y, [tb[k] for k in order], c)
+        for j in range(2):
+            want = row.traced.jvp(np, listed, want_y, [tb[k][j] for k in order], c)
+            np.testing.assert_allclose(got[j], want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("row, shapes, c", _listed_table())
+def test_listed_gradient_against_autograd_and_central_differences(row, shapes, c):
+    f, xs, order = _listed_case(row, shapes, c, 4)
+    argnums = tuple(range(len(xs)))
+
+    def theirs(*a):
+        return row.traced.value(anp, [a[k] for k in order], c)
+    grads = bn.grad(f, argnums=argnums)(*xs)
+    eps = 1e-6
+    for j, x in enumerate(xs):
+        np.testing.assert_allclose(grads[j], autograd.grad(theirs, j)(*xs), rtol=1e-12)
+        fd = np.zeros(np.shape(x))
+        for k in np.ndindex(np.shape(x)):
+            e = np.zeros(np.shape(x))
+            e[k] = eps
+            plus, minus = list(xs), list(xs)
+            plus[j], minus[j] = x + e, x - e
+            fd[k] = (theirs(*plus) - theirs(*minus)) / (2 * eps)
+        np.testing.assert_allclose(grads[j], fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("row, shapes, c", _listed_table())
+def test_listed_second_derivatives_through_the_traced_rules(row, shapes, c):
+    f, (x, *rest), _ = _listed_case(row, shapes, c, 6)
+
+    def loss(a):
+        return f(a, *rest) * np.sum(np.sin(a))        # a product, so that H is not 0
+    H = bn.hessian(loss)(x).reshape(x.size, x.size)
+    gradient = bn.grad(loss)
+    eps, fd = 1e-5, np.zeros((x.size, x.size))
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        fd[:, k] = ((gradient(x + e.reshape(x.shape)) - gradient(x - e.reshape(x.shape))).ravel()
+                    / (2 * eps))
+    np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-14)

@@ -14,7 +14,6 @@ from ..kernels import ROWS
 from ..tracing.tracer import Var, broadcast_to
 from .graph import offsets, operands, params, sources, var
 from .maps import map_env, operand_shape, rule
-from .reduce import listed
 from . import traced
 from .sweeps import node_jvp
 
@@ -34,15 +33,6 @@ def _batched_map(b, i, tangent, B):
         term = rule(row, slot, ev)
         total = term if total is None else total + term
     return total
-
-
-def _batched_sum(b, i, tangent, B, identity=()):
-    terms = [bnp.sum(bnp.reshape(tangent(k), (B, -1)), axis=1) for k in listed(b, i)
-             if tangent(k) is not None]
-    total = terms[0]
-    for t in terms[1:]:
-        total = total + t
-    return float(b.imm[i]) * total
 
 
 def _batched_gather(b, i, tangent, B, identity=()):
@@ -111,7 +101,7 @@ def _batched_matmul(b, i, tangent, B, identity=()):
 
 
 # the batched rules of the rows without traced rules, and those of the rows with them
-BATCHED = {"sum": _batched_sum, "gather": _batched_gather, "matmul": _batched_matmul,
+BATCHED = {"gather": _batched_gather, "matmul": _batched_matmul,
            **traced.BATCHED}
 
 

@@ -68,7 +68,7 @@ def operands(b, i):
     """The nodes node i's value depends on (differentiably or not)."""
     row = ROWS[b.op[i]]
     p = params(b, i)
-    if row.name in ("sum", "sumsq"):
+    if row.layout == "listed":
         return list(p[1:1 + p[0]])
     if row.name == "inner":
         m = p[0]

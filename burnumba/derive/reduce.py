@@ -1,36 +1,9 @@
-"""The n-ary reductions as traced ops: sum, sumsq and inner over their listed nodes. Each
-row's vjp is the adjoint of its formula, its jvp the tangent map. (The rows along an axis,
-sum_axis, max_axis and the scans, carry their rules in kernels/: derive/traced.py runs them.)
+"""inner (BurTorch's fused neuron: sum_k x_k . w_k + bias) as traced ops: its vjp is the
+adjoint of its formula, its jvp the tangent map. (The other reductions carry their rules in
+kernels/blocks_reduce.py: derive/traced.py runs them.)
 """
 from .. import numpy as bnp
-from ..tracing.tracer import broadcast_to
 from .graph import params, var
-
-
-def listed(b, i):
-    p = params(b, i)
-    return [int(k) for k in p[1:1 + p[0]]]
-
-
-def _sum_vjp(b, i, g, need=None):
-    c = float(b.imm[i])
-    return [(k, broadcast_to(b.lift(c * g), b.shapes[k])) for k in listed(b, i)]
-
-
-def _sum_jvp(b, i, tangent):
-    terms = [bnp.sum(tangent(k)) for k in listed(b, i) if tangent(k) is not None]
-    return float(b.imm[i]) * bnp.sum(terms)
-
-
-def _sumsq_vjp(b, i, g, need=None):
-    c = float(b.imm[i])
-    return [(k, 2.0 * c * g * var(b, k)) for k in listed(b, i)]
-
-
-def _sumsq_jvp(b, i, tangent):
-    terms = [bnp.sum(var(b, k) * tangent(k)) for k in listed(b, i)
-             if tangent(k) is not None]
-    return 2.0 * float(b.imm[i]) * bnp.sum(terms)
 
 
 def _inner_parts(b, i):
@@ -64,7 +37,5 @@ def _inner_jvp(b, i, tangent):
 
 # the reductions: each row's (vjp, jvp) on traced values
 RULES = {
-    "sum": (_sum_vjp, _sum_jvp),
-    "sumsq": (_sumsq_vjp, _sumsq_jvp),
     "inner": (_inner_vjp, _inner_jvp),
 }

@@ -20,19 +20,26 @@ def _seen(v, shape, work=0):
 
 
 def _node(b, i):
-    """The row, its immediate c, its operands' nodes, their traced values in their views,
-    node i's value in its view, and the view's shape and work space."""
+    """The row, its immediate c, its operands' nodes, their traced values in their shapes,
+    node i's value in its shape, and that shape and the work space after it."""
     row = ROWS[b.op[i]]
     shapes, sy, work = row.node_shapes(params(b, i))
+    if shapes is None:                          # "listed": the nodes named in P, as they are
+        p = params(b, i)
+        nodes = [int(k) for k in p[1:1 + p[0]]]
+        return row, float(b.imm[i]), nodes, None, [var(b, k) for k in nodes], var(b, i), \
+            (sy, work)
     nodes = (b.a0[i], b.a1[i])[:len(shapes)]
     xs = [_seen(var(b, k), s) for k, s in zip(nodes, shapes)]
     return row, float(b.imm[i]), nodes, shapes, xs, _seen(var(b, i), sy, work), (sy, work)
 
 
 def vjp(b, i, g, need=None):
-    row, c, nodes, _, xs, y, (sy, work) = _node(b, i)
+    row, c, nodes, shapes, xs, y, (sy, work) = _node(b, i)
     g = _seen(g, sy, work)
-    if len(nodes) == 1:
+    if shapes is None:
+        out = row.traced.vjp(bnp, xs, y, g, c)
+    elif len(nodes) == 1:
         out = (row.traced.vjp(bnp, *xs, y, g, c),)
     else:
         wanted = tuple(need is None or need(k) for k in nodes)
@@ -50,14 +57,18 @@ def _with_work(b, ty, work):
 
 def jvp(b, i, tangent):
     row, c, nodes, shapes, xs, y, (sy, work) = _node(b, i)
+    if shapes is None:
+        return row.traced.jvp(bnp, xs, y, [tangent(k) for k in nodes], c)
     ts = [None if tangent(k) is None else _seen(tangent(k), s) for k, s in zip(nodes, shapes)]
     ty = row.traced.jvp(bnp, *xs, y, *ts, c)
     return None if ty is None else bnp.reshape(_with_work(b, ty, work), b.shapes[i])
 
 
 def batched(b, i, tangent, B, identity=()):
-    """The row's ``batched`` rule: B tangents of its operand at once, (B,) + a's view."""
+    """The row's ``batched`` rule: B tangents at once, each (B,) + its operand's shape."""
     row, c, nodes, shapes, xs, y, _ = _node(b, i)
+    if shapes is None:
+        return row.traced.batched(bnp, xs, y, [tangent(k) for k in nodes], c)
     return row.traced.batched(bnp, *xs, y, _seen(tangent(nodes[0]), (B,) + shapes[0]), c)
 
 

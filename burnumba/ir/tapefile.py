@@ -492,6 +492,15 @@ def _axis(out):
     return rule
 
 
+def _listed(t, i):
+    """sum, sumsq: a scalar of every element of the nodes listed in P."""
+    t.none(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; a reduction has one")
+    (m,) = t.params(i, 1)
+    t.ids(i, "a listed operand", t.params(i, 1 + m)[1:])
+
+
 def _matrices(t, i):
     """Stacks of matrices (matmul, the linalg rows): P = the parameters of the row's shape
     rule (kernels/row.py: Op.shapes), valid by that rule; each operand and the node (result,
@@ -525,7 +534,7 @@ def _lanes(t, i):
 # Op.layout), or, for a row whose operands no layout kind describes, its own ``check``.
 # the check of each layout kind
 _LAYOUTS = {"axis": _axis("same"), "axis_reduce": _axis("reduce"), "axis_rows": _axis("rows"),
-            "matrices": _matrices}
+            "matrices": _matrices, "listed": _listed}
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: _lanes for r in ROWS if r.lanes_of},
          **{r.name: (_unary_map if r.arity == 1 else _binary_map)
