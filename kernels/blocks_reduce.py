@@ -223,13 +223,14 @@ def _sum_lanes_bwd(oy, c, p, P, off, need, grad, lanes):
                     grad[e + s] += c * grad[oy + s]
 
 
-# -- sum and sumsq in numpy's names (``Traced``), layout "listed": the operands are the list
-# xs of the nodes P[p+1 : p+1+m] (any shapes), y and g scalars; the rules take and give lists.
+# -- sum, sumsq and inner in numpy's names (``Traced``), layouts "listed" and "inner": the
+# operands are the list xs of the nodes named in P (any shapes), y and g scalars; the rules
+# take and give lists (a vjp computes the cotangents ``need``, a list of bools, asks for).
 def _sum_value(np, xs, c):
     return c * np.sum([np.sum(x) for x in xs])
 
 
-def _sum_vjp(np, xs, y, g, c):
+def _sum_vjp(np, xs, y, g, c, need=None):
     return [np.broadcast_to(c * g, x.shape) for x in xs]     # every element gets c * g
 
 
@@ -250,12 +251,40 @@ def _sumsq_value(np, xs, c):
     return c * np.sum([np.sum(x * x) for x in xs])
 
 
-def _sumsq_vjp(np, xs, y, g, c):
+def _sumsq_vjp(np, xs, y, g, c, need=None):
     return [2.0 * c * g * x for x in xs]
 
 
 def _sumsq_tangent(np, xs, y, ts, c):
     return 2.0 * c * np.sum([np.sum(x * t) for x, t in zip(xs, ts) if t is not None])
+
+
+def _inner_value(np, xs, c):
+    # xs = x_1..x_m, w_1..w_m, then the bias if the node has one
+    m = len(xs) // 2
+    y = np.sum([np.sum(x * w) for x, w in zip(xs[:m], xs[m:2 * m])])
+    return y + np.reshape(xs[2 * m], ()) if len(xs) > 2 * m else y
+
+
+def _inner_vjp(np, xs, y, g, c, need=None):
+    m = len(xs) // 2
+    need = need or [True] * len(xs)
+    out = [g * w if need[k] else None for k, w in enumerate(xs[m:2 * m])]     # d x_k
+    out += [g * x if need[m + k] else None for k, x in enumerate(xs[:m])]     # d w_k
+    return out + [g] * (len(xs) - 2 * m)                                      # d bias
+
+
+def _inner_tangent(np, xs, y, ts, c):
+    m = len(xs) // 2
+    terms = []
+    for k in range(m):
+        if ts[k] is not None:
+            terms.append(np.sum(ts[k] * xs[m + k]))
+        if ts[m + k] is not None:
+            terms.append(np.sum(xs[k] * ts[m + k]))
+    if len(xs) > 2 * m and ts[2 * m] is not None:
+        terms.append(ts[2 * m])
+    return np.sum(terms)
 
 
 # -- sum_axis and max_axis in numpy's names (``Traced``): a is (outer, m, inner), y and g
@@ -329,7 +358,8 @@ ROWS = (
     # fused neuron. The same node may appear in both lists (x . x).
     Op("inner", -1, "block", doc="sum_k x_k . w_k (+ bias)",
        fwd=_inner_fwd, bwd=_inner_bwd,
-       jvp=_inner_jvp, check=_inner_check),
+       jvp=_inner_jvp, layout="inner", check=_inner_check,
+       traced=Traced(_inner_value, _inner_vjp, _inner_tangent)),
 
     # -- tensor rows ---------------------------------------------------------------------
     # sum over one axis, scaled by c (c = 1 / m for mean)

@@ -50,6 +50,7 @@ NODE_SHAPES = {
     "axis_reduce": _axis_shapes(True),            # y (outer, 1, inner)
     "matrices": _matrices_shapes,                 # stacks of matrices (Op.shapes)
     "listed": _listed_shapes,                     # a scalar of the nodes listed in P
+    "inner": _listed_shapes,                      # x_1..x_m, w_1..w_m in P, a bias in a0
 }
 
 
@@ -84,7 +85,8 @@ class Op(NamedTuple):
     # (outer, inner); "axis_rows", as "axis" with inner = 1 (rows along the last axis);
     # "matrices", stacks of matrices whose shapes the row's ``shapes`` gives; "listed", a
     # scalar of every element of the nodes P[p+1 : p+1+m], m = P[p] (the rules take the list
-    # of their values, ``xs``); NODE_SHAPES
+    # of their values, ``xs``); "inner", the nodes x_1..x_m, w_1..w_m = P[p+1 : p+1+2m] and
+    # the bias a0 if any, listed so; NODE_SHAPES
     traced: Optional[Traced] = None  # block rows: the rules in numpy's names (``Traced``);
     # a row that has them needs no derivative code in burnumba/derive
     public: Optional[str] = None     # the burnumba.numpy function made from the row and its
@@ -94,7 +96,8 @@ class Op(NamedTuple):
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
-    # (where, gather, scatter, take, take_add, inner, cross_entropy): the tape-file
+    # (where, gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner):
+    # the tape-file
     # check of a node, check(t, i), t the checker of burnumba/ir/tapefile.py
 
     def node_shapes(self, P):

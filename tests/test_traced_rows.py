@@ -27,7 +27,7 @@ anp = pytest.importorskip("autograd.numpy")
 TRACED = [r for r in ROWS if r.traced is not None]
 AXIS = [r for r in TRACED if r.layout.startswith("axis")]
 MATRICES = [r for r in TRACED if r.layout == "matrices"]
-LISTED = [r for r in TRACED if r.layout == "listed"]
+LISTED = [r for r in TRACED if r.layout in ("listed", "inner")]
 CASES = [((5,), 0), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), -1)]
 
 
@@ -280,14 +280,31 @@ def test_matrix_second_derivatives_through_the_traced_rules(row, P):
         np.testing.assert_allclose(H @ v.ravel(), fd, rtol=1e-6, atol=1e-7)
 
 
-# -- "listed" rows (sum, sumsq): a scalar of every element of the nodes listed in P, of any
-# shapes, the same node possibly twice; the rules take and give lists.
-LISTED_CASES = [[(3,)], [(2, 2), (), (3,)], [(4,), "again"]]    # "again": the first once more
+# -- "listed" rows (sum, sumsq) and inner: a scalar of every element of the nodes listed in
+# P, of any shapes, the same node possibly twice; the rules take and give lists. inner's
+# list is x_1..x_m, w_1..w_m and the bias if any: 1-D arrays (m = 1) or scalars.
+LISTED_CASES = {                                  # "again": the first operand once more
+    "listed": [[(3,)], [(2, 2), (), (3,)], [(4,), "again"]],
+    "inner": [[(4,), (4,)], [(), (), (), (), ()], [(3,), (3,), ()], [(3,), "again"]],
+}
 
 
 def _listed_table():
     return [pytest.param(row, shapes, c, id=f"{row.name}-{k}-{c}")
-            for row in LISTED for k, shapes in enumerate(LISTED_CASES) for c in row.traced.imm]
+            for row in LISTED for k, shapes in enumerate(LISTED_CASES[row.layout])
+            for c in row.traced.imm]
+
+
+def _listed_node(row, listed, c):
+    """The row's node of the traced operands ``listed``, as burnumba.numpy makes it."""
+    b = next(x._b for x in listed if isinstance(x, Var))
+    if row.layout == "listed":
+        return b.reduce(row.name, listed, scale=c)
+    m = len(listed) // 2
+    xs, ws, bias = listed[:m], listed[m:2 * m], (listed[2 * m:] or [None])[0]
+    if m == 1 and np.ndim(xs[0]):
+        return bnp.inner(xs[0], ws[0], bias=bias)
+    return bnp.inner(xs, ws, bias=bias)
 
 
 def _listed_case(row, shapes, c, seed):
@@ -298,8 +315,7 @@ def _listed_case(row, shapes, c, seed):
     order = [0 if s == "again" else k for k, s in enumerate(shapes)]
 
     def f(*a):
-        b = next(x._b for x in a if isinstance(x, Var))
-        return b.reduce(row.name, [a[k] for k in order], scale=c)
+        return _listed_node(row, [a[k] for k in order], c)
     return f, xs, order
 
 
@@ -356,13 +372,13 @@ def test_listed_second_derivatives_through_the_traced_rules(row, shapes, c):
 
     def loss(a):
         return f(a, *rest) * np.sum(np.sin(a))        # a product, so that H is not 0
-    H = bn.hessian(loss)(x).reshape(x.size, x.size)
+    H = np.reshape(bn.hessian(loss)(x), (x.size, x.size))
     gradient = bn.grad(loss)
     eps, fd = 1e-5, np.zeros((x.size, x.size))
     for k in range(x.size):
         e = np.zeros(x.size)
         e[k] = eps
-        fd[:, k] = ((gradient(x + e.reshape(x.shape)) - gradient(x - e.reshape(x.shape))).ravel()
+        fd[:, k] = (np.ravel(gradient(x + e.reshape(x.shape)) - gradient(x - e.reshape(x.shape)))
                     / (2 * eps))
     np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-14)

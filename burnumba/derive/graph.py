@@ -70,7 +70,7 @@ def operands(b, i):
     p = params(b, i)
     if row.layout == "listed":
         return list(p[1:1 + p[0]])
-    if row.name == "inner":
+    if row.layout == "inner":
         m = p[0]
         return list(p[1:1 + 2 * m]) + ([b.a0[i]] if b.a0[i] >= 0 else [])
     if row.name == "gather":

@@ -5,12 +5,12 @@ the forward sweep, and dead-node elimination for traces with derivatives in them
 from .. import numpy as bnp
 from ..kernels import OPCODE, ROWS
 from ..tracing.tracer import Var, broadcast_to
-from . import gather, reduce, softmax, traced
+from . import gather, softmax, traced
 from .graph import operands
 from .maps import map_jvp, map_vjp
 
 # (vjp, jvp) of every block row, by name (tests/test_transforms.py requires one per row)
-BLOCK = {**reduce.RULES, **softmax.RULES, **gather.RULES, **traced.RULES}
+BLOCK = {**softmax.RULES, **gather.RULES, **traced.RULES}
 
 
 # -- the sweeps ---------------------------------------------------------------------------------
@@ -55,8 +55,8 @@ def eliminate_dead(b, roots):
     for r in roots:
         live[r] = 1
     op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
-    listed = {OPCODE[r.name] for r in ROWS if r.layout == "listed"} | {
-        OPCODE["inner"], OPCODE["gather"], OPCODE["where"]}
+    listed = {OPCODE[r.name] for r in ROWS if r.layout in ("listed", "inner")} | {
+        OPCODE["gather"], OPCODE["where"]}
     for i in range(n - 1, -1, -1):
         if not live[i]:
             continue

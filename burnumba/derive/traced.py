@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import numpy as bnp
 from ..kernels import ROWS
-from .graph import params, var
+from .graph import operands, params, var
 
 
 def _seen(v, shape, work=0):
@@ -24,9 +24,8 @@ def _node(b, i):
     node i's value in its shape, and that shape and the work space after it."""
     row = ROWS[b.op[i]]
     shapes, sy, work = row.node_shapes(params(b, i))
-    if shapes is None:                          # "listed": the nodes named in P, as they are
-        p = params(b, i)
-        nodes = [int(k) for k in p[1:1 + p[0]]]
+    if shapes is None:                          # "listed", "inner": the nodes named in P
+        nodes = [int(k) for k in operands(b, i)]
         return row, float(b.imm[i]), nodes, None, [var(b, k) for k in nodes], var(b, i), \
             (sy, work)
     nodes = (b.a0[i], b.a1[i])[:len(shapes)]
@@ -38,7 +37,8 @@ def vjp(b, i, g, need=None):
     row, c, nodes, shapes, xs, y, (sy, work) = _node(b, i)
     g = _seen(g, sy, work)
     if shapes is None:
-        out = row.traced.vjp(bnp, xs, y, g, c)
+        out = row.traced.vjp(bnp, xs, y, g, c, need=None if need is None else
+                             [need(k) for k in nodes])
     elif len(nodes) == 1:
         out = (row.traced.vjp(bnp, *xs, y, g, c),)
     else:

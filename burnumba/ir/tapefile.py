@@ -539,8 +539,7 @@ RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: _lanes for r in ROWS if r.lanes_of},
          **{r.name: (_unary_map if r.arity == 1 else _binary_map)
             for r in ROWS if r.kind == "map" and r.arity in (1, 2)},
-         **{r.name: _LAYOUTS[r.layout] for r in ROWS if r.layout},
-         **{r.name: r.check for r in ROWS if r.check}}
+         **{r.name: r.check or _LAYOUTS[r.layout] for r in ROWS if r.layout or r.check}}
 
 
 def _kinds():
