@@ -3,8 +3,12 @@ take (embedding lookup), scatter and take_add (their adjoints), and gather's lan
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
+import math
+
+import numpy
+
 from .layout import ERR_INDEX  # the block rules' error codes
-from .row import Op, _always_fits
+from .row import Op, Traced, _always_fits
 from .rules import template
 
 
@@ -290,6 +294,37 @@ def _gather_lanes_bwd(oy, ny, c, p, P, grad, lanes):
             grad[q + s] += grad[oy + j * lanes + s]
 
 
+# -- where in numpy's names (``Traced``), layout "tiles": cond, a and b are each the output's
+# shape, a scalar or its trailing axes (a tile repeated over it, as the kernel reads them),
+# y and g the output's shape. No cotangent for cond (a mask).
+def _untile(np, v, shape):
+    """A cotangent of the output's shape summed back to a tile of it."""
+    if v.shape == tuple(shape):
+        return v
+    n = math.prod(shape)
+    if n == v.size:                              # the same elements
+        return np.reshape(v, shape)
+    return np.reshape(np.sum(np.reshape(v, (-1, n)), axis=0), shape)
+
+
+def _where_value(np, cond, a, b, c):
+    # the tiles made full first, by a product with ones (exact, -0.0 too): autograd's where
+    # does not sum a cotangent back to a broadcast operand, its multiply does
+    ones = numpy.ones(numpy.broadcast_shapes(numpy.shape(cond), a.shape, b.shape))
+    return np.where(cond, a * ones, b * ones)
+
+
+def _where_vjp(np, cond, a, b, y, g, c, need=(False, True, True)):
+    da = _untile(np, np.where(cond, g, 0.0), a.shape) if need[1] else None
+    db = _untile(np, np.where(cond, 0.0, g), b.shape) if need[2] else None
+    return None, da, db
+
+
+def _where_tangent(np, cond, a, b, y, tcond, ta, tb, c):
+    out = np.where(cond, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+    return np.broadcast_to(out, y.shape)
+
+
 # -- the tape-file check of each row here whose operands no layout kind describes
 # (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
 # run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
@@ -350,7 +385,8 @@ ROWS = (
     # wraps at its size.
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
        fwd=_where_fwd, bwd=_where_bwd,
-       jvp=_where_jvp, check=_where_check),
+       jvp=_where_jvp, layout="tiles", check=_where_check,
+       traced=Traced(_where_value, _where_vjp, _where_tangent)),
 
     # -- gather: y[j] = val[P[p + j]], absolute positions in the value buffer fixed at
     # trace time. One row covers indexing, slicing, transposes, broadcast_to, stack and

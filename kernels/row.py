@@ -41,7 +41,7 @@ def _matrices_shapes(row, P):
 
 
 def _listed_shapes(row, P):
-    return None, (), 0               # the operands are the nodes P[1 : 1 + P[0]], any shapes
+    return None, None, 0             # the operands' shapes are in the trace, not in P
 
 
 NODE_SHAPES = {
@@ -51,6 +51,7 @@ NODE_SHAPES = {
     "matrices": _matrices_shapes,                 # stacks of matrices (Op.shapes)
     "listed": _listed_shapes,                     # a scalar of the nodes listed in P
     "inner": _listed_shapes,                      # x_1..x_m, w_1..w_m in P, a bias in a0
+    "tiles": _listed_shapes,                      # cond P[p], a0, a1: tiles of the output
 }
 
 
@@ -86,7 +87,8 @@ class Op(NamedTuple):
     # "matrices", stacks of matrices whose shapes the row's ``shapes`` gives; "listed", a
     # scalar of every element of the nodes P[p+1 : p+1+m], m = P[p] (the rules take the list
     # of their values, ``xs``); "inner", the nodes x_1..x_m, w_1..w_m = P[p+1 : p+1+2m] and
-    # the bias a0 if any, listed so; NODE_SHAPES
+    # the bias a0 if any, listed so; "tiles", the operands (the node P[p], a0, a1) each read
+    # as a tile of the output: its shape, a scalar, or its trailing axes; NODE_SHAPES
     traced: Optional[Traced] = None  # block rows: the rules in numpy's names (``Traced``);
     # a row that has them needs no derivative code in burnumba/derive
     public: Optional[str] = None     # the burnumba.numpy function made from the row and its
@@ -96,7 +98,7 @@ class Op(NamedTuple):
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
-    # (where, gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner):
+    # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
     # the tape-file
     # check of a node, check(t, i), t the checker of burnumba/ir/tapefile.py
 

@@ -28,13 +28,14 @@ TRACED = [r for r in ROWS if r.traced is not None]
 AXIS = [r for r in TRACED if r.layout.startswith("axis")]
 MATRICES = [r for r in TRACED if r.layout == "matrices"]
 LISTED = [r for r in TRACED if r.layout in ("listed", "inner")]
+TILES = [r for r in TRACED if r.layout == "tiles"]
 CASES = [((5,), 0), ((4, 3), 0), ((4, 3), 1), ((2, 3, 4), 1), ((2, 3, 4), -1)]
 
 
 def test_rows_with_traced_rules_have_what_they_need():
     for row in TRACED:
         assert row.kind == "block" and row.layout in NODE_SHAPES, row.name
-        assert row in AXIS or row in MATRICES or row in LISTED, row.name
+        assert row in AXIS or row in MATRICES or row in LISTED or row in TILES, row.name
         assert not row.public or hasattr(bnp, row.public), row.name
         assert row.traced.imm, row.name
 
@@ -381,4 +382,90 @@ def test_listed_second_derivatives_through_the_traced_rules(row, shapes, c):
         fd[:, k] = (np.ravel(gradient(x + e.reshape(x.shape)) - gradient(x - e.reshape(x.shape)))
                     / (2 * eps))
     np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-14)
+
+
+# -- "tiles" rows (where): the operands cond (the node P[p]), a0 and a1, each the output's
+# shape, a scalar, or its trailing axes (a tile repeated over it). No cotangent for cond.
+TILE_CASES = [[(2, 3), (2, 3), (2, 3)], [(2, 3), (), (3,)], [(3,), (2, 3), ()],
+              [(), (4,), (4,)], [(2, 1, 3), (1, 3), (2, 1, 3)]]
+
+
+def _tile_case(row, shapes, seed):
+    """f(a, b): the row's node on the constant condition and traced a, b of ``shapes``
+    (cond, a, b), and the operands."""
+    rng = np.random.default_rng(seed)
+    cond = rng.uniform(size=shapes[0]) > 0.5
+    a, b = (rng.uniform(-2.0, 2.0, s) for s in shapes[1:])
+    out = max(shapes, key=lambda s: math.prod(s))
+
+    def f(x, y):
+        bld = next(v._b for v in (x, y) if isinstance(v, Var))
+        c, x, y = bld.lift(cond.astype(float)), bld.lift(x), bld.lift(y)
+        node = bld.add(row.name, out, x.node, y.node, params=[c.node],
+                       need=bld.need[x.node] or bld.need[y.node])
+        return Var(bld, node, out)
+    return f, cond, a, b, out
+
+
+@pytest.mark.parametrize("row", TILES, ids=lambda r: r.name)
+@pytest.mark.parametrize("shapes", TILE_CASES, ids=str)
+def test_tile_kernels_agree_with_the_numpy_rules(row, shapes):
+    f, cond, a, b, out = _tile_case(row, shapes, 1)
+    g = np.random.default_rng(2).normal(size=out)
+    ta, tb = (np.random.default_rng(3 + k).normal(size=x.shape) for k, x in enumerate((a, b)))
+    want_y = row.traced.value(np, cond, a, b, 0.0)
+    y, ty = bn.jvp(f, (a, b), (ta, tb))
+    np.testing.assert_array_equal(y, want_y)
+    grads = bn.grad(lambda x, z: np.sum(f(x, z) * g), argnums=(0, 1))(a, b)
+    want_c, *want_g = row.traced.vjp(np, cond, a, b, want_y, g, 0.0)
+    assert want_c is None
+    for got, want in zip(grads, want_g):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(ty, row.traced.jvp(np, cond, a, b, want_y, None, ta, tb, 0.0),
+                               rtol=1e-13)
+    _, ta_only = bn.jvp(lambda x: f(x, b), (a,), (ta,))     # one operand without a tangent
+    np.testing.assert_allclose(ta_only, row.traced.jvp(np, cond, a, b, want_y, None, ta, None,
+                                                       0.0), rtol=1e-13)
+
+
+@pytest.mark.parametrize("row", TILES, ids=lambda r: r.name)
+@pytest.mark.parametrize("shapes", TILE_CASES, ids=str)
+def test_tile_gradient_against_autograd_and_central_differences(row, shapes):
+    f, cond, a, b, out = _tile_case(row, shapes, 4)
+    w = np.random.default_rng(5).normal(size=out)
+
+    def theirs(x, z):
+        return anp.sum(row.traced.value(anp, cond, x, z, 0.0) ** 3 * w)
+    grads = bn.grad(lambda x, z: np.sum(f(x, z) ** 3 * w), argnums=(0, 1))(a, b)
+    eps = 1e-6
+    for j, x in enumerate((a, b)):
+        np.testing.assert_allclose(grads[j], autograd.grad(theirs, j)(a, b), rtol=1e-12)
+        fd = np.zeros(x.shape)
+        for k in np.ndindex(x.shape):
+            e = np.zeros(x.shape)
+            e[k] = eps
+            args_p, args_m = [a, b], [a, b]
+            args_p[j], args_m[j] = x + e, x - e
+            fd[k] = (theirs(*args_p) - theirs(*args_m)) / (2 * eps)
+        np.testing.assert_allclose(grads[j], fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("row", TILES, ids=lambda r: r.name)
+@pytest.mark.parametrize("shapes", TILE_CASES, ids=str)
+def test_tile_second_derivatives_through_the_traced_rules(row, shapes):
+    f, cond, a, b, out = _tile_case(row, shapes, 6)
+    w = np.random.default_rng(7).normal(size=out)
+
+    def loss(x):
+        return np.sum(f(x, b * x.sum()) ** 3 * w)          # both operands depend on x
+    H = np.reshape(bn.hessian(loss)(a), (a.size, a.size))
+    gradient = bn.grad(loss)
+    eps, fd = 1e-5, np.zeros((a.size, a.size))
+    for k in range(a.size):
+        e = np.zeros(a.size)
+        e[k] = eps
+        fd[:, k] = (np.ravel(gradient(a + e.reshape(a.shape)) - gradient(a - e.reshape(a.shape)))
+                    / (2 * eps))
+    np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-14)

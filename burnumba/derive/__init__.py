@@ -7,7 +7,7 @@ traced.py   the block rows that carry their rules in numpy's names (Op.traced, i
             kernels/blocks_<family>.py): run here, by their layout, with no code per row
 softmax.py, gather.py
             the block rows whose derivatives are made of rows without a numpy name
-            (cross_entropy: the softmax row; gather, scatter, take, take_add, where: arena
+            (cross_entropy: the softmax row; gather, scatter, take, take_add: arena
             positions and the adjoint rows), each module with its RULES {name: (vjp, jvp)}
 sweeps.py   a node's vjp / jvp by its row; the backward and forward sweeps
 batched.py  the forward sweep with B directions at once (Jacobians, Hessians); the batched

@@ -9,6 +9,7 @@ import numpy as np
 from .. import numpy as bnp
 from ..kernels import ROWS
 from .graph import operands, params, var
+from .maps import operand_shape
 
 
 def _seen(v, shape, work=0):
@@ -20,17 +21,23 @@ def _seen(v, shape, work=0):
 
 
 def _node(b, i):
-    """The row, its immediate c, its operands' nodes, their traced values in their shapes,
-    node i's value in its shape, and that shape and the work space after it."""
+    """The row, its immediate c, its operands' nodes, their traced values in their shapes
+    (None for a row whose rules take the list of its operands), node i's value in its shape,
+    and that shape and the work space after it."""
     row = ROWS[b.op[i]]
+    c = float(b.imm[i])
     shapes, sy, work = row.node_shapes(params(b, i))
-    if shapes is None:                          # "listed", "inner": the nodes named in P
+    if row.layout in ("listed", "inner"):       # the nodes named in P, as they are
         nodes = [int(k) for k in operands(b, i)]
-        return row, float(b.imm[i]), nodes, None, [var(b, k) for k in nodes], var(b, i), \
-            (sy, work)
-    nodes = (b.a0[i], b.a1[i])[:len(shapes)]
+        return row, c, nodes, None, [var(b, k) for k in nodes], var(b, i), (b.shapes[i], 0)
+    if row.layout == "tiles":                   # each operand read as a tile of the output
+        nodes = [int(k) for k in operands(b, i)]
+        shapes = [operand_shape(b, k, b.shapes[i]) for k in nodes]
+        sy = b.shapes[i]
+    else:
+        nodes = (b.a0[i], b.a1[i])[:len(shapes)]
     xs = [_seen(var(b, k), s) for k, s in zip(nodes, shapes)]
-    return row, float(b.imm[i]), nodes, shapes, xs, _seen(var(b, i), sy, work), (sy, work)
+    return row, c, nodes, shapes, xs, _seen(var(b, i), sy, work), (sy, work)
 
 
 def vjp(b, i, g, need=None):
