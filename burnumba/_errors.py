@@ -92,6 +92,11 @@ class MissingExtraError(BurnumbaError, ImportError):
     not installed; the message names the pip command."""
 
 
+class GradientCheckError(BurnumbaError, AssertionError):
+    """bn.check_grads found a derivative that differs from central differences (the message
+    names the derivative and its worst element); an AssertionError, as autograd's."""
+
+
 class TapeFormatError(BurnumbaError, ValueError):
     """A saved or pickled Tape that cannot run here: damaged, hostile, or written by a
     burnumba whose op table or tape layout differs (the message names the file and the first

@@ -188,7 +188,7 @@ HIERARCHY = {
     "NonFiniteError": FloatingPointError, "LeakedTracerError": RuntimeError,
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
     "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
-    "MissingExtraError": ImportError,
+    "MissingExtraError": ImportError, "GradientCheckError": AssertionError,
 }
 
 

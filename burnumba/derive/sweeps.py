@@ -18,6 +18,9 @@ def node_vjp(b, i, g, need=None):
     """[(operand node, cotangent)] of node i for the cotangent g of its output; with
     ``need`` (a predicate on nodes), the rows with several operands skip the cotangents of
     operands it rejects, so no dead nodes are traced for them."""
+    rule = b.custom.get(i)
+    if rule is not None:                        # a user's rule (transforms/custom.py)
+        return rule.vjp(b, i, g, need)
     row = ROWS[b.op[i]]
     if row.kind == "map":
         return map_vjp(b, i, g, need)
@@ -29,6 +32,9 @@ def node_jvp(b, i, tangent):
     row = ROWS[b.op[i]]
     if not any(tangent(k) is not None for k in operands(b, i)):
         return None
+    rule = b.custom.get(i)
+    if rule is not None:                        # a user's rule (transforms/custom.py)
+        return rule.jvp(b, i, tangent)
     if row.kind == "map":
         return map_jvp(b, i, tangent)
     return BLOCK[row.name][1](b, i, tangent)

@@ -16,8 +16,8 @@ from .. import kernels
 from . import tapefile
 from .checked import SWITCH, checked_run
 from .profile import profile_tape
-from .._errors import (DataError, InputError, NestedTrace, OutputError, at_user_site,
-                      nested_unsupported)
+from .._errors import (DataError, InputError, NestedTrace, OutputError, UnsupportedOpError,
+                      at_user_site, nested_unsupported)
 from ..tracing.pytree import unflatten
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
@@ -49,6 +49,29 @@ def bad_index(tape, val, node):
             "axis; negative indices count from the end, as numpy's)")
 
 
+# The modes that only evaluate values: all a tape with a user's derivative rule may run
+_FORWARD_MODES = frozenset((layout.MODE_FORWARD, layout.MODE_STEP_FORWARD, layout.MODE_BATCH))
+
+
+def _forward_only(call):
+    """The kernel's caller for a tape holding a user's derivative rule (tape.custom): its
+    own derivative sweeps would differentiate the rule's body instead of using the rule, so
+    only the value modes run (the transformations compute such a tape's derivatives as
+    traced ops, transforms/custom.py; debug_nans checks those as values)."""
+    def forward(mode):
+        if mode not in _FORWARD_MODES:
+            raise UnsupportedOpError(at_user_site(
+                "this tape holds a custom derivative rule (bn.custom_vjp, bn.custom_jvp, "
+                "burnumba.extend.primitive, bn.custom_root, bn.fixed_point), which the "
+                "compiled kernel's own derivative sweeps do not know: differentiate it "
+                "with bn.grad, value_and_grad, jvp, vjp, linearize, the Jacobians, hessian, "
+                "hvp, vmap or njit_value_and_grad, which compute its derivatives as traced "
+                "ops (bn.Trainer, a traced Tape's value_and_grad and bn.profile do not "
+                "yet)"))
+        return call(mode)
+    return forward
+
+
 class State:
     """One run's memory for a tape: ``F`` (immediates, values, gradients), ``C`` (the
     kernel's control block) and a caller of the tape's kernel on them. Not shared between
@@ -69,6 +92,8 @@ class State:
         self.views = {}                 # per call plan: its gradient views into this state
         self.mem = None                 # a memoryview of F, for the scalar fast path
         self.guard = tape.blas_guard    # pins BLAS threads around the call, or None
+        if tape.custom:
+            self.call = _forward_only(self.call)
 
     def write(self, leaves):
         """Copy input leaves into their slices; scalars by item."""
@@ -123,6 +148,8 @@ class Tape:
     differentiated leaves first, so their values and gradients are the first elements of
     ``val`` / ``grad``. ``val`` and ``grad`` show the calling thread's last run.
     """
+
+    custom = False       # True: a user's derivative rule is in it (only run forward)
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
                  single=True, static=(), forward_mode=False):
@@ -186,6 +213,7 @@ class Tape:
     def __reduce__(self):
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
+        self._no_file("pickled")
         arrays, meta = tapefile.tape_state(self)
         return from_pickle, (tapefile.compact(arrays), meta)
 
@@ -198,7 +226,18 @@ class Tape:
         >>> tape.save("square.npz"); bn.load_tape("square.npz")(4.0)  # doctest: +SKIP
         16.0
         """
+        self._no_file("saved")
         tapefile.save_tape(self, file)
+
+    def _no_file(self, what):
+        """A tape with a user's derivative rule keeps the rule in the trace only: its arrays
+        alone would differentiate the rule's body."""
+        if self.custom:
+            raise UnsupportedOpError(at_user_site(
+                f"a tape holding a custom derivative rule (bn.custom_vjp, custom_jvp, "
+                f"extend.primitive, custom_root, fixed_point) cannot be {what}: the rule is "
+                "Python code, not part of the tape's arrays. Trace the function again where "
+                "it runs"))
 
     # -- run states -----------------------------------------------------------------------
     def state(self):

@@ -43,6 +43,9 @@ class Builder:
         self.viewed = {}              # gather node made from a view -> the positions it reads
         self.live = True              # False once the trace is over (leaked tracer check)
         self.derived = False          # True once derivatives are traced as ops (derive/)
+        # output node -> the user's derivative rule for it (transforms/custom.py): the
+        # derivative sweeps call the rule there instead of differentiating the node's body
+        self.custom = {}
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
 
@@ -122,8 +125,12 @@ class Builder:
         if isinstance(x, Var):
             if x._b is not self and x._b.live:
                 # an inner transformation's function closes over an outer trace's value:
-                # the inner one runs in the outer trace instead (see transforms/nested.py)
-                raise NestedTrace(x._b)
+                # the inner one runs in the outer trace instead (see transforms/nested.py).
+                # Which of the two is the outer one, the trace that started first, is known
+                # where a trace starts (core._traced): both travel
+                nested = NestedTrace(x._b)
+                nested.other = self
+                raise nested
             if x._b is not self:
                 raise LeakedTracerError(at_user_site(
                     "a traced value from another trace was used here (it leaked out of an "

@@ -16,7 +16,7 @@ from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
 from ..tracing.tracer import Builder, Var
 from ..derive.sweeps import eliminate_dead
-from . import nested
+from . import custom, nested
 from .outputs import as_output, stacked
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
@@ -101,7 +101,14 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         new = [next(data_vars) if is_data(x) else x for x in leaves]
         traced_kwargs[name] = unflatten(treedef, new)
 
-    result = f(*traced_args, **traced_kwargs)
+    try:
+        result = f(*traced_args, **traced_kwargs)
+    except NestedTrace as nested:
+        # ``outer * inner``: the outer value met this trace's, and named this trace as the
+        # one in progress; the transformation must run in the other one
+        if nested.builder is b and getattr(nested, "other", None) is not None:
+            raise NestedTrace(nested.other) from None
+        raise
     if has_aux:
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise OutputError(
@@ -121,8 +128,12 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
         eliminate_dead(b, roots)
     b.live = False
-    return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
+    tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
                 argnums=argnums, single=single, static=static, forward_mode=forward_mode)
+    # a user's derivative rule is in it: its kernel's sweeps would differentiate the rule's
+    # body instead, so its derivatives are traced as ops (transforms/custom.py)
+    tape.custom = bool(b.custom)
+    return tape
 
 
 class TapeCache:
@@ -204,6 +215,7 @@ class _Transformed(TapeCache):
         self.plans = {}            # tape -> its CallPlan
         self.fast = None           # (nargs, runner, tape) once every argument is a traced float
         self.plan = None           # the CallPlan of the tape used last
+        self.ops = None            # tapes with custom rules: their gradients as traced ops
 
     def function(self):
         """A plain closure (cheaper to call than an object's __call__) over this state."""
@@ -241,7 +253,7 @@ class _Transformed(TapeCache):
             self.fast = None
 
     def added(self, tape, args, kwargs, argnums):
-        if (not kwargs and not self.has_aux and not SWITCH.on
+        if (not kwargs and not self.has_aux and not SWITCH.on and not tape.custom
                 and sorted(argnums) == list(range(len(args)))
                 and all(type(a) is float for a in args)):
             self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
@@ -253,6 +265,8 @@ class _Transformed(TapeCache):
             argnums = _positive(self.argnums, len(args))
             return nested.value_and_grad(builder, self.f, args, kwargs, argnums,
                                          self.single, self.has_aux, self.with_value)
+        if tape.custom:
+            return self.by_ops(args, kwargs, sig, argnums)
         if not kwargs:
             plan = self.plans.get(tape)
             if plan is None:
@@ -271,6 +285,25 @@ class _Transformed(TapeCache):
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
+    def by_ops(self, args, kwargs, sig, argnums):
+        """The call when f's tape holds a user's derivative rule: the value and gradients
+        traced as ops into a second tape (custom.value_and_grads), run forward."""
+        if self.ops is None:
+            ops = TapeCache(custom.value_and_grads(self.f, self.argnums, self.has_aux),
+                            self.argnums, self.has_aux, self.cache_size, self.static,
+                            need_scalar=False)
+            with self.lock:
+                if self.ops is None:
+                    self.ops = ops
+        tape = self.ops.tape_for(args, kwargs)[0]
+        state = tape.state()
+        flat = tape.run_forward(sig.diff + sig.data, state)
+        value = float(flat[0])                     # as the kernel returns it
+        grads = structure(tape, flat[1:], sig, argnums, self.single)
+        if self.has_aux:
+            aux = tape.aux_values(state)
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads
 
 
 def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):

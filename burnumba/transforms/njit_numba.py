@@ -43,15 +43,18 @@ def _put_impl(F, start, size, x):
         "and numpy arrays, in the order and shapes traced")
 
 
-def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
+def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
+    """The handle; ``at_value`` >= 0: the tape is run forward only, and the value is read
+    from F there (a tape that computes its gradient as traced ops, transforms/custom.py)."""
     I = tape.I                                # noqa: E741 (the tape's I, as in layout)
     F0 = tape.F0
     C0 = engine.control_block(tape.dtype, tape.largest_product)
     run = _RUN(tape.kernel.address)
     kernel = tape.kernel                      # kept alive by the handle below
-    VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
+    ERR = layout.C_ERR
+    VG = layout.MODE_VALUE_AND_GRAD if at_value < 0 else layout.MODE_FORWARD
     dtype = tape.dtype
-    if tape.out_shape != ():
+    if tape.out_shape != () and at_value < 0:
         raise OutputError(at_user_site("njit_value_and_grad needs a scalar output"))
 
     def check_arity(args):
@@ -86,6 +89,8 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
                                     "bn.value_and_grad for the full message")
         for k in range(grad_size):
             grad[k] = F[at_grad + k]
+        if at_value >= 0:
+            value = F[at_value]
         return value
 
     value_and_grad.kernel = kernel

@@ -430,7 +430,16 @@ class _VMapped:
     def _trace(self, sample, batched_leaves):
         """The traced form of f on one sample, once per signature."""
         if self.transformed is not None:          # the gradient's tape orders the leaves
-            sig = self.transformed.tape_for(sample, {})[1]
+            tape, sig, _ = self.transformed.tape_for(sample, {})
+            if tape.custom:      # a user's rule in it: the gradient as traced ops
+                sig = Signature(sample, {}, ())
+                key = ("custom", batched_leaves, sig.key)
+                found = self.traced.get(key)
+                if found is None:
+                    found = self._trace_outputs(sample, batched_leaves)
+                    with self.lock:
+                        found = self.traced.setdefault(key, found)
+                return found
         else:
             sig = Signature(sample, {}, ())
         key = (batched_leaves, sig.key)
