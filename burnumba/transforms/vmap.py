@@ -436,7 +436,7 @@ class _VMapped:
                 key = ("custom", batched_leaves, sig.key)
                 found = self.traced.get(key)
                 if found is None:
-                    found = self._trace_outputs(sample, batched_leaves)
+                    found = self._trace_outputs(sample, batched_leaves, sig)
                     with self.lock:
                         found = self.traced.setdefault(key, found)
                 return found
