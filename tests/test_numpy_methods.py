@@ -166,9 +166,9 @@ def test_astype_to_non_float_is_an_error(dtype, match):
     ("argmax", ["ndarray.argmax", "integer or boolean", "x[idx]"]),
     ("argsort", ["ndarray.argsort", "integer or boolean"]),
     ("nonzero", ["ndarray.nonzero", "integer or boolean"]),
-    ("fill", ["ndarray.fill", "in place"]),
+    ("resize", ["ndarray.resize", "in place"]),
+    ("partition", ["ndarray.partition", "np.sort"]),
     ("choose", ["ndarray.choose", "burnumba.numpy"]),
-    ("flat", ["ndarray.flat", "ravel"]),
 ])
 def test_unsupported_methods_name_the_method_and_the_fix(method, words):
     def f(x):

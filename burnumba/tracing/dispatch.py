@@ -21,6 +21,13 @@ UFUNCS = {}          # numpy ufunc -> implementation (np.exp(x) on a traced x)
 FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.solve(a, b))
 METHODS = {}         # ndarray method with no numpy function of its own -> implementation
 UFUNC_KEYWORDS = {}  # ufunc -> the keyword arguments a traced call may pass (np.vecdot: axis)
+# numpy's in-place conventions (burnumba/numpy/inplace.py fills these and METHODS["__out__"],
+# METHODS["__view__"]):
+OUT_ARGUMENT = {}    # numpy function -> the position of its ``out`` argument
+LIKE = set()         # numpy functions whose implementation takes like= (np.zeros(3, like=x):
+                     # numpy passes the traced x as the protocol's self, not as an argument)
+VIEWS = {}           # numpy function -> True when numpy's result is a read-only view of its
+                     # first argument (diagonal, broadcast_to), False for a writable view
 
 
 def implements(*funcs):
@@ -68,11 +75,12 @@ def _supported(table):
 
 
 def apply_ufunc(ufunc, method, inputs, kwargs):
-    """``Var.__array_ufunc__``: the implementation of ``ufunc`` applied to ``inputs``."""
-    if "out" in kwargs:
-        raise InplaceError(at_user_site(
-            f"numpy.{ufunc.__name__}(..., out=...) writes in place, which is not traceable: "
-            "use the returned value instead"))
+    """``Var.__array_ufunc__``: the implementation of ``ufunc`` applied to ``inputs``; an
+    ``out=`` array (and ``where=``) is written as numpy would, as a functional update."""
+    out = kwargs.pop("out", None)
+    where = kwargs.pop("where", True)
+    if method == "at":                              # np.add.at(x, idx, v): in place
+        return METHODS["__at__"](ufunc, *inputs, **kwargs)
     if method != "__call__":
         hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
         raise UnsupportedOpError(at_user_site(
@@ -86,20 +94,46 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
             "on traced values"))
-    return fn(*inputs, **kwargs)
+    result = fn(*inputs, **kwargs)
+    if out is None and where is True:
+        return result
+    return METHODS["__out__"](f"numpy.{ufunc.__name__}", result, out, where, True)
 
 
-def apply_function(func, args, kwargs):
-    """``Var.__array_function__``: the implementation of the numpy function ``func``."""
-    if func is np.copyto:
-        raise InplaceError(at_user_site(
-            "numpy.copyto of a traced value writes it into a numpy array, which is not "
-            "traceable (np.full_like(array, traced_fill) does that): use bnp.full_like or "
-            "bnp.broadcast_to(fill, shape)"))
-    fn = FUNCTIONS.get(func)
-    if fn is None:
+def apply_function(func, args, kwargs, like=None):
+    """``Var.__array_function__``: the implementation of the numpy function ``func``
+    (``like``: the traced value whose protocol numpy called, for the functions of LIKE)."""
+    if func in LIKE:
+        kwargs = {**kwargs, "like": like}
+    if func not in FUNCTIONS:
         name = getattr(func, "__module__", "numpy") + "." + func.__name__
         raise UnsupportedOpError(at_user_site(
             f"{name} is not supported on traced values. Supported numpy functions: "
             f"{_supported(FUNCTIONS)}; write it with those (or with burnumba.numpy)"))
-    return fn(*args, **kwargs)
+    return call(func, args, kwargs)
+
+
+def call(func, args, kwargs):
+    """``FUNCTIONS[func](*args, **kwargs)`` with numpy's in-place conventions: an ``out``
+    array is written (a functional update of the traced array), and a result that numpy
+    makes a view of its first argument is recorded as one, so that writes through either
+    reach the other (``Var``'s methods call this too)."""
+    fn = FUNCTIONS[func]
+    k = OUT_ARGUMENT.get(func)
+    if k is not None:
+        if "out" in kwargs:
+            out = kwargs["out"]
+            kwargs = {**kwargs, "out": None}
+        elif len(args) > k:
+            out = args[k]
+            args = args[:k] + (None,) + args[k + 1:]
+        else:
+            out = None
+        if out is not None:
+            return METHODS["__out__"](f"numpy.{func.__name__}", fn(*args, **kwargs), out,
+                                      True, False)
+    result = fn(*args, **kwargs)
+    readonly = VIEWS.get(func)
+    if readonly is not None and args:
+        METHODS["__view__"](args[0], result, func, args[1:], kwargs, readonly)
+    return result

@@ -4,8 +4,10 @@ Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, n
 Every node gets the next slice of the value arena, so tape order is execution order and the
 offsets of all nodes are known while tracing (the ``gather`` row relies on that).
 """
+import dis
 import hashlib
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -14,7 +16,8 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWa
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
-from .dispatch import FUNCTIONS, METHODS, apply_function, apply_ufunc, dispatched
+from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
+                       dispatched)
 
 CONST = OPCODE["const"]
 # Rows folded when every operand is a constant: one IEEE operation per element, which
@@ -408,6 +411,39 @@ def power(x, y):
     return b.map("power", x, y)
 
 
+_INTO_NUMPY = (
+    "writing a traced value into a numpy array (`out[...] = v` with out a numpy array) is not "
+    "traceable: make out a traced array, out = np.zeros_like(x) or np.zeros(shape, like=x) "
+    "(x any traced value), then write into it; or build the result with np.stack / "
+    "np.array(list)")
+
+
+def storing_into_numpy():
+    """Whether numpy asks a traced value for a number because the user's line writes it into
+    a numpy array (``out[i] = v``): called from a conversion (``__float__``, ``__array__``)
+    that numpy's compiled code calls, two frames below the user's line."""
+    return _user_instruction(1) == "store"
+
+
+def _method(func, *args, **kwargs):
+    """An ndarray method: numpy's function ``func`` through the dispatch tables (its out=
+    argument written, its views recorded)."""
+    return call(func, args, kwargs)
+
+
+def _user_instruction(depth=0):
+    """What the user's line does where numpy (compiled code, no Python frame of its own) asked
+    a traced value for an array: "store" (``out[i] = v``), "load" (``arr[v]``) or "call"
+    (``np.array([a, b])``, a ufunc of a list)."""
+    frame = sys._getframe(2 + depth)
+    name = dis.opname[frame.f_code.co_code[frame.f_lasti]]
+    if name.startswith("STORE"):
+        return "store"
+    if "SUBSCR" in name:
+        return "load"
+    return "call" if name.startswith(("CALL", "PRECALL")) else "other"
+
+
 def _ones_like(x):
     b = x._b
     return b.const(np.ones(x.shape)) if x.shape else b.const(1.0)
@@ -421,7 +457,9 @@ class Var:
     would hide burnumba's error behind "setting an array element with a sequence").
     """
 
-    __slots__ = ("_b", "_node", "shape", "_view")
+    # _alias: the memory this array shares with its numpy views (numpy/inplace.py), or unset;
+    # __weakref__: that memory's list of the arrays that view it
+    __slots__ = ("_b", "_node", "shape", "_view", "_alias", "__weakref__")
     __array_priority__ = 1000.0
 
     @property
@@ -507,6 +545,26 @@ class Var:
     def __matmul__(self, o):
         return FUNCTIONS[np.matmul](self, o)
 
+    # -- a 0-d value: s[()], s[...], s[None] as numpy's 0-d arrays; no length, no iteration,
+    # no item assignment (a traced scalar is immutable, as numpy's scalars)
+    def __getitem__(self, key):
+        return METHODS["__getitem__"](self, key)
+
+    def __len__(self):
+        raise UnsupportedOpError(at_user_site(
+            "len() of a 0-d traced value: it has no length (numpy: len() of unsized object); "
+            "use x.size or x.shape"))
+
+    def __iter__(self):
+        raise UnsupportedOpError(at_user_site(
+            "iteration over a 0-d traced value (numpy: iteration over a 0-d array): it is "
+            "one number; s[None] makes it a 1-element array"))
+
+    def __setitem__(self, key, value):
+        raise InplaceError(at_user_site(
+            "item assignment into a traced scalar (0-d): a scalar is immutable, as numpy's "
+            "scalars; bind the name to the new value instead, s = v"))
+
     def __rmatmul__(self, o):
         return FUNCTIONS[np.matmul](o, self)
 
@@ -548,6 +606,8 @@ class Var:
             "argument in static_argnums to branch on its value"))
 
     def _concrete(self, what):
+        if _user_instruction(1) == "store":         # numpy's out[i] = v asks for float(v)
+            raise InplaceError(at_user_site(_INTO_NUMPY))
         raise ConcretizationError(at_user_site(
             f"{what} on a traced value: burnumba traces symbolically, so there is no number "
             "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
@@ -563,13 +623,26 @@ class Var:
     def __array__(self, dtype=None, copy=None):
         caller = numpy_caller()
         if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
+            what = _user_instruction()
+            if what == "store":
+                raise InplaceError(at_user_site(_INTO_NUMPY))
+            if what == "call" and (dtype is None or np.dtype(dtype) == object):
+                # np.array([a, b, 3.0]), np.asarray(list_of_traced): numpy asks each element
+                # for an array and gets an object array of traced scalars, so the list
+                # becomes an object array of traced values. Every traced op stacks such an
+                # array back into one traced array (Builder.lift), and so does returning it.
+                return self._objects(writeable=copy is True)
+            if what == "call":
+                raise ConcretizationError(at_user_site(
+                    f"numpy was asked for a {np.dtype(dtype)} array of traced values (np.array"
+                    f"(list, dtype=...)): there are no numbers while tracing. Drop dtype= "
+                    "(np.array(list) of traced values is a traced array in the tape's float "
+                    "dtype), or use bnp.array(list)"))
             raise ConcretizationError(at_user_site(
-                "numpy tried to convert a traced value into a numpy array: np.array / "
-                "np.asarray or a ufunc given a list holding traced values (numpy looks at the "
-                "list, not at its elements, so burnumba cannot take over), or a numpy array "
-                "indexed by a traced value. Use bnp.array(list) or bnp.stack(list) (import "
-                "burnumba.numpy as bnp) or np.array(list, like=x) with x any traced value, "
-                "and bnp.take(array, idx, axis=0) to index a numpy array"))
+                "numpy tried to convert a traced value into a numpy array: a numpy array "
+                "indexed by a traced value, or a traced value where numpy needs numbers. Use "
+                "bnp.take(array, idx, axis=0) to index a numpy array, and bnp.array(list) or "
+                "bnp.stack(list) (import burnumba.numpy as bnp) to build arrays"))
         name = caller[len("numpy."):]
         fix = f"bnp.{name}(list), or " if "." not in name and dispatched(name) else ""
         raise ConcretizationError(at_user_site(
@@ -579,91 +652,125 @@ class Var:
             f"{fix}{caller.replace('numpy.', 'np.')}(bnp.array(list)) (import burnumba.numpy "
             "as bnp; bnp.array and bnp.stack build a traced array from a list)"))
 
+    def _objects(self, writeable=False):
+        """A numpy object array of this value's elements, each a traced scalar (0-d: a 0-d
+        object array holding the value itself). Read-only unless numpy asked for a copy:
+        np.asarray(x) hands it to the user as it is, where numpy would return x itself, so
+        a write into it (which could not reach x) fails loudly; numpy copies it into the
+        array it builds from a list."""
+        out = np.empty(self.shape, dtype=object)
+        if not self.shape:
+            out[()] = self
+        else:
+            b = self._b
+            flat = self.positions().reshape(-1)
+            cells = out.reshape(-1)
+            for j in range(flat.size):
+                cells[j] = b.gather([self], flat[j:j + 1].reshape(()), ())
+        out.flags.writeable = writeable
+        return out
+
     # -- ndarray methods: numpy's names and signatures, each the implementation of numpy's
     # function (the burnumba.numpy function) that the dispatch tables give, with one lookup.
     # (tests/test_readme.py lists every public ndarray name defined here as supported)
     def reshape(self, *shape, order="C", copy=None):
-        return FUNCTIONS[np.reshape](self, shape[0] if len(shape) == 1 else shape, order=order)
+        return _method(np.reshape, self, shape[0] if len(shape) == 1 else shape, order=order)
 
     def ravel(self, order="C"):
-        return FUNCTIONS[np.ravel](self, order)
+        return _method(np.ravel, self, order)
 
     def flatten(self, order="C"):
-        return FUNCTIONS[np.ravel](self, order)
+        return _method(np.ravel, self, order)
 
     @property
     def T(self):
-        return FUNCTIONS[np.transpose](self)
+        return _method(np.transpose, self)
 
     @property
     def mT(self):
         if self.ndim < 2:
             raise ShapeError(at_user_site(
                 f"mT: the matrix transpose needs at least 2 dimensions, not shape {self.shape}"))
-        return FUNCTIONS[np.swapaxes](self, -1, -2)
+        return _method(np.swapaxes, self, -1, -2)
 
     def transpose(self, *axes):
-        return FUNCTIONS[np.transpose](self, axes[0] if len(axes) == 1 else (axes or None))
+        return _method(np.transpose, self, axes[0] if len(axes) == 1 else (axes or None))
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        return FUNCTIONS[np.prod](self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return _method(np.prod, self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return FUNCTIONS[np.cumsum](self, axis=axis, dtype=dtype, out=out)
+        return _method(np.cumsum, self, axis=axis, dtype=dtype, out=out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        return FUNCTIONS[np.cumprod](self, axis=axis, dtype=dtype, out=out)
-
-    def sort(self, axis=-1, kind=None, order=None):
-        raise InplaceError(at_user_site(
-            "ndarray.sort() sorts in place, which is not traceable: use the sorted copy "
-            "y = np.sort(x, axis) (differentiable; the order is found at run time)"))
+        return _method(np.cumprod, self, axis=axis, dtype=dtype, out=out)
 
     def swapaxes(self, axis1, axis2):
-        return FUNCTIONS[np.swapaxes](self, axis1, axis2)
+        return _method(np.swapaxes, self, axis1, axis2)
 
     def squeeze(self, axis=None):
-        return FUNCTIONS[np.squeeze](self, axis)
+        return _method(np.squeeze, self, axis)
 
     def sum(self, *args, **kwargs):
-        return FUNCTIONS[np.sum](self, *args, **kwargs)
+        return _method(np.sum, self, *args, **kwargs)
 
     def mean(self, *args, **kwargs):
-        return FUNCTIONS[np.mean](self, *args, **kwargs)
+        return _method(np.mean, self, *args, **kwargs)
 
     def max(self, *args, **kwargs):
-        return FUNCTIONS[np.max](self, *args, **kwargs)
+        return _method(np.max, self, *args, **kwargs)
 
     def min(self, *args, **kwargs):
-        return FUNCTIONS[np.min](self, *args, **kwargs)
+        return _method(np.min, self, *args, **kwargs)
 
     def var(self, *args, **kwargs):
-        return FUNCTIONS[np.var](self, *args, **kwargs)
+        return _method(np.var, self, *args, **kwargs)
 
     def std(self, *args, **kwargs):
-        return FUNCTIONS[np.std](self, *args, **kwargs)
+        return _method(np.std, self, *args, **kwargs)
 
     def clip(self, *args, **kwargs):
-        return FUNCTIONS[np.clip](self, *args, **kwargs)
+        return _method(np.clip, self, *args, **kwargs)
 
     def dot(self, b, out=None):
-        return FUNCTIONS[np.dot](self, b, out)
+        return _method(np.dot, self, b, out)
 
     def take(self, *args, **kwargs):
-        return FUNCTIONS[np.take](self, *args, **kwargs)
+        return _method(np.take, self, *args, **kwargs)
 
     def repeat(self, *args, **kwargs):
-        return FUNCTIONS[np.repeat](self, *args, **kwargs)
+        return _method(np.repeat, self, *args, **kwargs)
 
     def diagonal(self, *args, **kwargs):
-        return FUNCTIONS[np.diagonal](self, *args, **kwargs)
+        return _method(np.diagonal, self, *args, **kwargs)
 
     def trace(self, *args, **kwargs):
-        return FUNCTIONS[np.trace](self, *args, **kwargs)
+        return _method(np.trace, self, *args, **kwargs)
 
     def copy(self, order="C"):
-        """The value itself: traced values are immutable, so a copy cannot differ."""
-        return self
+        """A copy: a new array object holding the same value (the same node: a node is
+        immutable), so that an in-place write to either leaves the other as it was."""
+        return Var(self._b, self._node, self.shape, self._view)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        raise ConcretizationError(at_user_site(
+            "pickling (or copy.copy through pickle) a traced value: it has no numbers while "
+            "tracing. Return the value from the function and pickle the result"))
+
+    def __round__(self, ndigits=None):
+        if ndigits is None:
+            self._concrete("round() to a Python int")
+        return FUNCTIONS[np.round](self, ndigits)
+
+    def __format__(self, spec):
+        if not spec:
+            return repr(self)
+        self._concrete(f"formatting with {spec!r}")
 
     def conj(self):
         """Real values are their own conjugates (burnumba traces real numbers only)."""
@@ -693,10 +800,12 @@ class Var:
         one float dtype, so a cast to another float dtype warns, PrecisionWarning). Integer
         and boolean dtypes are refused: they would not be differentiable."""
         cast_check(f"astype({np.dtype(dtype)})", dtype, self._b.dtype)
-        return self
+        return self.copy() if copy else self
 
     def __getattr__(self, name):
         """Any other ndarray method or attribute: a burnumba error that names it and the fix."""
+        if name == "_alias":                # the slot, unset: no view of this value was taken
+            return None
         if not name.startswith("__") and hasattr(np.ndarray, name):
             hint = _NOT_TRACED.get(name)
             if hint is None:
@@ -705,6 +814,15 @@ class Var:
             raise UnsupportedMethodError(at_user_site(
                 f"ndarray.{name} is not supported on traced values: {hint}. Traced arrays "
                 f"have {', '.join(supported_methods())}"))
+        if name in _MEMORY:                # numpy's probes: a plain (cheap) AttributeError
+            raise AttributeError(
+                f"{name}: a traced value has no memory of its own (it is a node of a tape); "
+                "return it from the function to get a numpy array")
+        ufunc = getattr(np, name, None)
+        if isinstance(ufunc, np.ufunc) and ufunc in UFUNCS:
+            # numpy's object loops call x.exp() for np.exp on an object array of traced
+            # values (np.array([a, b]) is one): the traced ufunc
+            return lambda *args: UFUNCS[ufunc](self, *args)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- numpy protocols: np.exp(x), np.sum(x) ... on a traced x, through the tables of
@@ -713,9 +831,11 @@ class Var:
         return apply_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return apply_function(func, args, kwargs)
+        return apply_function(func, args, kwargs, self)
 
 
+_MEMORY = frozenset(("__array_interface__", "__array_struct__", "__buffer__",
+                     "__dlpack__", "__dlpack_device__"))
 _CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
              "value from the function (or use has_aux=True) to get numbers out")
 _NOT_DIFFERENTIABLE = ("its result is integer or boolean, neither differentiable nor traced: "
@@ -729,18 +849,23 @@ _NOT_TRACED = {
                     _CONCRETE),
     **dict.fromkeys(("any", "all", "argmax", "argmin", "argsort", "argpartition", "nonzero",
                      "searchsorted", "round", "compress"), _NOT_DIFFERENTIABLE),
-    **dict.fromkeys(("fill", "itemset", "put", "resize", "setfield", "setflags", "partition",
-                     "byteswap"), _IN_PLACE),
-    "flat": "use x.ravel() (and index it)",
+    "itemset": "it writes in place: x[i] = v works on traced arrays (a functional update)",
+    "resize": ("it changes the array's size in place, which is not traceable: build the new "
+               "array with bnp.concatenate / bnp.pad / reshape"),
+    **dict.fromkeys(("setfield", "getfield", "byteswap", "setflags", "strides", "data", "base",
+                     "flags", "ctypes"),
+                    "a traced value has no memory of its own (it is a node of a tape): drop "
+                    "the call, or use reshape / astype"),
+    "partition": ("it sorts in place around a pivot: use np.sort(x, axis) (a sorted copy, "
+                  "differentiable)"),
     "view": "a traced array has no memory of its own to view; use reshape or astype",
 }
 
 
 def supported_methods():
-    """The ndarray methods and attributes traced arrays have (numpy's names); ``sort`` is
-    defined only to refuse, with an InplaceError naming np.sort."""
+    """The ndarray methods and attributes traced arrays have (numpy's names)."""
     return sorted(n for n in dir(ArrayVar)
-                  if not n.startswith("_") and hasattr(np.ndarray, n) and n != "sort")
+                  if not n.startswith("_") and hasattr(np.ndarray, n))
 
 
 def cast_check(what, dtype, have):
@@ -771,6 +896,19 @@ class ArrayVar(Var):
 
     __slots__ = ()
 
+    def _set_shape(self, shape):
+        try:
+            _SHAPE.__get__(self)
+        except AttributeError:                  # Var.__init__
+            _SHAPE.__set__(self, shape)
+            return
+        raise InplaceError(at_user_site(
+            "setting x.shape reshapes an array in place: use x = x.reshape(shape) (a traced "
+            "array's shape is fixed)"))
+
+    # read through the slot's own descriptor (no Python frame); set once, by Var.__init__
+    shape = property(Var.__dict__["shape"].__get__, _set_shape)
+
     def __len__(self):
         return self.shape[0]
 
@@ -780,8 +918,38 @@ class ArrayVar(Var):
     def __iter__(self):
         return (self[k] for k in range(self.shape[0]))
 
+    # -- in-place updates (numpy/inplace.py): recorded as functional updates. This object
+    # then holds the new value, and so does every numpy view of the same memory.
     def __setitem__(self, key, value):
-        raise InplaceError(at_user_site(
-            "in-place assignment `x[...] = v` into a traced array is not traceable: build a "
-            "new array instead, e.g. bnp.where(mask, v, x), or bnp.concatenate / bnp.stack "
-            "of the pieces"))
+        METHODS["__setitem__"](self, key, value)
+
+    def __iadd__(self, o): return METHODS["inplace"](self, self + o)
+    def __isub__(self, o): return METHODS["inplace"](self, self - o)
+    def __imul__(self, o): return METHODS["inplace"](self, self * o)
+    def __itruediv__(self, o): return METHODS["inplace"](self, self / o)
+    def __ifloordiv__(self, o): return METHODS["inplace"](self, self // o)
+    def __imod__(self, o): return METHODS["inplace"](self, self % o)
+    def __ipow__(self, o): return METHODS["inplace"](self, power(self, o))
+    def __imatmul__(self, o): return METHODS["inplace"](self, self @ o)
+
+    @property
+    def flat(self):
+        """numpy's flat iterator: x.flat[k] reads, x.flat[k] = v writes in place."""
+        return METHODS["flat"](self)
+
+    def fill(self, value):
+        """x.fill(v): every element set to v (a functional update)."""
+        self[...] = value
+
+    def put(self, indices, values, mode="raise"):
+        FUNCTIONS[np.put](self, indices, values, mode)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        """x.sort(): in place, as a functional update x[...] = np.sort(x, axis)."""
+        if order is not None:
+            raise UnsupportedOpError(at_user_site(
+                "ndarray.sort(order=...): traced arrays have no fields to order by"))
+        self[...] = FUNCTIONS[np.sort](self, axis)
+
+
+_SHAPE = Var.shape          # the slot's descriptor, read and set once by ArrayVar.shape
