@@ -8,7 +8,7 @@ from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
                       DataError, GradientCheckError, InplaceError, InputError,
                       LeakedTracerError, NjitArgumentError, MissingExtraError, NonFiniteError,
-                      PrecisionWarning, TapeFormatError,
+                      PrecisionWarning, RandomSourceError, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
                       UnsupportedMethodError, UnsupportedOpError)
 from .kernels import KernelError, precompile
@@ -43,7 +43,8 @@ __all__ = [
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
     "GradientCheckError",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
-    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError",
+    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "RandomSourceError",
+    "ShapeError",
     "TapeFormatError", "TracerBoolError",
     "UnsupportedMethodError", "UnsupportedOpError",
 ]

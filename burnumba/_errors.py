@@ -79,6 +79,12 @@ class NonFiniteError(BurnumbaError, FloatingPointError):
     node, its op, the direction and the source line)."""
 
 
+class RandomSourceError(BurnumbaError, RuntimeError):
+    """A random draw inside a traced function that burnumba cannot replay on every call (an
+    unrecorded source, a traced parameter it cannot reparameterise, a tape with draws sent
+    where the user's generator cannot follow)."""
+
+
 class ConcurrencyError(BurnumbaError, RuntimeError):
     """A stateful object (a Trainer, an optimiser) used by two threads at once."""
 

@@ -197,6 +197,7 @@ HIERARCHY = {
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
     "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
     "MissingExtraError": ImportError, "GradientCheckError": AssertionError,
+    "RandomSourceError": RuntimeError,
 }
 
 

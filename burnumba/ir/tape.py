@@ -16,9 +16,11 @@ from .. import kernels
 from . import tapefile
 from .checked import SWITCH, checked_run
 from .profile import profile_tape
-from .._errors import (DataError, InputError, NestedTrace, OutputError, UnsupportedOpError,
+from .._errors import (DataError, InputError, NestedTrace, OutputError, RandomSourceError,
+                      UnsupportedOpError,
                       at_user_site, nested_unsupported)
 from ..tracing.pytree import unflatten
+from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
 
@@ -106,6 +108,10 @@ class State:
             if x.dtype.kind in "iu":                     # integer data: exact in the tape?
                 check_integer_data(x, dtype)
 
+    def draw(self):
+        """The tape's random draws, drawn again from the user's generators (none for most
+        tapes; ``DrawingState.write`` calls it)."""
+
     def run(self, mode):
         """Run the kernel; raise the error a node reported (its value is then NaN)."""
         if SWITCH.on:
@@ -141,6 +147,31 @@ class State:
             else np.float64(self.val[o])
 
 
+class DrawingState(State):
+    """The State of a tape with random draws (tracing/randomness.py): every write of the
+    inputs draws the tape's recipes again, in order, from the user's generators. Tapes
+    without draws get a plain State, so their runs pay nothing for this."""
+
+    __slots__ = ()
+
+    def write(self, leaves, drawn=None):
+        """The inputs, and new draws; or ``drawn``, the draws of an earlier run kept by
+        ``drawn()`` (a vjp's pull-back reruns the forward on the numbers its value used)."""
+        State.write(self, leaves)
+        if drawn is None:
+            self.draw()
+        else:
+            for d, x in zip(self.tape.draws, drawn):
+                self.val[d.start:d.start + d.size] = x
+
+    def draw(self):
+        draw_into(self.val, self.tape.draws)
+
+    def drawn(self):
+        """A copy of this run's draws."""
+        return [self.val[d.start:d.start + d.size].copy() for d in self.tape.draws]
+
+
 class Tape:
     """A traced function. ``op, a0, a1, pp, need, off, P`` are read-only numpy views into the
     packed int32 array ``I``; ``imm`` and the constants are in ``F0``. Node ``i`` owns
@@ -152,7 +183,7 @@ class Tape:
     custom = False       # True: a user's derivative rule is in it (only run forward)
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
-                 single=True, static=(), forward_mode=False):
+                 single=True, static=(), forward_mode=False, draws=()):
         b = builder
         ints, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
                                 out, scratch=b.scratch, dtype=b.dtype)
@@ -168,6 +199,8 @@ class Tape:
                     shapes=b.shapes, sites=b.sites, n_diff=n_diff, in_slots=in_slots, out=out,
                     out_shape=out_shape, aux=aux, forward_mode=forward_mode,
                     largest_product=b.largest_product)
+        # the random draws' recipes (tracing/randomness.py): each run draws them again
+        self.draws = draws
 
     @classmethod
     def from_arrays(cls, ints, F0, meta):
@@ -180,6 +213,7 @@ class Tape:
 
     def _setup(self, ints, F0, key, argnums, static, single, shapes, sites, n_diff, in_slots,
                out, out_shape, aux, forward_mode, largest_product):
+        self.draws = ()                      # set by __init__ for a traced tape with draws
         self.key = key
         self.argnums = argnums
         self.static = static                 # the argument positions traced as static
@@ -214,6 +248,7 @@ class Tape:
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
         self._no_file("pickled")
+        self._refuse_draws("pickled (or sent to another process)")
         arrays, meta = tapefile.tape_state(self)
         return from_pickle, (tapefile.compact(arrays), meta)
 
@@ -227,6 +262,7 @@ class Tape:
         16.0
         """
         self._no_file("saved")
+        self._refuse_draws("saved to a file")
         tapefile.save_tape(self, file)
 
     def _no_file(self, what):
@@ -239,18 +275,41 @@ class Tape:
                 "Python code, not part of the tape's arrays. Trace the function again where "
                 "it runs"))
 
+    def without_draws(self):
+        """This tape without its random draws' recipes (the same arrays), for a process
+        that gets the draws from elsewhere and writes them into their nodes itself (Dask's
+        workers, from the driver)."""
+        tape = Tape.__new__(Tape)
+        tape.__dict__.update(self.__dict__)
+        tape.draws = ()
+        tape._local = threading.local()
+        return tape
+
+    def _refuse_draws(self, what):
+        """A tape with random draws holds its recipes' sources: the user's generators (and
+        numpy's global one), found again on every call. They cannot go with the tape to
+        another process or file, and a copy that drew from a copy of the generator would
+        repeat or fork the user's stream, so such a tape is refused there."""
+        if self.draws:
+            labels = sorted({d.source.label for d in self.draws})
+            raise RandomSourceError(at_user_site(
+                f"this tape cannot be {what}: it draws random numbers on every run from "
+                f"{', '.join(labels)}, which stay in this process. Run it here, or pass the "
+                "noise in as an argument (draw it outside the function) to get a tape that "
+                "can travel"))
+
     # -- run states -----------------------------------------------------------------------
     def state(self):
         """This thread's State (made on its first run)."""
         try:
             return self._local.state
         except AttributeError:
-            s = self._local.state = State(self)
+            s = self._local.state = (DrawingState if self.draws else State)(self)
             return s
 
     def new_state(self):
         """A State of one's own (a Trainer's), not this thread's."""
-        return State(self)
+        return (DrawingState if self.draws else State)(self)
 
     @property
     def val(self):
@@ -280,11 +339,15 @@ class Tape:
         value = state.run(layout.MODE_VALUE_AND_GRAD)
         return (value, state.grad[:self.n_diff_elems].copy()) if copy else value
 
-    def run_vjp(self, leaves, seed):
+    def run_vjp(self, leaves, seed, drawn=None):
         """Forward, then pull the cotangent ``seed`` (the output's shape) back. Returns a
-        copy of the flat gradient of the differentiated inputs."""
+        copy of the flat gradient of the differentiated inputs. ``drawn``: the random draws
+        to run on (``DrawingState.drawn``), instead of new ones."""
         state = self.state()
-        state.write(leaves)
+        if drawn is None:
+            state.write(leaves)
+        else:
+            state.write(leaves, drawn)
         o = int(self.off[self.out])
         state.grad[o:int(self.off[self.out + 1])] = np.ravel(seed)
         state.run(layout.MODE_VJP)

@@ -15,6 +15,7 @@ from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
 from ..tracing.tracer import Builder, Var
+from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
 from . import custom, nested
 from .outputs import as_output, stacked
@@ -70,13 +71,16 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
     """The Tape of ``f`` on arguments of signature ``sig``, the collector paused until the
     trace's objects are gone (``_traced`` returns the tape only)."""
     with _collector_paused():
-        return _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
-                       forward_mode)
+        # random draws are recorded as recipes that every run draws again (randomness.py)
+        return randomness.traced(f, args, kwargs, lambda rec, args, kwargs: _traced(
+            f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
+            forward_mode, rec))
 
 
 def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
-            forward_mode):
+            forward_mode, rec):
     b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
+    rec.builder = b
     in_slots = []
 
     def new_input(x, need):
@@ -129,7 +133,8 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         eliminate_dead(b, roots)
     b.live = False
     tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
-                argnums=argnums, single=single, static=static, forward_mode=forward_mode)
+                argnums=argnums, single=single, static=static, forward_mode=forward_mode,
+                draws=tuple(rec.draws))
     # a user's derivative rule is in it: its kernel's sweeps would differentiate the rule's
     # body instead, so its derivatives are traced as ops (transforms/custom.py)
     tape.custom = bool(b.custom)
@@ -254,6 +259,7 @@ class _Transformed(TapeCache):
 
     def added(self, tape, args, kwargs, argnums):
         if (not kwargs and not self.has_aux and not SWITCH.on and not tape.custom
+                and not tape.draws
                 and sorted(argnums) == list(range(len(args)))
                 and all(type(a) is float for a in args)):
             self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,

@@ -18,7 +18,7 @@ import numpy as np
 
 from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, grad
 from ..ir.checked import SWITCH
-from .._errors import (InputError, PytreeError, ShapeError,
+from .._errors import (InputError, PytreeError, RandomSourceError, ShapeError,
                       at_user_site)
 from .. import numpy as bnp
 from ..derive.graph import builder_of, operands
@@ -216,7 +216,7 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
         leaves = sig.diff + sig.data
         if tape.custom:                            # a user's rule in it: jvp as traced ops
             return _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux)
-        if key is not None and len(cache.plain) < CACHE_SIZE:
+        if key is not None and len(cache.plain) < CACHE_SIZE and not tape.draws:
             cache.plain[key] = tape, tree
     else:
         return _run_plain(found, primals, tangents, with_value, has_aux)
@@ -281,9 +281,20 @@ def _vjp_by_ops(f, tape, primals, has_aux):
 
     ops = _ops_cache(f, "vjp by ops", n, has_aux, make)
 
-    def pull(seed):
+    def pull(seed, drawn=None):
         otape, osig, _ = ops.tape_for(tuple(primals) + (np.asarray(seed, tape.dtype),), {})
-        return otape.run_forward(osig.diff + osig.data)
+        if drawn is None:
+            return otape.run_forward(osig.diff + osig.data)
+        # f's random draws, in f's order, are the pull-back tape's too: it runs on the
+        # value's numbers (``drawn``), drawing none
+        if [d.shape for d in otape.draws] != [d.shape for d in tape.draws]:
+            raise RandomSourceError(at_user_site(
+                "vjp of a function with a custom derivative rule: its random draws differ "
+                "between two traces, so the pull-back cannot reuse the value's numbers"))
+        state = otape.state()
+        state.write(osig.diff + osig.data, drawn)
+        state.run(layout.MODE_FORWARD)
+        return state.read(otape.out, otape.out_shape)
     return pull
 
 
@@ -440,6 +451,8 @@ def vjp(f, *primals, has_aux=False):
     leaves = sig.diff + sig.data
     value = tape.run_forward(leaves)
     aux = tape.aux_values(tape.state()) if has_aux else None
+    # the pull-back runs on this call's random draws (the ones the value used), drawing none
+    drawn = tape.state().drawn() if tape.draws else None
     by_ops = _vjp_by_ops(f, tape, primals, has_aux) if tape.custom else None
     if tree is not None:
         value = split(tree, value, copied)
@@ -454,8 +467,8 @@ def vjp(f, *primals, has_aux=False):
                              f"shape {out_shape}")
         # the forward runs again with this call's leaves: another vjp of the same tape on
         # this thread may have run in between
-        grads = tape.split_grads(tape.run_vjp(leaves, seed) if by_ops is None
-                                 else by_ops(seed))
+        grads = tape.split_grads(tape.run_vjp(leaves, seed, drawn) if by_ops is None
+                                 else by_ops(seed, drawn))
         out, pos = [], 0
         for k in argnums:
             n = len(sig.kinds[k])

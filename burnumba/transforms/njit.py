@@ -19,7 +19,7 @@ import numpy as np
 
 from .core import _norm_argnums, _positive, _trace, trace_once
 from .custom import value_and_grads
-from .._errors import InputError, at_user_site
+from .._errors import InputError, RandomSourceError, at_user_site
 
 
 def njit_value_and_grad(f, *example_args, argnums=0):
@@ -54,6 +54,12 @@ def njit_value_and_grad(f, *example_args, argnums=0):
             f"njit_value_and_grad: argnums {argnums} out of range for {nargs} arguments"))
     tape, sig = trace_once("bn.njit_value_and_grad", f, example_args, {}, argnums_t,
                            need_scalar=True)
+    if tape.draws:
+        raise RandomSourceError(at_user_site(
+            "njit_value_and_grad: the function draws random numbers (from "
+            f"{tape.draws[0].source.label}), and a compiled handle cannot call Python's "
+            "generators on each call. Make the noise an argument of the function and draw it "
+            "in your numba code (np.random.standard_normal works inside @numba.njit)"))
     custom_rule = tape.custom
     if custom_rule:     # a user's derivative rule in it: value and gradient traced as ops
         tape = _trace(value_and_grads(f, argnums_t, False), example_args, {}, argnums_t,

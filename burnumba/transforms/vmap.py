@@ -45,6 +45,7 @@ from .. import numpy as bnp
 from .core import _positive, _trace
 from ..tracing.plan import DATA, DIFF, ArgsMatch
 from ..tracing.pytree import flatten, unflatten
+from ..tracing.randomness import draw_rows
 from ..tracing.signature import Signature
 from ..ir.tape import State, check_integer_data
 from ..tracing.tracer import Var
@@ -231,6 +232,9 @@ class _Traced:
         slots = tape.in_slots
         self.batched = sorted((slots[s][0], slots[s][1], where)
                               for s, where in enumerate(slot_of) if where is not None)
+        # random draws (tracing/randomness.py) are per-sample inputs too: input nodes made
+        # after the arguments' ones, so their columns are the last of X, in recipe order
+        self.batched += [(d.start, d.size, ("draw", i)) for i, d in enumerate(tape.draws)]
         self.segments = [(start, size) for start, size, _ in self.batched]
         self.shared = [s for s, where in enumerate(slot_of) if where is None]
         # the kernel against the tape's rows, checked once: each call binds new memory
@@ -313,6 +317,9 @@ class _CallPlan:
                 X[:, col:col + count] = x
         for i, where, scalar in self.s_parts:
             S[where] = leaves[i] if scalar else leaves[i].ravel()
+        draws = traced.tape.draws
+        if draws:         # each sample's draws, in the order of a Python loop over them
+            X[:, X.shape[1] - sum(d.size for d in draws):] = draw_rows(draws, size, dtype)
         controls = run.controls(self.bounds)
         program = prog.program
         callers = [program.kernel.caller(program.I, run.F[k * run.base:], C, nogil=True,
