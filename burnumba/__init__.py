@@ -6,11 +6,11 @@ interpreter loop.
 """
 from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
-                      DataError, GradientCheckError, InplaceError, InputError,
+                      DataError, GradientCheckError, GuardError, InplaceError, InputError,
                       LeakedTracerError, NjitArgumentError, MissingExtraError, NonFiniteError,
                       PrecisionWarning, RandomSourceError, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
-                      UnsupportedMethodError, UnsupportedOpError)
+                      UnsupportedMethodError, UnsupportedOpError, VariantWarning)
 from .kernels import KernelError, precompile
 from . import numpy
 from .numpy import inner, relu, rsqrt, sigmoid, stop_gradient, sumsq
@@ -41,7 +41,7 @@ __all__ = [
     "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
-    "GradientCheckError",
+    "GradientCheckError", "GuardError", "VariantWarning",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
     "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "RandomSourceError",
     "ShapeError",

@@ -109,6 +109,23 @@ class TapeFormatError(BurnumbaError, ValueError):
     bad field or node; the fix is to retrace)."""
 
 
+class GuardError(BurnumbaError, RuntimeError):
+    """A decision a tape was traced with (``if`` on a traced value, ``int(x)``, ``range(n)``
+    of a traced ``n``) went the other way at a run's arguments. bn.grad and the other
+    transformations catch it and retrace (a new variant of the tape); a handle that cannot
+    retrace (a saved Tape, bn.njit) raises it, naming the decision's source line."""
+
+    def __init__(self, message, tape=None, index=-1):
+        super().__init__(message)
+        self.tape = tape          # the tape whose guard failed
+        self.index = index        # which of its guards
+
+
+class VariantWarning(UserWarning):
+    """A function keeps taking new branches: past the variant limit per signature, each
+    new combination of decisions is traced again (correct, but at tracing's speed)."""
+
+
 class NestedTrace(Exception):
     """Internal: a transformation met values of a trace in progress (it was called inside
     another transformation, or its function closes over such values). The transformation

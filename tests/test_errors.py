@@ -15,23 +15,28 @@ def raises(exc, fn, *args, match, **kwargs):
     return str(info.value)
 
 
-def test_python_if_on_a_traced_value():
+def test_python_if_on_an_array_is_ambiguous():
+    """`if` on a traced scalar is a guard (tests/test_guards.py); on an array, as in numpy,
+    its truth value is ambiguous: the error names the user's line and the fixes."""
     def f(x):
         if x > 0:
-            return x
-        return -x
-    msg = raises(bn.TracerBoolError, bn.grad(f), 1.5, match="control flow")
+            return np.sum(x)
+        return -np.sum(x)
+    msg = raises(bn.TracerBoolError, bn.grad(f), np.ones(3), match="ambiguous")
     assert "bnp.where" in msg
     assert "test_errors.py" in msg and "if x > 0" in msg      # points at the user's line
 
 
-def test_while_and_and_on_traced_values():
+def test_float_of_a_differentiated_value_would_cut_its_gradient():
     def f(x):
-        while x < 10.0:
-            x = x * 2
-        return x
-    raises(bn.TracerBoolError, bn.grad(f), 1.5, match="control flow")
-    raises(bn.TracerBoolError, bn.grad(lambda x, y: (x > 0) and y), 1.0, 2.0, match="and")
+        return x * float(np.exp(x))
+    msg = raises(bn.ConcretizationError, bn.grad(f), 0.5, match="gradient")
+    assert "bn.stop_gradient" in msg and "float(np.exp(x))" in msg
+    raises(bn.ConcretizationError, bn.grad(lambda x: x * np.exp(x).item()), 0.5,
+           match="item\\(\\).*gradient")
+    # of a value that needs no gradient, float() is a guard
+    g = bn.grad(lambda x: x * float(bn.stop_gradient(np.exp(x))))
+    assert g(0.5) == np.exp(0.5)
 
 
 def test_unsupported_numpy_function():
@@ -197,7 +202,7 @@ HIERARCHY = {
     "ConcurrencyError": RuntimeError, "ConcretizationError": None,
     "NjitArgumentError": TypeError, "TapeFormatError": ValueError,
     "MissingExtraError": ImportError, "GradientCheckError": AssertionError,
-    "RandomSourceError": RuntimeError,
+    "RandomSourceError": RuntimeError, "GuardError": RuntimeError,
 }
 
 

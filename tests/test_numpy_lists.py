@@ -114,11 +114,17 @@ def test_an_object_array_of_traced_values_is_stacked_never_a_constant():
 
 
 def test_builtin_sum_and_max_of_traced_values():
-    """Python's own sum works (it adds); max / sorted would branch and raise TracerBoolError."""
+    """Python's own sum works (it adds); max branches, a guard: the gradient of the branch
+    taken (the larger element's)."""
     g = bn.grad(lambda x: sum([x[0, 0], x[1, 1] ** 2]))(X)
     assert g[0, 0] == 1.0 and g[1, 1] == pytest.approx(2 * X[1, 1])
-    with pytest.raises(bn.TracerBoolError):
-        bn.grad(lambda x: max([x[0, 0], x[1, 1]]))(X)
+    m = bn.grad(lambda x: max([x[0, 0], x[1, 1]]))
+    for a, b in ((1.0, 2.0), (3.0, -1.0)):
+        x = np.zeros_like(X)
+        x[0, 0], x[1, 1] = a, b
+        want = np.zeros_like(X)
+        want[(0, 0) if a > b else (1, 1)] = 1.0
+        np.testing.assert_array_equal(m(x), want)
 
 
 @pytest.mark.parametrize("f", [bnp.flip, bnp.ravel, bnp.transpose, bnp.atleast_2d,

@@ -296,6 +296,13 @@ def test_signature_with_static_values_and_structures_survives(tmp_path):
     assert back.key == tape.key
     assert same(back.value_and_grad(*args, scale=np.float32(2.0)),
                 tape.value_and_grad(*args, scale=np.float32(2.0)))
+    # a small int is data (a tape input), a big one static
+    assert same(back.value_and_grad(args[0], args[1], 4, scale=np.float32(2.0)),
+                bn.value_and_grad(f)(args[0], args[1], 4, scale=np.float32(2.0)))
+    args = args[:2] + (2 ** 30,)
+    tape = bn.value_and_grad(f).trace(*args, scale=np.float32(2.0))
+    tape.save(tmp_path / "t.npz")
+    back = bn.load_tape(tmp_path / "t.npz")
     with pytest.raises(bn.ShapeError):
         back.value_and_grad(args[0], args[1], 4, scale=np.float32(2.0))
 

@@ -31,6 +31,11 @@ from .._errors import TapeFormatError
 from ..kernels import OPCODE, ROWS, layout
 
 FORMAT = "burnumba-tape-1"
+# a tape with guards (Python decisions made while tracing, tracing/concrete.py) is written
+# as format 2, which a burnumba without guards refuses (it would run the tape on any
+# branch); a tape without guards is still written as format 1, and both are read
+FORMAT_GUARDS = "burnumba-tape-2"
+FORMATS = (FORMAT, FORMAT_GUARDS)
 FIX = "retrace the function with this burnumba (bn.trace, or bn.grad's .trace) and save it again"
 
 
@@ -94,6 +99,10 @@ def tape_state(tape):
     the signature key holds types and dtypes; see ``encode`` for the JSON form)."""
     meta = {name: getattr(tape, name) for name in META}
     meta.update(format=FORMAT, burnumba=__version__, digest=DIGEST, dtype=str(tape.dtype))
+    if tape.guards is not None:
+        nodes, kinds, values, sites = tape.guards
+        meta.update(format=FORMAT_GUARDS,       # JSON lists (NaN and inf as json writes them)
+                    guards=(nodes.tolist(), kinds.tolist(), values.tolist(), list(sites)))
     return {"I": tape.I, "F0": tape.F0}, meta
 
 
@@ -184,6 +193,8 @@ def check_compatible(meta, source):
         raise TapeFormatError(f"{source}: its metadata is not a dict; {FIX}")
     have = {"format": FORMAT, "digest": DIGEST}
     got = {k: meta.get(k) for k in have}
+    if got["format"] in FORMATS:
+        got["format"] = FORMAT
     if table_rows(got["digest"]) is not None:     # this table, or an earlier (shorter) one
         got["digest"] = DIGEST
     if got != have:
@@ -302,7 +313,7 @@ def save_tape(tape, file):
     path is written whole, then renamed into place."""
     arrays, meta = tape_state(tape)
     blob = np.frombuffer(meta_json(meta).encode(), np.uint8)
-    entries = dict(format=np.array(FORMAT), meta=blob, **compact(arrays))
+    entries = dict(format=np.array(meta["format"]), meta=blob, **compact(arrays))
     if not isinstance(file, (str, bytes, os.PathLike)):
         np.savez(file, **entries)
         return
@@ -324,7 +335,7 @@ def read_tape(file):
             file.seek(0)
         z = _read_npz(file)
         fmt = z.get("format")
-        if fmt is None or fmt.dtype.kind != "U" or str(fmt) != FORMAT:
+        if fmt is None or fmt.dtype.kind != "U" or str(fmt) not in FORMATS:
             got = str(fmt) if fmt is not None else "no format entry"
             raise TapeFormatError(
                 f"{source}: not a {FORMAT} file ({got[:60]}); {fix}, or retrace the "
@@ -659,6 +670,7 @@ def _validate(arrays, meta):
     norm = dict(meta, shapes=shapes, out=out, out_shape=out_shape)
     norm["in_slots"], norm["n_diff"] = _in_slots(meta, t, shapes, cols["need"])
     norm["aux"] = _aux(meta["aux"], t)
+    norm["guards"] = _guards(meta.get("guards"), t)
     norm.update(_plain(meta))
     return ints, F0, norm
 
@@ -721,6 +733,36 @@ def _aux(aux, t):
             raise _Bad(f"aux item {j}: shape {shape} does not fit node %{node}")
         items.append((node, shape))
     return (aux[0], items)
+
+
+def _guards(guards, t):
+    """The guards (nodes, kinds, values, sites), checked: each on a node of one value, of a
+    known kind; None when the tape has none (and for files written before guards)."""
+    if guards is None:
+        return None
+    if not (isinstance(guards, (list, tuple)) and len(guards) == 4):
+        raise _Bad("meta guards is not (nodes, kinds, values, sites)")
+    nodes, kinds, values, sites = guards
+    try:
+        nodes = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        kinds = np.asarray(kinds, dtype=np.int64).reshape(-1)
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise _Bad("meta guards holds non-numeric nodes, kinds or values") from None
+    if not (len(nodes) == len(kinds) == len(values) == len(sites)) or not len(nodes):
+        raise _Bad("meta guards: nodes, kinds, values and sites differ in length")
+    if np.any((nodes < 0) | (nodes >= t.n)):
+        raise _Bad("meta guards names a node outside the tape")
+    if any(t.size[k] != 1 for k in nodes.tolist()):
+        raise _Bad("meta guards names a node of more than one value")
+    if np.any((kinds < 0) | (kinds > 2)):
+        raise _Bad("meta guards has a kind other than 0, 1, 2")
+    if not all(isinstance(s, str) for s in sites):
+        raise _Bad("meta guards' sites are not source lines")
+    arrays = (nodes, kinds.astype(np.int8), values)
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays + (tuple(sites),)
 
 
 def _plain(meta):

@@ -52,7 +52,8 @@ from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, c
                          sort)
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
-from .inplace import copy, copyto, empty, fill_diagonal, full, ones, place, put, putmask, zeros
+from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401
+                      putmask, zeros)
 from .reductions import ROW_FUNCTIONS as _ROW_FUNCTIONS
 
 # the functions made from block rows with a public name (bnp.logcumsumexp): public, not in

@@ -13,9 +13,13 @@ never imports the numpy layer above it.
 The tables are filled once, when ``burnumba.numpy`` is imported (``import burnumba`` always
 imports it, and so does importing any of its submodules), and only read afterwards.
 """
+import functools
+import inspect
+import operator
+
 import numpy as np
 
-from .._errors import InplaceError, UnsupportedOpError, at_user_site
+from .._errors import UnsupportedOpError, at_user_site
 
 UFUNCS = {}          # numpy ufunc -> implementation (np.exp(x) on a traced x)
 FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.solve(a, b))
@@ -32,12 +36,70 @@ VIEWS = {}           # numpy function -> True when numpy's result is a read-only
 
 def implements(*funcs):
     """Register the decorated function as what the numpy functions ``funcs`` do on traced
-    values (``np.max`` and ``np.amax``: one implementation, two keys)."""
+    values (``np.max`` and ``np.amax``: one implementation, two keys); its parameters that
+    numpy wants as Python ints (CONFIG) accept traced ints (``with_int_config``)."""
     def register(impl):
+        impl = with_int_config(impl)
         for func in funcs:
             FUNCTIONS[func] = impl
         return impl
     return register
+
+
+# Traced ints where numpy wants a Python int: axes, shifts, repeats, pad widths, sizes. A
+# Python int argument of a transformed function is data (a tape input), so np.sum(x, axis=k)
+# or np.roll(x, k) can receive a traced scalar. There it decides the result's shape or
+# layout, so it becomes a Python int (operator.index: a guard of the tape, see
+# tracing/concrete.py) before the implementation sees it. Only these parameters, and only
+# traced scalars: a traced array stays what it is (the implementation's error names it).
+CONFIG = frozenset((
+    "axis", "axes", "axis1", "axis2", "source", "destination", "start", "shift", "repeats",
+    "reps", "pad_width", "n", "k", "N", "M", "ddof", "indices_or_sections", "decimals",
+    "shape", "newshape", "num", "offset", "ord"))
+
+
+def _traced_scalar(v):
+    return getattr(v, "_b", None) is not None and getattr(v, "shape", None) == ()
+
+
+def _concrete(v):
+    if _traced_scalar(v):
+        return operator.index(v)
+    if isinstance(v, (tuple, list)) and any(_traced_scalar(e) for e in v):
+        return type(v)(_concrete(e) for e in v)
+    return v
+
+
+def _traced(v):
+    return _traced_scalar(v) or isinstance(v, (tuple, list)) and \
+        any(_traced_scalar(e) for e in v)
+
+
+def with_int_config(impl):
+    """``impl`` with its CONFIG parameters (not its first, the operand) made Python ints
+    when they are traced scalars; ``impl`` itself when it has none."""
+    try:
+        params = list(inspect.signature(impl).parameters.values())
+    except (TypeError, ValueError):
+        return impl
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    slots = [k for k, p in enumerate(params) if k > 0 and p.name in CONFIG
+             and p.kind in positional]
+    names = frozenset(p.name for k, p in enumerate(params) if k > 0 and p.name in CONFIG)
+    if not names:
+        return impl
+
+    @functools.wraps(impl)
+    def concrete_config(*args, **kwargs):
+        for k in slots:
+            if k < len(args) and _traced(args[k]):
+                args = args[:k] + (_concrete(args[k]),) + args[k + 1:]
+        if kwargs:
+            for name in names & kwargs.keys():
+                if _traced(kwargs[name]):
+                    kwargs[name] = _concrete(kwargs[name])
+        return impl(*args, **kwargs)
+    return concrete_config
 
 
 def implements_ufunc(*ufuncs, keywords=()):

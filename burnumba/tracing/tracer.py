@@ -4,18 +4,18 @@ Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, n
 Every node gets the next slice of the value arena, so tape order is execution order and the
 offsets of all nodes are known while tracing (the ``gather`` row relies on that).
 """
-import dis
 import hashlib
 import math
-import sys
-import warnings
 
 import numpy as np
 
-from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWarning, ShapeError,
+from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
+from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
+from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
+                          storing_into_numpy, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched)
 
@@ -51,6 +51,12 @@ class Builder:
         self.custom = {}
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
+        # Python decisions on traced values (tracing/concrete.py): the input nodes' values
+        # (set by the transformation that traces; None: no values, decisions are refused),
+        # the evaluator made at the first decision, and the guards recorded
+        self.given = None
+        self.evaluator = None
+        self.guards = None
 
     @property
     def n(self):
@@ -260,6 +266,32 @@ class Builder:
             return self.const(x)._node
         return None
 
+    def concrete(self, x, kind, what):
+        """The value of traced scalar ``x`` now, as a numpy scalar of the tape's dtype,
+        recorded as a guard of ``kind`` (TRUTH, EXACT, INTEGER): the decision Python makes
+        with it holds for the tape only while the guard does."""
+        if self.given is None or not self.live:
+            x._concrete_refused(what)
+        if x.size != 1:
+            if kind == TRUTH:
+                raise TracerBoolError(at_user_site(
+                    f"{what} of a traced array of shape {x.shape}: the truth value of an array "
+                    "with more than one element is ambiguous (as in numpy). Decide on a scalar, "
+                    "e.g. `if np.max(x) > 0` or `if np.min(x) > 0`, or use bnp.where(cond, a, "
+                    "b) to choose element by element"))
+            raise ConcretizationError(at_user_site(
+                f"{what} of a traced array of shape {x.shape}: only a value with one element "
+                "can be converted to a Python number (as in numpy)"))
+        node = x.node
+        if self.evaluator is None:
+            self.evaluator = Evaluator(self, self.given)
+        v = self.evaluator.value(node)[0]
+        if self.guards is None:
+            self.guards = Guards()
+        expected = (v != 0) if kind == TRUTH else np.trunc(v) if kind == INTEGER else v
+        self.guards.add(node, kind, expected, user_site())
+        return v
+
     def gather(self, sources, positions, shape):
         """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
         fall in. No node yet: views of views compose (their positions are just indexed
@@ -342,6 +374,8 @@ def tiles(shape, out):
 
 
 def normalize_axis(axis, ndim, name):
+    if isinstance(axis, Var):                # a traced int: a Python int, guarded
+        axis = axis.__index__()
     if not -ndim <= axis < ndim:
         raise ShapeError(at_user_site(
             f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}"))
@@ -392,8 +426,20 @@ def _scalar(x):
     return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool)
 
 
+def _int_input(y):
+    """Whether y is a traced scalar that is an integer argument itself (a Python int or a
+    numpy integer passed as data)."""
+    return (isinstance(y, Var) and y.shape == () and y._view is None
+            and y._b.input_kinds.get(y._node) in ("i", "u"))
+
+
 def power(x, y):
-    """x ** y, choosing the row: constant integer and real exponents get their own rows."""
+    """x ** y, choosing the row: constant integer and real exponents get their own rows. A
+    traced base to an int argument's power (x ** n) takes n's value, guarded, as a
+    constant exponent would be: powi, exact at x = 0 (0 ** 0 = 1, derivative 0); a
+    constant base to it (0.99 ** i) stays one traced power, so a new i does not retrace."""
+    if isinstance(x, Var) and _int_input(y):
+        y = y.__index__()
     if isinstance(x, Var) and _scalar(y):
         c = float(y)
         b = x._b
@@ -411,37 +457,10 @@ def power(x, y):
     return b.map("power", x, y)
 
 
-_INTO_NUMPY = (
-    "writing a traced value into a numpy array (`out[...] = v` with out a numpy array) is not "
-    "traceable: make out a traced array, out = np.zeros_like(x) or np.zeros(shape, like=x) "
-    "(x any traced value), then write into it; or build the result with np.stack / "
-    "np.array(list)")
-
-
-def storing_into_numpy():
-    """Whether numpy asks a traced value for a number because the user's line writes it into
-    a numpy array (``out[i] = v``): called from a conversion (``__float__``, ``__array__``)
-    that numpy's compiled code calls, two frames below the user's line."""
-    return _user_instruction(1) == "store"
-
-
 def _method(func, *args, **kwargs):
     """An ndarray method: numpy's function ``func`` through the dispatch tables (its out=
     argument written, its views recorded)."""
     return call(func, args, kwargs)
-
-
-def _user_instruction(depth=0):
-    """What the user's line does where numpy (compiled code, no Python frame of its own) asked
-    a traced value for an array: "store" (``out[i] = v``), "load" (``arr[v]``) or "call"
-    (``np.array([a, b])``, a ufunc of a list)."""
-    frame = sys._getframe(2 + depth)
-    name = dis.opname[frame.f_code.co_code[frame.f_lasti]]
-    if name.startswith("STORE"):
-        return "store"
-    if "SUBSCR" in name:
-        return "load"
-    return "call" if name.startswith(("CALL", "PRECALL")) else "other"
 
 
 def _ones_like(x):
@@ -514,8 +533,16 @@ class Var:
     def __radd__(self, o): return self._b.map("add", o, self)
     def __sub__(self, o): return self._b.map("subtract", self, o)
     def __rsub__(self, o): return self._b.map("subtract", o, self)
-    def __mul__(self, o): return self._b.map("multiply", self, o)
-    def __rmul__(self, o): return self._b.map("multiply", o, self)
+    def __mul__(self, o):
+        if isinstance(o, (list, tuple)) and _int_input(self):
+            return NotImplemented          # [x] * n: Python repeats the list (n guarded)
+        return self._b.map("multiply", self, o)
+
+    def __rmul__(self, o):
+        if isinstance(o, (list, tuple)) and _int_input(self):
+            return NotImplemented
+        return self._b.map("multiply", o, self)
+
     def __truediv__(self, o): return self._b.map("divide", self, o)
     def __rtruediv__(self, o):
         if _scalar(o) and float(o) == 1.0:           # 1 / x: one node, no constant
@@ -597,35 +624,85 @@ class Var:
             self._no_operator()
         return self._b.map("logical_not", self)
 
+    # -- decisions: Python asks for a concrete value (tracing/concrete.py). The value is
+    # computed now from the trace's inputs and recorded as a guard of the tape; a run whose
+    # guards fail is traced again (a new variant), so the tape is never run on a branch its
+    # inputs would not take.
     def __bool__(self):
-        raise TracerBoolError(at_user_site(
-            "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value: "
-            "its value is not known while tracing. Use bnp.where(cond, a, b), "
-            "bnp.maximum / bnp.minimum, or bn.relu / bnp.abs instead of branching. If it is "
-            "a number you pass in (a Python float is traced, as under jax.jit), name its "
-            "argument in static_argnums to branch on its value"))
+        # the gradient at a branch is the gradient of the branch taken, as in autograd
+        return bool(self._b.concrete(self, TRUTH, "bool()"))
+
+    def __float__(self):
+        if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
+            raise InplaceError(at_user_site(INTO_NUMPY))
+        self._cut_check("float()")
+        return float(self._b.concrete(self, EXACT, "float()"))
+
+    def __int__(self):
+        if storing_into_numpy():             # out[i] = v into an integer numpy array
+            raise InplaceError(at_user_site(INTO_NUMPY))
+        # an integer is piecewise constant: its derivative is zero where it is defined
+        return int(self._b.concrete(self, INTEGER, "int()"))
+
+    def __index__(self):
+        v = self._b.concrete(self, EXACT, "using it as an index")
+        if v != v or v != np.trunc(v) or abs(v) == np.inf:
+            raise ConcretizationError(at_user_site(
+                f"a traced value used as an index or a size is {v}, not an integer: only "
+                "integer values can be indices (as in numpy); use int(x) to truncate"))
+        return int(v)
+
+    def item(self, *args):
+        """The value as a Python number (int for integer data), recorded as a guard."""
+        if args:
+            raise UnsupportedMethodError(at_user_site(
+                "x.item(index) on a traced array: index it first, x[index].item()"))
+        self._cut_check("item()")
+        v = self._b.concrete(self, EXACT, "item()")
+        kind = self._b.input_kinds.get(self.node) if self._view is None else None
+        return int(v) if kind in ("i", "u") else bool(v) if kind == "b" else float(v)
 
     def _concrete(self, what):
-        if _user_instruction(1) == "store":         # numpy's out[i] = v asks for float(v)
-            raise InplaceError(at_user_site(_INTO_NUMPY))
-        raise ConcretizationError(at_user_site(
-            f"{what} on a traced value: burnumba traces symbolically, so there is no number "
-            "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
-            "traced values into an array, use bnp.stack / bnp.array instead of assigning "
-            "into a numpy array. If it is a number you pass in (a Python float is traced, as "
-            "under jax.jit), name its argument in static_argnums"))
+        """The guarded Python float that round() and format() use (as float())."""
+        self._cut_check(what)
+        return float(self._b.concrete(self, EXACT, what))
 
-    def __float__(self): self._concrete("float()")
-    def __int__(self): self._concrete("int()")
-    def __index__(self): self._concrete("using it as an index")
-    def __complex__(self): self._concrete("complex()")
+    def _cut_check(self, what):
+        """float() / item() of a value that depends on a differentiated argument would turn
+        it into a constant and cut its gradient silently: refused, with the fix."""
+        b = self._b
+        need = self._view[1] if self._view is not None else b.need[self._node]
+        if need and b.given is not None:
+            raise ConcretizationError(at_user_site(
+                f"{what} of a traced value that depends on a differentiated argument: the "
+                "Python number would be a constant, and its gradient would be lost without a "
+                "word. Use the traced value itself (np.exp(x), x * y, bnp.where(...) keep the "
+                "gradient), or bn.stop_gradient(x) first to take its value as a constant on "
+                "purpose. To put traced values into an array, use bnp.stack / bnp.array "
+                "instead of assigning into a numpy array"))
+
+    def _concrete_refused(self, what):
+        if what == "bool()":
+            raise TracerBoolError(at_user_site(
+                "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value "
+                "in a trace that has no input values (a value that leaked out of its trace, "
+                "or a tape being rebuilt): use bnp.where(cond, a, b), bnp.maximum / "
+                "bnp.minimum, or name the argument in static_argnums"))
+        raise ConcretizationError(at_user_site(
+            f"{what} on a traced value in a trace that has no input values: return the value "
+            "from the function (or use has_aux=True) to get numbers out, or name the argument "
+            "in static_argnums"))
+
+    def __complex__(self):
+        raise ConcretizationError(at_user_site(
+            "complex() on a traced value: burnumba differentiates real functions only"))
 
     def __array__(self, dtype=None, copy=None):
         caller = numpy_caller()
         if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
-            what = _user_instruction()
+            what = user_instruction()
             if what == "store":
-                raise InplaceError(at_user_site(_INTO_NUMPY))
+                raise InplaceError(at_user_site(INTO_NUMPY))
             if what == "call" and (dtype is None or np.dtype(dtype) == object):
                 # np.array([a, b, 3.0]), np.asarray(list_of_traced): numpy asks each element
                 # for an array and gets an object array of traced scalars, so the list
@@ -764,13 +841,13 @@ class Var:
 
     def __round__(self, ndigits=None):
         if ndigits is None:
-            self._concrete("round() to a Python int")
+            return round(self._concrete("round() to a Python int"))
         return FUNCTIONS[np.round](self, ndigits)
 
     def __format__(self, spec):
         if not spec:
             return repr(self)
-        self._concrete(f"formatting with {spec!r}")
+        return format(self._concrete(f"formatting with {spec!r}"), spec)
 
     def conj(self):
         """Real values are their own conjugates (burnumba traces real numbers only)."""
@@ -807,14 +884,14 @@ class Var:
         if name == "_alias":                # the slot, unset: no view of this value was taken
             return None
         if not name.startswith("__") and hasattr(np.ndarray, name):
-            hint = _NOT_TRACED.get(name)
+            hint = NOT_TRACED.get(name)
             if hint is None:
                 hint = ("use the burnumba.numpy function, or compute constants with numpy "
                         "before the call")
             raise UnsupportedMethodError(at_user_site(
                 f"ndarray.{name} is not supported on traced values: {hint}. Traced arrays "
                 f"have {', '.join(supported_methods())}"))
-        if name in _MEMORY:                # numpy's probes: a plain (cheap) AttributeError
+        if name in MEMORY:                # numpy's probes: a plain (cheap) AttributeError
             raise AttributeError(
                 f"{name}: a traced value has no memory of its own (it is a node of a tape); "
                 "return it from the function to get a numpy array")
@@ -834,61 +911,10 @@ class Var:
         return apply_function(func, args, kwargs, self)
 
 
-_MEMORY = frozenset(("__array_interface__", "__array_struct__", "__buffer__",
-                     "__dlpack__", "__dlpack_device__"))
-_CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
-             "value from the function (or use has_aux=True) to get numbers out")
-_NOT_DIFFERENTIABLE = ("its result is integer or boolean, neither differentiable nor traced: "
-                       "compute it with numpy before the call and pass it in as data (an "
-                       "integer array argument indexes at run time: x[idx]), or use "
-                       "bnp.where for a choice made by traced values")
-_IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp.where, "
-             "bnp.concatenate, bnp.stack)")
-_NOT_TRACED = {
-    **dict.fromkeys(("item", "tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
-                    _CONCRETE),
-    **dict.fromkeys(("any", "all", "argmax", "argmin", "argsort", "argpartition", "nonzero",
-                     "searchsorted", "round", "compress"), _NOT_DIFFERENTIABLE),
-    "itemset": "it writes in place: x[i] = v works on traced arrays (a functional update)",
-    "resize": ("it changes the array's size in place, which is not traceable: build the new "
-               "array with bnp.concatenate / bnp.pad / reshape"),
-    **dict.fromkeys(("setfield", "getfield", "byteswap", "setflags", "strides", "data", "base",
-                     "flags", "ctypes"),
-                    "a traced value has no memory of its own (it is a node of a tape): drop "
-                    "the call, or use reshape / astype"),
-    "partition": ("it sorts in place around a pivot: use np.sort(x, axis) (a sorted copy, "
-                  "differentiable)"),
-    "view": "a traced array has no memory of its own to view; use reshape or astype",
-}
-
-
 def supported_methods():
     """The ndarray methods and attributes traced arrays have (numpy's names)."""
     return sorted(n for n in dir(ArrayVar)
                   if not n.startswith("_") and hasattr(np.ndarray, n))
-
-
-def cast_check(what, dtype, have):
-    """A cast inside a tape (astype, dtype=): another float dtype computes on in the tape's own
-    dtype with a PrecisionWarning; an integer, boolean or complex dtype is an error."""
-    want = np.dtype(dtype)
-    if want == have:
-        return
-    if want.kind == "f":
-        warnings.warn(at_user_site(
-            f"{what} inside a {have} tape: values stay {have} (a tape computes in one float "
-            f"dtype, set by its float array arguments), so results can differ from numpy's in "
-            f"the last digits. Pass {want} arrays to trace a {want} tape, or drop the cast"),
-            PrecisionWarning, stacklevel=2)
-        return
-    if want.kind == "c":
-        raise UnsupportedOpError(at_user_site(
-            f"{what}: complex numbers are not supported (burnumba differentiates real "
-            "functions)"))
-    raise UnsupportedOpError(at_user_site(
-        f"{what} of a traced value: it would not be differentiable. Compute integer or "
-        "boolean data (indices, masks) with numpy before the call and pass it in; use "
-        "bnp.where for a mask built from traced values"))
 
 
 class ArrayVar(Var):

@@ -47,7 +47,7 @@ import threading
 import numpy as np
 
 from ..transforms.core import CACHE_SIZE, TapeCache
-from .._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
+from .._errors import GuardError, InputError, MissingExtraError, NonFiniteError, ShapeError
 from ..kernels import layout
 from ..tracing.pytree import flatten
 from ..tracing.signature import structure
@@ -301,7 +301,16 @@ class _DataParallel:
         while len(parts) > 1:
             pairs = [parts[j:j + 2] for j in range(0, len(parts), 2)]
             parts = [client.submit(_add, *p, pure=False) if len(p) == 2 else p[0] for p in pairs]
-        value, grad = parts[0].result()
+        try:
+            value, grad = parts[0].result()
+        except GuardError as e:
+            # one tape, traced on the driver, runs every shard: it cannot take another branch
+            raise GuardError(
+                "distributed value_and_grad: the loss makes a Python decision on a traced "
+                "value (an `if`, int() or an index) that went another way on a shard than "
+                "when the tape was traced on the driver; every shard runs that one tape. "
+                "Write the choice as data (bnp.where, bnp.maximum), or make the deciding "
+                f"argument static. The decision:\n{e}") from None
         if mean:
             total = sum(ds.rows)
             value, grad = value / total, grad / total

@@ -178,13 +178,16 @@ def _jvp_argnums(f, primals, tangents, argnums, has_aux):
         return (out, tout) + ((aux[0],) if has_aux else ())
     if tape.custom:                 # a user's rule in it: by the plain jvp's path for that
         return _jvp(of_argnums, diff, ordered, True, has_aux)
-    tree = cache.trees.get(tape)
-    state = tape.state()
-    state.write(sig.diff + sig.data)
-    _write_tangents(tape, state, [t for k in order for t in per[k]])
-    state.run(layout.MODE_JVP)
-    out = (_out(tape, tree, state, "val"), _out(tape, tree, state, "grad"))
-    return out + (tape.aux_values(state),) if has_aux else out
+
+    def run(tape):
+        tree = cache.trees.get(tape)
+        state = tape.state()
+        state.write(sig.diff + sig.data)
+        _write_tangents(tape, state, [t for k in order for t in per[k]])
+        state.run(layout.MODE_JVP)
+        out = (_out(tape, tree, state, "val"), _out(tape, tree, state, "grad"))
+        return out + (tape.aux_values(state),) if has_aux else out
+    return cache.guarded(tape, sig, cache.argnums, primals, {}, run)
 
 
 def _jvp(f, primals, tangents, with_value, has_aux=False):
@@ -212,21 +215,26 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
             if tree is not None:
                 out, tout = split(tree, out, bnp.reshape), split(tree, tout, bnp.reshape)
             return ((out if with_value else None), tout) + ((aux[0],) if has_aux else ())
-        tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
+        tree = cache.trees.get(tape)
         if tape.custom:                            # a user's rule in it: jvp as traced ops
             return _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux)
-        if key is not None and len(cache.plain) < CACHE_SIZE and not tape.draws:
+        if key is not None and len(cache.plain) < CACHE_SIZE and not tape.draws \
+                and tape.guards is None:
             cache.plain[key] = tape, tree
     else:
         return _run_plain(found, primals, tangents, with_value, has_aux)
-    state = tape.state()
-    state.write(leaves)
-    _write_tangents(tape, state, tangents)
-    state.run(layout.MODE_JVP)
-    out = (_out(tape, tree, state, "val") if with_value else None,
-           _out(tape, tree, state, "grad"))
-    return out + (tape.aux_values(state),) if has_aux else out
+
+    def run(tape):
+        tree = cache.trees.get(tape)
+        state = tape.state()
+        state.write(leaves)
+        _write_tangents(tape, state, tangents)
+        state.run(layout.MODE_JVP)
+        out = (_out(tape, tree, state, "val") if with_value else None,
+               _out(tape, tree, state, "grad"))
+        return out + (tape.aux_values(state),) if has_aux else out
+    return cache.guarded(tape, sig, cache.argnums, primals, {}, run)
 
 
 def _ops_cache(f, kind, nprimals, has_aux, make):
@@ -447,9 +455,12 @@ def vjp(f, *primals, has_aux=False):
             out = split(tree, out, bnp.reshape)
             pull = functools.partial(lambda pull, ct: pull(flat_cotangent(tree, ct)), pull)
         return (out, pull) + ((aux[0],) if has_aux else ())
-    tree = cache.trees.get(tape)
     leaves = sig.diff + sig.data
-    value = tape.run_forward(leaves)
+    # the variant whose decisions hold at these primals: the pullback runs that one
+    value = cache.guarded(tape, sig, argnums, primals, {},
+                          lambda t: (t, t.run_forward(leaves)))
+    tape, value = value
+    tree = cache.trees.get(tape)
     aux = tape.aux_values(tape.state()) if has_aux else None
     # the pull-back runs on this call's random draws (the ones the value used), drawing none
     drawn = tape.state().drawn() if tape.draws else None
@@ -516,6 +527,9 @@ def linearize(f, *primals, has_aux=False):
             return _jvp(f, primals, tangents, False, has_aux)[1]
         return (value, by_ops, aux) if has_aux else (value, by_ops)
     local = threading.local()
+    # the variant whose decisions hold at these primals (its forward checks its guards)
+    tape = cache.guarded(tape, sig, cache.argnums, primals, {},
+                         lambda t: (t, t.run_forward(leaves))[0])
 
     def forward_state():
         state = getattr(local, "state", None)
@@ -669,22 +683,34 @@ def _jacobian(f, argnums, how, has_aux):
             J = _per_output(tree, [nested.into_layout(parts, groups, cache.single) for parts
                                    in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
             return (J, aux[0]) if has_aux else J
+        return cache.guarded(tape, sig, resolved, args, kwargs,
+                             lambda t: run(t, sig, resolved, args, kwargs))
+
+    def run(tape, sig, resolved, args, kwargs):
         forward, btape = plans.get(tape) or plan(tape, args, kwargs)
         state = None
+        leaves = sig.diff + sig.data
         if btape is not None:
-            J = btape.run_forward(sig.diff + sig.data)
-            if not has_aux and not kwargs and not SWITCH.on:
-                last[0] = (ArgsMatch(sig), tape, sig, resolved, btape)
+            if btape.guards is None and tape.guards is None:
+                J = btape.run_forward(leaves)
+                if not has_aux and not kwargs and not SWITCH.on:
+                    last[0] = (ArgsMatch(sig), tape, sig, resolved, btape)
+            else:
+                # Python decisions: the tape's own guards first (its branch decides the
+                # output's structure), then the batched tape's variant for these arguments
+                tape.run_forward(leaves)
+                J = batched.guarded(btape, sig, resolved, args, kwargs,
+                                    lambda t: t.run_forward(leaves))
         else:
             state = tape.state()
-            state.write(sig.diff + sig.data)
+            state.write(leaves)
             J = (_by_tangents if forward else _by_cotangents)(tape, state)
         J = _jacobian_parts(tape, cache.trees.get(tape), sig, resolved, cache.single, J)
         if not has_aux:
             return J
         if state is None:                     # the aux values need the tape's forward
             state = tape.state()
-            state.write(sig.diff + sig.data)
+            state.write(leaves)
             state.run(layout.MODE_FORWARD)
         return J, tape.aux_values(state)
 

@@ -7,7 +7,7 @@ from numba import njit, literal_unroll, types
 from numba.core import errors
 from numba.extending import overload
 
-from .._errors import NjitArgumentError, OutputError, at_user_site
+from .._errors import GuardError, NjitArgumentError, OutputError, at_user_site
 from ..kernels import engine, layout
 
 # run(I, F, C, mode) takes three pointers and a mode; pointers pass as 64-bit integers
@@ -69,6 +69,28 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
                 f"{grad_size} elements (see handle.describe())")
         return lambda args: None
 
+    n_nodes = tape.n
+    NODE = layout.C_NODE
+    TRUTH, INTEGER = 0, 2                     # tracing/concrete.py's guard kinds
+    if tape.guards is None:
+        guard_count = 0
+        guard_nodes = guard_at = guard_kinds = np.zeros(0, np.int64)
+        guard_values = np.zeros(0)
+    else:
+        guard_count = len(tape.guard_nodes)
+        guard_nodes = tape.guard_nodes.astype(np.int64)
+        guard_at = tape.n + tape.guard_pos                # F = imm[n] | val | grad
+        guard_kinds = tape.guard_kinds.astype(np.int64)
+        guard_values = tape.guard_values.astype(np.float64)
+    sites = sorted({site for site in (tape.guards[3] if tape.guards else ()) if site})
+    GUARD_MESSAGE = (
+        "burnumba njit handle: a Python decision the tape was traced with (an `if`, int() "
+        "or an index on a traced value) went the other way at these arguments, and a "
+        "compiled handle cannot trace the new branch. The decisions: "
+        + ("; ".join(sites) or "(no source lines)") + ". Write the choice as data "
+        "(bnp.where, bnp.maximum), or call the function through bn.value_and_grad, which "
+        "traces each branch")
+
     @njit(nogil=True)
     def value_and_grad(*args):
         check_arity(args)
@@ -83,6 +105,23 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
             _put(F, starts[j], sizes[j], x)
             j += 1
         value = run(I.ctypes.data, F.ctypes.data, C.ctypes.data, VG)
+        # the Python decisions the tape was traced with (none: the loop is empty); after a
+        # data error, only those on the nodes computed before it
+        below = C[NODE] if C[ERR] != 0 else n_nodes
+        for q in range(guard_count):
+            if guard_nodes[q] >= below:
+                continue
+            v = F[guard_at[q]]
+            want = guard_values[q]
+            kind = guard_kinds[q]
+            if kind == TRUTH:
+                ok = (v != 0) == (want != 0)
+            elif kind == INTEGER:
+                ok = np.trunc(v) == want
+            else:
+                ok = v == want or (v != v and want != want)
+            if not ok:
+                raise GuardError(GUARD_MESSAGE)
         if C[ERR] != 0:
             raise NjitArgumentError("burnumba njit handle: a node reported bad data (an "
                                     "index out of range); call the function through "

@@ -287,14 +287,15 @@ class _CallPlan:
                 at += tape.in_slots[s][1]
         self.x_parts, self.s_parts, self.integers = [], [], []
         for s, (x, where) in enumerate(zip(full.diff + full.data, _slots(full, column))):
-            if type(x) is not float and x.dtype.kind in "iu":
-                self.integers.append(s)
+            if type(x) is not float and type(x) is not int and x.dtype.kind in "iu":
+                self.integers.append(s)         # (a Python int is data below 2**24: exact)
             if where is not None:
                 k, j = where
                 self.x_parts.append((s, per_arg[k][3][j] % x.ndim, *column[where]))
             else:
                 count = tape.in_slots[s][1]
-                self.s_parts.append((s, slice(at_of[s], at_of[s] + count), type(x) is float))
+                self.s_parts.append((s, slice(at_of[s], at_of[s] + count),
+                                     type(x) in (float, int)))
         lanes = prog.lanes
         blocks = -(-size // lanes)
         self.chunks = chunks = max(1, min(threads, size // MIN_PER_THREAD, blocks))
@@ -434,6 +435,28 @@ class _VMapped:
         return unflatten(treedef, [bnp.stack([o[0][j] for o in outs], axis=self.out_axes)
                                    for j in range(len(outs[0][0]))])
 
+    def _per_sample(self, per_arg, size):
+        """A function that makes Python decisions on traced values (its tape has guards):
+        each sample is a call of ``f`` on its own, so that every sample takes its own
+        branch (the variants of its signature; bn.grad's own cache for ``bn.grad(f)``), and
+        the results are stacked at out_axes. A sample never gets another sample's branch."""
+        outs = []
+        for i in range(size):
+            sample = [a if leaves is None else
+                      unflatten(treedef, [x if ax is None else
+                                          x[(slice(None),) * (ax % np.ndim(x)) + (i,)]
+                                          for x, ax in zip(leaves, leaf_axes)])
+                      for a, leaves, treedef, leaf_axes in per_arg]
+            outs.append(flatten(self.f(*sample)))
+        treedef = outs[0][1]
+        if any(o[1] != treedef for o in outs):
+            raise UnsupportedOpError(at_user_site(
+                "vmap: the function returned outputs of another structure for another "
+                "sample"))
+        return unflatten(treedef, [np.stack([np.asarray(o[0][j]) for o in outs],
+                                            axis=self.out_axes)
+                                   for j in range(len(outs[0][0]))])
+
     def _trace(self, sample, batched_leaves):
         """The traced form of f on one sample, once per signature."""
         if self.transformed is not None:          # the gradient's tape orders the leaves
@@ -565,6 +588,8 @@ class _VMapped:
             traced = None            # below, outside the except (f's errors chain nothing)
         if traced is None:
             return self._unrolled(per_arg, size)
+        if traced.tape.guards is not None:
+            return self._per_sample(per_arg, size)
         full = (Signature(args, {}, _positive(self.transformed.argnums, len(args)),
                           _positive(self.transformed.static, len(args)))
                 if self.transformed is not None else Signature(args, {}, ()))
