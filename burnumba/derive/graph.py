@@ -76,6 +76,6 @@ def operands(b, i):
     if row.name == "gather":
         size = math.prod(b.shapes[i])
         return sorted({int(k) for k in sources(b, p[:size])})
-    if row.name == "where":
+    if row.layout == "tiles":                   # where: cond (the node P[p]), a0, a1
         return [p[0], b.a0[i], b.a1[i]]
     return [k for k in (b.a0[i], b.a1[i]) if k >= 0]

@@ -61,8 +61,8 @@ def eliminate_dead(b, roots):
     for r in roots:
         live[r] = 1
     op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
-    listed = {OPCODE[r.name] for r in ROWS if r.layout in ("listed", "inner")} | {
-        OPCODE["gather"], OPCODE["where"]}
+    listed = {OPCODE[r.name] for r in ROWS if r.layout in ("listed", "inner", "tiles")} | {
+        OPCODE["gather"]}
     for i in range(n - 1, -1, -1):
         if not live[i]:
             continue
