@@ -102,7 +102,7 @@ def test_prod_gradient_at_zeros_is_exact():
     gx = bn.grad(lambda x: np.sum(np.prod(x, axis=1) * w))(x)
     np.testing.assert_array_equal(gx, [[10.0, 0.0, 0.0], [0.0, 0.0, 0.0],
                                        [0.5 * -8.0, 0.5 * -6.0, 0.5 * 3.0]])
-    # along axis 0, with keepdims (the lanes are columns)
+    # along axis 0, with keepdims (the lines are columns)
     gx0 = bn.grad(lambda x: np.sum(x.prod(axis=0, keepdims=True) * w))(x)
     np.testing.assert_array_equal(gx0, [[4.5, 0.0, 0.0], [0.0, -8.0, -10.0], [0.0, 0.0, 0.0]])
     # forward mode and the second derivative at a zero, exactly

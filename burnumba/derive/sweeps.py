@@ -4,15 +4,13 @@ the forward sweep, and dead-node elimination for traces with derivatives in them
 """
 from .. import numpy as bnp
 from ..kernels import OPCODE, ROWS
-from ..numpy import linalg
 from ..tracing.tracer import Var, broadcast_to
-from . import gather, matmul, reduce, softmax, traced
+from . import gather, softmax, traced
 from .graph import operands
 from .maps import map_jvp, map_vjp
 
 # (vjp, jvp) of every block row, by name (tests/test_transforms.py requires one per row)
-BLOCK = {**reduce.RULES, **softmax.RULES, **gather.RULES, **matmul.RULES, **linalg.BLOCK,
-         **traced.RULES}
+BLOCK = {**softmax.RULES, **gather.RULES, **traced.RULES}
 
 
 # -- the sweeps ---------------------------------------------------------------------------------
@@ -63,8 +61,8 @@ def eliminate_dead(b, roots):
     for r in roots:
         live[r] = 1
     op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
-    listed = {OPCODE["sum"], OPCODE["sumsq"], OPCODE["inner"], OPCODE["gather"],
-              OPCODE["where"]}
+    listed = {OPCODE[r.name] for r in ROWS if r.layout in ("listed", "inner", "tiles")} | {
+        OPCODE["gather"]}
     for i in range(n - 1, -1, -1):
         if not live[i]:
             continue

@@ -476,11 +476,7 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     argnums_t, single = _norm_argnums(argnums)
     argnums_t = _positive(argnums_t, len(args))
     static = _positive(_norm_static(static_argnums, argnums_t), len(args))
-    try:
-        sig = Signature(args, kwargs, argnums_t, static)
-    except NestedTrace:
-        raise nested_unsupported("bn.trace") from None
-    tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single, static)
+    tape, sig = trace_once("bn.trace", f, args, kwargs, argnums_t, static, single=single)
     state = tape.state()
     state.unguarded = True                 # the branches numpy took while tracing
     try:
@@ -488,3 +484,15 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     finally:
         state.unguarded = False
     return tape
+
+
+def trace_once(name, f, args, kwargs, argnums, static=(), need_scalar=False, single=False):
+    """(tape, signature) of ``f`` on these arguments, traced once and cached nowhere: the
+    path of the transformations that hand out a tape or a handle (bn.trace, njit_value_and_
+    grad, bn.profile). Called on traced values it raises, naming the transformation
+    ``name``: such a one-off has no nested form."""
+    try:
+        sig = Signature(args, kwargs, argnums, static)
+    except NestedTrace:
+        raise nested_unsupported(name) from None
+    return _trace(f, args, kwargs, argnums, False, sig, need_scalar, single, static), sig

@@ -17,11 +17,9 @@ compiled in the process that made it and not cached on disk.
 """
 import numpy as np
 
-from .core import _norm_argnums, _positive, _trace
+from .core import _norm_argnums, _positive, _trace, trace_once
 from .custom import value_and_grads
-from .._errors import (InputError, NestedTrace, RandomSourceError, at_user_site,
-                       nested_unsupported)
-from ..tracing.signature import Signature
+from .._errors import InputError, RandomSourceError, at_user_site
 
 
 def njit_value_and_grad(f, *example_args, argnums=0):
@@ -54,11 +52,8 @@ def njit_value_and_grad(f, *example_args, argnums=0):
     if any(not 0 <= k < nargs for k in argnums_t):
         raise InputError(at_user_site(
             f"njit_value_and_grad: argnums {argnums} out of range for {nargs} arguments"))
-    try:
-        sig = Signature(example_args, {}, argnums_t, ())
-    except NestedTrace:
-        raise nested_unsupported("bn.njit_value_and_grad") from None
-    tape = _trace(f, example_args, {}, argnums_t, False, sig, True)
+    tape, sig = trace_once("bn.njit_value_and_grad", f, example_args, {}, argnums_t,
+                           need_scalar=True)
     if tape.draws:
         raise RandomSourceError(at_user_site(
             "njit_value_and_grad: the function draws random numbers (from "

@@ -466,7 +466,7 @@ class _VMapped:
                 key = ("custom", batched_leaves, sig.key)
                 found = self.traced.get(key)
                 if found is None:
-                    found = self._trace_outputs(sample, batched_leaves)
+                    found = self._trace_outputs(sample, batched_leaves, sig)
                     with self.lock:
                         found = self.traced.setdefault(key, found)
                 return found
@@ -475,13 +475,13 @@ class _VMapped:
         key = (batched_leaves, sig.key)
         found = self.traced.get(key)
         if found is None:
-            found = self._new_trace(sample, batched_leaves, key)
+            found = self._new_trace(sample, batched_leaves, key, sig)
         return found
 
-    def _new_trace(self, sample, batched_leaves, key):
+    def _new_trace(self, sample, batched_leaves, key, sig):
         traced = (self._trace_gradient(sample, batched_leaves)
                   if self.transformed is not None
-                  else self._trace_outputs(sample, batched_leaves))
+                  else self._trace_outputs(sample, batched_leaves, sig))
         with self.lock:
             return self.traced.setdefault(key, traced)
 
@@ -514,9 +514,9 @@ class _VMapped:
         return _Traced(tape, sig, _slots(sig, batched_leaves), layout.MODE_BATCH_GRAD,
                        1 + tape.n_diff_elems, unpack)
 
-    def _trace_outputs(self, sample, batched_leaves):
-        """Any f: traced with its output leaves packed into one flat node."""
-        sig = Signature(sample, {}, ())
+    def _trace_outputs(self, sample, batched_leaves, sig):
+        """Any f: traced with its output leaves packed into one flat node (``sig``: the
+        sample's signature, which ``_trace`` made)."""
         info = {}
 
         def packed(*args):
