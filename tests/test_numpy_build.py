@@ -159,8 +159,6 @@ def test_like_creation_gives_traced_arrays():
 REFUSED = {
     "dtype=float": (lambda x: np.array([x[0], x[1]], dtype=float), bn.ConcretizationError,
                     "Drop dtype="),
-    "numpy indexed by traced": (lambda x, i: np.arange(3.0)[i[0]], bn.ConcretizationError,
-                                "bnp.take"),
     "len of 0-d": (lambda x: len(np.sum(x)), bn.UnsupportedOpError, "x.size"),
     "iterating a 0-d": (lambda x: list(np.sum(x)), bn.UnsupportedOpError, "0-d"),
     "round to int": (lambda x: round(x[0]), bn.ConcretizationError, "round"),
@@ -214,3 +212,13 @@ def test_object_arrays():
     close(g, [2 * np.exp(0.5), 2 * np.exp(0.5) + np.exp(0.25)])
     with pytest.raises(TypeError, match="exp"):
         bn.grad(lambda x: np.sum(np.exp(np.array([x[0], 1.5]))))(x)
+
+
+def test_numpy_array_indexed_by_traced_integer_data_is_a_guard():
+    # the index is integer data: its value is a guard of the tape (a new index traces a
+    # new variant), and no gradient flows through it
+    f = bn.value_and_grad(lambda x, i: x[0] * np.arange(3.0)[i[0]])
+    x = np.array([1.5, 2.0])
+    for k in (2, 1, 2):
+        value, g = f(x, np.array([k]))
+        assert value == 1.5 * k and g.tolist() == [float(k), 0.0]
