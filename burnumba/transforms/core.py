@@ -356,7 +356,8 @@ class _Transformed(TapeCache):
             return state.call(args, kwargs)
 
         functools.update_wrapper(transformed, self.f)
-        transformed.tapes = self.tapes
+        transformed.tapes = self.tapes              # per signature: the variant used last
+        transformed.variants = self.variants        # per signature: all its variants (> 1)
         transformed.trace = self.trace
         transformed.plans = self.plans
         transformed._transformed = self          # what bn.vmap runs per sample
