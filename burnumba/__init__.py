@@ -6,10 +6,11 @@ interpreter loop.
 """
 from ._version import __version__  # noqa: F401  (bn.__version__)
 from ._errors import (BurnumbaError, CheckpointError, ConcretizationError, ConcurrencyError,
-                      DataError, InplaceError, InputError, LeakedTracerError, NjitArgumentError,
-                      MissingExtraError, NonFiniteError, PrecisionWarning, TapeFormatError,
+                      DataError, GradientCheckError, GuardError, InplaceError, InputError,
+                      LeakedTracerError, NjitArgumentError, MissingExtraError, NonFiniteError,
+                      PrecisionWarning, RandomSourceError, TapeFormatError,
                       OutputError, PytreeError, ShapeError, TracerBoolError,
-                      UnsupportedMethodError, UnsupportedOpError)
+                      UnsupportedMethodError, UnsupportedOpError, VariantWarning)
 from .kernels import KernelError, precompile
 from . import numpy
 from .numpy import inner, relu, rsqrt, sigmoid, stop_gradient, sumsq
@@ -20,23 +21,33 @@ from .ir.tape import Tape, load_tape
 from .transforms.core import grad, trace, value_and_grad
 from .transforms.forward import (elementwise_grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp,
                                  linearize, vjp)
+from .transforms.sparse import (hessian_sparsity, jacobian_sparsity, sparse_hessian,
+                                sparse_jacobian)
 from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
+from .transforms.custom import custom_jvp, custom_vjp
+from .transforms.implicit import custom_root, fixed_point
 from .tools.profile import profile
+from .tools.check import check_grads, flatten
 from .train.checkpoint import load_checkpoint, save_checkpoint
 from . import data, nn, optim            # public paths of burnumba/train's modules
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
-    "hessian", "hvp", "elementwise_grad", "stop_gradient", "vmap", "njit_value_and_grad",
+    "hessian", "hvp", "elementwise_grad", "sparse_jacobian", "sparse_hessian",
+    "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
+    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",
     "logsumexp", "cross_entropy", "layer_norm", "gelu", "masked_fill", "nn", "optim", "data",
     "save_checkpoint", "load_checkpoint",
     "BurnumbaError", "CheckpointError", "ConcretizationError", "ConcurrencyError", "DataError",
+    "GradientCheckError", "GuardError", "VariantWarning",
     "InplaceError", "InputError", "KernelError", "LeakedTracerError", "NonFiniteError",
-    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "ShapeError",
+    "MissingExtraError", "OutputError", "PrecisionWarning", "PytreeError", "RandomSourceError",
+    "ShapeError",
     "TapeFormatError", "TracerBoolError",
     "UnsupportedMethodError", "UnsupportedOpError",
 ]
+

@@ -90,6 +90,12 @@ class NonFiniteError(BurnumbaError, FloatingPointError):
     node, its op, the direction and the source line)."""
 
 
+class RandomSourceError(BurnumbaError, RuntimeError):
+    """A random draw inside a traced function that burnumba cannot replay on every call (an
+    unrecorded source, a traced parameter it cannot reparameterise, a tape with draws sent
+    where the user's generator cannot follow)."""
+
+
 class ConcurrencyError(BurnumbaError, RuntimeError):
     """A stateful object (a Trainer, an optimiser) used by two threads at once."""
 
@@ -103,10 +109,32 @@ class MissingExtraError(BurnumbaError, ImportError):
     not installed; the message names the pip command."""
 
 
+class GradientCheckError(BurnumbaError, AssertionError):
+    """bn.check_grads found a derivative that differs from central differences (the message
+    names the derivative and its worst element); an AssertionError, as autograd's."""
+
+
 class TapeFormatError(BurnumbaError, ValueError):
     """A saved or pickled Tape that cannot run here: damaged, hostile, or written by a
     burnumba whose op table or tape layout differs (the message names the file and the first
     bad field or node; the fix is to retrace)."""
+
+
+class GuardError(BurnumbaError, RuntimeError):
+    """A decision a tape was traced with (``if`` on a traced value, ``int(x)``, ``range(n)``
+    of a traced ``n``) went the other way at a run's arguments. bn.grad and the other
+    transformations catch it and retrace (a new variant of the tape); a handle that cannot
+    retrace (a saved Tape, bn.njit) raises it, naming the decision's source line."""
+
+    def __init__(self, message, tape=None, index=-1):
+        super().__init__(message)
+        self.tape = tape          # the tape whose guard failed
+        self.index = index        # which of its guards
+
+
+class VariantWarning(UserWarning):
+    """A function keeps taking new branches: past the variant limit per signature, each
+    new combination of decisions is traced again (correct, but at tracing's speed)."""
 
 
 class NestedTrace(Exception):

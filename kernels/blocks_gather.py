@@ -3,8 +3,12 @@ take (embedding lookup), scatter and take_add (their adjoints), and gather's lan
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
+import math
+
+import numpy
+
 from .layout import ERR_INDEX  # the block rules' error codes
-from .row import Op, _always_fits
+from .row import Op, Traced, _always_fits
 from .rules import template
 
 
@@ -290,13 +294,99 @@ def _gather_lanes_bwd(oy, ny, c, p, P, grad, lanes):
             grad[q + s] += grad[oy + j * lanes + s]
 
 
+# -- where in numpy's names (``Traced``), layout "tiles": cond, a and b are each the output's
+# shape, a scalar or its trailing axes (a tile repeated over it, as the kernel reads them),
+# y and g the output's shape. No cotangent for cond (a mask).
+def _untile(np, v, shape):
+    """A cotangent of the output's shape summed back to a tile of it."""
+    if v.shape == tuple(shape):
+        return v
+    n = math.prod(shape)
+    if n == v.size:                              # the same elements
+        return np.reshape(v, shape)
+    return np.reshape(np.sum(np.reshape(v, (-1, n)), axis=0), shape)
+
+
+def _where_value(np, cond, a, b, c):
+    # the tiles made full first, by a product with ones (exact, -0.0 too): autograd's where
+    # does not sum a cotangent back to a broadcast operand, its multiply does
+    ones = numpy.ones(numpy.broadcast_shapes(numpy.shape(cond), a.shape, b.shape))
+    return np.where(cond, a * ones, b * ones)
+
+
+def _where_vjp(np, cond, a, b, y, g, c, need=(False, True, True)):
+    da = _untile(np, np.where(cond, g, 0.0), a.shape) if need[1] else None
+    db = _untile(np, np.where(cond, 0.0, g), b.shape) if need[2] else None
+    return None, da, db
+
+
+def _where_tangent(np, cond, a, b, y, tcond, ta, tb, c):
+    out = np.where(cond, 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+    return np.broadcast_to(out, y.shape)
+
+
+# -- the tape-file check of each row here whose operands no layout kind describes
+# (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
+# run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
+def _where_check(t, i):
+    """cond = the node P[p], a0 and a1: each tiles the node."""
+    (c,) = t.params(i, 1)
+    for k in (t.node(i, "P[pp] (the condition)", c), t.node(i, "a0", t.a0[i]),
+              t.node(i, "a1", t.a1[i])):
+        t.tiles(i, k)
+
+
+def _gather_check(t, i):
+    """P[p:p+ny] are positions in val, all before this node's own slice."""
+    if t.a0[i] != -1:
+        t.node(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    ny = t.size[i]
+    if ny:
+        p = t.pp[i]
+        t.params(i, 1)
+        t.want(i, p + ny <= len(t.P), f"its {ny} positions run past the end of P")
+        pos = t.P[p:p + ny]
+        t.want(i, pos.min() >= 0 and pos.max() < t.off[i],
+               f"a gathered position lies outside 0 .. {t.off[i] - 1} (the values before it)")
+
+
+def _take_check(adjoint):
+    """take: y[k] = table[idx[k]] (rows of ``width``); take_add (its adjoint) adds rows of a0
+    into an (nrows, width) node. The index values are checked by the kernel itself."""
+    def rule(t, i):
+        a, idx = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+        nrows, width = t.params(i, 2)
+        t.want(i, nrows >= 0 and width >= 0, f"nrows, width = {nrows}, {width}")
+        table, rows = (i, a) if adjoint else (a, i)
+        t.want(i, t.size[table] == nrows * width and t.size[rows] == t.size[idx] * width,
+               f"sizes (%{a}: {t.size[a]}, indices %{idx}: {t.size[idx]}, node {t.size[i]}) "
+               f"do not fit {nrows} rows of {width}")
+    return rule
+
+
+def _scatter_check(t, i):
+    """y = zeros, y[P[p + j]] += a[j]: every position inside the node."""
+    a = t.node(i, "a0", t.a0[i])
+    t.none(i, "a1", t.a1[i])
+    na = t.size[a]
+    if na:
+        t.params(i, 1)
+        p = t.pp[i]
+        t.want(i, p + na <= len(t.P), f"its {na} positions run past the end of P")
+        pos = t.P[p:p + na]
+        t.want(i, pos.min() >= 0 and pos.max() < t.size[i],
+               f"a scattered position lies outside the node's {t.size[i]} elements")
+
+
 ROWS = (
     # -- where(cond, a, b): cond is the node P[p]. Each operand is as large as the output, a
     # scalar, or a tile repeated over it (a causal mask over a batch of heads): its index
     # wraps at its size.
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
        fwd=_where_fwd, bwd=_where_bwd,
-       jvp=_where_jvp),
+       jvp=_where_jvp, layout="tiles", check=_where_check,
+       traced=Traced(_where_value, _where_vjp, _where_tangent)),
 
     # -- gather: y[j] = val[P[p + j]], absolute positions in the value buffer fixed at
     # trace time. One row covers indexing, slicing, transposes, broadcast_to, stack and
@@ -305,21 +395,22 @@ ROWS = (
     # gradient is never read, so adding into them is harmless.
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
        fwd=_gather_fwd, bwd=_gather_bwd,
-       jvp=_gather_jvp, inline=True, tangent_reads=""),
+       jvp=_gather_jvp, inline=True, tangent_reads="", check=_gather_check),
     # take rows: y[k, :] = a[idx[k], :] for a table a0 of P[p] rows of P[p+1] elements and
     # indices read at run time from the node a1 (data: new indices do not retrace).
     # Negative indices count from the end, as numpy; anything else outside raises.
     Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
        fwd=_take_fwd, bwd=_take_bwd,
-       jvp=_take_jvp),
+       jvp=_take_jvp, check=_take_check(False)),
     # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
     # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
     Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
-       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp, tangent_reads=""),
+       fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp, tangent_reads="",
+       check=_scatter_check),
     # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
     # take); idx is the integer node a1, negative indices count from the end
     Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
-       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp),
+       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp, check=_take_check(True)),
     Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
        fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),
 )

@@ -5,7 +5,9 @@ The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
 from math import fabs, log, sqrt
 
-from .row import Op
+import numpy
+
+from .row import Op, Traced
 from .rules import template
 
 nan = float("nan")
@@ -519,6 +521,141 @@ def _eigh_jvp(i, oy, p, P, off, a0, val, grad):
                 grad[xu + r * n + cc] = s
 
 
+# -- the shape rules (layout "matrices", row.VIEWS): from the node's parameters, (the
+# operands' shapes, the result's shape, the work space after the result in the node's slice)
+def _solve_shapes(nb, n, k):
+    if min(nb, n, k) < 1:
+        return None
+    return ((nb, n, n), (nb, n, k)), (nb, n, k), n * n + n + n * k
+
+
+def _slogdet_shapes(nb, n):
+    if min(nb, n) < 1:
+        return None
+    return ((nb, n, n),), (nb, 2), n * n + 2 * n          # (sign, log|det|) per matrix
+
+
+def _cholesky_shapes(nb, n):
+    if min(nb, n) < 1:
+        return None
+    return ((nb, n, n),), (nb, n, n), n * n
+
+
+def _eigh_shapes(nb, n):
+    if min(nb, n) < 1:
+        return None
+    return ((nb, n, n),), (nb, n + n * n), 2 * n * n      # per matrix: w (n), then U (n, n)
+
+
+# -- the rules in numpy's names (``Traced``), the same formulas as the kernels' bwd / jvp:
+# their reference (with numpy) and their derivative as traced ops (with burnumba.numpy).
+def _solve_value(np, A, B, c):
+    return np.linalg.solve(A, B)
+
+
+def _solve_vjp(np, A, B, X, G, c, need=(True, True)):
+    dB = np.linalg.solve(np.swapaxes(A, 1, 2), G)                # A^-T G
+    dA = -np.matmul(dB, np.swapaxes(X, 1, 2)) if need[0] else None
+    return dA, dB
+
+
+def _solve_tangent(np, A, B, X, tA, tB, c):
+    r = tB
+    if tA is not None:
+        term = -np.matmul(tA, X)
+        r = term if r is None else r + term
+    return np.linalg.solve(A, r)                                 # A^-1 (tB - tA X)
+
+
+def _inv_t(np, A):
+    """A^-T of the stack A (nb, n, n)."""
+    return np.swapaxes(np.linalg.inv(A), 1, 2)
+
+
+def _slogdet_value(np, A, c):
+    sign, logdet = np.linalg.slogdet(A)
+    return np.stack([sign, logdet], axis=1)
+
+
+def _slogdet_vjp(np, A, y, g, c):
+    # the sign has gradient 0; d log|det A| = A^-T
+    return np.reshape(g[:, 1], (A.shape[0], 1, 1)) * _inv_t(np, A)
+
+
+def _slogdet_tangent(np, A, y, t, c):
+    tl = np.sum(_inv_t(np, A) * t, axis=(1, 2))
+    return np.stack([numpy.zeros(A.shape[0]), tl], axis=1)
+
+
+def _phi(n):
+    """Murray's Phi as a mask: the lower triangle, its diagonal halved."""
+    return numpy.tril(numpy.ones((n, n))) - 0.5 * numpy.eye(n)
+
+
+def _cholesky_value(np, A, c):
+    return np.linalg.cholesky(A)
+
+
+def _cholesky_vjp(np, A, L, G, c):
+    n = A.shape[1]
+    Lt = np.swapaxes(L, 1, 2)
+    Y = np.linalg.solve(Lt, np.matmul(Lt, G) * _phi(n))         # L^-T Phi(L^T G)
+    S = np.swapaxes(np.linalg.solve(Lt, np.swapaxes(Y, 1, 2)), 1, 2)   # ... L^-1
+    return 0.5 * (S + np.swapaxes(S, 1, 2))
+
+
+def _cholesky_tangent(np, A, L, t, c):
+    n = A.shape[1]
+    W = np.linalg.solve(L, 0.5 * (t + np.swapaxes(t, 1, 2)))     # L^-1 sym(tA)
+    X = np.swapaxes(np.linalg.solve(L, np.swapaxes(W, 1, 2)), 1, 2)    # ... L^-T
+    return np.matmul(L, X * _phi(n))
+
+
+def _eigh_value(np, A, c):
+    w, U = np.linalg.eigh(A)
+    # each eigenvector's entry of largest magnitude made positive, as the kernel does
+    # (LAPACK's signs are arbitrary); the sign is a constant, no derivative runs through it
+    big = np.abs(U) == np.max(np.abs(U), axis=1, keepdims=True)
+    U = U * np.sign(np.sum(np.where(big, U, 0.0), axis=1, keepdims=True))
+    return np.concatenate([w, np.reshape(U, (A.shape[0], -1))], axis=1)
+
+
+def _eigh_parts(np, A, y):
+    nb, n = A.shape[0], A.shape[1]
+    w, U = y[:, :n], np.reshape(y[:, n:], (nb, n, n))
+    # F[r, q] = 1 / (w[q] - w[r]) off the diagonal, 0 on it and between equal eigenvalues
+    # (the kernels' rules say why); ``tie`` marks those equal pairs
+    den = np.reshape(w, (nb, 1, n)) - np.reshape(w, (nb, n, 1))
+    tie = np.where(den == 0.0, 1.0, 0.0) * (1.0 - numpy.eye(n))
+    F = np.where(den == 0.0, 0.0, 1.0 / np.where(den == 0.0, 1.0, den))
+    return nb, n, U, F, tie
+
+
+def _eigh_vjp(np, A, y, g, c):
+    nb, n, U, F, tie = _eigh_parts(np, A, y)
+    gw, gU = g[:, :n], np.reshape(g[:, n:], (nb, n, n))
+    Ut = np.swapaxes(U, 1, 2)
+    K = np.matmul(Ut, gU)
+    # F o K, and NaN where equal eigenvalues meet a nonzero K (the kernel divides by 0
+    # there, as autograd); the NaN is a constant branch, so no derivative runs through it
+    bad = tie * np.where(K != 0.0, 1.0, 0.0)
+    inner = (F * K + np.where(bad != 0.0, numpy.nan, 0.0)
+             + np.reshape(gw, (nb, n, 1)) * numpy.eye(n))
+    T = np.matmul(np.matmul(U, inner), Ut)
+    return (T * numpy.eye(n)
+            + (T + np.swapaxes(T, 1, 2)) * numpy.tril(numpy.ones((n, n)), -1))
+
+
+def _eigh_tangent(np, A, y, t, c):
+    nb, n, U, F, tie = _eigh_parts(np, A, y)
+    lower = numpy.tril(numpy.ones((n, n)), -1)
+    tS = t * numpy.eye(n) + t * lower + np.swapaxes(t * lower, 1, 2)
+    M = np.matmul(np.matmul(np.swapaxes(U, 1, 2), tS), U)
+    tw = np.sum(M * numpy.eye(n), axis=2)
+    tU = np.matmul(U, F * M)
+    return np.concatenate([tw, np.reshape(tU, (nb, n * n))], axis=1)
+
+
 ROWS = (
     # -- linalg: numpy.linalg's factorizations on stacks of (n, n) matrices, as loops (see
     # the rules above); a singular or non-finite input gives NaN where numpy raises
@@ -526,15 +663,23 @@ ROWS = (
     # space in its value slice; the front end (burnumba/numpy/linalg.py) views the result.
     Op("solve", 2, "block", doc="X = A^-1 B for nb systems (n, n) (n, k); LU with partial "
        "pivoting. P = nb, n, k. Singular or non-finite A: X is NaN",
-       fwd=_solve_fwd, bwd=_solve_bwd, jvp=_solve_jvp),
+       fwd=_solve_fwd, bwd=_solve_bwd, jvp=_solve_jvp, layout="matrices",
+       shapes=_solve_shapes,
+       traced=Traced(_solve_value, _solve_vjp, _solve_tangent)),
     Op("slogdet", 1, "block", doc="(sign, log|det A|) of nb matrices (n, n), by LU; "
        "singular: (0, -inf) as numpy, with a NaN gradient; non-finite: NaN. P = nb, n",
-       fwd=_slogdet_fwd, bwd=_slogdet_bwd, jvp=_slogdet_jvp),
+       fwd=_slogdet_fwd, bwd=_slogdet_bwd, jvp=_slogdet_jvp, layout="matrices",
+       shapes=_slogdet_shapes,
+       traced=Traced(_slogdet_value, _slogdet_vjp, _slogdet_tangent)),
     Op("cholesky", 1, "block", doc="the lower Cholesky factor of nb matrices (n, n) (their "
        "lower triangle read); not positive definite: NaN. P = nb, n",
-       fwd=_cholesky_fwd, bwd=_cholesky_bwd, jvp=_cholesky_jvp),
+       fwd=_cholesky_fwd, bwd=_cholesky_bwd, jvp=_cholesky_jvp, layout="matrices",
+       shapes=_cholesky_shapes,
+       traced=Traced(_cholesky_value, _cholesky_vjp, _cholesky_tangent)),
     Op("eigh", 1, "block", doc="eigenvalues (ascending) and eigenvectors of nb symmetric "
        "matrices (n, n) (their lower triangle read), cyclic Jacobi; c = eps^2 of the "
        "dtype. P = nb, n",
-       fwd=_eigh_fwd, bwd=_eigh_bwd, jvp=_eigh_jvp),
+       fwd=_eigh_fwd, bwd=_eigh_bwd, jvp=_eigh_jvp, layout="matrices",
+       shapes=_eigh_shapes,
+       traced=Traced(_eigh_value, _eigh_vjp, _eigh_tangent)),
 )

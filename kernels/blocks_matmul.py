@@ -3,7 +3,7 @@ ones) and its lanes form for bn.vmap's wide tapes.
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
-from .row import Op
+from .row import Op, Traced
 from .rules import template
 from .templates import _eight_sums, _four_sums
 
@@ -402,6 +402,43 @@ def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, bla
                             grad[qb + s] += val[qa + s] * grad[qy + s]
 
 
+# -- the shape rule (layout "matrices") and the rules in numpy's names (``Traced``): A is
+# (nb or 1, M, K), B (nb or 1, K, N) (an operand with stride flag 0 is one matrix that every
+# product reuses), Y and G (nb, M, N). The product's reference and its derivative as traced
+# ops (its batched rule, which reads how the trace holds its operands, is derive/batched.py's).
+def _matmul_shapes(nb, M, K, N, sa, sb):
+    if min(nb, M, K, N) < 0 or sa not in (0, 1) or sb not in (0, 1):
+        return None
+    return ((nb if sa else 1, M, K), (nb if sb else 1, K, N)), (nb, M, N), 0
+
+
+def _matmul_value(np, A, B, c):
+    return np.matmul(A, B)
+
+
+def _matmul_vjp(np, A, B, Y, G, c, need=(True, True)):
+    # dA = G B^T, dB = A^T G; an operand shared by the nb products gets the sum of their
+    # gradients (of one: itself)
+    dA = dB = None
+    if need[0]:
+        dA = np.matmul(G, np.swapaxes(B, 1, 2))
+        dA = dA if A.shape[0] == G.shape[0] else np.sum(dA, axis=0, keepdims=True)
+    if need[1]:
+        dB = np.matmul(np.swapaxes(A, 1, 2), G)
+        dB = dB if B.shape[0] == G.shape[0] else np.sum(dB, axis=0, keepdims=True)
+    return dA, dB
+
+
+def _matmul_tangent(np, A, B, Y, tA, tB, c):
+    out = None                                         # tA @ B + A @ tB
+    if tA is not None:
+        out = np.matmul(tA, B)
+    if tB is not None:
+        term = np.matmul(A, tB)
+        out = term if out is None else out + term
+    return out
+
+
 ROWS = (
     # batched matmul: nb products Y_b = A_b @ B_b of (M, K) @ (K, N), P[p:p+6] = nb, M, K,
     # N, sa, sb; sa / sb = 0 reuse one operand for every b. Products of up to 512
@@ -410,7 +447,8 @@ ROWS = (
     # Backward: dA_b += G_b @ B_b^T and dB_b += A_b^T @ G_b, which gemm adds in place
     # (beta = 1), reading the transposes where they lie.
     Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
-       jvp=_matmul_jvp, tangent_reads="cross"),
+       jvp=_matmul_jvp, tangent_reads="cross", layout="matrices", shapes=_matmul_shapes,
+       traced=Traced(_matmul_value, _matmul_vjp, _matmul_tangent)),
     # the lanes form (bn.vmap's wide tapes; see _matmul_lanes_fwd). Its tests are vmap's:
     # every sample's bits against a loop.
     Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "

@@ -4,6 +4,8 @@ The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
 from math import exp, inf, log1p, nan
 
+import numpy
+
 from .row import Op, Traced
 from .rules import template
 from .templates import _axis
@@ -66,7 +68,7 @@ def _cumprod_bwd(i, oy, p, P, off, a0, need, val, grad):
     if need[ia]:
         # da_j = y_{j-1} * s_j with s_j = sum_{k >= j} g_k prod_{j < i <= k} a_i, run from
         # the end as s_j = g_j + a_{j+1} s_{j+1}: products of the other elements only, never
-        # y / a, so exact where a lane holds zeros (one zero: the product of the others at
+        # y / a, so exact where a line holds zeros (one zero: the product of the others at
         # it; two: 0) and no 0 / 0 or inf / inf
         for o in range(outer):
             for k in range(inner):
@@ -226,6 +228,61 @@ def _logcumsumexp_tangent(np, a, y, t, c):
     return np.stack(ty, axis=1)
 
 
+# -- cumsum, cumprod and argsort in numpy's names (``Traced``): a, y, g, t are (outer, m,
+# inner), the axis is 1. Their reference and their derivative as traced ops.
+def _cumsum_value(np, a, c):
+    return np.cumsum(a, axis=1)
+
+
+def _cumsum_vjp(np, a, y, g, c):
+    return np.flip(np.cumsum(np.flip(g, axis=1), axis=1), axis=1)     # sum_{k >= j} g_k
+
+
+def _cumsum_tangent(np, a, y, t, c):
+    return np.cumsum(t, axis=1)
+
+
+def _cumprod_value(np, a, c):
+    steps = [a[:, 0]]                                  # y_j = y_{j-1} * a_j, numpy's order
+    for j in range(1, a.shape[1]):
+        steps.append(steps[-1] * a[:, j])
+    return np.stack(steps, axis=1)
+
+
+def _cumprod_weights(np, a):
+    """W[o, j, k, n] = d y[o, k, n] / d a[o, j, n] = prod_{i <= k, i != j} a_i for k >= j, else
+    0: the cumulative products with a_j replaced by 1 (m lines of m, exact at zeros; the
+    masks are constants, in numpy itself)."""
+    o, m, n = a.shape
+    eye = numpy.eye(m, dtype=bool).reshape(1, m, m, 1)
+    others = np.cumprod(np.where(eye, 1.0, np.reshape(a, (o, 1, m, n))), axis=2)
+    return np.where(numpy.triu(numpy.ones((m, m), dtype=bool)).reshape(1, m, m, 1),
+                    others, 0.0)
+
+
+def _cumprod_vjp(np, a, y, g, c):
+    o, m, n = a.shape
+    return np.sum(_cumprod_weights(np, a) * np.reshape(g, (o, 1, m, n)), axis=2)
+
+
+def _cumprod_tangent(np, a, y, t, c):
+    o, m, n = a.shape
+    return np.sum(_cumprod_weights(np, a) * np.reshape(t, (o, m, 1, n)), axis=1)
+
+
+def _argsort_value(np, a, c):
+    idx = np.argsort(a, axis=1, kind="stable")         # NaN last, ties in index order
+    if c != 0.0:                                       # positions in the flat operand
+        o, m, n = a.shape
+        idx = ((numpy.arange(o).reshape(o, 1, 1) * m + idx) * n
+               + numpy.arange(n).reshape(1, 1, n))
+    return idx.astype(a.dtype)
+
+
+def _no_derivative(np, a, y, g, c):
+    return None                                        # integer data: no cotangent, tangent
+
+
 @template
 def _sort_before(u, v, base, xb, inner, val):
     """Whether heap slot u sorts before heap slot v in the order (value, index): NaN last
@@ -246,7 +303,7 @@ def _argsort_fwd(i, oy, c, p, P, off, a0, val):
             xb = oa + o * m * inner + k
             for j in range(m):
                 val[base + j * inner] = j
-            # heapsort of the lane's indices in place (no work space): a max-heap in the
+            # heapsort of the line's indices in place (no work space): a max-heap in the
             # order (value, index), its largest moved to the end one by one
             start = m // 2
             end = m
@@ -299,15 +356,19 @@ ROWS = (
     # gets the product of the others, the rest 0; two zeros: all 0). Backward: the reversed
     # cumulative sum; for cumprod, y_{j-1} * (g_j + a_{j+1} (g_{j+1} + ...)), no division.
     Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
-       fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis"),
+       fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis",
+       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent)),
     Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
-       fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis"),
+       fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis",
+       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent)),
     # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
     # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
     # positions in the flat operand, which a take row reads: np.sort(x) is take(x, argsort),
     # so the permutation is computed at run time and the gradient scatters through it.
     Op("argsort", 1, "block", doc="y[o, :, k] = the stable order of a[o, :, k] (integers)",
-       fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis"),
+       fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis",
+       traced=Traced(_argsort_value, _no_derivative, _no_derivative, _no_derivative,
+                     imm=(0.0, 1.0))),
     Op("logcumsumexp", 1, "block", doc="y[o, j, k] = log sum_{i <= j} exp(a[o, i, k])",
        fwd=_logcumsumexp_fwd, bwd=_logcumsumexp_bwd, jvp=_logcumsumexp_jvp, layout="axis",
        traced=Traced(_logcumsumexp_value, _logcumsumexp_vjp, _logcumsumexp_tangent),

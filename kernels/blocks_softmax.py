@@ -7,7 +7,9 @@ from math import exp, log, sqrt
 
 from ._prims import exp as vexp  # rules.BLOCK_MATH (compiled: kernels/_native)
 from .layout import ERR_TARGET  # the block rules' error codes
-from .row import Op
+import numpy
+
+from .row import Op, Traced
 from .rules import template
 from .templates import _axis, _dot4, _max4, _max_along, _sum4
 
@@ -327,7 +329,7 @@ def _logsumexp_jvp(i, oy, p, P, off, a0, val, grad):
         for k in range(inner):
             y = val[oy + o * inner + k]
             acc = 0.0
-            if y >= -1.7976931348623157e308:        # a lane of -inf (fully masked) stays 0
+            if y >= -1.7976931348623157e308:        # a line of -inf (fully masked) stays 0
                 for j in range(m):
                     q = (o * m + j) * inner + k
                     acc += exp(val[oa + q] - y) * grad[oa + q]
@@ -449,36 +451,152 @@ def _cross_entropy_jvp(i, oy, c, p, P, off, a0, a1, val, grad):
     grad[oy] = c * acc
 
 
+# -- the rules in numpy's names (``Traced``): a, y, g, t are (outer, m, inner) ("axis"; inner
+# = 1 for "axis_rows"; y, g (outer, 1, inner) for logsumexp's "axis_reduce"), the axis is 1.
+# The row's reference, and its derivative as traced ops; each reuses y where it can.
+def _softmax_value(np, a, c):
+    e = np.exp(a - np.max(a, axis=1, keepdims=True))
+    return e / np.sum(e, axis=1, keepdims=True)
+
+
+def _softmax_vjp(np, a, y, g, c):
+    return y * (g - np.sum(g * y, axis=1, keepdims=True))
+
+
+def _softmax_tangent(np, a, y, t, c):
+    return y * (t - np.sum(y * t, axis=1, keepdims=True))
+
+
+def _future(a):
+    """Causal softmax's masked half: row o of the view is row t = o % m of its (T, T) block,
+    whose columns j > t are masked (a constant, in numpy itself)."""
+    outer, m = a.shape[0], a.shape[1]
+    return (numpy.arange(m).reshape(1, m, 1)
+            > (numpy.arange(outer) % m).reshape(outer, 1, 1))
+
+
+def _causal_softmax_value(np, a, c):
+    future = _future(a)
+    z = np.where(future, -inf, a)
+    e = np.where(future, 0.0, np.exp(c * (z - np.max(z, axis=1, keepdims=True))))
+    return e / np.sum(e, axis=1, keepdims=True)
+
+
+def _causal_softmax_vjp(np, a, y, g, c):
+    # y is 0 beyond the diagonal, so the sums run over the visible part only
+    return c * y * (g - np.sum(g * y, axis=1, keepdims=True))
+
+
+def _causal_softmax_tangent(np, a, y, t, c):
+    return c * y * (t - np.sum(y * t, axis=1, keepdims=True))
+
+
+def _log_softmax_value(np, a, c):
+    s = a - np.max(a, axis=1, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=1, keepdims=True))
+
+
+def _log_softmax_vjp(np, a, y, g, c):
+    return g - np.exp(y) * np.sum(g, axis=1, keepdims=True)
+
+
+def _log_softmax_tangent(np, a, y, t, c):
+    return t - np.sum(np.exp(y) * t, axis=1, keepdims=True)
+
+
+def _logsumexp_value(np, a, c):
+    mx = np.max(a, axis=1, keepdims=True)
+    mx = np.where(np.isfinite(mx), mx, 0.0)            # shifted by a finite maximum only
+    return mx + np.log(np.sum(np.exp(a - mx), axis=1, keepdims=True))
+
+
+def _lse_weights(np, a, y):
+    """exp(a - y) along the line, 0 in a line of -inf (which passes no gradient)."""
+    w = np.where(y >= -inf, np.exp(a - np.where(y > -inf, y, 0.0)), 0.0)
+    return np.where(y > -inf, w, 0.0)
+
+
+def _logsumexp_vjp(np, a, y, g, c):
+    return g * _lse_weights(np, a, y)
+
+
+def _logsumexp_tangent(np, a, y, t, c):
+    return np.sum(_lse_weights(np, a, y) * t, axis=1, keepdims=True)
+
+
+def _layer_norm_rs(np, a, c):
+    """1 / sqrt(var + eps) per row, recomputed from a."""
+    d = a - np.mean(a, axis=1, keepdims=True)
+    return 1.0 / np.sqrt(np.mean(d * d, axis=1, keepdims=True) + c)
+
+
+def _layer_norm_value(np, a, c):
+    return (a - np.mean(a, axis=1, keepdims=True)) * _layer_norm_rs(np, a, c)
+
+
+def _layer_norm_vjp(np, a, y, g, c):
+    rs = _layer_norm_rs(np, a, c)
+    return rs * (g - np.mean(g, axis=1, keepdims=True)
+                 - y * np.mean(g * y, axis=1, keepdims=True))
+
+
+def _layer_norm_tangent(np, a, y, t, c):
+    rs = _layer_norm_rs(np, a, c)
+    return rs * (t - np.mean(t, axis=1, keepdims=True)
+                 - y * np.mean(t * y, axis=1, keepdims=True))
+
+
+# -- the tape-file check of each row here whose operands no layout kind describes
+# (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
+# run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
+
+def _cross_entropy_check(t, i):
+    """logits a0 (rows x classes = P[p], P[p+1]), targets a1 (rows), the node a scalar."""
+    logits, targets = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
+    rows, ncls = t.params(i, 2)
+    t.want(i, rows >= 0 and ncls >= 1, f"rows, classes = {rows}, {ncls}")
+    t.want(i, t.size[logits] == rows * ncls and t.size[targets] == rows and t.size[i] == 1,
+           f"sizes (logits {t.size[logits]}, targets {t.size[targets]}, node {t.size[i]}) do "
+           f"not fit rows {rows} x classes {ncls}")
+
+
 ROWS = (
     # softmax along one axis, stable: exp(a - max) / sum; the backward reuses y
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
        fwd=_softmax_fwd, bwd=_softmax_bwd,
-       jvp=_softmax_jvp, inline=True, layout="axis"),
+       jvp=_softmax_jvp, inline=True, layout="axis",
+       traced=Traced(_softmax_value, _softmax_vjp, _softmax_tangent)),
     # attention's scale, causal mask and softmax in one row: x is (..., T, T), row t of each
     # (T, T) block keeps columns j <= t, y = softmax(c * x) over those and 0 beyond, c > 0.
     # The masked half is never exponentiated. dx_j = c * y_j * (g_j - sum_k g_k y_k), j <= t.
     Op("causal_softmax", 1, "block", doc="softmax(c * a) over j <= t in each (T, T) block",
        fwd=_causal_softmax_fwd, bwd=_causal_softmax_bwd,
-       jvp=_causal_softmax_jvp, layout="axis_rows"),
+       jvp=_causal_softmax_jvp, layout="axis_rows",
+       traced=Traced(_causal_softmax_value, _causal_softmax_vjp, _causal_softmax_tangent,
+                     imm=(1.0, 0.3))),
     Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis",
        fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
-       jvp=_log_softmax_jvp, layout="axis"),
-    # logsumexp over one axis (the output drops the axis), shifted by the lane's maximum when
-    # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a lane of -inf gives
-    # -inf (log 0), NaN propagates. The gradient is exp(a - y); a lane of -inf (fully masked)
+       jvp=_log_softmax_jvp, layout="axis",
+       traced=Traced(_log_softmax_value, _log_softmax_vjp, _log_softmax_tangent)),
+    # logsumexp over one axis (the output drops the axis), shifted by the line's maximum when
+    # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a line of -inf gives
+    # -inf (log 0), NaN propagates. The gradient is exp(a - y); a line of -inf (fully masked)
     # passes none (JAX and torch give NaN there).
     Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])",
        fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,
-       jvp=_logsumexp_jvp, layout="axis_reduce"),
+       jvp=_logsumexp_jvp, layout="axis_reduce",
+       traced=Traced(_logsumexp_value, _logsumexp_vjp, _logsumexp_tangent)),
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
     # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
        fwd=_layer_norm_fwd, bwd=_layer_norm_bwd,
-       jvp=_layer_norm_jvp, layout="axis_rows"),
+       jvp=_layer_norm_jvp, layout="axis_rows",
+       traced=Traced(_layer_norm_value, _layer_norm_vjp, _layer_norm_tangent,
+                     imm=(1e-5, 0.5))),
     # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
     # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
     Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]",
        fwd=_cross_entropy_fwd, bwd=_cross_entropy_bwd,
-       jvp=_cross_entropy_jvp),
+       jvp=_cross_entropy_jvp, check=_cross_entropy_check),
 )

@@ -5,13 +5,54 @@ from typing import Callable, NamedTuple, Optional, Tuple
 
 class Traced(NamedTuple):
     """A block row's rules written with numpy's names (``np`` is the namespace passed in), on
-    its operand as the row's ``layout`` shows it: for an "axis" row, ``a`` and ``y`` are
-    (outer, m, inner) arrays and the axis is 1. Run with numpy, they are the row's reference,
-    which the tests hold its kernels to; run with ``burnumba.numpy`` on traced values, they
-    are its derivative as traced ops (nested transformations, Hessians)."""
+    its operands and output in the shapes the row's ``layout`` gives (``NODE_SHAPES``): for an
+    "axis" row, ``a`` and ``y`` are (outer, m, inner) arrays and the axis is 1. Run with numpy,
+    they are the row's reference, which the tests hold its kernels to; run with
+    ``burnumba.numpy`` on traced values, they are its derivative as traced ops (nested
+    transformations, Hessians).
+    ``c`` is the node's immediate (a scale, a sign, an eps; 0 where the row has none). A row
+    of two operands takes both: ``value(np, a, b, c)``, ``vjp(np, a, b, y, g, c, need)`` ->
+    (da, db), computing only those ``need`` (a pair of bools) asks for (None for the other),
+    and ``jvp(np, a, b, y, ta, tb, c)`` with None for an operand without a tangent."""
     value: Callable    # value(np, a, c): y
     vjp: Callable      # vjp(np, a, y, g, c): the cotangent of a, for the cotangent g of y
-    jvp: Callable      # jvp(np, a, y, t, c): the tangent of y, for the tangent t of a
+    #                    (None: integer data, no cotangent)
+    jvp: Callable      # jvp(np, a, y, t, c): the tangent of y, for the tangent t of a (None:
+    #                    no tangent)
+    batched: Optional[Callable] = None   # batched(np, a, y, t, c): jvp for B tangents at
+    # once, t of shape (B,) + a's shape, the result (B,) + y's; None: jvp per direction
+    imm: Tuple[float, ...] = (0.0,)      # the immediates c the table-driven tests try
+
+
+# How each block ``layout`` shows a node's operands and output to its ``Traced`` rules, from
+# the node's parameters P[p:]: (the operands' shapes, the output's, the work space that
+# follows the output in the node's slice). An axis row's P[p:p+3] = (outer, m, inner).
+def _axis_shapes(reduce):
+    def shapes(row, P):
+        outer, m, inner = P[0], P[1], P[2]
+        a = (outer, m, inner)
+        return (a,), ((outer, 1, inner) if reduce else a), 0
+    return shapes
+
+
+def _matrices_shapes(row, P):
+    # the row's own shape rule, on as many parameters as it takes (nb, n[, k])
+    return row.shapes(*(int(P[k]) for k in range(row.shapes.__code__.co_argcount)))
+
+
+def _listed_shapes(row, P):
+    return None, None, 0             # the operands' shapes are in the trace, not in P
+
+
+NODE_SHAPES = {
+    "axis": _axis_shapes(False),                  # y as large as a
+    "axis_rows": _axis_shapes(False),             # inner = 1: the rows along the last axis
+    "axis_reduce": _axis_shapes(True),            # y (outer, 1, inner)
+    "matrices": _matrices_shapes,                 # stacks of matrices (Op.shapes)
+    "listed": _listed_shapes,                     # a scalar of the nodes listed in P
+    "inner": _listed_shapes,                      # x_1..x_m, w_1..w_m in P, a bias in a0
+    "tiles": _listed_shapes,                      # cond P[p], a0, a1: tiles of the output
+}
 
 
 class Op(NamedTuple):
@@ -42,11 +83,30 @@ class Op(NamedTuple):
     layout: Optional[str] = None     # block rows: how the node and its operand lie in the
     # arena, which every module reads from here: "axis", the operand a0 seen as
     # (outer, m, inner) = P[p:p+3] and the output of its size; "axis_reduce", the output
-    # (outer, inner); "axis_rows", as "axis" with inner = 1 (rows along the last axis)
+    # (outer, inner); "axis_rows", as "axis" with inner = 1 (rows along the last axis);
+    # "matrices", stacks of matrices whose shapes the row's ``shapes`` gives; "listed", a
+    # scalar of every element of the nodes P[p+1 : p+1+m], m = P[p] (the rules take the list
+    # of their values, ``xs``); "inner", the nodes x_1..x_m, w_1..w_m = P[p+1 : p+1+2m] and
+    # the bias a0 if any, listed so; "tiles", the operands (the node P[p], a0, a1) each read
+    # as a tile of the output: its shape, a scalar, or its trailing axes; NODE_SHAPES
     traced: Optional[Traced] = None  # block rows: the rules in numpy's names (``Traced``);
     # a row that has them needs no derivative code in burnumba/derive
     public: Optional[str] = None     # the burnumba.numpy function made from the row and its
     # layout: for an "axis" row, ``public(x, axis=None)`` (None: the flattened array)
+    shapes: Optional[Callable] = None  # "matrices" rows: the shape rule, shapes(*P[p:p+k])
+    # for its k parameters (nb, n[, k]; matmul's nb, M, K, N, sa, sb): (the operands' shapes,
+    # the result's shape, the size of the work space after the result in the node's slice),
+    # or None where the parameters are not valid
+    check: Optional[Callable] = None   # block rows whose operands no layout kind describes
+    # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
+    # the tape-file
+    # check of a node, check(t, i), t the checker of burnumba/ir/tapefile.py
+
+    def node_shapes(self, P):
+        """The shapes in which a node of this row shows its operands and output to its
+        ``traced`` rules (``NODE_SHAPES`` of its layout), from its parameters P (a sequence
+        from the node's p): (operands' shapes, output's shape, work space after it)."""
+        return NODE_SHAPES[self.layout](self, P)
 
     @property
     def special(self):

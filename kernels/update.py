@@ -15,7 +15,8 @@ vectorizing the loops (4x slower Adam).
 import numpy as np
 
 # hp layouts: hp has the parameters' dtype, so float32 buffers are updated in float32
-# arithmetic, as torch does (8 lanes instead of 4: 3.3x faster for a 1M-parameter Adam step).
+# arithmetic, as torch does (8 values a SIMD register instead of 4: 3.3x faster for a
+# 1M-parameter Adam step).
 SGD_LR, SGD_MOMENTUM, SGD_WD, SGD_NESTEROV, SGD_SCALE = range(5)
 (ADAM_STEP_SIZE, ADAM_B1, ADAM_1MB1, ADAM_B2, ADAM_1MB2, ADAM_ROOT_BC2, ADAM_EPS, ADAM_DECAY,
  ADAM_L2, ADAM_SCALE) = range(10)

@@ -231,19 +231,26 @@ def test_python_float_arguments_are_tape_inputs_unless_static():
 
     def branchy(x, t):
         return np.sum(x * (2.0 if t > 1.0 else 3.0))
-    with pytest.raises(bn.TracerBoolError, match="static_argnums"):
-        bn.grad(branchy)(x, 1.5)
+    d = bn.grad(branchy)                      # a decision on t: a guard, one variant a branch
+    np.testing.assert_array_equal(d(x, 1.5), np.full(5, 2.0))
+    np.testing.assert_array_equal(d(x, 0.5), np.full(5, 3.0))
+    np.testing.assert_array_equal(d(x, 1.7), np.full(5, 2.0))
+    assert len(d.tapes) == 1 and len(d._transformed.variants[next(iter(d.tapes))]) == 2
     s = bn.grad(branchy, static_argnums=1)
     np.testing.assert_array_equal(s(x, 1.5), np.full(5, 2.0))
     np.testing.assert_array_equal(s(x, 0.5), np.full(5, 3.0))
     assert len(s.tapes) == 2
     with pytest.raises(bn.InputError, match="both argnums and static_argnums"):
         bn.grad(branchy, argnums=1, static_argnums=1)
-    with pytest.raises(bn.ConcretizationError, match="static_argnums"):
-        bn.grad(lambda x, n: np.sum(x) * len(range(int(n))))(x, 3.0)
-    ints = bn.grad(lambda x, n: np.sum(x) * n)           # ints stay static
-    ints(x, 2), ints(x, 3)
-    assert len(ints.tapes) == 2
+    n3 = bn.grad(lambda x, n: np.sum(x) * len(range(int(n))))
+    np.testing.assert_array_equal(n3(x, 3.0), np.full(5, 3.0))
+    np.testing.assert_array_equal(n3(x, 4.0), np.full(5, 4.0))
+    ints = bn.grad(lambda x, n: np.sum(x) * n)           # small ints are data
+    np.testing.assert_array_equal(ints(x, 2), np.full(5, 2.0))
+    np.testing.assert_array_equal(ints(x, 3), np.full(5, 3.0))
+    assert len(ints.tapes) == 1
+    ints(x, 2 ** 40), ints(x, True)                       # big ints and bools stay static
+    assert len(ints.tapes) == 3
 
 
 def test_tracing_pauses_and_restores_the_garbage_collector():

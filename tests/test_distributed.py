@@ -319,3 +319,29 @@ def test_bad_inputs(client):
         bnd.value_and_grad(logistic_sum, "tcp://scheduler:8786")
     with pytest.raises(bn.InputError, match="flat dict"):
         bnd.Trainer(logistic_sum, [X], optim.SGD(0.1), client, (da.from_array(X),))
+
+
+def test_random_draws_are_made_on_the_driver_shard_by_shard(client):
+    """A loss with random draws: the driver draws from its generator for each shard in
+    order, as a Python loop over the shards calling the loss would, and ships the numbers
+    with the shard's task (the workers cannot reach the driver's generator)."""
+    X, y, p = data()
+    rng = np.random.default_rng(0)
+
+    def noisy(p, X, y):
+        return logistic_sum(p, X + 0.1 * rng.standard_normal(X.shape), y)
+
+    # five shards on two workers: the reduction tree's order (by worker) is not the
+    # dataset's, in which the draws are made
+    chunks = (200, 100, 150, 50, 200)
+    shards = (da.from_array(X, chunks=(chunks, 5)), da.from_array(y, chunks=(chunks,)))
+    vg = bnd.value_and_grad(noisy, client)
+    got = [vg(p, shards) for _ in range(2)]
+    rng = np.random.default_rng(0)                   # the same seed, one process
+    local = bn.value_and_grad(noisy)
+    for value, g in got:
+        parts = [local(p, X[lo:lo + n], y[lo:lo + n])
+                 for lo, n in zip(np.cumsum((0,) + chunks[:-1]), chunks)]
+        close(value, sum(v for v, _ in parts), 1e-12)
+        close(g["w"], sum(d["w"] for _, d in parts), 1e-12)
+    assert got[0][0] != got[1][0]                    # new draws on every step

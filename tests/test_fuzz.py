@@ -22,6 +22,8 @@ powers read positive-ized operands (``x * x + 0.5``, ``abs(x) + 0.5``, ``sigmoid
 in both dtypes), so exp, powers and sums never overflow and float32 stays well-conditioned.
 Half the input shapes are square, where a transpose keeps the shape, and ``view_chain``
 steps compose two or three views in one expression (x.T.T, x[::-1].T[1:], ...).
+``setitem`` steps write in place (``y[key] op= b`` into a copy, every index kind); autograd
+refuses writes, so the reference builds the same update functionally (``_set_functional``).
 
 Kinks: the ``kink`` steps apply relu, abs, maximum, minimum, where or a max / min reduction
 to an input and a constant equal to it at some positions. Both are float32 numbers, so
@@ -49,6 +51,7 @@ standalone script that reproduces it, with both results and where they differ.
 BURNUMBA_FUZZ_GRAPHS=20000 runs more programs; BURNUMBA_HYPOTHESIS=thorough, new ones on
 each run.
 """
+import inspect
 import math
 import os
 import re
@@ -225,6 +228,39 @@ def _literal(a, dtype=None):
     return f"np.array({text}, dtype=np.{dtype})" if dtype else f"np.array({text})"
 
 
+# In-place updates: a step ``v = _set(a, key, b, op)`` writes into a copy of a, in place
+# (burnumba traces the write; the eager run is numpy's); autograd refuses writes, so its
+# reference is the same update built functionally: numpy applies the assignment to the
+# elements' positions (its own rules for repeated indices, masks and steps) and the result
+# gathers from a and the written values.
+
+def _set(a, key, b, op):
+    y = a.copy()
+    if op == "=":
+        y[key] = b
+    elif op == "+=":
+        y[key] += b
+    elif op == "-=":
+        y[key] -= b
+    else:
+        y[key] *= b
+    return y
+
+
+def _set_functional(a, key, b, op):
+    shape = np.shape(a)
+    size = math.prod(shape)
+    target = np.zeros(shape)[key].shape
+    if op != "=":
+        current = a[key]
+        b = {"+=": current + b, "-=": current - b, "*=": current * b}[op]
+    b = b + np.zeros(target)
+    positions = np.arange(size).reshape(shape)
+    positions[key] = size + np.arange(math.prod(target)).reshape(target)
+    both = anp.concatenate([anp.ravel(a), anp.ravel(b)])
+    return anp.reshape(both[positions.reshape(-1)], shape)
+
+
 class Program:
     """The inputs, captured constants, body lines and weighted outputs of one program."""
 
@@ -255,7 +291,8 @@ class Program:
 
     def function(self, np_module, bn_module, rounding=False):
         """The program as a function with ``np`` and ``bn`` bound to the given modules."""
-        scope = {"np": np_module, "bn": bn_module, "_round": _round, **self.consts}
+        scope = {"np": np_module, "bn": bn_module, "_round": _round, **self.consts,
+                 "_set": _set if np_module is np else _set_functional}
         exec(self.source(rounding), scope)          # noqa: S102  (a program is source)
         return scope["f"]
 
@@ -265,7 +302,8 @@ class Program:
 
     def script(self, dtype):
         """A standalone script: the program on the concrete inputs of a run in ``dtype``."""
-        lines = ["import numpy as np", "import burnumba as bn", ""]
+        lines = ["import numpy as np", "import burnumba as bn", "",
+                 inspect.getsource(_set), ""]
         lines += [f"{k} = {_literal(v, dtype)}" for k, v in self.inputs.items()]
         lines += [f"{k} = {_literal(v)}" for k, v in self.indices.items()]
         source = self.source()
@@ -287,7 +325,7 @@ class _Gen:
         self.draw = draw
         self.rng = np.random.default_rng(seed)
         self.prog = Program()
-        self.env = {"np": np, "bn": bn}      # name -> numpy value, for eager evaluation
+        self.env = {"np": np, "bn": bn, "_set": _set}   # name -> numpy value, eagerly
         self.pool = []                       # names of the values steps may use
         self.used = set()
         self.n = Counter()
@@ -801,6 +839,47 @@ def op_embedding(g):
     g.emit(form.format(t=table, i=idx), [table])
 
 
+def op_setitem(g):
+    """An in-place update of a copy: ``y[key] op= b`` with a basic, integer-array (repeats
+    included) or mask key, b a value, constant or scalar that broadcasts to y[key]."""
+    a = g.pick(_ndim_at_least(1))
+    shape = g.shape(a)
+    kind = g.choice(["basic", "fancy", "mask"])
+    if kind == "basic":
+        parts = []
+        for n in shape:
+            form = g.choice(["all", "slice", "int"])
+            if form == "int":
+                parts.append(str(g.integer(-n, n - 1)))
+            else:
+                step = g.choice([1, 2, -1, -2, 3]) if form == "slice" else 1
+                start = g.integer(-n, n - 1) if form == "slice" and g.flag() else None
+                parts.append(f"slice({start}, None, {step})")
+        key = f"({', '.join(parts)},)"
+    elif kind == "fancy":
+        n = shape[0]
+        key = f"np.array({[g.integer(-n, n - 1) for _ in range(g.integer(1, 4))]})"
+    else:
+        mask = g.rng.random(shape[:g.integer(1, len(shape))]) < 0.5
+        key = f"{g.const(mask.shape, value=mask.astype(np.float64))} > 0.5"
+    target = np.zeros(shape)[g.value(key)].shape
+    choices = ["scalar", "const"] + (["pool"] if g.candidates(
+        lambda s: _broadcastable(s, target) and np.broadcast_shapes(s, target) == target)
+        else [])
+    source = g.choice(choices)
+    uses = [a]
+    if source == "scalar":
+        b = g.choice(SCALARS)
+    elif source == "const":
+        b = g.const(target[g.integer(0, len(target)):] if target else (), g.choice(STYLES))
+    else:
+        b = g.pick(lambda s: _broadcastable(s, target)
+                   and np.broadcast_shapes(s, target) == target)
+        uses.append(b)
+    op = g.choice(["=", "+=", "-=", "*="])
+    g.emit(f"_set({a}, {key}, {b}, {op!r})", uses, exact=op == "=")
+
+
 # kind -> (step, whether the pool allows it)
 def _any(ok):
     return lambda g: bool(g.candidates(ok))
@@ -812,6 +891,7 @@ STEPS = {
     "kink": (op_kink, lambda g: True),
     "slice": (op_slice, _any(_ndim_at_least(1))),
     "fancy": (op_fancy, _any(_ndim_at_least(1))),
+    "setitem": (op_setitem, _any(_ndim_at_least(1))),
     "transpose": (op_transpose, _any(_ndim_at_least(1))),
     "view_chain": (op_view_chain, lambda g: True),
     "reshape": (op_reshape, lambda g: True),

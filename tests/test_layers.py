@@ -25,9 +25,12 @@ LAYERS = [
     ("derive", ("burnumba.derive",)),
     ("transforms", ("burnumba.transforms",)),
     ("tools", ("burnumba.tools",)),
+    ("optimize", ("burnumba.optimize",)),
     ("train", ("burnumba.train",)),
     ("api", ("burnumba", "burnumba.__main__", "burnumba.nn", "burnumba.optim", "burnumba.data",
-             "burnumba.distributed", "burnumba.cli")),    # the public paths of train/'s modules
+             "burnumba.distributed", "burnumba.cli",      # the public paths of train/'s modules
+             "burnumba.extend",
+             "burnumba._tape", "burnumba._tapefile")),    # old paths that old pickles name
 ]
 
 

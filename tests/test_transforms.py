@@ -186,13 +186,15 @@ NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "
 
 
 def test_every_row_is_covered():
-    assert set(CASES) == {r.name for r in ROWS if r.kind != "leaf"} - {
+    traced = {r.name for r in ROWS if r.traced is not None}
+    required = {r.name for r in ROWS if r.kind != "leaf"} - {
         "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
         # the predicates (#11): masks without gradient, like the comparisons
         "isnan", "isinf", "isfinite", "signbit", "logical_not", "logical_and", "logical_or",
-        "logical_xor"} - {r.name for r in ROWS if r.lanes_of} - {   # vmap's internal forms
-        # rows with their rules in numpy's names: tests/test_traced_rows.py, from the table
-        r.name for r in ROWS if r.traced is not None}
+        "logical_xor"} - {r.name for r in ROWS if r.lanes_of} - traced   # vmap's internal forms
+    # rows with their rules in numpy's names are covered by tests/test_traced_rows.py, from
+    # the table; the cases here that reach them through numpy's functions stay as well
+    assert required <= set(CASES) and set(CASES) - required <= traced
 
 
 def _point(seed):

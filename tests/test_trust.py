@@ -68,7 +68,7 @@ def test_transformations_nest_and_say_so_where_they_cannot():
 
 
 def test_the_tape_cache_is_bounded_least_recently_used():
-    g = bn.grad(lambda x, n: x * n, cache_size=3)
+    g = bn.grad(lambda x, n: x * n, cache_size=3, static_argnums=1)
     for n in range(10):                  # a static argument with 10 values
         assert g(2.0, n) == n
     assert len(g.tapes) == 3
@@ -95,7 +95,7 @@ def test_captured_arrays_are_frozen_at_trace_time():
 
 @pytest.mark.parametrize("method", ["searchsorted", "partition", "argpartition", "compress",
                                     "nonzero", "tolist",
-                                    "item", "fill", "flat", "dump", "round", "any"])
+                                    "resize", "dump", "round", "any"])
 def test_every_unsupported_ndarray_method_is_a_burnumba_error(method):
     def f(x):
         attr = getattr(x, method)

@@ -14,8 +14,7 @@ from ..kernels import ROWS
 from ..tracing.tracer import Var, broadcast_to
 from .graph import offsets, operands, params, sources, var
 from .maps import map_env, operand_shape, rule
-from .matmul import matmul_views
-from .reduce import listed
+from . import traced
 from .sweeps import node_jvp
 
 
@@ -34,21 +33,6 @@ def _batched_map(b, i, tangent, B):
         term = rule(row, slot, ev)
         total = term if total is None else total + term
     return total
-
-
-def _batched_sum(b, i, tangent, B, identity=()):
-    terms = [bnp.sum(bnp.reshape(tangent(k), (B, -1)), axis=1) for k in listed(b, i)
-             if tangent(k) is not None]
-    total = terms[0]
-    for t in terms[1:]:
-        total = total + t
-    return float(b.imm[i]) * total
-
-
-def _batched_reduce(b, i, tangent, B, identity=()):
-    o, m, n = params(b, i)[:3]
-    t3 = bnp.reshape(tangent(b.a0[i]), (B * o, m, n))
-    return float(b.imm[i]) * bnp.sum(t3, axis=1)
 
 
 def _batched_gather(b, i, tangent, B, identity=()):
@@ -84,8 +68,12 @@ def _transposed(b, v):
 
 def _batched_matmul(b, i, tangent, B, identity=()):
     """tY = tA @ B + A @ tB for B directions. With one left matrix, A @ tB is computed as
-    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product."""
-    A, Bm, (nb, M, K, N, sa, sb) = matmul_views(b, i)
+    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product. (The
+    matmul row's other rules are in kernels/blocks_matmul.py; this one reads how the trace
+    holds the operands: which tangents are unit vectors, which matrix is a transposed view.)"""
+    (shape_a, shape_b), _, _ = ROWS[b.op[i]].node_shapes(params(b, i))
+    A, Bm = bnp.reshape(var(b, b.a0[i]), shape_a), bnp.reshape(var(b, b.a1[i]), shape_b)
+    M, K, N = params(b, i)[1:4]
     ta, tb = tangent(b.a0[i]), tangent(b.a1[i])
     out = None
     if ta is not None:
@@ -112,9 +100,9 @@ def _batched_matmul(b, i, tangent, B, identity=()):
     return out
 
 
-BATCHED = {"sum": _batched_sum, "sum_axis": _batched_reduce, "gather": _batched_gather,
-           "matmul": _batched_matmul,
-           "argsort": lambda b, i, tangent, B, identity=(): None}   # integer data: no tangent
+# the batched rules of the rows without traced rules, and those of the rows with them
+BATCHED = {"gather": _batched_gather, "matmul": _batched_matmul,
+           **traced.BATCHED}
 
 
 def _whole_copy(b, i):
@@ -201,6 +189,12 @@ def forward_batched(b, start, tangents, B, identity=()):
                                             and row.db is None):
             continue
         if not any(t.get(k) is not None for k in operands(b, i)):
+            continue
+        if i in b.custom:                       # a user's rule: one direction at a time
+            cols = [b.lift(node_jvp(b, i, lambda n: None if get(n) is None else get(n)[k]))
+                    for k in range(B)]
+            t[i] = bnp.stack([c if c.shape == b.shapes[i] else broadcast_to(c, b.shapes[i])
+                              for c in cols])
             continue
         if row.name == "gather" and _whole_copy(b, i) in t:
             src = _whole_copy(b, i)               # a copy of a node: the same tangent

@@ -1,13 +1,14 @@
-"""Moving values as traced ops: gather (views, indexing), take and where, and the adjoint rows
-that their derivatives are made of (scatter for gather, take_add for take).
+"""Moving values as traced ops: gather (views, indexing) and take, and the adjoint rows that
+their derivatives are made of (scatter for gather, take_add for take). Their rules read arena
+positions or build rows that have no numpy name, so they stay here (where carries its own,
+in kernels/blocks_gather.py).
 """
 import math
 
 import numpy as np
 
 from .. import numpy as bnp
-from ..tracing.tracer import Var, broadcast_to
-from .maps import as_operand, unbroadcast
+from ..tracing.tracer import Var
 from .graph import offsets, params, sources, var
 
 
@@ -115,34 +116,10 @@ def _scatter_jvp(b, i, tangent):
     return scatter(tangent(b.a0[i]), np.asarray(params(b, i)[:n]), b.shapes[i])
 
 
-def _where_vjp(b, i, g, need=None):
-    c = params(b, i)[0]
-    cond = as_operand(b, var(b, c), c, b.shapes[i])
-    need = need or (lambda k: True)
-    out = []
-    if need(b.a0[i]):
-        out.append((b.a0[i], unbroadcast(bnp.where(cond, g, 0.0), b.shapes[b.a0[i]])))
-    if need(b.a1[i]):
-        out.append((b.a1[i], unbroadcast(bnp.where(cond, 0.0, g), b.shapes[b.a1[i]])))
-    return out
-
-
-def _where_jvp(b, i, tangent):
-    # the operands are read as the kernel reads them (full, scalar or a trailing tile)
-    out_shape = b.shapes[i]
-    ta, tb = ((None if t is None else as_operand(b, t, k, out_shape))
-              for t, k in ((tangent(b.a0[i]), b.a0[i]), (tangent(b.a1[i]), b.a1[i])))
-    cond = params(b, i)[0]
-    out = bnp.where(as_operand(b, var(b, cond), cond, out_shape),
-                       0.0 if ta is None else ta, 0.0 if tb is None else tb)
-    return broadcast_to(b.lift(out), out_shape)
-
-
-# gather, take, where and their adjoints: each row's (vjp, jvp) on traced values
+# gather, take and their adjoints: each row's (vjp, jvp) on traced values
 RULES = {
     "take": (_take_vjp, _take_jvp),
     "take_add": (_take_add_vjp, _take_add_jvp),
     "gather": (_gather_vjp, _gather_jvp),
     "scatter": (_scatter_vjp, _scatter_jvp),
-    "where": (_where_vjp, _where_jvp),
 }

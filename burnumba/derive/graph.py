@@ -68,14 +68,14 @@ def operands(b, i):
     """The nodes node i's value depends on (differentiably or not)."""
     row = ROWS[b.op[i]]
     p = params(b, i)
-    if row.name in ("sum", "sumsq"):
+    if row.layout == "listed":
         return list(p[1:1 + p[0]])
-    if row.name == "inner":
+    if row.layout == "inner":
         m = p[0]
         return list(p[1:1 + 2 * m]) + ([b.a0[i]] if b.a0[i] >= 0 else [])
     if row.name == "gather":
         size = math.prod(b.shapes[i])
         return sorted({int(k) for k in sources(b, p[:size])})
-    if row.name == "where":
+    if row.layout == "tiles":                   # where: cond (the node P[p]), a0, a1
         return [p[0], b.a0[i], b.a1[i]]
     return [k for k in (b.a0[i], b.a1[i]) if k >= 0]

@@ -4,15 +4,13 @@ the forward sweep, and dead-node elimination for traces with derivatives in them
 """
 from .. import numpy as bnp
 from ..kernels import OPCODE, ROWS
-from ..numpy import linalg
 from ..tracing.tracer import Var, broadcast_to
-from . import gather, matmul, reduce, softmax, traced
+from . import gather, softmax, traced
 from .graph import operands
 from .maps import map_jvp, map_vjp
 
 # (vjp, jvp) of every block row, by name (tests/test_transforms.py requires one per row)
-BLOCK = {**reduce.RULES, **softmax.RULES, **gather.RULES, **matmul.RULES, **linalg.BLOCK,
-         **traced.RULES}
+BLOCK = {**softmax.RULES, **gather.RULES, **traced.RULES}
 
 
 # -- the sweeps ---------------------------------------------------------------------------------
@@ -20,6 +18,9 @@ def node_vjp(b, i, g, need=None):
     """[(operand node, cotangent)] of node i for the cotangent g of its output; with
     ``need`` (a predicate on nodes), the rows with several operands skip the cotangents of
     operands it rejects, so no dead nodes are traced for them."""
+    rule = b.custom.get(i)
+    if rule is not None:                        # a user's rule (transforms/custom.py)
+        return rule.vjp(b, i, g, need)
     row = ROWS[b.op[i]]
     if row.kind == "map":
         return map_vjp(b, i, g, need)
@@ -31,6 +32,9 @@ def node_jvp(b, i, tangent):
     row = ROWS[b.op[i]]
     if not any(tangent(k) is not None for k in operands(b, i)):
         return None
+    rule = b.custom.get(i)
+    if rule is not None:                        # a user's rule (transforms/custom.py)
+        return rule.jvp(b, i, tangent)
     if row.kind == "map":
         return map_jvp(b, i, tangent)
     return BLOCK[row.name][1](b, i, tangent)
@@ -57,8 +61,8 @@ def eliminate_dead(b, roots):
     for r in roots:
         live[r] = 1
     op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
-    listed = {OPCODE["sum"], OPCODE["sumsq"], OPCODE["inner"], OPCODE["gather"],
-              OPCODE["where"]}
+    listed = {OPCODE[r.name] for r in ROWS if r.layout in ("listed", "inner", "tiles")} | {
+        OPCODE["gather"]}
     for i in range(n - 1, -1, -1):
         if not live[i]:
             continue

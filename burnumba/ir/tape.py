@@ -16,11 +16,19 @@ from .. import kernels
 from . import tapefile
 from .checked import SWITCH, checked_run
 from .profile import profile_tape
-from .._errors import (DataError, InputError, NestedTrace, OutputError, at_user_site,
-                      nested_unsupported)
+from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
+                      RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
+from ..tracing.concrete import EXACT, INTEGER, KIND_NAMES, TRUTH
 from ..tracing.pytree import unflatten
+from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
+
+# The modes whose run computes every node's value: a tape's guards are checked after them
+CHECKED_MODES = frozenset((layout.MODE_FORWARD, layout.MODE_VALUE_AND_GRAD, layout.MODE_VJP,
+                           layout.MODE_JVP))
+# Up to this many guards are checked one by one; more, with one numpy expression
+FEW_GUARDS = 16
 
 # Tapes with at least this many values release the GIL while their kernel runs (a few tens
 # of ns per call); below, the call is too short for another thread to gain anything.
@@ -49,12 +57,36 @@ def bad_index(tape, val, node):
             "axis; negative indices count from the end, as numpy's)")
 
 
+# The modes that only evaluate values: all a tape with a user's derivative rule may run
+_FORWARD_MODES = frozenset((layout.MODE_FORWARD, layout.MODE_STEP_FORWARD, layout.MODE_BATCH))
+
+
+def _forward_only(call):
+    """The kernel's caller for a tape holding a user's derivative rule (tape.custom): its
+    own derivative sweeps would differentiate the rule's body instead of using the rule, so
+    only the value modes run (the transformations compute such a tape's derivatives as
+    traced ops, transforms/custom.py; debug_nans checks those as values)."""
+    def forward(mode):
+        if mode not in _FORWARD_MODES:
+            raise UnsupportedOpError(at_user_site(
+                "this tape holds a custom derivative rule (bn.custom_vjp, bn.custom_jvp, "
+                "burnumba.extend.primitive, bn.custom_root, bn.fixed_point), which the "
+                "compiled kernel's own derivative sweeps do not know: differentiate it "
+                "with bn.grad, value_and_grad, jvp, vjp, linearize, the Jacobians, hessian, "
+                "hvp, vmap or njit_value_and_grad, which compute its derivatives as traced "
+                "ops (bn.Trainer, a traced Tape's value_and_grad and bn.profile do not "
+                "yet)"))
+        return call(mode)
+    return forward
+
+
 class State:
     """One run's memory for a tape: ``F`` (immediates, values, gradients), ``C`` (the
     kernel's control block) and a caller of the tape's kernel on them. Not shared between
     threads: a Tape keeps one per thread, a Trainer owns one."""
 
-    __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem", "guard")
+    __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem", "guard",
+                 "unguarded")
 
     def __init__(self, tape):
         self.tape = tape
@@ -69,6 +101,13 @@ class State:
         self.views = {}                 # per call plan: its gradient views into this state
         self.mem = None                 # a memoryview of F, for the scalar fast path
         self.guard = tape.blas_guard    # pins BLAS threads around the call, or None
+        if tape.guards is not None:     # the guards' values are read through it
+            self.mem = memoryview(self.F)
+        # True for the first run of a tape just traced at these arguments: its branches are
+        # the ones numpy decided, kept even where the kernel's value differs by an ulp
+        self.unguarded = False
+        if tape.custom:
+            self.call = _forward_only(self.call)
 
     def write(self, leaves):
         """Copy input leaves into their slices; scalars by item."""
@@ -81,18 +120,39 @@ class State:
             if x.dtype.kind in "iu":                     # integer data: exact in the tape?
                 check_integer_data(x, dtype)
 
+    def draw(self):
+        """The tape's random draws, drawn again from the user's generators (none for most
+        tapes; ``DrawingState.write`` calls it)."""
+
     def run(self, mode):
         """Run the kernel; raise the error a node reported (its value is then NaN)."""
         if SWITCH.on:
-            return checked_run(self, mode)
+            value = checked_run(self, mode)
+            if self.tape.guards is not None and mode in CHECKED_MODES and not self.unguarded:
+                self.check_guards()
+            return value
         if self.guard is None:
             value = self.call(mode)
         else:
             with self.guard:
                 value = self.call(mode)
+        tape = self.tape
+        if tape.guards is not None and mode in CHECKED_MODES and not self.unguarded and \
+                tape.guard_read(self.mem) != tape.guard_expect:
+            self.check_guards()
         if value != value and self.C[layout.C_ERR]:
             self.raise_error()
         return value
+
+    def check_guards(self):
+        """Raise GuardError when a decision the tape was traced with does not hold for this
+        run's values. After a data error (an index out of range: perhaps the wrong branch's
+        doing), only the guards on the nodes computed before it are read."""
+        below = int(self.C[layout.C_NODE]) if self.C[layout.C_ERR] else None
+        k = self.tape.failed_guard(self.val, below)
+        if k >= 0:
+            self.C[layout.C_ERR] = 0
+            raise self.tape.guard_error(k)
 
     def raise_error(self):
         code, node = int(self.C[layout.C_ERR]), int(self.C[layout.C_NODE])
@@ -116,6 +176,31 @@ class State:
             else np.float64(self.val[o])
 
 
+class DrawingState(State):
+    """The State of a tape with random draws (tracing/randomness.py): every write of the
+    inputs draws the tape's recipes again, in order, from the user's generators. Tapes
+    without draws get a plain State, so their runs pay nothing for this."""
+
+    __slots__ = ()
+
+    def write(self, leaves, drawn=None):
+        """The inputs, and new draws; or ``drawn``, the draws of an earlier run kept by
+        ``drawn()`` (a vjp's pull-back reruns the forward on the numbers its value used)."""
+        State.write(self, leaves)
+        if drawn is None:
+            self.draw()
+        else:
+            for d, x in zip(self.tape.draws, drawn):
+                self.val[d.start:d.start + d.size] = x
+
+    def draw(self):
+        draw_into(self.val, self.tape.draws)
+
+    def drawn(self):
+        """A copy of this run's draws."""
+        return [self.val[d.start:d.start + d.size].copy() for d in self.tape.draws]
+
+
 class Tape:
     """A traced function. ``op, a0, a1, pp, need, off, P`` are read-only numpy views into the
     packed int32 array ``I``; ``imm`` and the constants are in ``F0``. Node ``i`` owns
@@ -124,8 +209,10 @@ class Tape:
     ``val`` / ``grad``. ``val`` and ``grad`` show the calling thread's last run.
     """
 
+    custom = False       # True: a user's derivative rule is in it (only run forward)
+
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
-                 single=True, static=(), forward_mode=False):
+                 single=True, static=(), forward_mode=False, draws=()):
         b = builder
         ints, F0 = kernels.pack(b.op, b.a0, b.a1, b.pp, b.need, b.off, b.params, b.imm,
                                 out, scratch=b.scratch, dtype=b.dtype)
@@ -140,7 +227,9 @@ class Tape:
         self._setup(ints, F0, key=key, argnums=argnums, static=static, single=single,
                     shapes=b.shapes, sites=b.sites, n_diff=n_diff, in_slots=in_slots, out=out,
                     out_shape=out_shape, aux=aux, forward_mode=forward_mode,
-                    largest_product=b.largest_product)
+                    largest_product=b.largest_product, guards=guard_arrays(b.guards))
+        # the random draws' recipes (tracing/randomness.py): each run draws them again
+        self.draws = draws
 
     @classmethod
     def from_arrays(cls, ints, F0, meta):
@@ -148,11 +237,13 @@ class Tape:
         without tracing. Only for arrays that ``tapefile.validate`` checked (``bn.load_tape``
         and unpickling do): the kernels trust every index in them."""
         tape = cls.__new__(cls)
-        tape._setup(ints, F0, **{k: meta[k] for k in tapefile.META})
+        tape._setup(ints, F0, **{k: meta[k] for k in tapefile.META},
+                    guards=meta.get("guards"))
         return tape
 
     def _setup(self, ints, F0, key, argnums, static, single, shapes, sites, n_diff, in_slots,
-               out, out_shape, aux, forward_mode, largest_product):
+               out, out_shape, aux, forward_mode, largest_product, guards=None):
+        self.draws = ()                      # set by __init__ for a traced tape with draws
         self.key = key
         self.argnums = argnums
         self.static = static                 # the argument positions traced as static
@@ -181,11 +272,67 @@ class Tape:
         self.forward_mode = forward_mode     # its kernel has the tangent sweep
         self.kernel = kernels.kernel(self.ops, self.tensor_ops, self.dtype, jvp=forward_mode)
         self._local = threading.local()
+        # the Python decisions made while tracing (tracing/concrete.py): None, or
+        # (nodes, kinds, values, sites), read-only arrays and a tuple of source lines
+        self.guards = guards
+        if guards is not None:
+            nodes, kinds, values, _ = guards
+            self.guard_pos = self.off[nodes].astype(np.int64)
+            self.guard_nodes, self.guard_kinds, self.guard_values = nodes, kinds, values
+            self._guard_items = list(zip(self.guard_pos.tolist(), kinds.tolist(),
+                                         values.tolist(), nodes.tolist()))
+            self.guard_read, self.guard_expect = _guard_reader(self, nodes, values)
+        else:
+            self.guard_read = self.guard_expect = None
+
+    # -- guards ---------------------------------------------------------------------------
+    def failed_guard(self, val, below=None):
+        """The index of the first guard that does not hold for the values ``val``, or -1;
+        only the guards on nodes below ``below`` when it is given. A truth guard compares
+        (x != 0) with its outcome (NaN is true, as in Python), an integer guard trunc(x),
+        an exact guard x itself (NaN matches NaN)."""
+        items = self._guard_items
+        if len(items) <= FEW_GUARDS:
+            for k, (p, kind, want, node) in enumerate(items):
+                v = val[p]
+                if kind == TRUTH:
+                    ok = (v != 0) == (want != 0)
+                elif kind == INTEGER:
+                    ok = np.trunc(v) == want
+                else:
+                    ok = v == want or (v != v and want != want)
+                if not ok and (below is None or node < below):
+                    return k
+            return -1
+        got = val[self.guard_pos].astype(np.float64)
+        kinds, want = self.guard_kinds, self.guard_values
+        got = np.where(kinds == TRUTH, got != 0, np.where(kinds == INTEGER, np.trunc(got), got))
+        bad = (got != want) & ~(np.isnan(got) & np.isnan(want))
+        if below is not None:
+            bad &= self.guard_nodes < below
+        return int(np.argmax(bad)) if bad.any() else -1
+
+    def guard_error(self, k):
+        """The GuardError of guard ``k``: the decision, its source line, the fix."""
+        site = self.guards[3][k]
+        kind = int(self.guard_kinds[k])
+        want = float(self.guard_values[k])
+        traced = (f"it was {bool(want)}" if kind == TRUTH else f"it was {want:g}")
+        return GuardError(
+            f"a Python decision this tape was traced with went the other way: "
+            f"{KIND_NAMES[kind]} of a traced value (node %{int(self.guard_nodes[k])}; "
+            f"{traced} when traced)" + (f"\n  at {site}" if site else "") + "\n"
+            "A tape holds only the branch it traced. Call the function through bn.grad / "
+            "bn.value_and_grad / bn.jvp / bn.vmap, which trace the new branch (a variant), or "
+            "write the choice as data (bnp.where, bnp.maximum), or make the deciding argument "
+            "static (static_argnums)", tape=self, index=k)
 
     # -- tapes as data: pickle, files (see _tapefile) ----------------------------------------
     def __reduce__(self):
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
+        self._no_file("pickled")
+        self._refuse_draws("pickled (or sent to another process)")
         arrays, meta = tapefile.tape_state(self)
         return from_pickle, (tapefile.compact(arrays), meta)
 
@@ -198,7 +345,42 @@ class Tape:
         >>> tape.save("square.npz"); bn.load_tape("square.npz")(4.0)  # doctest: +SKIP
         16.0
         """
+        self._no_file("saved")
+        self._refuse_draws("saved to a file")
         tapefile.save_tape(self, file)
+
+    def _no_file(self, what):
+        """A tape with a user's derivative rule keeps the rule in the trace only: its arrays
+        alone would differentiate the rule's body."""
+        if self.custom:
+            raise UnsupportedOpError(at_user_site(
+                f"a tape holding a custom derivative rule (bn.custom_vjp, custom_jvp, "
+                f"extend.primitive, custom_root, fixed_point) cannot be {what}: the rule is "
+                "Python code, not part of the tape's arrays. Trace the function again where "
+                "it runs"))
+
+    def without_draws(self):
+        """This tape without its random draws' recipes (the same arrays), for a process
+        that gets the draws from elsewhere and writes them into their nodes itself (Dask's
+        workers, from the driver)."""
+        tape = Tape.__new__(Tape)
+        tape.__dict__.update(self.__dict__)
+        tape.draws = ()
+        tape._local = threading.local()
+        return tape
+
+    def _refuse_draws(self, what):
+        """A tape with random draws holds its recipes' sources: the user's generators (and
+        numpy's global one), found again on every call. They cannot go with the tape to
+        another process or file, and a copy that drew from a copy of the generator would
+        repeat or fork the user's stream, so such a tape is refused there."""
+        if self.draws:
+            labels = sorted({d.source.label for d in self.draws})
+            raise RandomSourceError(at_user_site(
+                f"this tape cannot be {what}: it draws random numbers on every run from "
+                f"{', '.join(labels)}, which stay in this process. Run it here, or pass the "
+                "noise in as an argument (draw it outside the function) to get a tape that "
+                "can travel"))
 
     # -- run states -----------------------------------------------------------------------
     def state(self):
@@ -206,12 +388,12 @@ class Tape:
         try:
             return self._local.state
         except AttributeError:
-            s = self._local.state = State(self)
+            s = self._local.state = (DrawingState if self.draws else State)(self)
             return s
 
     def new_state(self):
         """A State of one's own (a Trainer's), not this thread's."""
-        return State(self)
+        return (DrawingState if self.draws else State)(self)
 
     @property
     def val(self):
@@ -241,11 +423,15 @@ class Tape:
         value = state.run(layout.MODE_VALUE_AND_GRAD)
         return (value, state.grad[:self.n_diff_elems].copy()) if copy else value
 
-    def run_vjp(self, leaves, seed):
+    def run_vjp(self, leaves, seed, drawn=None):
         """Forward, then pull the cotangent ``seed`` (the output's shape) back. Returns a
-        copy of the flat gradient of the differentiated inputs."""
+        copy of the flat gradient of the differentiated inputs. ``drawn``: the random draws
+        to run on (``DrawingState.drawn``), instead of new ones."""
         state = self.state()
-        state.write(leaves)
+        if drawn is None:
+            state.write(leaves)
+        else:
+            state.write(leaves, drawn)
         o = int(self.off[self.out])
         state.grad[o:int(self.off[self.out + 1])] = np.ravel(seed)
         state.run(layout.MODE_VJP)
@@ -284,6 +470,8 @@ class Tape:
         VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
         identity = not single and list(order) == list(range(nd))
         first = order[0]
+        guarded = self.guards is not None
+        read, expect = self.guard_read, self.guard_expect
         native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
         fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
         pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
@@ -309,6 +497,8 @@ class Tape:
                 s = local.scalar = scalar_state()
             if native and s.guard is None and not SWITCH.on:
                 value, g = s.call.value_and_grad(args)
+                if guarded and not s.unguarded and read(s.mem) != expect:
+                    s.check_guards()
             else:
                 value, g = slow(s, args)
             if value != value and s.C[ERR]:
@@ -422,6 +612,44 @@ class Tape:
 
     def __repr__(self):
         return f"<burnumba.Tape: {self.n} nodes, {self.nbytes} bytes, output %{self.out}>"
+
+
+def _guard_reader(tape, nodes, values):
+    """(read, expected): ``read(memoryview of F)`` gives the guard nodes' values as one tuple
+    of Python floats (one struct call, the gaps skipped as pad bytes), and ``expected`` is
+    that tuple at the traced arguments: the values numpy computed while tracing, where a
+    truth guard on a mask row (a comparison: exactly 0 or 1) reads its outcome. Equal, every
+    guard holds; else the exact check (Tape.failed_guard) decides, so this is only a fast
+    path for the common case."""
+    kinds = tape.guard_kinds.tolist()
+    at_pos = {}
+    for k, p in enumerate(tape.guard_pos.tolist()):
+        at_pos.setdefault(p, []).append(k)
+    itemsize = tape.dtype.itemsize
+    code = "d" if tape.dtype == np.float64 else "f"
+    fmt, at, expect = "=", 0, []          # F = imm[n] | val | grad, in items
+    for p in sorted(at_pos):
+        ks = at_pos[p]
+        exact = [k for k in ks if kinds[k] == EXACT]
+        # one guard: its own value; several: an exact one's (equal to it, each of the others
+        # holds as it did when traced); several, none exact: NaN, never equal (exact check)
+        want = values[ks[0]] if len(ks) == 1 else values[exact[0]] if exact else np.nan
+        fmt += f"{(tape.n + p - at) * itemsize}x{code}"
+        at = tape.n + p + 1
+        expect.append(float(want))
+    return struct.Struct(fmt).unpack_from, tuple(expect)
+
+
+def guard_arrays(guards):
+    """A builder's Guards as the tape keeps them: read-only (nodes int64, kinds int8, values
+    float64) and a tuple of source lines; None for a trace without decisions."""
+    if not guards:
+        return None
+    arrays = (np.array(guards.node, np.int64), np.array(guards.kind, np.int8),
+              np.array(guards.value, np.float64))
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays + (tuple(guards.sites),)
 
 
 def from_pickle(arrays, meta):

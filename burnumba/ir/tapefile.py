@@ -31,6 +31,11 @@ from .._errors import TapeFormatError
 from ..kernels import OPCODE, ROWS, layout
 
 FORMAT = "burnumba-tape-1"
+# a tape with guards (Python decisions made while tracing, tracing/concrete.py) is written
+# as format 2, which a burnumba without guards refuses (it would run the tape on any
+# branch); a tape without guards is still written as format 1, and both are read
+FORMAT_GUARDS = "burnumba-tape-2"
+FORMATS = (FORMAT, FORMAT_GUARDS)
 FIX = "retrace the function with this burnumba (bn.trace, or bn.grad's .trace) and save it again"
 
 
@@ -94,6 +99,10 @@ def tape_state(tape):
     the signature key holds types and dtypes; see ``encode`` for the JSON form)."""
     meta = {name: getattr(tape, name) for name in META}
     meta.update(format=FORMAT, burnumba=__version__, digest=DIGEST, dtype=str(tape.dtype))
+    if tape.guards is not None:
+        nodes, kinds, values, sites = tape.guards
+        meta.update(format=FORMAT_GUARDS,       # JSON lists (NaN and inf as json writes them)
+                    guards=(nodes.tolist(), kinds.tolist(), values.tolist(), list(sites)))
     return {"I": tape.I, "F0": tape.F0}, meta
 
 
@@ -184,6 +193,8 @@ def check_compatible(meta, source):
         raise TapeFormatError(f"{source}: its metadata is not a dict; {FIX}")
     have = {"format": FORMAT, "digest": DIGEST}
     got = {k: meta.get(k) for k in have}
+    if got["format"] in FORMATS:
+        got["format"] = FORMAT
     if table_rows(got["digest"]) is not None:     # this table, or an earlier (shorter) one
         got["digest"] = DIGEST
     if got != have:
@@ -302,7 +313,7 @@ def save_tape(tape, file):
     path is written whole, then renamed into place."""
     arrays, meta = tape_state(tape)
     blob = np.frombuffer(meta_json(meta).encode(), np.uint8)
-    entries = dict(format=np.array(FORMAT), meta=blob, **compact(arrays))
+    entries = dict(format=np.array(meta["format"]), meta=blob, **compact(arrays))
     if not isinstance(file, (str, bytes, os.PathLike)):
         np.savez(file, **entries)
         return
@@ -324,7 +335,7 @@ def read_tape(file):
             file.seek(0)
         z = _read_npz(file)
         fmt = z.get("format")
-        if fmt is None or fmt.dtype.kind != "U" or str(fmt) != FORMAT:
+        if fmt is None or fmt.dtype.kind != "U" or str(fmt) not in FORMATS:
             got = str(fmt) if fmt is not None else "no format entry"
             raise TapeFormatError(
                 f"{source}: not a {FORMAT} file ({got[:60]}); {fix}, or retrace the "
@@ -441,6 +452,13 @@ class _Tape:
         if not cond:
             raise _Bad(f"node %{i}: {what}")
 
+    def tiles(self, i, k):
+        """Operand k repeats whole over node i: at least one element, and its size divides
+        i's (the kernels wrap an operand's index at its size)."""
+        ny, nk = self.size[i], self.size[k]
+        self.want(i, nk >= 1 and (ny == 0 or ny % nk == 0),
+                  f"operand %{k} has {nk} elements, which do not tile the node's {ny}")
+
 
 def _leaf(t, i):
     t.none(i, "a0", t.a0[i])
@@ -456,67 +474,15 @@ def _unary_map(t, i):
            f"{t.size[i]} (a unary map keeps the size)")
 
 
-def _tiles(t, i, k):
-    """Operand k repeats whole over node i: at least one element, and its size divides i's
-    (the kernels wrap an operand's index at its size)."""
-    ny, nk = t.size[i], t.size[k]
-    t.want(i, nk >= 1 and (ny == 0 or ny % nk == 0),
-           f"operand %{k} has {nk} elements, which do not tile the node's {ny}")
-
-
 def _binary_map(t, i):
     a, b = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
     t.none(i, "pp", t.pp[i])
-    _tiles(t, i, a)
-    _tiles(t, i, b)
+    t.tiles(i, a)
+    t.tiles(i, b)
     ny = t.size[i]
     t.want(i, ny == 0 or ny in (t.size[a], t.size[b]),
            f"neither operand (%{a}: {t.size[a]}, %{b}: {t.size[b]} elements) has the node's "
            f"size {ny}")
-
-
-def _where(t, i):
-    (c,) = t.params(i, 1)
-    for k in (t.node(i, "P[pp] (the condition)", c), t.node(i, "a0", t.a0[i]),
-              t.node(i, "a1", t.a1[i])):
-        _tiles(t, i, k)
-
-
-def _gather(t, i):
-    """P[p:p+ny] are positions in val, all before this node's own slice."""
-    if t.a0[i] != -1:
-        t.node(i, "a0", t.a0[i])
-    t.none(i, "a1", t.a1[i])
-    ny = t.size[i]
-    if ny:
-        p = t.pp[i]
-        t.params(i, 1)
-        t.want(i, p + ny <= len(t.P), f"its {ny} positions run past the end of P")
-        pos = t.P[p:p + ny]
-        t.want(i, pos.min() >= 0 and pos.max() < t.off[i],
-               f"a gathered position lies outside 0 .. {t.off[i] - 1} (the values before it)")
-
-
-def _reduce(t, i):
-    """sum, sumsq: a scalar of every element of the nodes listed in P."""
-    t.none(i, "a0", t.a0[i])
-    t.none(i, "a1", t.a1[i])
-    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; a reduction has one")
-    (m,) = t.params(i, 1)
-    t.ids(i, "a listed operand", t.params(i, 1 + m)[1:])
-
-
-def _inner(t, i):
-    """sum_k x_k . w_k (+ the bias a0): P = m, x_1..x_m, w_1..w_m, pairs of equal size."""
-    if t.a0[i] != -1:
-        bias = t.node(i, "a0 (the bias)", t.a0[i])
-        t.want(i, t.size[bias] >= 1, f"its bias %{bias} is empty")
-    t.none(i, "a1", t.a1[i])
-    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; inner has one")
-    (m,) = t.params(i, 1)
-    ids = t.ids(i, "a listed operand", t.params(i, 1 + 2 * m)[1:])
-    for x, w in zip(ids[:m], ids[m:]):
-        t.want(i, t.size[x] == t.size[w], f"operands %{x} and %{w} differ in size")
 
 
 def _axis(out):
@@ -537,74 +503,35 @@ def _axis(out):
     return rule
 
 
-def _cross_entropy(t, i):
-    logits, targets = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
-    rows, ncls = t.params(i, 2)
-    t.want(i, rows >= 0 and ncls >= 1, f"rows, classes = {rows}, {ncls}")
-    t.want(i, t.size[logits] == rows * ncls and t.size[targets] == rows and t.size[i] == 1,
-           f"sizes (logits {t.size[logits]}, targets {t.size[targets]}, node {t.size[i]}) do "
-           f"not fit rows {rows} x classes {ncls}")
-
-
-def _take(adjoint):
-    """take: y[k] = table[idx[k]] (rows of ``width``); take_add (its adjoint) adds rows of a0
-    into an (nrows, width) node. The index values are checked by the kernel itself."""
-    def rule(t, i):
-        a, idx = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
-        nrows, width = t.params(i, 2)
-        t.want(i, nrows >= 0 and width >= 0, f"nrows, width = {nrows}, {width}")
-        table, rows = (i, a) if adjoint else (a, i)
-        t.want(i, t.size[table] == nrows * width and t.size[rows] == t.size[idx] * width,
-               f"sizes (%{a}: {t.size[a]}, indices %{idx}: {t.size[idx]}, node {t.size[i]}) "
-               f"do not fit {nrows} rows of {width}")
-    return rule
-
-
-def _scatter(t, i):
-    """y = zeros, y[P[p + j]] += a[j]: every position inside the node."""
-    a = t.node(i, "a0", t.a0[i])
+def _listed(t, i):
+    """sum, sumsq: a scalar of every element of the nodes listed in P."""
+    t.none(i, "a0", t.a0[i])
     t.none(i, "a1", t.a1[i])
-    na = t.size[a]
-    if na:
-        t.params(i, 1)
-        p = t.pp[i]
-        t.want(i, p + na <= len(t.P), f"its {na} positions run past the end of P")
-        pos = t.P[p:p + na]
-        t.want(i, pos.min() >= 0 and pos.max() < t.size[i],
-               f"a scattered position lies outside the node's {t.size[i]} elements")
+    t.want(i, t.size[i] == 1, f"has {t.size[i]} elements; a reduction has one")
+    (m,) = t.params(i, 1)
+    t.ids(i, "a listed operand", t.params(i, 1 + m)[1:])
 
 
-def _matmul(t, i):
-    """P = nb, M, K, N, sa, sb: nb products (M, K) @ (K, N); an operand with stride flag 0
-    is one matrix reused by every product."""
-    a, b = t.node(i, "a0", t.a0[i]), t.node(i, "a1", t.a1[i])
-    nb, M, K, N, sa, sb = t.params(i, 6)
-    t.want(i, min(nb, M, K, N) >= 0 and sa in (0, 1) and sb in (0, 1),
-           f"its parameters (nb, M, K, N, sa, sb) = {(nb, M, K, N, sa, sb)} are not valid")
-    need = ((a, (nb if sa else 1) * M * K), (b, (nb if sb else 1) * K * N), (i, nb * M * N))
-    for k, size in need:
-        t.want(i, t.size[k] == size, f"%{k} has {t.size[k]} elements; {nb} products "
-               f"({M}, {K}) @ ({K}, {N}) need {size}")
-
-
-def _linalg(t, i):
-    """The linalg rows: P = nb, n (solve: nb, n, k); nb (n, n) matrices in a0 (solve: the
-    right-hand sides (n, k) in a1); the node holds its result, then its work space."""
-    name = ROWS[t.op[i]].name
-    a = t.node(i, "a0", t.a0[i])
-    if name == "solve":
-        bb = t.node(i, "a1", t.a1[i])
-        nb, n, k = t.params(i, 3)
+def _matrices(t, i):
+    """Stacks of matrices (matmul, the linalg rows): P = the parameters of the row's shape
+    rule (kernels/row.py: Op.shapes), valid by that rule; each operand and the node (result,
+    then work space) of the sizes it gives."""
+    row = ROWS[t.op[i]]
+    count = row.shapes.__code__.co_argcount
+    names = ", ".join(row.shapes.__code__.co_varnames[:count])
+    P = t.params(i, count)
+    shapes = row.node_shapes(P)
+    t.want(i, shapes is not None, f"its parameters ({names}) = {tuple(P)} are not valid")
+    operands, result, work = shapes
+    nodes = [t.node(i, "a0", t.a0[i])]
+    if len(operands) > 1:
+        nodes.append(t.node(i, "a1", t.a1[i]))
     else:
         t.none(i, "a1", t.a1[i])
-        nb, n = t.params(i, 2)
-        k = n
-    t.want(i, nb >= 1 and n >= 1 and k >= 1, f"its parameters {(nb, n, k)} are not valid")
-    size = {"solve": nb * n * k + n * n + n + n * k, "slogdet": 2 * nb + n * n + 2 * n,
-            "cholesky": nb * n * n + n * n, "eigh": nb * (n + n * n) + 2 * n * n}[name]
-    t.want(i, t.size[a] == nb * n * n and t.size[i] == size
-           and (name != "solve" or t.size[bb] == nb * n * k),
-           f"its sizes do not fit {nb} matrices ({n}, {n})")
+    for k, shape in zip(nodes + [i], operands + (result,)):
+        size = math.prod(shape) + (work if k == i else 0)
+        t.want(i, t.size[k] == size, f"%{k} has {t.size[k]} elements; its parameters "
+               f"({names}) = {tuple(P)} need {size}")
 
 
 def _lanes(t, i):
@@ -614,22 +541,16 @@ def _lanes(t, i):
 
 
 # Per row name, the rule that checks what its kernel code reads: operands, P, sizes. Map rows
-# share generated code, so their kind decides; every block row is listed by name.
-# the check of each row's layout field (kernels/row.py: Op.layout)
-_LAYOUTS = {"axis": _axis("same"), "axis_reduce": _axis("reduce"), "axis_rows": _axis("rows")}
-# the block rows without a layout field yet
-_BLOCK_RULES = {
-    "where": _where, "gather": _gather, "sum": _reduce, "sumsq": _reduce, "inner": _inner,
-    "cross_entropy": _cross_entropy, "take": _take(False), "take_add": _take(True),
-    "scatter": _scatter, "matmul": _matmul,
-    "solve": _linalg, "slogdet": _linalg, "cholesky": _linalg, "eigh": _linalg,
-}
+# share generated code, so their kind decides; a block row's layout decides (kernels/row.py:
+# Op.layout), or, for a row whose operands no layout kind describes, its own ``check``.
+# the check of each layout kind
+_LAYOUTS = {"axis": _axis("same"), "axis_reduce": _axis("reduce"), "axis_rows": _axis("rows"),
+            "matrices": _matrices, "listed": _listed}
 RULES = {**{r.name: _leaf for r in ROWS if r.kind == "leaf"},
          **{r.name: _lanes for r in ROWS if r.lanes_of},
          **{r.name: (_unary_map if r.arity == 1 else _binary_map)
             for r in ROWS if r.kind == "map" and r.arity in (1, 2)},
-         **{r.name: _LAYOUTS[r.layout] for r in ROWS if r.layout},
-         **_BLOCK_RULES}
+         **{r.name: r.check or _LAYOUTS[r.layout] for r in ROWS if r.layout or r.check}}
 
 
 def _kinds():
@@ -750,6 +671,7 @@ def _validate(arrays, meta):
     norm = dict(meta, shapes=shapes, out=out, out_shape=out_shape)
     norm["in_slots"], norm["n_diff"] = _in_slots(meta, t, shapes, cols["need"])
     norm["aux"] = _aux(meta["aux"], t)
+    norm["guards"] = _guards(meta.get("guards"), t)
     norm.update(_plain(meta))
     return ints, F0, norm
 
@@ -824,6 +746,36 @@ def _aux(aux, t):
             raise _Bad(f"aux item {j}: shape {shape} does not fit node %{node}")
         items.append((node, shape))
     return (aux[0], items)
+
+
+def _guards(guards, t):
+    """The guards (nodes, kinds, values, sites), checked: each on a node of one value, of a
+    known kind; None when the tape has none (and for files written before guards)."""
+    if guards is None:
+        return None
+    if not (isinstance(guards, (list, tuple)) and len(guards) == 4):
+        raise _Bad("meta guards is not (nodes, kinds, values, sites)")
+    nodes, kinds, values, sites = guards
+    try:
+        nodes = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        kinds = np.asarray(kinds, dtype=np.int64).reshape(-1)
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise _Bad("meta guards holds non-numeric nodes, kinds or values") from None
+    if not (len(nodes) == len(kinds) == len(values) == len(sites)) or not len(nodes):
+        raise _Bad("meta guards: nodes, kinds, values and sites differ in length")
+    if np.any((nodes < 0) | (nodes >= t.n)):
+        raise _Bad("meta guards names a node outside the tape")
+    if any(t.size[k] != 1 for k in nodes.tolist()):
+        raise _Bad("meta guards names a node of more than one value")
+    if np.any((kinds < 0) | (kinds > 2)):
+        raise _Bad("meta guards has a kind other than 0, 1, 2")
+    if not all(isinstance(s, str) for s in sites):
+        raise _Bad("meta guards' sites are not source lines")
+    arrays = (nodes, kinds.astype(np.int8), values)
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays + (tuple(sites),)
 
 
 def _plain(meta):

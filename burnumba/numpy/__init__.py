@@ -12,6 +12,7 @@ The functions live by area, one module each, and each imports only the modules b
     shapes        reshape, transpose, stack, concatenate, flip, tile, pad, tril, diag, ...
     creation      array, asarray, zeros_like, full_like, linspace, meshgrid
     indexing      x[key], take, take_along_axis
+    inplace       x[key] = v, x += v, out=, copyto, put, place, fill_diagonal, views (last)
     reductions    sum, mean, max, min, var, std, prod, cumsum, the nan* reductions
     products      matmul, dot, inner, outer, einsum, tensordot, trace, vecdot, ...
     statistics    sort, median, quantile, percentile, average, cov, corrcoef, correlate
@@ -50,6 +51,9 @@ from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, c
                          median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
                          sort)
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
+# in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
+from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401
+                      putmask, zeros)
 from .reductions import ROW_FUNCTIONS as _ROW_FUNCTIONS
 
 # the functions made from block rows with a public name (bnp.logcumsumexp): public, not in

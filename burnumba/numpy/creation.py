@@ -1,7 +1,9 @@
 """Arrays made from lists and from shapes: array / asarray (a list of traced values stacked),
 zeros_like, ones_like, empty_like, full_like, linspace, meshgrid.
 
-Functions that only look at a traced value's shape (zeros_like ...) return numpy constants.
+Functions that only look at a traced value's shape (zeros_like ...) return traced constants
+(no gradient flows into them; in-place writes can fill them), numpy arrays for integer and
+boolean dtypes.
 """
 import builtins
 import math
@@ -15,18 +17,19 @@ from ._common import _builder, _float_only
 from .shapes import broadcast_to, concatenate, moveaxis, reshape, stack
 
 
-@implements(np.array, np.asarray)
-def array(obj, dtype=None, **kwargs):
-    """numpy.array for nested lists that contain traced values (one gather). Plain numpy
-    reaches it only as ``np.array(list, like=x)`` with x a traced value: without ``like=``
-    numpy converts the list itself (see Var.__array__)."""
+@implements(np.array)
+def array(obj, dtype=None, *, copy=True, **kwargs):
+    """numpy.array for nested lists that contain traced values (one gather). A traced value
+    itself is copied (a new array object: later in-place writes to either stay apart). Plain
+    numpy reaches it as ``np.array(list, like=x)`` with x a traced value; without ``like=``
+    numpy makes an object array of traced values, which the next traced op stacks."""
     b = _builder(obj)
     if b is None:
-        return np.array(obj, dtype=dtype, **kwargs)
+        return np.array(obj, dtype=dtype, copy=copy, **kwargs)
     if dtype is not None:
         cast_check(f"array(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
     if isinstance(obj, Var):
-        return obj
+        return obj.copy() if copy else obj
     if isinstance(obj, (list, tuple)) and obj and builtins.all(
             type(x) is Var and x._b is b for x in obj):
         # traced scalars (BurTorch's packing of scalar nodes into a tensor): one gather of
@@ -34,21 +37,37 @@ def array(obj, dtype=None, **kwargs):
         pos = np.array([x._b.off[x._node] if x._view is None else int(x._view[0])
                         for x in obj])
         return b.gather(list(obj), pos, pos.shape)
-    return stack([array(x) for x in obj])
+    return stack([asarray(x) for x in obj])
 
 
-asarray = array
+@implements(np.asarray)
+def asarray(a, dtype=None, **kwargs):
+    """numpy.asarray: a traced value itself (the same object, as numpy's asarray of an
+    array); a (nested) list holding traced values stacked into one traced array."""
+    if isinstance(a, Var):
+        if dtype is not None:
+            cast_check(f"asarray(..., dtype={np.dtype(dtype)})", dtype, a._b.dtype)
+        return a
+    if _builder(a) is None:
+        return np.asarray(a, dtype=dtype, **kwargs)
+    return array(a, dtype=dtype, **kwargs)
 
 
 def _like(name, npfunc, fill):
     def f(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
         if not isinstance(a, Var):
             return npfunc(a, dtype, order, subok, shape, **kwargs)
-        return np.full(a.shape if shape is None else shape, fill,
-                       dtype=a.dtype if dtype is None else dtype)
+        shape = a.shape if shape is None else shape
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            return np.full(shape, fill, dtype=dtype)
+        # a traced constant (no gradient flows into it), so that in-place writes can fill it
+        if dtype is not None:
+            cast_check(f"{name}(..., dtype={np.dtype(dtype)})", dtype, a._b.dtype)
+        return a._b.const(np.full(shape, fill, dtype=np.float64))
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (f"numpy.{name}: of a traced value, a numpy array of its shape (a constant: "
-                 "no gradient flows through it)")
+    f.__doc__ = (f"numpy.{name}: of a traced value, a traced constant of its shape (no "
+                 "gradient flows through it; in-place writes fill it); with an integer or "
+                 "boolean dtype, a numpy array")
     return f
 
 

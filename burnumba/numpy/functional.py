@@ -60,7 +60,7 @@ def log_softmax(x, axis=-1):
     """x - logsumexp(x) along ``axis`` (one fused node)."""
     if not isinstance(x, Var):
         # shifted by the raw maximum, as the row and jax.nn.log_softmax: an +inf logit makes
-        # the lane NaN (scipy.special's finite-shift form would give -inf beside it)
+        # the line NaN (scipy.special's finite-shift form would give -inf beside it)
         x = np.asarray(x, dtype=float)
         with np.errstate(invalid="ignore"):
             shifted = x - np.max(x, axis=axis, keepdims=True)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
 from ..kernels import ROWS
-from ..tracing.dispatch import implements, implements_method
+from ..tracing.dispatch import implements
 from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder
 from .elementwise import add
@@ -74,7 +74,6 @@ def take_along_axis(arr, indices, axis=-1):
     return arr[tuple(key)]
 
 
-@implements_method("__getitem__")
 def _index(x, key):
     """x[key], with numpy's rules. Constant keys (basic slicing, integers, integer and boolean
     arrays) are applied to the positions at trace time: one gather. A key with traced integer

@@ -46,6 +46,7 @@ except ImportError:                     # pragma: no cover
     SVDResult = namedtuple("SVDResult", "U S Vh")
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from ..kernels import BY_NAME
 from ..tracing.dispatch import implements
 from ..tracing.tracer import Var
 from .elementwise import absolute, exp, sqrt, where
@@ -99,7 +100,11 @@ def _view(b, node, positions, shape):
     return b.gather([whole], b.off[node] + np.asarray(positions).reshape(-1), shape)
 
 
-def _node(b, name, size, xs, params, imm=0.0):
+def _node(b, name, xs, params, imm=0.0):
+    """A node of linalg row ``name``: its result, then its work space (the row's shape rule,
+    kernels/blocks_linalg.py)."""
+    _, result, work = BY_NAME[name].node_shapes(params)
+    size = math.prod(result) + work
     xs = [b.lift(x) for x in xs]
     need = any(b.need[x.node] for x in xs)
     return b.add(name, (size,), xs[0].node, xs[1].node if len(xs) > 1 else -1,
@@ -111,7 +116,7 @@ def solve_rows(A, B):
     """X (nb, n, k) with A X = B for A (nb, n, n) and B (nb, n, k): the solve row."""
     nb, n, k = B.shape
     b = A._b if isinstance(A, Var) else B._b
-    node = _node(b, "solve", nb * n * k + n * n + n + n * k, (A, B), [nb, n, k])
+    node = _node(b, "solve", (A, B), [nb, n, k])
     return _view(b, node, np.arange(nb * n * k), (nb, n, k))
 
 
@@ -119,7 +124,7 @@ def slogdet_rows(A):
     """(sign, logabsdet), each (nb,), of A (nb, n, n): the slogdet row."""
     nb, n = A.shape[:2]
     b = A._b
-    node = _node(b, "slogdet", 2 * nb + n * n + 2 * n, (A,), [nb, n])
+    node = _node(b, "slogdet", (A,), [nb, n])
     return (_view(b, node, 2 * np.arange(nb), (nb,)),
             _view(b, node, 2 * np.arange(nb) + 1, (nb,)))
 
@@ -128,7 +133,7 @@ def cholesky_rows(A):
     """The lower Cholesky factor (nb, n, n) of A's lower triangle: the cholesky row."""
     nb, n = A.shape[:2]
     b = A._b
-    node = _node(b, "cholesky", nb * n * n + n * n, (A,), [nb, n])
+    node = _node(b, "cholesky", (A,), [nb, n])
     return _view(b, node, np.arange(nb * n * n), (nb, n, n))
 
 
@@ -137,7 +142,7 @@ def eigh_rows(A):
     nb, n = A.shape[:2]
     b = A._b
     eps = float(np.finfo(b.dtype).eps)
-    node = _node(b, "eigh", nb * (n + n * n) + 2 * n * n, (A,), [nb, n], imm=eps * eps)
+    node = _node(b, "eigh", (A,), [nb, n], imm=eps * eps)
     base = (n + n * n) * np.arange(nb)[:, None]
     w = _view(b, node, base + np.arange(n), (nb, n))
     U = _view(b, node, base + n + np.arange(n * n), (nb, n, n))
@@ -457,142 +462,3 @@ def svdvals(x, /):
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
            "vector_norm", "matrix_norm", "svdvals"]
-
-
-# -- the rows' derivatives as traced ops (burnumba/derive: BLOCK), for derivatives of
-# derivatives: the same formulas as the rows' bwd / jvp rules, written with these functions
-def _params(b, i):
-    return b.params[b.pp[i]:]
-
-
-def _operand(b, i, shape):
-    k = b.a0[i]
-    return reshape(Var(b, k, b.shapes[k]), shape)
-
-
-def _flat(x):
-    return reshape(x, (x.size,))
-
-
-def _with_work(b, i, result):
-    """A tangent of node i: ``result``'s elements, then zeros for the work space."""
-    work = b.shapes[i][0] - result.size
-    return concatenate([_flat(result), b.const(np.zeros(work))])
-
-
-def _solve_vjp(b, i, g, need=None):
-    nb, n, k = _params(b, i)[:3]
-    need = need or (lambda node: True)
-    ia, ib = b.a0[i], b.a1[i]
-    A = _operand(b, i, (nb, n, n))
-    X = _view(b, i, np.arange(nb * n * k), (nb, n, k))
-    G = reshape(_flat(g)[:nb * n * k], (nb, n, k))
-    dB = solve_rows(swapaxes(A, 1, 2), G)               # A^-T G
-    out = []
-    if need(ia):
-        out.append((ia, reshape(-matmul(dB, swapaxes(X, 1, 2)), b.shapes[ia])))
-    if need(ib):
-        out.append((ib, reshape(dB, b.shapes[ib])))
-    return out
-
-
-def _solve_jvp(b, i, tangent):
-    nb, n, k = _params(b, i)[:3]
-    ia, ib = b.a0[i], b.a1[i]
-    A = _operand(b, i, (nb, n, n))
-    X = _view(b, i, np.arange(nb * n * k), (nb, n, k))
-    ta, tb = tangent(ia), tangent(ib)
-    r = None if tb is None else reshape(tb, (nb, n, k))
-    if ta is not None:
-        term = -matmul(reshape(ta, (nb, n, n)), X)
-        r = term if r is None else r + term
-    return _with_work(b, i, solve_rows(A, r))                # A^-1 (tB - tA X)
-
-
-def _inv_t(b, A, nb, n):
-    """A^-T of the stack A (nb, n, n), by the solve row."""
-    eye = _stack(b.const(np.eye(n)), (nb,), (n, n))
-    return swapaxes(solve_rows(A, eye), 1, 2)
-
-
-def _slogdet_vjp(b, i, g, need=None):
-    nb, n = _params(b, i)[:2]
-    A = _operand(b, i, (nb, n, n))
-    gl = reshape(_flat(g)[1:2 * nb:2], (nb, 1, 1))
-    return [(b.a0[i], reshape(gl * _inv_t(b, A, nb, n), b.shapes[b.a0[i]]))]
-
-
-def _slogdet_jvp(b, i, tangent):
-    nb, n = _params(b, i)[:2]
-    A = _operand(b, i, (nb, n, n))
-    t = reshape(tangent(b.a0[i]), (nb, n, n))
-    tl = _sum(_inv_t(b, A, nb, n) * t, axis=(1, 2))
-    return _with_work(b, i, stack([b.const(np.zeros(nb)), tl], axis=1))
-
-
-def _phi(n):
-    """Murray's Phi as a mask: the lower triangle, its diagonal halved."""
-    return np.tril(np.ones((n, n))) - 0.5 * np.eye(n)
-
-
-def _cholesky_vjp(b, i, g, need=None):
-    nb, n = _params(b, i)[:2]
-    L = _view(b, i, np.arange(nb * n * n), (nb, n, n))
-    G = reshape(_flat(g)[:nb * n * n], (nb, n, n))
-    Lt = swapaxes(L, 1, 2)
-    Y = solve_rows(Lt, matmul(Lt, G) * _phi(n))           # L^-T Phi(L^T G)
-    S = swapaxes(solve_rows(Lt, swapaxes(Y, 1, 2)), 1, 2)   # ... L^-1
-    return [(b.a0[i], reshape(0.5 * (S + swapaxes(S, 1, 2)), b.shapes[b.a0[i]]))]
-
-
-def _cholesky_jvp(b, i, tangent):
-    nb, n = _params(b, i)[:2]
-    L = _view(b, i, np.arange(nb * n * n), (nb, n, n))
-    t = reshape(tangent(b.a0[i]), (nb, n, n))
-    W = solve_rows(L, 0.5 * (t + swapaxes(t, 1, 2)))      # L^-1 sym(tA)
-    X = swapaxes(solve_rows(L, swapaxes(W, 1, 2)), 1, 2)     # ... L^-T
-    return _with_work(b, i, matmul(L, X * _phi(n)))
-
-
-def _eigh_parts(b, i):
-    nb, n = _params(b, i)[:2]
-    base = (n + n * n) * np.arange(nb)[:, None]
-    w = _view(b, i, base + np.arange(n), (nb, n))
-    U = _view(b, i, base + n + np.arange(n * n), (nb, n, n))
-    # F[r, q] = 1 / (w[q] - w[r]) off the diagonal, 0 on it and between equal eigenvalues
-    # (the rows' rules say why); ``tie`` marks those equal pairs
-    den = reshape(w, (nb, 1, n)) - reshape(w, (nb, n, 1))
-    tie = where(den == 0.0, 1.0, 0.0) * (1.0 - np.eye(n))
-    F = where(den == 0.0, 0.0, 1.0 / where(den == 0.0, 1.0, den))
-    return nb, n, w, U, F, tie
-
-
-def _eigh_vjp(b, i, g, need=None):
-    nb, n, w, U, F, tie = _eigh_parts(b, i)
-    g2 = reshape(_flat(g)[:nb * (n + n * n)], (nb, n + n * n))
-    gw, gU = g2[:, :n], reshape(g2[:, n:], (nb, n, n))
-    Ut = swapaxes(U, 1, 2)
-    K = matmul(Ut, gU)
-    # F o K, and NaN where equal eigenvalues meet a nonzero K (the kernel divides by 0
-    # there, as autograd); the NaN is a constant branch, so no derivative runs through it
-    bad = tie * where(K != 0.0, 1.0, 0.0)
-    inner = F * K + where(bad != 0.0, np.nan, 0.0) + reshape(gw, (nb, n, 1)) * np.eye(n)
-    T = matmul(matmul(U, inner), Ut)
-    dA = T * np.eye(n) + (T + swapaxes(T, 1, 2)) * np.tril(np.ones((n, n)), -1)
-    return [(b.a0[i], reshape(dA, b.shapes[b.a0[i]]))]
-
-
-def _eigh_jvp(b, i, tangent):
-    nb, n, w, U, F, tie = _eigh_parts(b, i)
-    t = reshape(tangent(b.a0[i]), (nb, n, n))
-    lower = np.tril(np.ones((n, n)), -1)
-    tS = t * np.eye(n) + t * lower + swapaxes(t * lower, 1, 2)
-    M = matmul(matmul(swapaxes(U, 1, 2), tS), U)
-    tw = _sum(M * np.eye(n), axis=2)
-    tU = matmul(U, F * M)
-    return _with_work(b, i, concatenate([tw, reshape(tU, (nb, n * n))], axis=1))
-
-
-BLOCK = {"solve": (_solve_vjp, _solve_jvp), "slogdet": (_slogdet_vjp, _slogdet_jvp),
-         "cholesky": (_cholesky_vjp, _cholesky_jvp), "eigh": (_eigh_vjp, _eigh_jvp)}
-

@@ -147,7 +147,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         mask = _mask("mean", x, where)
         count = np.sum(mask, axis=axis, keepdims=keepdims)
         total = sum(globals()["where"](mask, x, 0.0), axis=axis, keepdims=keepdims)
-        # numpy gives NaN (0 / 0) for a lane with no element selected
+        # numpy gives NaN (0 / 0) for a line with no element selected
         return total * np.where(count > 0, 1.0 / np.maximum(count, 1), np.nan)
     _options("mean", b, dtype, out)
     if axis is None and not keepdims:
@@ -166,7 +166,7 @@ def _extreme(name, sign, a, axis, out, keepdims, initial, where):
         if initial is _NOVALUE:
             raise ShapeError(at_user_site(
                 f"{name}(..., where=mask) needs initial= (numpy: a reduction with no identity "
-                "needs an initial value for the lanes the mask leaves empty)"))
+                "needs an initial value for the lines the mask leaves empty)"))
         x = globals()["where"](mask, x, float(initial))
     y = _reduce(name, "max_axis", x, axis, keepdims, sign=sign)
     if initial is not _NOVALUE:
@@ -331,8 +331,8 @@ def _axis_row_function(row):
         axis = normalize_axis(axis, x.ndim, row.public)
         if x.size == 0:
             return x.copy()
-        lanes = (math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:]))
-        return row.traced.value(np, x.reshape(lanes), 0.0).reshape(x.shape)
+        view = (math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:]))
+        return row.traced.value(np, x.reshape(view), 0.0).reshape(x.shape)
     f.__name__ = f.__qualname__ = row.public
     f.__doc__ = (f"``{row.public}(a, axis=None)``: {row.doc} along ``axis`` (the flattened "
                  "array when None). A row of the op table (kernels), differentiable to any "

@@ -4,8 +4,8 @@ average, cov, corrcoef, correlate and convolve.
 
 sort is a take row whose indices the argsort row computes at run time (a tape is traced once
 and replayed on new values), so the gradient scatters through the permutation of the current
-values. median and quantile give NaN, with gradient 0, to a lane holding a NaN (numpy's value:
-the lane's NaN sorts last).
+values. median and quantile give NaN, with gradient 0, to a line holding a NaN (numpy's value:
+the line's NaN sorts last).
 """
 import builtins
 import math
@@ -138,7 +138,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return max(a, axis=axis, keepdims=keepdims) - min(a, axis=axis, keepdims=keepdims)
 
 
-def _lanes(name, a, axis):
+def _lines(name, a, axis):
     """a with the axes reduced by ``axis`` (None: all) moved last and merged into one:
     (that array, the reduced axes)."""
     axes = _axis_tuple(name, axis, a.ndim)
@@ -162,8 +162,8 @@ def _restore(name, y, a, axes, qshape, keepdims):
     return y
 
 
-def _nan_lanes(s, y, qshape):
-    """NaN where the sorted lane's last element is NaN (numpy's check); broadcast over q."""
+def _nan_lines(s, y, qshape):
+    """NaN where the sorted line's last element is NaN (numpy's check); broadcast over q."""
     last = _isnan(s[..., -1])
     last = reshape(last, last.shape + (1,) * len(qshape))
     return where(last, math.nan, y)
@@ -171,17 +171,17 @@ def _nan_lanes(s, y, qshape):
 
 @implements(np.median)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """numpy.median: the middle element of the sorted lane, or the mean of the two middle
-    ones; NaN for a lane with a NaN. The gradient goes to the middle element(s), through the
+    """numpy.median: the middle element of the sorted line, or the mean of the two middle
+    ones; NaN for a line with a NaN. The gradient goes to the middle element(s), through the
     sort's permutation."""
     if not isinstance(a, Var):
         return np.median(a, axis, out, overwrite_input, keepdims)
     _no_out("median", out)
-    x, axes = _lanes("median", a, axis)
+    x, axes = _lines("median", a, axis)
     s = sort(x, axis=-1)
     n = s.shape[-1]
     y = s[..., n // 2] if n % 2 else (s[..., n // 2 - 1] + s[..., n // 2]) * 0.5
-    y = _nan_lanes(s, y, ())
+    y = _nan_lines(s, y, ())
     return _restore("median", y, a, axes, (), keepdims)
 
 
@@ -212,7 +212,7 @@ def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
     q = np.asanyarray(q, dtype=np.float64)
     if not np.all((q >= 0) & (q <= 1)):
         raise ShapeError(at_user_site(f"{name}: quantiles must be in the range [0, 1]"))
-    x, axes = _lanes(name, a, axis)
+    x, axes = _lines(name, a, axis)
     s = sort(x, axis=-1)
     n = s.shape[-1]
     props = fb._QuantileMethods[method]
@@ -229,7 +229,7 @@ def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
         base = s[..., np.where(high, nxt, prev)]
         coef = np.where(high, -(1.0 - gamma), gamma)
         y = base + (s[..., nxt] - s[..., prev]) * coef
-    y = _nan_lanes(s, y, q.shape)
+    y = _nan_lines(s, y, q.shape)
     return _restore(name, y, a, axes, q.shape, keepdims)
 
 
@@ -237,7 +237,7 @@ def _quantile(name, a, q, axis, method, keepdims, weights, interpolation):
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
     """numpy.quantile: numpy's indices and interpolation (every method but weights) applied
-    to the sorted lanes (bnp.sort); NaN for a lane with a NaN.
+    to the sorted lines (bnp.sort); NaN for a line with a NaN.
 
     >>> bn.grad(lambda x: np.quantile(x, 0.25))(np.array([3.0, 1.0, 2.0]))   # doctest: +SKIP
     array([0. , 0.5, 0.5])
@@ -262,13 +262,13 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                      weights, interpolation)
 
 
-# nanmedian and nanquantile: NaNs sort last, so a lane's order statistics are its first
+# nanmedian and nanquantile: NaNs sort last, so a line's order statistics are its first
 # count elements; their positions depend on the count (data), so each pick is a 0/1 mask over
-# the lane (position == index, no gradient) and a sum: vectorized, O(lane) per pick.
+# the line (position == index, no gradient) and a sum: vectorized, O(line) per pick.
 def _nan_sorted(name, a, axis, nq):
-    """The sorted lanes, shaped (kept..., 1 * nq, m), and their counts of non-NaN values
+    """The sorted lines, shaped (kept..., 1 * nq, m), and their counts of non-NaN values
     (kept..., 1 * nq, 1)."""
-    x, axes = _lanes(name, a, axis)
+    x, axes = _lines(name, a, axis)
     s = sort(x, axis=-1)
     s = reshape(s, s.shape[:-1] + (1,) * nq + s.shape[-1:])
     cnt = sum(1.0 - _isnan(s), axis=-1, keepdims=True)
@@ -276,14 +276,14 @@ def _nan_sorted(name, a, axis, nq):
 
 
 def _pick(s, index):
-    """s[..., index] for a traced index per lane (index of shape (..., 1))."""
+    """s[..., index] for a traced index per line (index of shape (..., 1))."""
     at = equal(np.arange(s.shape[-1], dtype=np.float64), index)
     return sum(where(at, s, 0.0), axis=-1)
 
 
 @implements(np.nanmedian)
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """numpy.nanmedian: the median of each lane's non-NaN values (NaN for an all-NaN lane);
+    """numpy.nanmedian: the median of each line's non-NaN values (NaN for an all-NaN line);
     the NaNs get gradient 0."""
     if not isinstance(a, Var):
         return np.nanmedian(a, axis, out, overwrite_input, keepdims)
@@ -301,7 +301,7 @@ def _nanquantile(name, a, q, axis, method, keepdims, weights):
     if method != "linear" or weights is not None:
         raise UnsupportedOpError(at_user_site(
             f"{name}: only method='linear' without weights is traced (the positions depend "
-            "on each lane's count of NaNs); for the other methods use np.quantile on data "
+            "on each line's count of NaNs); for the other methods use np.quantile on data "
             "without NaNs"))
     _constant_q(name, q)
     q = np.asanyarray(q, dtype=np.float64)
@@ -328,8 +328,8 @@ def _nanquantile(name, a, q, axis, method, keepdims, weights):
 @implements(np.nanquantile)
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
-    """numpy.nanquantile (method "linear"): the quantile of each lane's non-NaN values;
-    NaN for an all-NaN lane, gradient 0 at the NaNs."""
+    """numpy.nanquantile (method "linear"): the quantile of each line's non-NaN values;
+    NaN for an all-NaN line, gradient 0 at the NaNs."""
     if not isinstance(a, Var):
         return np.nanquantile(a, q, axis, out, overwrite_input, method, keepdims,
                               weights=weights, interpolation=interpolation)

@@ -9,13 +9,12 @@ import sys
 
 import linecache
 
-from .._errors import InputError, NestedTrace, OutputError, nested_unsupported, user_site
+from .._errors import InputError, OutputError, user_site
 from ..ir.profile import REPEATS, _check_options, run_profile
 from ..ir.tape import Tape
 from ..tracing.pytree import flatten
-from ..tracing.signature import Signature
 from ..tracing.tracer import Var
-from ..transforms.core import _norm_argnums, _norm_static, _positive, _trace
+from ..transforms.core import _norm_argnums, _norm_static, _positive, trace_once
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # burnumba/
 _PUBLIC = os.path.join(_ROOT, "train")          # nn, optim, ...: the layers users call
@@ -55,10 +54,6 @@ def _builder_of(traced_args):
 
 def _trace_with_sites(f, args, argnums, static, single, need_scalar):
     """(tape, signature) of ``f`` on ``args``, its nodes' source lines kept."""
-    try:
-        sig = Signature(args, {}, argnums, static)
-    except NestedTrace:
-        raise nested_unsupported("bn.profile") from None
     call_site = user_site()
 
     def with_sites(*traced):
@@ -69,7 +64,8 @@ def _trace_with_sites(f, args, argnums, static, single, need_scalar):
         return f(*traced)
 
     try:
-        tape = _trace(with_sites, args, {}, argnums, False, sig, need_scalar, single, static)
+        tape, sig = trace_once("bn.profile", with_sites, args, {}, argnums, static,
+                               need_scalar, single)
     except OutputError as e:
         if not need_scalar:
             raise

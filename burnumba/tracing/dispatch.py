@@ -13,26 +13,94 @@ never imports the numpy layer above it.
 The tables are filled once, when ``burnumba.numpy`` is imported (``import burnumba`` always
 imports it, and so does importing any of its submodules), and only read afterwards.
 """
+import functools
+import inspect
+import operator
 import sys
 
 import numpy as np
 
-from .._errors import InplaceError, UnsupportedOpError, at_user_site
+from .._errors import UnsupportedOpError, at_user_site
 
 UFUNCS = {}          # numpy ufunc -> implementation (np.exp(x) on a traced x)
 FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.solve(a, b))
 METHODS = {}         # ndarray method with no numpy function of its own -> implementation
 UFUNC_KEYWORDS = {}  # ufunc -> the keyword arguments a traced call may pass (np.vecdot: axis)
+# numpy's in-place conventions (burnumba/numpy/inplace.py fills these and METHODS["__out__"],
+# METHODS["__view__"]):
+OUT_ARGUMENT = {}    # numpy function -> the position of its ``out`` argument
+LIKE = set()         # numpy functions whose implementation takes like= (np.zeros(3, like=x):
+                     # numpy passes the traced x as the protocol's self, not as an argument)
+VIEWS = {}           # numpy function -> True when numpy's result is a read-only view of its
+                     # first argument (diagonal, broadcast_to), False for a writable view
 
 
 def implements(*funcs):
     """Register the decorated function as what the numpy functions ``funcs`` do on traced
-    values (``np.max`` and ``np.amax``: one implementation, two keys)."""
+    values (``np.max`` and ``np.amax``: one implementation, two keys); its parameters that
+    numpy wants as Python ints (CONFIG) accept traced ints (``with_int_config``)."""
     def register(impl):
+        impl = with_int_config(impl)
         for func in funcs:
             FUNCTIONS[func] = impl
         return impl
     return register
+
+
+# Traced ints where numpy wants a Python int: axes, shifts, repeats, pad widths, sizes. A
+# Python int argument of a transformed function is data (a tape input), so np.sum(x, axis=k)
+# or np.roll(x, k) can receive a traced scalar. There it decides the result's shape or
+# layout, so it becomes a Python int (operator.index: a guard of the tape, see
+# tracing/concrete.py) before the implementation sees it. Only these parameters, and only
+# traced scalars: a traced array stays what it is (the implementation's error names it).
+CONFIG = frozenset((
+    "axis", "axes", "axis1", "axis2", "source", "destination", "start", "shift", "repeats",
+    "reps", "pad_width", "n", "k", "N", "M", "ddof", "indices_or_sections", "decimals",
+    "shape", "newshape", "num", "offset", "ord"))
+
+
+def _traced_scalar(v):
+    return getattr(v, "_b", None) is not None and getattr(v, "shape", None) == ()
+
+
+def _concrete(v):
+    if _traced_scalar(v):
+        return operator.index(v)
+    if isinstance(v, (tuple, list)) and any(_traced_scalar(e) for e in v):
+        return type(v)(_concrete(e) for e in v)
+    return v
+
+
+def _traced(v):
+    return _traced_scalar(v) or isinstance(v, (tuple, list)) and \
+        any(_traced_scalar(e) for e in v)
+
+
+def with_int_config(impl):
+    """``impl`` with its CONFIG parameters (not its first, the operand) made Python ints
+    when they are traced scalars; ``impl`` itself when it has none."""
+    try:
+        params = list(inspect.signature(impl).parameters.values())
+    except (TypeError, ValueError):
+        return impl
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    slots = [k for k, p in enumerate(params) if k > 0 and p.name in CONFIG
+             and p.kind in positional]
+    names = frozenset(p.name for k, p in enumerate(params) if k > 0 and p.name in CONFIG)
+    if not names:
+        return impl
+
+    @functools.wraps(impl)
+    def concrete_config(*args, **kwargs):
+        for k in slots:
+            if k < len(args) and _traced(args[k]):
+                args = args[:k] + (_concrete(args[k]),) + args[k + 1:]
+        if kwargs:
+            for name in names & kwargs.keys():
+                if _traced(kwargs[name]):
+                    kwargs[name] = _concrete(kwargs[name])
+        return impl(*args, **kwargs)
+    return concrete_config
 
 
 def implements_ufunc(*ufuncs, keywords=()):
@@ -70,11 +138,12 @@ def _supported(table):
 
 
 def apply_ufunc(ufunc, method, inputs, kwargs):
-    """``Var.__array_ufunc__``: the implementation of ``ufunc`` applied to ``inputs``."""
-    if "out" in kwargs:
-        raise InplaceError(at_user_site(
-            f"numpy.{ufunc.__name__}(..., out=...) writes in place, which is not traceable: "
-            "use the returned value instead"))
+    """``Var.__array_ufunc__``: the implementation of ``ufunc`` applied to ``inputs``; an
+    ``out=`` array (and ``where=``) is written as numpy would, as a functional update."""
+    out = kwargs.pop("out", None)
+    where = kwargs.pop("where", True)
+    if method == "at":                              # np.add.at(x, idx, v): in place
+        return METHODS["__at__"](ufunc, *inputs, **kwargs)
     if method != "__call__":
         hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
         raise UnsupportedOpError(at_user_site(
@@ -93,23 +162,49 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}: keyword arguments {sorted(kwargs)} are not supported "
             "on traced values"))
-    return fn(*inputs, **kwargs)
+    result = fn(*inputs, **kwargs)
+    if out is None and where is True:
+        return result
+    return METHODS["__out__"](f"numpy.{ufunc.__name__}", result, out, where, True)
 
 
-def apply_function(func, args, kwargs):
-    """``Var.__array_function__``: the implementation of the numpy function ``func``."""
-    if func is np.copyto:
-        raise InplaceError(at_user_site(
-            "numpy.copyto of a traced value writes it into a numpy array, which is not "
-            "traceable (np.full_like(array, traced_fill) does that): use bnp.full_like or "
-            "bnp.broadcast_to(fill, shape)"))
-    fn = FUNCTIONS.get(func)
-    if fn is None:
+def apply_function(func, args, kwargs, like=None):
+    """``Var.__array_function__``: the implementation of the numpy function ``func``
+    (``like``: the traced value whose protocol numpy called, for the functions of LIKE)."""
+    if func in LIKE:
+        kwargs = {**kwargs, "like": like}
+    if func not in FUNCTIONS:
         name = getattr(func, "__module__", "numpy") + "." + func.__name__
         raise UnsupportedOpError(at_user_site(
             f"{name} is not supported on traced values. Supported numpy functions: "
             f"{_supported(FUNCTIONS)}; write it with those (or with burnumba.numpy)"))
-    return fn(*args, **kwargs)
+    return call(func, args, kwargs)
+
+
+def call(func, args, kwargs):
+    """``FUNCTIONS[func](*args, **kwargs)`` with numpy's in-place conventions: an ``out``
+    array is written (a functional update of the traced array), and a result that numpy
+    makes a view of its first argument is recorded as one, so that writes through either
+    reach the other (``Var``'s methods call this too)."""
+    fn = FUNCTIONS[func]
+    k = OUT_ARGUMENT.get(func)
+    if k is not None:
+        if "out" in kwargs:
+            out = kwargs["out"]
+            kwargs = {**kwargs, "out": None}
+        elif len(args) > k:
+            out = args[k]
+            args = args[:k] + (None,) + args[k + 1:]
+        else:
+            out = None
+        if out is not None:
+            return METHODS["__out__"](f"numpy.{func.__name__}", fn(*args, **kwargs), out,
+                                      True, False)
+    result = fn(*args, **kwargs)
+    readonly = VIEWS.get(func)
+    if readonly is not None and args:
+        METHODS["__view__"](args[0], result, func, args[1:], kwargs, readonly)
+    return result
 
 
 # scipy.special's ufuncs, by name: looked up when a ufunc outside UFUNCS reaches a traced value

@@ -11,6 +11,16 @@ import numpy as np
 
 from .pytree import ArgLeaves, unflatten
 
+# Python ints below 2**24 in magnitude are data (exact in a float32 tape as in a float64
+# one); larger ones stay static, part of the cache key, as before
+INT_DATA = 2 ** 24
+
+
+def is_int_data(x):
+    """Whether x is a Python int (not a bool, not a subclass) that is a tape input: where the
+    function turns it into a shape, an index, a range or a branch, a guard covers it."""
+    return type(x) is int and -INT_DATA < x < INT_DATA
+
 DIFF, DATA, STATIC = 0, 1, 2
 
 
@@ -44,6 +54,9 @@ class ArgsMatch:
                 if s is float:
                     if type(x) is not float:
                         return None
+                elif s is int:
+                    if not is_int_data(x):
+                        return None
                 elif type(x) is not np.ndarray or x.shape != s[0] or (
                         x.dtype is not s[1] and x.dtype != s[1]):
                     return None
@@ -56,6 +69,9 @@ class ArgsMatch:
                 continue
             if s is float:
                 if type(x) is not float:
+                    return None
+            elif s is int:
+                if not is_int_data(x):
                     return None
             elif type(x) is not np.ndarray or x.shape != s[0] or (
                     x.dtype is not s[1] and x.dtype != s[1]):    # builtin dtypes: identity

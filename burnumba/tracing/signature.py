@@ -3,7 +3,7 @@ of a trace, and the errors that explain a mismatch. Shared by the API and the Ta
 import numpy as np
 
 from .._errors import InputError, NestedTrace, ShapeError
-from .plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC
+from .plan import DATA as _DATA, DIFF as _DIFF, STATIC as _STATIC, is_int_data
 from .pytree import check_same, describe, flatten, unflatten
 from .tracer import Var
 
@@ -47,10 +47,10 @@ def diff_leaf(x, where):
 
 def is_data(x):
     """Whether a non-differentiated leaf is a tape input (new values do not retrace): numpy
-    data and Python floats, as under jax.jit. Anything else (ints, bools, strings, None) is
-    static: part of the cache key."""
-    return type(x) is float or isinstance(x, (np.ndarray, np.generic, float)) and \
-        not isinstance(x, bool)
+    data, Python floats and small Python ints. Anything else (bools, big ints, strings,
+    None) is static: part of the cache key."""
+    return type(x) is float or is_int_data(x) or \
+        isinstance(x, (np.ndarray, np.generic, float)) and not isinstance(x, bool)
 
 
 def other_leaf(x, where, static=False):
@@ -60,6 +60,8 @@ def other_leaf(x, where, static=False):
         _nested(x, where)
     if type(x) is float and not static:
         return _DATA, float
+    if not static and is_int_data(x):
+        return _DATA, int
     if isinstance(x, (np.ndarray, np.generic)) and not static:
         if x.dtype.kind not in "biuf":
             raise InputError(f"{where} has dtype {x.dtype}: only real numpy data can be traced")

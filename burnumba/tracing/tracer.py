@@ -6,16 +6,18 @@ offsets of all nodes are known while tracing (the ``gather`` row relies on that)
 """
 import hashlib
 import math
-import warnings
 
 import numpy as np
 
-from .._errors import (InplaceError, LeakedTracerError, NestedTrace, PrecisionWarning, ShapeError,
+from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
-from .dispatch import (FUNCTIONS, METHODS, apply_function, apply_ufunc, dispatched,
-                       scipy_hint)
+from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
+from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
+                          storing_into_numpy, user_instruction)
+from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
+                       dispatched, scipy_hint)
 
 CONST = OPCODE["const"]
 # Rows folded when every operand is a constant: one IEEE operation per element, which
@@ -44,8 +46,17 @@ class Builder:
         self.viewed = {}              # gather node made from a view -> the positions it reads
         self.live = True              # False once the trace is over (leaked tracer check)
         self.derived = False          # True once derivatives are traced as ops (derive/)
+        # output node -> the user's derivative rule for it (transforms/custom.py): the
+        # derivative sweeps call the rule there instead of differentiating the node's body
+        self.custom = {}
         # per node, the user's source line: a side table kept only for debug_nans
         self.sites = [] if record_sites else None
+        # Python decisions on traced values (tracing/concrete.py): the input nodes' values
+        # (set by the transformation that traces; None: no values, decisions are refused),
+        # the evaluator made at the first decision, and the guards recorded
+        self.given = None
+        self.evaluator = None
+        self.guards = None
 
     @property
     def n(self):
@@ -123,8 +134,12 @@ class Builder:
         if isinstance(x, Var):
             if x._b is not self and x._b.live:
                 # an inner transformation's function closes over an outer trace's value:
-                # the inner one runs in the outer trace instead (see transforms/nested.py)
-                raise NestedTrace(x._b)
+                # the inner one runs in the outer trace instead (see transforms/nested.py).
+                # Which of the two is the outer one, the trace that started first, is known
+                # where a trace starts (core._traced): both travel
+                nested = NestedTrace(x._b)
+                nested.other = self
+                raise nested
             if x._b is not self:
                 raise LeakedTracerError(at_user_site(
                     "a traced value from another trace was used here (it leaked out of an "
@@ -251,6 +266,32 @@ class Builder:
             return self.const(x)._node
         return None
 
+    def concrete(self, x, kind, what):
+        """The value of traced scalar ``x`` now, as a numpy scalar of the tape's dtype,
+        recorded as a guard of ``kind`` (TRUTH, EXACT, INTEGER): the decision Python makes
+        with it holds for the tape only while the guard does."""
+        if self.given is None or not self.live:
+            x._concrete_refused(what)
+        if x.size != 1:
+            if kind == TRUTH:
+                raise TracerBoolError(at_user_site(
+                    f"{what} of a traced array of shape {x.shape}: the truth value of an array "
+                    "with more than one element is ambiguous (as in numpy). Decide on a scalar, "
+                    "e.g. `if np.max(x) > 0` or `if np.min(x) > 0`, or use bnp.where(cond, a, "
+                    "b) to choose element by element"))
+            raise ConcretizationError(at_user_site(
+                f"{what} of a traced array of shape {x.shape}: only a value with one element "
+                "can be converted to a Python number (as in numpy)"))
+        node = x.node
+        if self.evaluator is None:
+            self.evaluator = Evaluator(self, self.given)
+        v = self.evaluator.value(node)[0]
+        if self.guards is None:
+            self.guards = Guards()
+        expected = (v != 0) if kind == TRUTH else np.trunc(v) if kind == INTEGER else v
+        self.guards.add(node, kind, expected, user_site())
+        return v
+
     def gather(self, sources, positions, shape):
         """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
         fall in. No node yet: views of views compose (their positions are just indexed
@@ -333,6 +374,8 @@ def tiles(shape, out):
 
 
 def normalize_axis(axis, ndim, name):
+    if isinstance(axis, Var):                # a traced int: a Python int, guarded
+        axis = axis.__index__()
     if not -ndim <= axis < ndim:
         raise ShapeError(at_user_site(
             f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}"))
@@ -383,8 +426,20 @@ def _scalar(x):
     return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool)
 
 
+def _int_input(y):
+    """Whether y is a traced scalar that is an integer argument itself (a Python int or a
+    numpy integer passed as data)."""
+    return (isinstance(y, Var) and y.shape == () and y._view is None
+            and y._b.input_kinds.get(y._node) in ("i", "u"))
+
+
 def power(x, y):
-    """x ** y, choosing the row: constant integer and real exponents get their own rows."""
+    """x ** y, choosing the row: constant integer and real exponents get their own rows. A
+    traced base to an int argument's power (x ** n) takes n's value, guarded, as a
+    constant exponent would be: powi, exact at x = 0 (0 ** 0 = 1, derivative 0); a
+    constant base to it (0.99 ** i) stays one traced power, so a new i does not retrace."""
+    if isinstance(x, Var) and _int_input(y):
+        y = y.__index__()
     if isinstance(x, Var) and _scalar(y):
         c = float(y)
         b = x._b
@@ -402,6 +457,12 @@ def power(x, y):
     return b.map("power", x, y)
 
 
+def _method(func, *args, **kwargs):
+    """An ndarray method: numpy's function ``func`` through the dispatch tables (its out=
+    argument written, its views recorded)."""
+    return call(func, args, kwargs)
+
+
 def _ones_like(x):
     b = x._b
     return b.const(np.ones(x.shape)) if x.shape else b.const(1.0)
@@ -415,7 +476,9 @@ class Var:
     would hide burnumba's error behind "setting an array element with a sequence").
     """
 
-    __slots__ = ("_b", "_node", "shape", "_view")
+    # _alias: the memory this array shares with its numpy views (numpy/inplace.py), or unset;
+    # __weakref__: that memory's list of the arrays that view it
+    __slots__ = ("_b", "_node", "shape", "_view", "_alias", "__weakref__")
     __array_priority__ = 1000.0
 
     @property
@@ -470,8 +533,16 @@ class Var:
     def __radd__(self, o): return self._b.map("add", o, self)
     def __sub__(self, o): return self._b.map("subtract", self, o)
     def __rsub__(self, o): return self._b.map("subtract", o, self)
-    def __mul__(self, o): return self._b.map("multiply", self, o)
-    def __rmul__(self, o): return self._b.map("multiply", o, self)
+    def __mul__(self, o):
+        if isinstance(o, (list, tuple)) and _int_input(self):
+            return NotImplemented          # [x] * n: Python repeats the list (n guarded)
+        return self._b.map("multiply", self, o)
+
+    def __rmul__(self, o):
+        if isinstance(o, (list, tuple)) and _int_input(self):
+            return NotImplemented
+        return self._b.map("multiply", o, self)
+
     def __truediv__(self, o): return self._b.map("divide", self, o)
     def __rtruediv__(self, o):
         if _scalar(o) and float(o) == 1.0:           # 1 / x: one node, no constant
@@ -500,6 +571,26 @@ class Var:
 
     def __matmul__(self, o):
         return FUNCTIONS[np.matmul](self, o)
+
+    # -- a 0-d value: s[()], s[...], s[None] as numpy's 0-d arrays; no length, no iteration,
+    # no item assignment (a traced scalar is immutable, as numpy's scalars)
+    def __getitem__(self, key):
+        return METHODS["__getitem__"](self, key)
+
+    def __len__(self):
+        raise UnsupportedOpError(at_user_site(
+            "len() of a 0-d traced value: it has no length (numpy: len() of unsized object); "
+            "use x.size or x.shape"))
+
+    def __iter__(self):
+        raise UnsupportedOpError(at_user_site(
+            "iteration over a 0-d traced value (numpy: iteration over a 0-d array): it is "
+            "one number; s[None] makes it a 1-element array"))
+
+    def __setitem__(self, key, value):
+        raise InplaceError(at_user_site(
+            "item assignment into a traced scalar (0-d): a scalar is immutable, as numpy's "
+            "scalars; bind the name to the new value instead, s = v"))
 
     def __rmatmul__(self, o):
         return FUNCTIONS[np.matmul](o, self)
@@ -533,31 +624,83 @@ class Var:
             self._no_operator()
         return self._b.map("logical_not", self)
 
+    # -- decisions: Python asks for a concrete value (tracing/concrete.py). The value is
+    # computed now from the trace's inputs and recorded as a guard of the tape; a run whose
+    # guards fail is traced again (a new variant), so the tape is never run on a branch its
+    # inputs would not take.
     def __bool__(self):
-        raise TracerBoolError(at_user_site(
-            "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value: "
-            "its value is not known while tracing. Use bnp.where(cond, a, b), "
-            "bnp.maximum / bnp.minimum, or bn.relu / bnp.abs instead of branching. If it is "
-            "a number you pass in (a Python float is traced, as under jax.jit), name its "
-            "argument in static_argnums to branch on its value"))
+        # the gradient at a branch is the gradient of the branch taken, as in autograd
+        return bool(self._b.concrete(self, TRUTH, "bool()"))
+
+    def __float__(self):
+        if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
+            raise InplaceError(at_user_site(INTO_NUMPY))
+        self._cut_check("float()")
+        return float(self._b.concrete(self, EXACT, "float()"))
+
+    def __int__(self):
+        if storing_into_numpy():             # out[i] = v into an integer numpy array
+            raise InplaceError(at_user_site(INTO_NUMPY))
+        # an integer is piecewise constant: its derivative is zero where it is defined
+        return int(self._b.concrete(self, INTEGER, "int()"))
+
+    def __index__(self):
+        v = self._b.concrete(self, EXACT, "using it as an index")
+        if v != v or v != np.trunc(v) or abs(v) == np.inf:
+            raise ConcretizationError(at_user_site(
+                f"a traced value used as an index or a size is {v}, not an integer: only "
+                "integer values can be indices (as in numpy); use int(x) to truncate"))
+        return int(v)
+
+    def item(self, *args):
+        """The value as a Python number (int for integer data), recorded as a guard."""
+        if args:
+            raise UnsupportedMethodError(at_user_site(
+                "x.item(index) on a traced array: index it first, x[index].item()"))
+        self._cut_check("item()")
+        v = self._b.concrete(self, EXACT, "item()")
+        kind = self._b.input_kinds.get(self.node) if self._view is None else None
+        return int(v) if kind in ("i", "u") else bool(v) if kind == "b" else float(v)
 
     def _concrete(self, what):
+        """The guarded Python float that round() and format() use (as float())."""
+        self._cut_check(what)
+        return float(self._b.concrete(self, EXACT, what))
+
+    def _cut_check(self, what):
+        """float() / item() of a value that depends on a differentiated argument would turn
+        it into a constant and cut its gradient silently: refused, with the fix."""
+        b = self._b
+        need = self._view[1] if self._view is not None else b.need[self._node]
+        if need and b.given is not None:
+            raise ConcretizationError(at_user_site(
+                f"{what} of a traced value that depends on a differentiated argument: the "
+                "Python number would be a constant, and its gradient would be lost without a "
+                "word. Use the traced value itself (np.exp(x), x * y, bnp.where(...) keep the "
+                "gradient), or bn.stop_gradient(x) first to take its value as a constant on "
+                "purpose. To put traced values into an array, use bnp.stack / bnp.array "
+                "instead of assigning into a numpy array"))
+
+    def _concrete_refused(self, what):
+        if what == "bool()":
+            raise TracerBoolError(at_user_site(
+                "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value "
+                "in a trace that has no input values (a value that leaked out of its trace, "
+                "or a tape being rebuilt): use bnp.where(cond, a, b), bnp.maximum / "
+                "bnp.minimum, or name the argument in static_argnums"))
         raise ConcretizationError(at_user_site(
-            f"{scipy_hint()}{what} on a traced value: burnumba traces symbolically, so there is no number "
-            "yet. Use burnumba.numpy (bnp.exp, ...) or numpy ufuncs instead of `math`; to put "
-            "traced values into an array, use bnp.stack / bnp.array instead of assigning "
-            "into a numpy array. If it is a number you pass in (a Python float is traced, as "
-            "under jax.jit), name its argument in static_argnums"))
+            f"{what} on a traced value in a trace that has no input values: return the value "
+            "from the function (or use has_aux=True) to get numbers out, or name the argument "
+            "in static_argnums"))
+
+    def __complex__(self):
+        raise ConcretizationError(at_user_site(
+            "complex() on a traced value: burnumba differentiates real functions only"))
 
     # a traced value is immutable: a copy is itself (copy.copy(y0) in scipy's odeint reaches
     # the conversion, and its error, instead of failing inside copy)
     def __copy__(self): return self
     def __deepcopy__(self, memo): return self
-
-    def __float__(self): self._concrete("float()")
-    def __int__(self): self._concrete("int()")
-    def __index__(self): self._concrete("using it as an index")
-    def __complex__(self): self._concrete("complex()")
 
     def __array__(self, dtype=None, copy=None):
         hint = scipy_hint()
@@ -566,13 +709,26 @@ class Var:
                 hint + "(numpy was asked to convert a traced value into a numpy array.)"))
         caller = numpy_caller()
         if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
+            what = user_instruction()
+            if what == "store":
+                raise InplaceError(at_user_site(INTO_NUMPY))
+            if what == "call" and (dtype is None or np.dtype(dtype) == object):
+                # np.array([a, b, 3.0]), np.asarray(list_of_traced): numpy asks each element
+                # for an array and gets an object array of traced scalars, so the list
+                # becomes an object array of traced values. Every traced op stacks such an
+                # array back into one traced array (Builder.lift), and so does returning it.
+                return self._objects(writeable=copy is True)
+            if what == "call":
+                raise ConcretizationError(at_user_site(
+                    f"numpy was asked for a {np.dtype(dtype)} array of traced values (np.array"
+                    f"(list, dtype=...)): there are no numbers while tracing. Drop dtype= "
+                    "(np.array(list) of traced values is a traced array in the tape's float "
+                    "dtype), or use bnp.array(list)"))
             raise ConcretizationError(at_user_site(
-                "numpy tried to convert a traced value into a numpy array: np.array / "
-                "np.asarray or a ufunc given a list holding traced values (numpy looks at the "
-                "list, not at its elements, so burnumba cannot take over), or a numpy array "
-                "indexed by a traced value. Use bnp.array(list) or bnp.stack(list) (import "
-                "burnumba.numpy as bnp) or np.array(list, like=x) with x any traced value, "
-                "and bnp.take(array, idx, axis=0) to index a numpy array"))
+                "numpy tried to convert a traced value into a numpy array: a numpy array "
+                "indexed by a traced value, or a traced value where numpy needs numbers. Use "
+                "bnp.take(array, idx, axis=0) to index a numpy array, and bnp.array(list) or "
+                "bnp.stack(list) (import burnumba.numpy as bnp) to build arrays"))
         name = caller[len("numpy."):]
         fix = f"bnp.{name}(list), or " if "." not in name and dispatched(name) else ""
         raise ConcretizationError(at_user_site(
@@ -582,91 +738,125 @@ class Var:
             f"{fix}{caller.replace('numpy.', 'np.')}(bnp.array(list)) (import burnumba.numpy "
             "as bnp; bnp.array and bnp.stack build a traced array from a list)"))
 
+    def _objects(self, writeable=False):
+        """A numpy object array of this value's elements, each a traced scalar (0-d: a 0-d
+        object array holding the value itself). Read-only unless numpy asked for a copy:
+        np.asarray(x) hands it to the user as it is, where numpy would return x itself, so
+        a write into it (which could not reach x) fails loudly; numpy copies it into the
+        array it builds from a list."""
+        out = np.empty(self.shape, dtype=object)
+        if not self.shape:
+            out[()] = self
+        else:
+            b = self._b
+            flat = self.positions().reshape(-1)
+            cells = out.reshape(-1)
+            for j in range(flat.size):
+                cells[j] = b.gather([self], flat[j:j + 1].reshape(()), ())
+        out.flags.writeable = writeable
+        return out
+
     # -- ndarray methods: numpy's names and signatures, each the implementation of numpy's
     # function (the burnumba.numpy function) that the dispatch tables give, with one lookup.
     # (tests/test_readme.py lists every public ndarray name defined here as supported)
     def reshape(self, *shape, order="C", copy=None):
-        return FUNCTIONS[np.reshape](self, shape[0] if len(shape) == 1 else shape, order=order)
+        return _method(np.reshape, self, shape[0] if len(shape) == 1 else shape, order=order)
 
     def ravel(self, order="C"):
-        return FUNCTIONS[np.ravel](self, order)
+        return _method(np.ravel, self, order)
 
     def flatten(self, order="C"):
-        return FUNCTIONS[np.ravel](self, order)
+        return _method(np.ravel, self, order)
 
     @property
     def T(self):
-        return FUNCTIONS[np.transpose](self)
+        return _method(np.transpose, self)
 
     @property
     def mT(self):
         if self.ndim < 2:
             raise ShapeError(at_user_site(
                 f"mT: the matrix transpose needs at least 2 dimensions, not shape {self.shape}"))
-        return FUNCTIONS[np.swapaxes](self, -1, -2)
+        return _method(np.swapaxes, self, -1, -2)
 
     def transpose(self, *axes):
-        return FUNCTIONS[np.transpose](self, axes[0] if len(axes) == 1 else (axes or None))
+        return _method(np.transpose, self, axes[0] if len(axes) == 1 else (axes or None))
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        return FUNCTIONS[np.prod](self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+        return _method(np.prod, self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return FUNCTIONS[np.cumsum](self, axis=axis, dtype=dtype, out=out)
+        return _method(np.cumsum, self, axis=axis, dtype=dtype, out=out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
-        return FUNCTIONS[np.cumprod](self, axis=axis, dtype=dtype, out=out)
-
-    def sort(self, axis=-1, kind=None, order=None):
-        raise InplaceError(at_user_site(
-            "ndarray.sort() sorts in place, which is not traceable: use the sorted copy "
-            "y = np.sort(x, axis) (differentiable; the order is found at run time)"))
+        return _method(np.cumprod, self, axis=axis, dtype=dtype, out=out)
 
     def swapaxes(self, axis1, axis2):
-        return FUNCTIONS[np.swapaxes](self, axis1, axis2)
+        return _method(np.swapaxes, self, axis1, axis2)
 
     def squeeze(self, axis=None):
-        return FUNCTIONS[np.squeeze](self, axis)
+        return _method(np.squeeze, self, axis)
 
     def sum(self, *args, **kwargs):
-        return FUNCTIONS[np.sum](self, *args, **kwargs)
+        return _method(np.sum, self, *args, **kwargs)
 
     def mean(self, *args, **kwargs):
-        return FUNCTIONS[np.mean](self, *args, **kwargs)
+        return _method(np.mean, self, *args, **kwargs)
 
     def max(self, *args, **kwargs):
-        return FUNCTIONS[np.max](self, *args, **kwargs)
+        return _method(np.max, self, *args, **kwargs)
 
     def min(self, *args, **kwargs):
-        return FUNCTIONS[np.min](self, *args, **kwargs)
+        return _method(np.min, self, *args, **kwargs)
 
     def var(self, *args, **kwargs):
-        return FUNCTIONS[np.var](self, *args, **kwargs)
+        return _method(np.var, self, *args, **kwargs)
 
     def std(self, *args, **kwargs):
-        return FUNCTIONS[np.std](self, *args, **kwargs)
+        return _method(np.std, self, *args, **kwargs)
 
     def clip(self, *args, **kwargs):
-        return FUNCTIONS[np.clip](self, *args, **kwargs)
+        return _method(np.clip, self, *args, **kwargs)
 
     def dot(self, b, out=None):
-        return FUNCTIONS[np.dot](self, b, out)
+        return _method(np.dot, self, b, out)
 
     def take(self, *args, **kwargs):
-        return FUNCTIONS[np.take](self, *args, **kwargs)
+        return _method(np.take, self, *args, **kwargs)
 
     def repeat(self, *args, **kwargs):
-        return FUNCTIONS[np.repeat](self, *args, **kwargs)
+        return _method(np.repeat, self, *args, **kwargs)
 
     def diagonal(self, *args, **kwargs):
-        return FUNCTIONS[np.diagonal](self, *args, **kwargs)
+        return _method(np.diagonal, self, *args, **kwargs)
 
     def trace(self, *args, **kwargs):
-        return FUNCTIONS[np.trace](self, *args, **kwargs)
+        return _method(np.trace, self, *args, **kwargs)
 
     def copy(self, order="C"):
-        """The value itself: traced values are immutable, so a copy cannot differ."""
-        return self
+        """A copy: a new array object holding the same value (the same node: a node is
+        immutable), so that an in-place write to either leaves the other as it was."""
+        return Var(self._b, self._node, self.shape, self._view)
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        raise ConcretizationError(at_user_site(
+            "pickling (or copy.copy through pickle) a traced value: it has no numbers while "
+            "tracing. Return the value from the function and pickle the result"))
+
+    def __round__(self, ndigits=None):
+        if ndigits is None:
+            return round(self._concrete("round() to a Python int"))
+        return FUNCTIONS[np.round](self, ndigits)
+
+    def __format__(self, spec):
+        if not spec:
+            return repr(self)
+        return format(self._concrete(f"formatting with {spec!r}"), spec)
 
     def conj(self):
         """Real values are their own conjugates (burnumba traces real numbers only)."""
@@ -696,18 +886,29 @@ class Var:
         one float dtype, so a cast to another float dtype warns, PrecisionWarning). Integer
         and boolean dtypes are refused: they would not be differentiable."""
         cast_check(f"astype({np.dtype(dtype)})", dtype, self._b.dtype)
-        return self
+        return self.copy() if copy else self
 
     def __getattr__(self, name):
         """Any other ndarray method or attribute: a burnumba error that names it and the fix."""
+        if name == "_alias":                # the slot, unset: no view of this value was taken
+            return None
         if not name.startswith("__") and hasattr(np.ndarray, name):
-            hint = _NOT_TRACED.get(name)
+            hint = NOT_TRACED.get(name)
             if hint is None:
                 hint = ("use the burnumba.numpy function, or compute constants with numpy "
                         "before the call")
             raise UnsupportedMethodError(at_user_site(
                 f"ndarray.{name} is not supported on traced values: {hint}. Traced arrays "
                 f"have {', '.join(supported_methods())}"))
+        if name in MEMORY:                # numpy's probes: a plain (cheap) AttributeError
+            raise AttributeError(
+                f"{name}: a traced value has no memory of its own (it is a node of a tape); "
+                "return it from the function to get a numpy array")
+        ufunc = getattr(np, name, None)
+        if isinstance(ufunc, np.ufunc) and ufunc in UFUNCS:
+            # numpy's object loops call x.exp() for np.exp on an object array of traced
+            # values (np.array([a, b]) is one): the traced ufunc
+            return lambda *args: UFUNCS[ufunc](self, *args)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- numpy protocols: np.exp(x), np.sum(x) ... on a traced x, through the tables of
@@ -716,63 +917,32 @@ class Var:
         return apply_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        return apply_function(func, args, kwargs)
-
-
-_CONCRETE = ("it asks for concrete numbers, which do not exist while tracing: return the "
-             "value from the function (or use has_aux=True) to get numbers out")
-_NOT_DIFFERENTIABLE = ("its result is integer or boolean, neither differentiable nor traced: "
-                       "compute it with numpy before the call and pass it in as data (an "
-                       "integer array argument indexes at run time: x[idx]), or use "
-                       "bnp.where for a choice made by traced values")
-_IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp.where, "
-             "bnp.concatenate, bnp.stack)")
-_NOT_TRACED = {
-    **dict.fromkeys(("item", "tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
-                    _CONCRETE),
-    **dict.fromkeys(("any", "all", "argmax", "argmin", "argsort", "argpartition", "nonzero",
-                     "searchsorted", "round", "compress"), _NOT_DIFFERENTIABLE),
-    **dict.fromkeys(("fill", "itemset", "put", "resize", "setfield", "setflags", "partition",
-                     "byteswap"), _IN_PLACE),
-    "flat": "use x.ravel() (and index it)",
-    "view": "a traced array has no memory of its own to view; use reshape or astype",
-}
+        return apply_function(func, args, kwargs, self)
 
 
 def supported_methods():
-    """The ndarray methods and attributes traced arrays have (numpy's names); ``sort`` is
-    defined only to refuse, with an InplaceError naming np.sort."""
+    """The ndarray methods and attributes traced arrays have (numpy's names)."""
     return sorted(n for n in dir(ArrayVar)
-                  if not n.startswith("_") and hasattr(np.ndarray, n) and n != "sort")
-
-
-def cast_check(what, dtype, have):
-    """A cast inside a tape (astype, dtype=): another float dtype computes on in the tape's own
-    dtype with a PrecisionWarning; an integer, boolean or complex dtype is an error."""
-    want = np.dtype(dtype)
-    if want == have:
-        return
-    if want.kind == "f":
-        warnings.warn(at_user_site(
-            f"{what} inside a {have} tape: values stay {have} (a tape computes in one float "
-            f"dtype, set by its float array arguments), so results can differ from numpy's in "
-            f"the last digits. Pass {want} arrays to trace a {want} tape, or drop the cast"),
-            PrecisionWarning, stacklevel=2)
-        return
-    if want.kind == "c":
-        raise UnsupportedOpError(at_user_site(
-            f"{what}: complex numbers are not supported (burnumba differentiates real "
-            "functions)"))
-    raise UnsupportedOpError(at_user_site(
-        f"{what} of a traced value: it would not be differentiable. Compute integer or "
-        "boolean data (indices, masks) with numpy before the call and pass it in; use "
-        "bnp.where for a mask built from traced values"))
+                  if not n.startswith("_") and hasattr(np.ndarray, n))
 
 
 class ArrayVar(Var):
     """A traced array (ndim >= 1): a Var with indexing, iteration and len()."""
 
     __slots__ = ()
+
+    def _set_shape(self, shape):
+        try:
+            _SHAPE.__get__(self)
+        except AttributeError:                  # Var.__init__
+            _SHAPE.__set__(self, shape)
+            return
+        raise InplaceError(at_user_site(
+            "setting x.shape reshapes an array in place: use x = x.reshape(shape) (a traced "
+            "array's shape is fixed)"))
+
+    # read through the slot's own descriptor (no Python frame); set once, by Var.__init__
+    shape = property(Var.__dict__["shape"].__get__, _set_shape)
 
     def __len__(self):
         return self.shape[0]
@@ -783,8 +953,38 @@ class ArrayVar(Var):
     def __iter__(self):
         return (self[k] for k in range(self.shape[0]))
 
+    # -- in-place updates (numpy/inplace.py): recorded as functional updates. This object
+    # then holds the new value, and so does every numpy view of the same memory.
     def __setitem__(self, key, value):
-        raise InplaceError(at_user_site(
-            "in-place assignment `x[...] = v` into a traced array is not traceable: build a "
-            "new array instead, e.g. bnp.where(mask, v, x), or bnp.concatenate / bnp.stack "
-            "of the pieces"))
+        METHODS["__setitem__"](self, key, value)
+
+    def __iadd__(self, o): return METHODS["inplace"](self, self + o)
+    def __isub__(self, o): return METHODS["inplace"](self, self - o)
+    def __imul__(self, o): return METHODS["inplace"](self, self * o)
+    def __itruediv__(self, o): return METHODS["inplace"](self, self / o)
+    def __ifloordiv__(self, o): return METHODS["inplace"](self, self // o)
+    def __imod__(self, o): return METHODS["inplace"](self, self % o)
+    def __ipow__(self, o): return METHODS["inplace"](self, power(self, o))
+    def __imatmul__(self, o): return METHODS["inplace"](self, self @ o)
+
+    @property
+    def flat(self):
+        """numpy's flat iterator: x.flat[k] reads, x.flat[k] = v writes in place."""
+        return METHODS["flat"](self)
+
+    def fill(self, value):
+        """x.fill(v): every element set to v (a functional update)."""
+        self[...] = value
+
+    def put(self, indices, values, mode="raise"):
+        FUNCTIONS[np.put](self, indices, values, mode)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        """x.sort(): in place, as a functional update x[...] = np.sort(x, axis)."""
+        if order is not None:
+            raise UnsupportedOpError(at_user_site(
+                "ndarray.sort(order=...): traced arrays have no fields to order by"))
+        self[...] = FUNCTIONS[np.sort](self, axis)
+
+
+_SHAPE = Var.shape          # the slot's descriptor, read and set once by ArrayVar.shape

@@ -47,7 +47,8 @@ import threading
 import numpy as np
 
 from ..transforms.core import CACHE_SIZE, TapeCache
-from .._errors import InputError, MissingExtraError, NonFiniteError, ShapeError
+from .._errors import GuardError, InputError, MissingExtraError, NonFiniteError, ShapeError
+from ..kernels import layout
 from ..tracing.pytree import flatten
 from ..tracing.signature import structure
 from .optim import Checkpoints, _exclusive, clip_grad_norm
@@ -88,12 +89,22 @@ def _describe(shard):
     return tuple((a.shape, a.dtype.str) for a in arrays)
 
 
-def _partial(tape, flat_params, shard, weight):
+def _partial(tape, flat_params, shard, weight, drawn=()):
     """(weight * loss, weight * gradient) of one shard, by the shipped tape (no retracing).
     The parameters are the tape's first (differentiated) inputs, in pytree order, so the
-    flat vector splits into them as the gradient does."""
+    flat vector splits into them as the gradient does. ``drawn``: the loss's random draws
+    for this shard, made on the driver, as (start, values) of their nodes."""
     arrays = (shard,) if isinstance(shard, np.ndarray) else tuple(shard)
-    value, grad = tape.run_value_and_grad(tape.split_grads(flat_params) + list(arrays))
+    leaves = tape.split_grads(flat_params) + list(arrays)
+    if drawn:
+        state = tape.state()
+        state.write(leaves)
+        for start, x in drawn:
+            state.val[start:start + x.size] = x.ravel()
+        value = state.run(layout.MODE_VALUE_AND_GRAD)
+        grad = state.grad[:tape.n_diff_elems].copy()
+    else:
+        value, grad = tape.run_value_and_grad(leaves)
     if weight != 1:
         value, grad = value * weight, grad * weight
     return value, grad
@@ -114,11 +125,12 @@ class _Dataset:
     arrays) and its signature ((shape, dtype str) per array), in the order of the reduction
     tree: grouped by the worker holding them, so that the first additions are local."""
 
-    def __init__(self, key, futures, metas, holders):
+    def __init__(self, key, futures, metas, holders, positions):
         self.key = key
         self.futures = futures
         self.metas = metas
         self.holders = holders          # per shard, the workers that held it when first seen
+        self.positions = positions      # per shard, its place in the dataset as given
         self.rows = [meta[0][0][0] for meta in metas]
 
 
@@ -205,7 +217,7 @@ def _ordered(client, key, futures, metas):
     who = client.who_has(futures)
     order = sorted(range(len(futures)), key=lambda i: (sorted(who[futures[i].key]), i))
     return _Dataset(key, [futures[i] for i in order], [metas[i] for i in order],
-                    [sorted(who[futures[i].key]) for i in order])
+                    [sorted(who[futures[i].key]) for i in order], order)
 
 
 def _param_key(leaves, treedef):
@@ -246,11 +258,15 @@ class _DataParallel:
         if hit is None:
             zeros = [np.zeros(shape, dtype) for shape, dtype in meta]
             tape, sig, _ = self.tapes.tape_for((params, *zeros), {})
+            # a loss with random draws: the workers get the tape without its recipes (they
+            # cannot reach the driver's generators), and the driver draws for each shard
+            # in turn (``run``), as a loop over the shards calling the loss would
+            shipped = tape.without_draws() if tape.draws else tape
             # the Tape itself travels (I, F0 and metadata; never the loss function), as the
             # result of a task: scattered data has no graph, so a worker that died holding the
             # only copy (a scatter made before every worker had joined) failed every later
             # step; a task's result the scheduler recomputes on a survivor
-            future = self.client.submit(_shipped, tape, pure=False)
+            future = self.client.submit(_shipped, shipped, pure=False)
             while len(self.shipped) >= CACHE_SIZE:
                 self.shipped.pop(next(iter(self.shipped)))
             hit = self.shipped[key] = (tape, sig, future)
@@ -270,16 +286,31 @@ class _DataParallel:
         where = client.scatter(flat, broadcast=True, hash=False)
         mean = self.reduce == "mean"
         # each shard's task goes where the shard is; elsewhere only if those workers are gone
-        parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, pure=False,
-                               workers=held, allow_other_workers=True,
+        # random draws from the driver's generators, shard by shard in the dataset's order
+        # (the reduction tree's order groups the shards by worker)
+        drawn = [()] * len(plans)
+        for j in sorted(range(len(plans)), key=ds.positions.__getitem__):
+            drawn[j] = [(d.start, np.asarray(d(), dtype=plans[j][0].dtype))
+                        for d in plans[j][0].draws]
+        parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, draws,
+                               pure=False, workers=held, allow_other_workers=True,
                                key=f"burnumba-partial-{where.key}-{i}")
-                 for i, (plan, shard, n, held) in enumerate(zip(plans, ds.futures, ds.rows,
-                                                                ds.holders))]
+                 for i, (plan, shard, n, held, draws) in enumerate(zip(
+                     plans, ds.futures, ds.rows, ds.holders, drawn))]
         # a pairwise tree on the workers: ceil(log2 shards) levels of additions
         while len(parts) > 1:
             pairs = [parts[j:j + 2] for j in range(0, len(parts), 2)]
             parts = [client.submit(_add, *p, pure=False) if len(p) == 2 else p[0] for p in pairs]
-        value, grad = parts[0].result()
+        try:
+            value, grad = parts[0].result()
+        except GuardError as e:
+            # one tape, traced on the driver, runs every shard: it cannot take another branch
+            raise GuardError(
+                "distributed value_and_grad: the loss makes a Python decision on a traced "
+                "value (an `if`, int() or an index) that went another way on a shard than "
+                "when the tape was traced on the driver; every shard runs that one tape. "
+                "Write the choice as data (bnp.where, bnp.maximum), or make the deciding "
+                f"argument static. The decision:\n{e}") from None
         if mean:
             total = sum(ds.rows)
             value, grad = value / total, grad / total

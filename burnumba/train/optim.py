@@ -311,6 +311,8 @@ class Trainer(Checkpoints):
                     f"there: pass the same kind of array (e.g. token ids as integers)")
             dst[...] = x
             check_integer_data(x, self.tape.dtype)
+        if self.tape.draws:             # a loss with random draws (dropout): fresh ones
+            self._state.draw()
 
     def step(self, *data):
         """One training step on this batch: forward, backward, clipping, update. Returns the

@@ -4,22 +4,37 @@ import collections
 import contextlib
 import functools
 import gc
+import os
+import sys
 import threading
+import warnings
 
 import numpy as np
 
 from ..ir.checked import SWITCH
-from .._errors import (InputError, NestedTrace, OutputError, nested_unsupported)
+from .._errors import (GuardError, InputError, NestedTrace, OutputError, VariantWarning,
+                      nested_unsupported)
 from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, CallPlan
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
 from ..tracing.tracer import Builder, Var
+from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
-from . import nested
+from . import custom, nested
 from .outputs import as_output, stacked
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
+VARIANT_LIMIT = 8        # variants (branch combinations) kept per signature; more warn once
+
+
+def _user_level():
+    """The stacklevel of warnings.warn that names the first caller outside burnumba."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _norm_argnums(argnums):
@@ -70,18 +85,24 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
     """The Tape of ``f`` on arguments of signature ``sig``, the collector paused until the
     trace's objects are gone (``_traced`` returns the tape only)."""
     with _collector_paused():
-        return _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
-                       forward_mode)
+        # random draws are recorded as recipes that every run draws again (randomness.py)
+        return randomness.traced(f, args, kwargs, lambda rec, args, kwargs: _traced(
+            f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
+            forward_mode, rec))
 
 
 def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
-            forward_mode):
+            forward_mode, rec):
     b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
+    rec.builder = b
+    b.given = {}                           # the inputs' values, for Python's decisions
     in_slots = []
 
     def new_input(x, need):
         shape = np.shape(x)
-        v = b.input(shape, need, getattr(x, "dtype", np.dtype(float)).kind)
+        v = b.input(shape, need, "i" if type(x) is int else
+                    getattr(x, "dtype", np.dtype(float)).kind)
+        b.given[v.node] = x
         in_slots.append((b.off[v.node], v.size, shape, isinstance(x, float)
                          and not isinstance(x, np.floating)))
         return v
@@ -101,7 +122,14 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         new = [next(data_vars) if is_data(x) else x for x in leaves]
         traced_kwargs[name] = unflatten(treedef, new)
 
-    result = f(*traced_args, **traced_kwargs)
+    try:
+        result = f(*traced_args, **traced_kwargs)
+    except NestedTrace as nested:
+        # ``outer * inner``: the outer value met this trace's, and named this trace as the
+        # one in progress; the transformation must run in the other one
+        if nested.builder is b and getattr(nested, "other", None) is not None:
+            raise NestedTrace(nested.other) from None
+        raise
     if has_aux:
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise OutputError(
@@ -119,10 +147,15 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
     out_node = out.node                    # a pending view becomes a node here
     if b.derived:                          # derivatives traced as ops: drop what is unread
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
-        eliminate_dead(b, roots)
+        eliminate_dead(b, roots + (b.guards.node if b.guards else []))
     b.live = False
-    return Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
-                argnums=argnums, single=single, static=static, forward_mode=forward_mode)
+    tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
+                argnums=argnums, single=single, static=static, forward_mode=forward_mode,
+                draws=tuple(rec.draws))
+    # a user's derivative rule is in it: its kernel's sweeps would differentiate the rule's
+    # body instead, so its derivatives are traced as ops (transforms/custom.py)
+    tape.custom = bool(b.custom)
+    return tape
 
 
 class TapeCache:
@@ -142,15 +175,22 @@ class TapeCache:
         self.cache_size = cache_size
         self.need_scalar = need_scalar
         self.forward_mode = forward_mode
-        self.tapes = collections.OrderedDict()
+        self.tapes = collections.OrderedDict()     # key -> the variant used last
+        self.variants = {}         # key -> its variants, most recently used first (when > 1)
+        self.traces = {}           # key -> how many times it was traced (when > 1)
+        self.warned = set()        # keys whose variants warned (VariantWarning), once each
         self.lock = threading.Lock()
 
+    def key(self, sig):
+        # under debug_nans, a tape with source lines is kept beside the plain one
+        return sig.key + ("debug_nans",) if SWITCH.on else sig.key
+
     def tape_for(self, args, kwargs):
-        """(tape, signature, argnums) for these arguments, tracing on a cache miss."""
+        """(tape, signature, argnums) for these arguments, tracing on a cache miss. Of a
+        signature's variants (tapes traced on different branches), the one used last."""
         argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
         sig = Signature(args, kwargs, argnums, static)
-        # under debug_nans, a tape with source lines is kept beside the plain one
-        key = sig.key + ("debug_nans",) if SWITCH.on else sig.key
+        key = self.key(sig)
         tape = self.tapes.get(key)
         if tape is not None:
             if len(self.tapes) > 1:
@@ -164,10 +204,91 @@ class TapeCache:
         with self.lock:
             tape = self.tapes.setdefault(key, tape)       # another thread may have won
             while len(self.tapes) > self.cache_size:
-                _, old = self.tapes.popitem(last=False)
-                self.dropped(old)
+                old_key, old = self.tapes.popitem(last=False)
+                for dropped in self.variants.pop(old_key, [old]):
+                    self.dropped(dropped)
             self.added(tape, args, kwargs, argnums)
         return tape, sig, argnums
+
+    def guarded(self, tape, sig, argnums, args, kwargs, run):
+        """``run(tape)``; when one of the tape's guards fails (a decision went the other way
+        at these arguments), ``run`` on the signature's other variants, most recently used
+        first, and when none holds, on a new trace at these arguments (a new variant). The
+        new trace's run keeps the branches numpy took while tracing, even where the kernel's
+        value differs by an ulp at a branch's boundary: a retrace never loops."""
+        try:
+            return run(tape)
+        except GuardError as e:
+            if e.tape is not tape:
+                raise
+            failure = e
+        key = self.key(sig)
+        with self.lock:
+            others = [t for t in self.variants.get(key, ()) if t is not tape]
+        for other in others:
+            try:
+                result = run(other)
+            except GuardError as e:
+                if e.tape is not other:
+                    raise
+                continue
+            self._use(key, other)
+            return result
+        new = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
+                     self.single, _positive(self.static, len(args)), self.forward_mode)
+        self.traced(new)
+        self._add_variant(key, tape, new, failure)
+        state = new.state()
+        state.unguarded = True
+        try:
+            return run(new)
+        finally:
+            state.unguarded = False
+
+    def _use(self, key, tape):
+        """``tape`` becomes its signature's most recently used variant."""
+        with self.lock:
+            variants = self.variants.get(key)
+            if variants is None or tape not in variants:
+                return
+            variants.remove(tape)
+            variants.insert(0, tape)
+            self.tapes[key] = tape
+            self.tapes.move_to_end(key)
+            self.promoted(tape)
+
+    def _add_variant(self, key, failed, new, failure):
+        with self.lock:
+            variants = self.variants.setdefault(key, [failed] if key in self.tapes else [])
+            variants.insert(0, new)
+            self.tapes[key] = new
+            self.tapes.move_to_end(key)
+            self.traces[key] = self.traces.get(key, 1) + 1
+            while len(variants) > VARIANT_LIMIT:
+                self.dropped(variants.pop())
+            while len(self.tapes) > self.cache_size:
+                old_key, old = self.tapes.popitem(last=False)
+                for dropped in self.variants.pop(old_key, [old]):
+                    self.dropped(dropped)
+            self.promoted(new)
+            warn = self.traces[key] > VARIANT_LIMIT and key not in self.warned
+            if warn:
+                self.warned.add(key)
+        if warn:
+            site = failure.tape.guards[3][failure.index]
+            warnings.warn(
+                f"{getattr(self.f, '__name__', 'the function')} has been traced "
+                f"{self.traces[key]} times for one signature, because a Python decision on a "
+                "traced value keeps changing"
+                + (f" (at {site})" if site else "") + ". It stays correct (each new branch "
+                f"is traced again; {VARIANT_LIMIT} variants are kept), at tracing's speed. "
+                "Write the choice as data (bnp.where, bnp.maximum, bnp.clip), make the "
+                "deciding argument static (static_argnums), or take the value out of the "
+                "decision with bn.stop_gradient only if it really is constant",
+                VariantWarning, stacklevel=_user_level())
+
+    def promoted(self, tape):
+        """``tape`` is now its signature's variant in use (under the lock)."""
 
     def tape_or_builder(self, args, kwargs):
         """``(tape, sig, argnums, None)``; or ``(None, None, None, builder)`` when the
@@ -203,7 +324,9 @@ class _Transformed(TapeCache):
         self.with_value = with_value
         self.plans = {}            # tape -> its CallPlan
         self.fast = None           # (nargs, runner, tape) once every argument is a traced float
+        self.fast_argnums = None
         self.plan = None           # the CallPlan of the tape used last
+        self.ops = None            # tapes with custom rules: their gradients as traced ops
 
     def function(self):
         """A plain closure (cheaper to call than an object's __call__) over this state."""
@@ -218,16 +341,23 @@ class _Transformed(TapeCache):
                     if type(a) is not float:
                         break
                 else:
-                    return fast[1](args)
+                    try:
+                        return fast[1](args)
+                    except GuardError:          # another branch: the general path retraces
+                        return state.call(args, kwargs)
             plan = state.plan
             if plan is not None and not kwargs:
                 leaves = plan.match(args)
                 if leaves is not None:
-                    return plan.run(leaves)
+                    try:
+                        return plan.run(leaves)
+                    except GuardError:
+                        return state.call(args, kwargs)
             return state.call(args, kwargs)
 
         functools.update_wrapper(transformed, self.f)
-        transformed.tapes = self.tapes
+        transformed.tapes = self.tapes              # per signature: the variant used last
+        transformed.variants = self.variants        # per signature: all its variants (> 1)
         transformed.trace = self.trace
         transformed.plans = self.plans
         transformed._transformed = self          # what bn.vmap runs per sample
@@ -241,11 +371,20 @@ class _Transformed(TapeCache):
             self.fast = None
 
     def added(self, tape, args, kwargs, argnums):
-        if (not kwargs and not self.has_aux and not SWITCH.on
+        if (not kwargs and not self.has_aux and not SWITCH.on and not tape.custom
+                and not tape.draws
                 and sorted(argnums) == list(range(len(args)))
                 and all(type(a) is float for a in args)):
+            self.fast_argnums = argnums
             self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
                                                        self.single), tape)
+
+    def promoted(self, tape):
+        # the scalar fast path follows the variant in use
+        if self.fast is not None and self.fast[2] is not tape \
+                and tape.n_diff == self.fast[0] == len(tape.in_slots):
+            self.fast = (self.fast[0], tape.scalar_runner(self.fast_argnums, self.with_value,
+                                                          self.single), tape)
 
     def call(self, args, kwargs):
         tape, sig, argnums, builder = self.tape_or_builder(args, kwargs)
@@ -253,13 +392,20 @@ class _Transformed(TapeCache):
             argnums = _positive(self.argnums, len(args))
             return nested.value_and_grad(builder, self.f, args, kwargs, argnums,
                                          self.single, self.has_aux, self.with_value)
+        if tape.custom:
+            return self.by_ops(args, kwargs, sig, argnums)
+        return self.guarded(tape, sig, argnums, args, kwargs,
+                            lambda t: self._run(t, sig, argnums, kwargs))
+
+    def _run(self, tape, sig, argnums, kwargs):
         if not kwargs:
             plan = self.plans.get(tape)
             if plan is None:
                 plan = CallPlan(tape, sig, argnums, self.single, self.with_value,
                                 self.has_aux)
                 with self.lock:
-                    if tape in self.tapes.values():
+                    if tape in self.tapes.values() or any(
+                            tape in v for v in self.variants.values()):
                         plan = self.plans.setdefault(tape, plan)
             if not SWITCH.on:
                 self.plan = plan
@@ -271,6 +417,28 @@ class _Transformed(TapeCache):
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
+    def by_ops(self, args, kwargs, sig, argnums):
+        """The call when f's tape holds a user's derivative rule: the value and gradients
+        traced as ops into a second tape (custom.value_and_grads), run forward."""
+        if self.ops is None:
+            ops = TapeCache(custom.value_and_grads(self.f, self.argnums, self.has_aux),
+                            self.argnums, self.has_aux, self.cache_size, self.static,
+                            need_scalar=False)
+            with self.lock:
+                if self.ops is None:
+                    self.ops = ops
+        tape = self.ops.tape_for(args, kwargs)[0]
+
+        def run(tape):
+            state = tape.state()
+            flat = tape.run_forward(sig.diff + sig.data, state)
+            value = float(flat[0])                     # as the kernel returns it
+            grads = structure(tape, flat[1:], sig, argnums, self.single)
+            if self.has_aux:
+                aux = tape.aux_values(state)
+                return ((value, aux), grads) if self.with_value else (grads, aux)
+            return (value, grads) if self.with_value else grads
+        return self.ops.guarded(tape, sig, argnums, args, kwargs, run)
 
 
 def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
@@ -309,10 +477,23 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     argnums_t, single = _norm_argnums(argnums)
     argnums_t = _positive(argnums_t, len(args))
     static = _positive(_norm_static(static_argnums, argnums_t), len(args))
+    tape, sig = trace_once("bn.trace", f, args, kwargs, argnums_t, static, single=single)
+    state = tape.state()
+    state.unguarded = True                 # the branches numpy took while tracing
     try:
-        sig = Signature(args, kwargs, argnums_t, static)
-    except NestedTrace:
-        raise nested_unsupported("bn.trace") from None
-    tape = _trace(f, args, kwargs, argnums_t, False, sig, False, single, static)
-    tape.run_forward(sig.diff + sig.data)
+        tape.run_forward(sig.diff + sig.data, state=state)
+    finally:
+        state.unguarded = False
     return tape
+
+
+def trace_once(name, f, args, kwargs, argnums, static=(), need_scalar=False, single=False):
+    """(tape, signature) of ``f`` on these arguments, traced once and cached nowhere: the
+    path of the transformations that hand out a tape or a handle (bn.trace, njit_value_and_
+    grad, bn.profile). Called on traced values it raises, naming the transformation
+    ``name``: such a one-off has no nested form."""
+    try:
+        sig = Signature(args, kwargs, argnums, static)
+    except NestedTrace:
+        raise nested_unsupported(name) from None
+    return _trace(f, args, kwargs, argnums, False, sig, need_scalar, single, static), sig

@@ -16,9 +16,9 @@ import weakref
 
 import numpy as np
 
-from .core import CACHE_SIZE, TapeCache, _positive, grad
+from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, grad
 from ..ir.checked import SWITCH
-from .._errors import (InputError, PytreeError, ShapeError,
+from .._errors import (InputError, PytreeError, RandomSourceError, ShapeError,
                       at_user_site)
 from .. import numpy as bnp
 from ..derive.graph import builder_of, operands
@@ -117,17 +117,77 @@ def _write_tangents(tape, state, tangents):
         state.grad[start:start + size] = np.ravel(t)
 
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f, primals, tangents, has_aux=False, argnums=None):
     """``(f(*primals), J tangents)``, as ``jax.jvp``: the output and its directional
     derivative along ``tangents`` (one per primal, same structure and shapes), by the tangent
     sweep. The output is an array or scalar, or a tuple, list or dict of them (the tangent
     then has that structure too). With ``has_aux``, ``f`` returns ``(output, aux)`` and
-    jvp ``(output, tangent, aux)``.
+    jvp ``(output, tangent, aux)``. With ``argnums`` (an int or a tuple of ints), only those
+    primals are differentiated: ``tangents`` holds one tangent per argnum, in argnums'
+    order, and the other primals are data (arrays, floats) or static (ints, strings), as
+    for ``grad``.
 
     >>> import burnumba as bn, numpy as np
     >>> y, dy = bn.jvp(lambda x: np.sin(x) * x, (np.array([0.5, 1.0]),), (np.ones(2),))
+    >>> y, dy = bn.jvp(lambda w, x: np.tanh(w * x), (0.5, np.ones(2)), (1.0,), argnums=0)
     """
-    return _jvp(f, primals, tangents, True, has_aux)
+    if argnums is None:
+        return _jvp(f, primals, tangents, True, has_aux)
+    return _jvp_argnums(f, primals, tangents, argnums, has_aux)
+
+
+def _jvp_argnums(f, primals, tangents, argnums, has_aux):
+    """jvp with respect to the primals ``argnums`` names, the others held fixed."""
+    if not isinstance(primals, (tuple, list)):
+        raise InputError(at_user_site(
+            f"jvp: primals must be a tuple of the function's arguments, got "
+            f"{type(primals).__name__}: write bn.jvp(f, (x, y), (v,), argnums=0)"))
+    primals, n = tuple(primals), len(primals)
+    nums = _positive(_norm_argnums(argnums)[0], n)
+    if any(not 0 <= k < n for k in nums) or len(set(nums)) != len(nums):
+        raise InputError(at_user_site(
+            f"jvp: argnums {argnums} must name distinct primals among the {n} given"))
+    flat = _check_tangents(tuple(primals[k] for k in nums), tangents)
+    per, pos = {}, 0                    # each argnum's tangent leaves, then in input order
+    for k in nums:
+        m = len(flatten(primals[k])[0])
+        per[k], pos = flat[pos:pos + m], pos + m
+    order = tuple(sorted(nums))
+    ordered = tuple(tangents[nums.index(k)] for k in order)
+    if order == tuple(range(n)):                   # every primal: the usual path
+        return _jvp(f, primals, ordered, True, has_aux)
+
+    def of_argnums(*diff):            # f of those primals alone, the others closed over
+        args = list(primals)
+        for k, x in zip(order, diff):
+            args[k] = x
+        return f(*args)
+    diff = tuple(primals[k] for k in order)
+    builder = builder_of([x for p in primals for x in flatten(p)[0]])
+    if builder is None:
+        cache = _CACHES.get(f, ("jvp", n, has_aux, order),
+                            lambda: _forward_cache(f, order, has_aux))
+        tape, sig, _, builder = cache.tape_or_builder(primals, {})
+    if builder is not None:                        # inside another trace: run in it
+        outputs, aux = Outputs(of_argnums, has_aux), []
+        out, tout = nested.jvp(builder, functools.partial(outputs.primary, aux=aux), diff,
+                               ordered)
+        tree = outputs.take()
+        if tree is not None:
+            out, tout = split(tree, out, bnp.reshape), split(tree, tout, bnp.reshape)
+        return (out, tout) + ((aux[0],) if has_aux else ())
+    if tape.custom:                 # a user's rule in it: by the plain jvp's path for that
+        return _jvp(of_argnums, diff, ordered, True, has_aux)
+
+    def run(tape):
+        tree = cache.trees.get(tape)
+        state = tape.state()
+        state.write(sig.diff + sig.data)
+        _write_tangents(tape, state, [t for k in order for t in per[k]])
+        state.run(layout.MODE_JVP)
+        out = (_out(tape, tree, state, "val"), _out(tape, tree, state, "grad"))
+        return out + (tape.aux_values(state),) if has_aux else out
+    return cache.guarded(tape, sig, cache.argnums, primals, {}, run)
 
 
 def _jvp(f, primals, tangents, with_value, has_aux=False):
@@ -155,19 +215,95 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
             if tree is not None:
                 out, tout = split(tree, out, bnp.reshape), split(tree, tout, bnp.reshape)
             return ((out if with_value else None), tout) + ((aux[0],) if has_aux else ())
-        tree = cache.trees.get(tape)
         leaves = sig.diff + sig.data
-        if key is not None and len(cache.plain) < CACHE_SIZE:
+        tree = cache.trees.get(tape)
+        if tape.custom:                            # a user's rule in it: jvp as traced ops
+            return _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux)
+        if key is not None and len(cache.plain) < CACHE_SIZE and not tape.draws \
+                and tape.guards is None:
             cache.plain[key] = tape, tree
     else:
         return _run_plain(found, primals, tangents, with_value, has_aux)
-    state = tape.state()
-    state.write(leaves)
-    _write_tangents(tape, state, tangents)
-    state.run(layout.MODE_JVP)
-    out = (_out(tape, tree, state, "val") if with_value else None,
-           _out(tape, tree, state, "grad"))
-    return out + (tape.aux_values(state),) if has_aux else out
+
+    def run(tape):
+        tree = cache.trees.get(tape)
+        state = tape.state()
+        state.write(leaves)
+        _write_tangents(tape, state, tangents)
+        state.run(layout.MODE_JVP)
+        out = (_out(tape, tree, state, "val") if with_value else None,
+               _out(tape, tree, state, "grad"))
+        return out + (tape.aux_values(state),) if has_aux else out
+    return cache.guarded(tape, sig, cache.argnums, primals, {}, run)
+
+
+def _ops_cache(f, kind, nprimals, has_aux, make):
+    """A TapeCache of ``make(Outputs(f, has_aux))``, kept per function: the derivative of a
+    tape with a user's rule in it, traced as ops (transforms/custom.py) and run forward."""
+    def new():
+        return TapeCache(make(Outputs(f, has_aux)), tuple(range(nprimals)), has_aux,
+                         need_scalar=False)
+    return _CACHES.get(f, (kind, nprimals, has_aux), new)
+
+
+def _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux):
+    """jvp of a function whose tape holds a user's rule: the value and tangent traced as
+    ops (nested.jvp, which calls the rule) into one vector, run forward."""
+    n = len(primals)
+
+    def make(outputs):
+        def value_and_tangent(*args):
+            b = builder_of([x for a in args for x in flatten(a)[0]])
+            aux = []
+            out, tout = nested.jvp(b, functools.partial(outputs.primary, aux=aux), args[:n],
+                                   args[n:])
+            outputs.take()
+            flat = bnp.concatenate([bnp.reshape(out, (-1,)), bnp.reshape(tout, (-1,))])
+            return (flat, aux[0]) if has_aux else flat
+        return value_and_tangent
+
+    ops = _ops_cache(f, "jvp by ops", n, has_aux, make)
+    args = tuple(primals) + tuple(np.asarray(t, dtype=tape.dtype) for t in tangents)
+    otape, osig, _ = ops.tape_for(args, {})
+    state = otape.state()
+    Y = otape.run_forward(osig.diff + osig.data, state)
+    m = Y.size // 2
+    out = (_shaped(tape, tree, Y[:m]) if with_value else None, _shaped(tape, tree, Y[m:]))
+    return out + (otape.aux_values(state),) if has_aux else out
+
+
+def _vjp_by_ops(f, tape, primals, has_aux):
+    """The pullback of a function whose tape holds a user's rule: its vjp traced as ops
+    (nested.vjp, which calls the rule), run forward; the flat gradient of the primals."""
+    n = len(primals)
+
+    def make(outputs):
+        def pulled(*args):
+            b = builder_of([x for a in args for x in flatten(a)[0]])
+            _, pull = nested.vjp(b, functools.partial(outputs.primary, aux=[]), args[:n])
+            outputs.take()
+            cts = [x for ct in pull(args[n]) for x in flatten(ct)[0]]
+            flat = bnp.concatenate([bnp.reshape(c, (-1,)) for c in cts])
+            return (flat, None) if has_aux else flat
+        return pulled
+
+    ops = _ops_cache(f, "vjp by ops", n, has_aux, make)
+
+    def pull(seed, drawn=None):
+        otape, osig, _ = ops.tape_for(tuple(primals) + (np.asarray(seed, tape.dtype),), {})
+        if drawn is None:
+            return otape.run_forward(osig.diff + osig.data)
+        # f's random draws, in f's order, are the pull-back tape's too: it runs on the
+        # value's numbers (``drawn``), drawing none
+        if [d.shape for d in otape.draws] != [d.shape for d in tape.draws]:
+            raise RandomSourceError(at_user_site(
+                "vjp of a function with a custom derivative rule: its random draws differ "
+                "between two traces, so the pull-back cannot reuse the value's numbers"))
+        state = otape.state()
+        state.write(osig.diff + osig.data, drawn)
+        state.run(layout.MODE_FORWARD)
+        return state.read(otape.out, otape.out_shape)
+    return pull
 
 
 def _run_plain(found, primals, tangents, with_value, has_aux):
@@ -319,10 +455,16 @@ def vjp(f, *primals, has_aux=False):
             out = split(tree, out, bnp.reshape)
             pull = functools.partial(lambda pull, ct: pull(flat_cotangent(tree, ct)), pull)
         return (out, pull) + ((aux[0],) if has_aux else ())
-    tree = cache.trees.get(tape)
     leaves = sig.diff + sig.data
-    value = tape.run_forward(leaves)
+    # the variant whose decisions hold at these primals: the pullback runs that one
+    value = cache.guarded(tape, sig, argnums, primals, {},
+                          lambda t: (t, t.run_forward(leaves)))
+    tape, value = value
+    tree = cache.trees.get(tape)
     aux = tape.aux_values(tape.state()) if has_aux else None
+    # the pull-back runs on this call's random draws (the ones the value used), drawing none
+    drawn = tape.state().drawn() if tape.draws else None
+    by_ops = _vjp_by_ops(f, tape, primals, has_aux) if tape.custom else None
     if tree is not None:
         value = split(tree, value, copied)
     out_shape = tape.out_shape
@@ -336,7 +478,8 @@ def vjp(f, *primals, has_aux=False):
                              f"shape {out_shape}")
         # the forward runs again with this call's leaves: another vjp of the same tape on
         # this thread may have run in between
-        grads = tape.split_grads(tape.run_vjp(leaves, seed))
+        grads = tape.split_grads(tape.run_vjp(leaves, seed, drawn) if by_ops is None
+                                 else by_ops(seed, drawn))
         out, pos = [], 0
         for k in argnums:
             n = len(sig.kinds[k])
@@ -374,7 +517,19 @@ def linearize(f, *primals, has_aux=False):
             return _jvp(f, primals, tangents, False, has_aux)[1]
         return (value, traced_jvp, aux) if has_aux else (value, traced_jvp)
     leaves = sig.diff + sig.data
+    if tape.custom:                 # a user's rule in it: each f_jvp call a jvp by ops
+        tree = cache.trees.get(tape)
+        value = tape.run_forward(leaves)
+        value = split(tree, value, copied) if tree is not None else value
+        aux = tape.aux_values(tape.state())
+
+        def by_ops(*tangents):
+            return _jvp(f, primals, tangents, False, has_aux)[1]
+        return (value, by_ops, aux) if has_aux else (value, by_ops)
     local = threading.local()
+    # the variant whose decisions hold at these primals (its forward checks its guards)
+    tape = cache.guarded(tape, sig, cache.argnums, primals, {},
+                         lambda t: (t, t.run_forward(leaves))[0])
 
     def forward_state():
         state = getattr(local, "state", None)
@@ -493,7 +648,13 @@ def _jacobian(f, argnums, how, has_aux):
         m = int(np.prod(tape.out_shape, dtype=np.int64))
         forward = how == "fwd" or (how == "auto" and tape.n_diff_elems <= m)
         btape = None
-        if forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
+        if tape.custom:             # a user's rule in it: the Jacobian as traced ops
+            if kwargs:
+                raise InputError(at_user_site(
+                    "jacobian: a function with a custom derivative rule takes its "
+                    "arguments by position here"))
+            btape = batched.tape_for(args, kwargs)[0]
+        elif forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
                 tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
             btape = batched.tape_for(args, kwargs)[0]
         plans[tape] = forward, btape
@@ -522,22 +683,34 @@ def _jacobian(f, argnums, how, has_aux):
             J = _per_output(tree, [nested.into_layout(parts, groups, cache.single) for parts
                                    in _blocks(J, tree, out_shape, shapes, bnp.reshape)])
             return (J, aux[0]) if has_aux else J
+        return cache.guarded(tape, sig, resolved, args, kwargs,
+                             lambda t: run(t, sig, resolved, args, kwargs))
+
+    def run(tape, sig, resolved, args, kwargs):
         forward, btape = plans.get(tape) or plan(tape, args, kwargs)
         state = None
+        leaves = sig.diff + sig.data
         if btape is not None:
-            J = btape.run_forward(sig.diff + sig.data)
-            if not has_aux and not kwargs and not SWITCH.on:
-                last[0] = (ArgsMatch(sig), tape, sig, resolved, btape)
+            if btape.guards is None and tape.guards is None:
+                J = btape.run_forward(leaves)
+                if not has_aux and not kwargs and not SWITCH.on:
+                    last[0] = (ArgsMatch(sig), tape, sig, resolved, btape)
+            else:
+                # Python decisions: the tape's own guards first (its branch decides the
+                # output's structure), then the batched tape's variant for these arguments
+                tape.run_forward(leaves)
+                J = batched.guarded(btape, sig, resolved, args, kwargs,
+                                    lambda t: t.run_forward(leaves))
         else:
             state = tape.state()
-            state.write(sig.diff + sig.data)
+            state.write(leaves)
             J = (_by_tangents if forward else _by_cotangents)(tape, state)
         J = _jacobian_parts(tape, cache.trees.get(tape), sig, resolved, cache.single, J)
         if not has_aux:
             return J
         if state is None:                     # the aux values need the tape's forward
             state = tape.state()
-            state.write(sig.diff + sig.data)
+            state.write(leaves)
             state.run(layout.MODE_FORWARD)
         return J, tape.aux_values(state)
 
@@ -606,17 +779,39 @@ def hessian(f, argnums=0, has_aux=False):
     return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
-def hvp(f, x, v):
+def hvp(f, x=None, v=None):
     """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian: the
     tangent sweep, along ``v``, of the traced gradient (forward over reverse, as the JAX
     cookbook's ``jvp(grad(f), (x,), (v,))``). ``x`` and ``v`` have the same structure and
     shapes. The gradient's tape is traced once per function and signature.
 
+    ``bn.hvp(f)`` is the curried form, ``(x, v) -> H v``, as autograd's ``hessian_vector_
+    product(f)``: it holds ``f``, so an inline lambda is traced once, not on every call
+    (a new lambda per ``bn.hvp(lambda ..., x, v)`` call is a new function to trace).
+
     >>> import burnumba as bn, numpy as np
     >>> bn.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     array([6., 0.])
+    >>> hv = bn.hvp(lambda x: np.sum(x ** 3))
+    >>> hv(np.array([1.0, 2.0]), np.array([0.0, 1.0]))
+    array([ 0., 12.])
     """
-    holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
+    if x is None and v is None:
+        holder = _CACHES.get(f, "hvp", lambda: _Holder(grad(f)))
+
+        @functools.wraps(f)
+        def curried(x, v):
+            return _hvp(holder, x, v)
+        return curried
+    if x is None or v is None:
+        raise InputError(at_user_site(
+            "hvp: give both x and v (bn.hvp(f, x, v)), or neither for the curried form "
+            "bn.hvp(f)(x, v)"))
+    return _hvp(_CACHES.get(f, "hvp", lambda: _Holder(grad(f))), x, v)
+
+
+def _hvp(holder, x, v):
+    """H v by the holder's gradient (the function's entry in _CACHES)."""
     # plain float arrays of a signature already traced (Newton-CG calls hvp in a loop):
     # straight to the jvp's tape, without the general path's second cache lookup and its
     # key (about 1 us of Rosenbrock's 8 us at n = 1000)

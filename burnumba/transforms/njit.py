@@ -17,9 +17,9 @@ compiled in the process that made it and not cached on disk.
 """
 import numpy as np
 
-from .core import _norm_argnums, _positive, _trace
-from .._errors import InputError, NestedTrace, at_user_site, nested_unsupported
-from ..tracing.signature import Signature
+from .core import _norm_argnums, _positive, _trace, trace_once
+from .custom import value_and_grads
+from .._errors import InputError, RandomSourceError, at_user_site
 
 
 def njit_value_and_grad(f, *example_args, argnums=0):
@@ -52,11 +52,18 @@ def njit_value_and_grad(f, *example_args, argnums=0):
     if any(not 0 <= k < nargs for k in argnums_t):
         raise InputError(at_user_site(
             f"njit_value_and_grad: argnums {argnums} out of range for {nargs} arguments"))
-    try:
-        sig = Signature(example_args, {}, argnums_t, ())
-    except NestedTrace:
-        raise nested_unsupported("bn.njit_value_and_grad") from None
-    tape = _trace(f, example_args, {}, argnums_t, False, sig, True)
+    tape, sig = trace_once("bn.njit_value_and_grad", f, example_args, {}, argnums_t,
+                           need_scalar=True)
+    if tape.draws:
+        raise RandomSourceError(at_user_site(
+            "njit_value_and_grad: the function draws random numbers (from "
+            f"{tape.draws[0].source.label}), and a compiled handle cannot call Python's "
+            "generators on each call. Make the noise an argument of the function and draw it "
+            "in your numba code (np.random.standard_normal works inside @numba.njit)"))
+    custom_rule = tape.custom
+    if custom_rule:     # a user's derivative rule in it: value and gradient traced as ops
+        tape = _trace(value_and_grads(f, argnums_t, False), example_args, {}, argnums_t,
+                      False, sig, False)
     if tape.kernel.address is None:
         raise InputError(at_user_site(
             "njit_value_and_grad needs a compiled kernel; this process runs the "
@@ -69,8 +76,12 @@ def njit_value_and_grad(f, *example_args, argnums=0):
     sizes = np.array([tape.in_slots[slot_of[k]][1] for k in range(nargs)], np.int64)
     grad_size = tape.n_diff_elems
     at_grad = n + int(tape.off[-1])                 # F = imm[n] | val | grad
+    at_value = -1                                   # the kernel returns the value
+    if custom_rule:                   # the output node holds the value, then the gradient
+        at_value = n + int(tape.off[tape.out])
+        at_grad = at_value + 1
     from .njit_numba import compile_handle       # imports numba: only when a handle is made
-    handle = compile_handle(tape, starts, sizes, grad_size, at_grad, nargs)
+    handle = compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value)
     handle.tape = tape
     handle.grad_size = grad_size
     handle.dtype = tape.dtype

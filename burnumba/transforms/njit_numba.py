@@ -7,7 +7,7 @@ from numba import njit, literal_unroll, types
 from numba.core import errors
 from numba.extending import overload
 
-from .._errors import NjitArgumentError, OutputError, at_user_site
+from .._errors import GuardError, NjitArgumentError, OutputError, at_user_site
 from ..kernels import engine, layout
 
 # run(I, F, C, mode) takes three pointers and a mode; pointers pass as 64-bit integers
@@ -43,15 +43,18 @@ def _put_impl(F, start, size, x):
         "and numpy arrays, in the order and shapes traced")
 
 
-def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
+def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
+    """The handle; ``at_value`` >= 0: the tape is run forward only, and the value is read
+    from F there (a tape that computes its gradient as traced ops, transforms/custom.py)."""
     I = tape.I                                # noqa: E741 (the tape's I, as in layout)
     F0 = tape.F0
     C0 = engine.control_block(tape.dtype, tape.largest_product)
     run = _RUN(tape.kernel.address)
     kernel = tape.kernel                      # kept alive by the handle below
-    VG, ERR = layout.MODE_VALUE_AND_GRAD, layout.C_ERR
+    ERR = layout.C_ERR
+    VG = layout.MODE_VALUE_AND_GRAD if at_value < 0 else layout.MODE_FORWARD
     dtype = tape.dtype
-    if tape.out_shape != ():
+    if tape.out_shape != () and at_value < 0:
         raise OutputError(at_user_site("njit_value_and_grad needs a scalar output"))
 
     def check_arity(args):
@@ -65,6 +68,28 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
                 f"function's {nargs} argument(s) and then grad, a 1-D {dtype} array of "
                 f"{grad_size} elements (see handle.describe())")
         return lambda args: None
+
+    n_nodes = tape.n
+    NODE = layout.C_NODE
+    TRUTH, INTEGER = 0, 2                     # tracing/concrete.py's guard kinds
+    if tape.guards is None:
+        guard_count = 0
+        guard_nodes = guard_at = guard_kinds = np.zeros(0, np.int64)
+        guard_values = np.zeros(0)
+    else:
+        guard_count = len(tape.guard_nodes)
+        guard_nodes = tape.guard_nodes.astype(np.int64)
+        guard_at = tape.n + tape.guard_pos                # F = imm[n] | val | grad
+        guard_kinds = tape.guard_kinds.astype(np.int64)
+        guard_values = tape.guard_values.astype(np.float64)
+    sites = sorted({site for site in (tape.guards[3] if tape.guards else ()) if site})
+    GUARD_MESSAGE = (
+        "burnumba njit handle: a Python decision the tape was traced with (an `if`, int() "
+        "or an index on a traced value) went the other way at these arguments, and a "
+        "compiled handle cannot trace the new branch. The decisions: "
+        + ("; ".join(sites) or "(no source lines)") + ". Write the choice as data "
+        "(bnp.where, bnp.maximum), or call the function through bn.value_and_grad, which "
+        "traces each branch")
 
     @njit(nogil=True)
     def value_and_grad(*args):
@@ -80,12 +105,31 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs):
             _put(F, starts[j], sizes[j], x)
             j += 1
         value = run(I.ctypes.data, F.ctypes.data, C.ctypes.data, VG)
+        # the Python decisions the tape was traced with (none: the loop is empty); after a
+        # data error, only those on the nodes computed before it
+        below = C[NODE] if C[ERR] != 0 else n_nodes
+        for q in range(guard_count):
+            if guard_nodes[q] >= below:
+                continue
+            v = F[guard_at[q]]
+            want = guard_values[q]
+            kind = guard_kinds[q]
+            if kind == TRUTH:
+                ok = (v != 0) == (want != 0)
+            elif kind == INTEGER:
+                ok = np.trunc(v) == want
+            else:
+                ok = v == want or (v != v and want != want)
+            if not ok:
+                raise GuardError(GUARD_MESSAGE)
         if C[ERR] != 0:
             raise NjitArgumentError("burnumba njit handle: a node reported bad data (an "
                                     "index out of range); call the function through "
                                     "bn.value_and_grad for the full message")
         for k in range(grad_size):
             grad[k] = F[at_grad + k]
+        if at_value >= 0:
+            value = F[at_value]
         return value
 
     value_and_grad.kernel = kernel

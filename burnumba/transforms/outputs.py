@@ -145,6 +145,10 @@ def as_output(b, result, need_scalar):
             "array or number: return one (bnp.concatenate of the outputs' ravels joins "
             "several). vjp, jvp, linearize and the Jacobians also take a tuple, list or dict "
             "of arrays")
+    if need_scalar and out.shape != () and out.size == 1:
+        # a (1,) or (1, 1) loss is a scalar, as autograd takes it (JAX refuses it): its
+        # one element, the value returned as a scalar
+        out = bnp.reshape(out, ())
     if need_scalar and out.shape != ():
         raise OutputError(
             f"grad needs a scalar output, but the function returned shape {out.shape}: reduce "

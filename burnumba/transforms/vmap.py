@@ -45,6 +45,7 @@ from .. import numpy as bnp
 from .core import _positive, _trace
 from ..tracing.plan import DATA, DIFF, ArgsMatch
 from ..tracing.pytree import flatten, unflatten
+from ..tracing.randomness import draw_rows
 from ..tracing.signature import Signature
 from ..ir.tape import State, check_integer_data
 from ..tracing.tracer import Var
@@ -231,6 +232,9 @@ class _Traced:
         slots = tape.in_slots
         self.batched = sorted((slots[s][0], slots[s][1], where)
                               for s, where in enumerate(slot_of) if where is not None)
+        # random draws (tracing/randomness.py) are per-sample inputs too: input nodes made
+        # after the arguments' ones, so their columns are the last of X, in recipe order
+        self.batched += [(d.start, d.size, ("draw", i)) for i, d in enumerate(tape.draws)]
         self.segments = [(start, size) for start, size, _ in self.batched]
         self.shared = [s for s, where in enumerate(slot_of) if where is None]
         # the kernel against the tape's rows, checked once: each call binds new memory
@@ -283,14 +287,15 @@ class _CallPlan:
                 at += tape.in_slots[s][1]
         self.x_parts, self.s_parts, self.integers = [], [], []
         for s, (x, where) in enumerate(zip(full.diff + full.data, _slots(full, column))):
-            if type(x) is not float and x.dtype.kind in "iu":
-                self.integers.append(s)
+            if type(x) is not float and type(x) is not int and x.dtype.kind in "iu":
+                self.integers.append(s)         # (a Python int is data below 2**24: exact)
             if where is not None:
                 k, j = where
                 self.x_parts.append((s, per_arg[k][3][j] % x.ndim, *column[where]))
             else:
                 count = tape.in_slots[s][1]
-                self.s_parts.append((s, slice(at_of[s], at_of[s] + count), type(x) is float))
+                self.s_parts.append((s, slice(at_of[s], at_of[s] + count),
+                                     type(x) in (float, int)))
         lanes = prog.lanes
         blocks = -(-size // lanes)
         self.chunks = chunks = max(1, min(threads, size // MIN_PER_THREAD, blocks))
@@ -313,6 +318,9 @@ class _CallPlan:
                 X[:, col:col + count] = x
         for i, where, scalar in self.s_parts:
             S[where] = leaves[i] if scalar else leaves[i].ravel()
+        draws = traced.tape.draws
+        if draws:         # each sample's draws, in the order of a Python loop over them
+            X[:, X.shape[1] - sum(d.size for d in draws):] = draw_rows(draws, size, dtype)
         controls = run.controls(self.bounds)
         program = prog.program
         callers = [program.kernel.caller(program.I, run.F[k * run.base:], C, nogil=True,
@@ -427,22 +435,53 @@ class _VMapped:
         return unflatten(treedef, [bnp.stack([o[0][j] for o in outs], axis=self.out_axes)
                                    for j in range(len(outs[0][0]))])
 
+    def _per_sample(self, per_arg, size):
+        """A function that makes Python decisions on traced values (its tape has guards):
+        each sample is a call of ``f`` on its own, so that every sample takes its own
+        branch (the variants of its signature; bn.grad's own cache for ``bn.grad(f)``), and
+        the results are stacked at out_axes. A sample never gets another sample's branch."""
+        outs = []
+        for i in range(size):
+            sample = [a if leaves is None else
+                      unflatten(treedef, [x if ax is None else
+                                          x[(slice(None),) * (ax % np.ndim(x)) + (i,)]
+                                          for x, ax in zip(leaves, leaf_axes)])
+                      for a, leaves, treedef, leaf_axes in per_arg]
+            outs.append(flatten(self.f(*sample)))
+        treedef = outs[0][1]
+        if any(o[1] != treedef for o in outs):
+            raise UnsupportedOpError(at_user_site(
+                "vmap: the function returned outputs of another structure for another "
+                "sample"))
+        return unflatten(treedef, [np.stack([np.asarray(o[0][j]) for o in outs],
+                                            axis=self.out_axes)
+                                   for j in range(len(outs[0][0]))])
+
     def _trace(self, sample, batched_leaves):
         """The traced form of f on one sample, once per signature."""
         if self.transformed is not None:          # the gradient's tape orders the leaves
-            sig = self.transformed.tape_for(sample, {})[1]
+            tape, sig, _ = self.transformed.tape_for(sample, {})
+            if tape.custom:      # a user's rule in it: the gradient as traced ops
+                sig = Signature(sample, {}, ())
+                key = ("custom", batched_leaves, sig.key)
+                found = self.traced.get(key)
+                if found is None:
+                    found = self._trace_outputs(sample, batched_leaves, sig)
+                    with self.lock:
+                        found = self.traced.setdefault(key, found)
+                return found
         else:
             sig = Signature(sample, {}, ())
         key = (batched_leaves, sig.key)
         found = self.traced.get(key)
         if found is None:
-            found = self._new_trace(sample, batched_leaves, key)
+            found = self._new_trace(sample, batched_leaves, key, sig)
         return found
 
-    def _new_trace(self, sample, batched_leaves, key):
+    def _new_trace(self, sample, batched_leaves, key, sig):
         traced = (self._trace_gradient(sample, batched_leaves)
                   if self.transformed is not None
-                  else self._trace_outputs(sample, batched_leaves))
+                  else self._trace_outputs(sample, batched_leaves, sig))
         with self.lock:
             return self.traced.setdefault(key, traced)
 
@@ -475,9 +514,9 @@ class _VMapped:
         return _Traced(tape, sig, _slots(sig, batched_leaves), layout.MODE_BATCH_GRAD,
                        1 + tape.n_diff_elems, unpack)
 
-    def _trace_outputs(self, sample, batched_leaves):
-        """Any f: traced with its output leaves packed into one flat node."""
-        sig = Signature(sample, {}, ())
+    def _trace_outputs(self, sample, batched_leaves, sig):
+        """Any f: traced with its output leaves packed into one flat node (``sig``: the
+        sample's signature, which ``_trace`` made)."""
         info = {}
 
         def packed(*args):
@@ -549,6 +588,8 @@ class _VMapped:
             traced = None            # below, outside the except (f's errors chain nothing)
         if traced is None:
             return self._unrolled(per_arg, size)
+        if traced.tape.guards is not None:
+            return self._per_sample(per_arg, size)
         full = (Signature(args, {}, _positive(self.transformed.argnums, len(args)),
                           _positive(self.transformed.static, len(args)))
                 if self.transformed is not None else Signature(args, {}, ()))

@@ -1,0 +1,150 @@
+"""Workloads of the guards' benchmarks (bench/test_guards.py, bench/report_guards.py).
+
+* ``replay-*``: a tape without guards, as before guards existed (the README's tiny and small
+  scalar graphs, bn.relu as a row): their time must not change.
+* ``guarded-*``: a tape whose guards all hold, against the very same tape (same arrays, same
+  kernel) with its guards removed, so the difference is the guards' check alone: the small
+  graph with relu written as Python ``if`` (two guards), through the scalar fast path; an
+  MLP loss whose Huber-like switch is a Python ``if`` (one guard), through the CallPlan path.
+* ``adam-counter``: an optimiser loop that passes its step number ``i`` to the objective (an
+  annealed penalty 0.99 ** i), as written, 100 steps: burnumba (``i`` is data: one trace),
+  autograd (a trace every call, as always) and jax.jit (``i`` traced, as jax does) when jax
+  is importable.
+"""
+import functools
+
+import numpy as np
+
+from workloads import small, tiny
+
+
+def python_relu(v):
+    """relu as a program written for numpy: a Python branch (a guard under burnumba)."""
+    return v if v > 0 else v * 0.0
+
+
+def _scalar_replay(fn, point, relu):
+    import burnumba as bn
+    vg = bn.value_and_grad(functools.partial(fn, relu=relu), argnums=(0, 1))
+    a, b = point
+    vg(a, b)
+    return lambda: vg(a, b)
+
+
+def _without_guards(tape):
+    """The same tape (its arrays, its kernel) with no guards."""
+    import burnumba as bn
+    from burnumba.ir import tapefile
+    arrays, meta = tapefile.tape_state(tape)
+    meta.pop("guards", None)
+    return bn.Tape.from_arrays(arrays["I"], arrays["F0"], meta)
+
+
+def _scalar_guarded(with_guards):
+    import burnumba as bn
+    vg = bn.value_and_grad(functools.partial(small, relu=python_relu), argnums=(0, 1))
+    point = (-4.0, 2.0)
+    tape = vg.trace(*point)
+    assert tape.guards is not None and len(tape.guards[0]) == 2
+    if not with_guards:
+        tape = _without_guards(tape)
+    run = tape.scalar_runner((0, 1), True, False)
+    run(point)
+    return lambda: run(point)
+
+
+def mlp_loss(params, X, y):
+    W1, b1, W2 = params
+    h = np.tanh(X @ W1 + b1)
+    r = h @ W2 - y
+    loss = np.mean(r * r)
+    if loss > 0.01:                 # Huber-like: the square root above a threshold
+        loss = np.sqrt(loss) * 0.2
+    return loss
+
+
+def mlp_data(seed=0):
+    rng = np.random.default_rng(seed)
+    X, y = rng.normal(size=(256, 32)), rng.normal(size=256)
+    params = (rng.normal(size=(32, 64)) / 6, np.zeros(64), rng.normal(size=64) / 8)
+    return params, X, y
+
+
+def _mlp(with_guards):
+    import burnumba as bn
+    from burnumba.tracing.plan import CallPlan
+    from burnumba.tracing.signature import Signature
+    params, X, y = mlp_data()
+    tape = bn.value_and_grad(mlp_loss).trace(params, X, y)
+    assert tape.guards is not None
+    if not with_guards:
+        tape = _without_guards(tape)
+    sig = Signature((params, X, y), {}, (0,))
+    plan = CallPlan(tape, sig, (0,), True, True, False)
+    leaves = plan.match((params, X, y))
+    plan.run(leaves)
+    return lambda: plan.run(leaves)
+
+
+def adam_loss(np_, w, i, X, y):
+    z = X @ w
+    nll = np_.mean(np_.logaddexp(0.0, z) - y * z)
+    return nll + 1e-2 * 0.99 ** i * np_.sum(w * w)
+
+
+def adam_data(seed=1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(500, 20))
+    y = (X @ rng.normal(size=20) > 0).astype(float)
+    return np.zeros(20), X, y
+
+
+STEPS = 100
+
+
+def adam_loop(value_and_grad, w, X, y, steps=STEPS, lr=0.05):
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    for i in range(1, steps + 1):
+        value, g = value_and_grad(w, i, X, y)
+        g = np.asarray(g)
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        w = w - lr * (m / (1 - 0.9 ** i)) / (np.sqrt(v / (1 - 0.999 ** i)) + 1e-8)
+    return float(value), w
+
+
+def _adam(system):
+    w, X, y = adam_data()
+    if system == "burnumba":
+        import burnumba as bn
+        vg = bn.value_and_grad(functools.partial(adam_loss, np))
+    elif system == "autograd":
+        import autograd
+        import autograd.numpy as anp
+        vg = autograd.value_and_grad(functools.partial(adam_loss, anp))
+    else:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+        vg = jax.jit(jax.value_and_grad(functools.partial(adam_loss, jnp)))
+    adam_loop(vg, w, X, y, steps=3)
+    return lambda: adam_loop(vg, w, X, y)
+
+
+CASES = {
+    "replay-tiny": lambda: _scalar_replay(tiny, (-41.0, 2.0), None),
+    "replay-small": lambda: _scalar_replay(small, (-4.0, 2.0), __import__("burnumba").relu),
+    "guarded-small-if-relu": lambda: _scalar_guarded(True),
+    "unguarded-small-if-relu": lambda: _scalar_guarded(False),
+    "guarded-mlp-huber": lambda: _mlp(True),
+    "unguarded-mlp-huber": lambda: _mlp(False),
+    "adam-counter-burnumba": lambda: _adam("burnumba"),
+    "adam-counter-autograd": lambda: _adam("autograd"),
+    "adam-counter-jax": lambda: _adam("jax"),
+}
+MODULES = {"adam-counter-autograd": "autograd", "adam-counter-jax": "jax"}
+GROUPS = {"replay-tiny": "guards-a-replay", "replay-small": "guards-a-replay",
+          "guarded-small-if-relu": "guards-b-small", "unguarded-small-if-relu": "guards-b-small",
+          "guarded-mlp-huber": "guards-b-mlp", "unguarded-mlp-huber": "guards-b-mlp",
+          "adam-counter-burnumba": "guards-c-adam", "adam-counter-autograd": "guards-c-adam",
+          "adam-counter-jax": "guards-c-adam"}

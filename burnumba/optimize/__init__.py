@@ -1,0 +1,218 @@
+"""``burnumba.optimize``: scipy's and IPOPT's solvers fed from one tape per function.
+
+``minimize(fun, x0, ...)`` has the signature of ``scipy.optimize.minimize``. It builds what
+the method can use from burnumba's transformations of ``fun`` and of the constraints, each
+traced once per input signature and replayed at every solver call:
+
+* the value and gradient together (``jac=True`` for scipy: one sweep per iterate);
+* the Hessian where the method takes one: sparse (``bn.sparse_hessian``) for
+  ``trust-constr``, a Hessian-vector product (``bn.hvp``) for ``Newton-CG``, ``trust-ncg``
+  and ``trust-krylov``, dense (``bn.hessian``) for ``dogleg`` and ``trust-exact``;
+* the constraints' Jacobians, sparse for ``trust-constr`` (with the Hessian of the
+  Lagrangian's constraint part, ``sum_i v_i c_i(x)``, sparse too) and dense for ``SLSQP`` /
+  ``COBYQA`` (which take dense ones).
+
+``least_squares`` passes the sparse Jacobian (``bn.sparse_jacobian``) to scipy's
+``trf`` / ``dogbox`` (dense for ``lm``). ``ipopt`` passes the same sparse structures to
+cyipopt (the ``ipopt`` extra) when it is installed.
+
+>>> import numpy as np
+>>> from burnumba.optimize import minimize
+>>> res = minimize(lambda x: np.sum((x - 3.0) ** 2), np.zeros(4), method="BFGS")
+>>> np.round(res.x, 6)
+array([3., 3., 3., 3.])
+"""
+import numpy as np
+
+from .._errors import InputError, MissingExtraError
+from ..transforms.core import value_and_grad
+from ..transforms.forward import hessian, hvp, jacobian
+from ..transforms.sparse import sparse_hessian, sparse_jacobian
+
+__all__ = ["minimize", "least_squares", "ipopt"]
+
+_HESS_SPARSE = {"trust-constr"}
+_HESS_VECTOR = {"newton-cg", "trust-ncg", "trust-krylov"}
+_HESS_DENSE = {"dogleg", "trust-exact"}
+_DENSE_CONSTRAINTS = {"slsqp", "cobyqa", "cobyla"}
+
+
+def _scipy_optimize():
+    try:
+        import scipy.optimize as so
+    except ImportError:                                  # pragma: no cover (scipy is a dep)
+        raise MissingExtraError("burnumba.optimize needs scipy: pip install scipy") from None
+    return so
+
+
+def _vector(x0):
+    x = np.asarray(x0, dtype=float)
+    if x.ndim != 1:
+        raise InputError(f"x0 must be a 1-D array (scipy.optimize's convention), got shape "
+                         f"{x.shape}: flatten it, e.g. with bn.flatten")
+    return x
+
+
+def _dense(m):
+    return m.toarray() if hasattr(m, "toarray") else np.asarray(m)
+
+
+def _constraint_dicts(constraints):
+    if constraints is None:
+        return []
+    if isinstance(constraints, dict) or not isinstance(constraints, (list, tuple)):
+        constraints = [constraints]
+    return list(constraints)
+
+
+def _constraints(constraints, method):
+    """scipy's constraints, each with its derivatives from burnumba. Dicts {'type', 'fun',
+    'args'} and ``NonlinearConstraint`` objects are accepted; a constraint that already has a
+    ``jac`` keeps it; linear constraints pass through."""
+    so = _scipy_optimize()
+    out = []
+    for c in _constraint_dicts(constraints):
+        if isinstance(c, so.LinearConstraint):
+            out.append(c)
+            continue
+        if isinstance(c, so.NonlinearConstraint):
+            fun, args = c.fun, ()
+            lb, ub = c.lb, c.ub
+            kind = None
+        elif isinstance(c, dict):
+            if "fun" not in c or c.get("type") not in ("eq", "ineq"):
+                raise InputError("a constraint dict needs 'type' ('eq' or 'ineq') and 'fun', "
+                                 f"as scipy.optimize.minimize's; got keys {sorted(c)}")
+            fun, args, kind = c["fun"], tuple(c.get("args", ())), c["type"]
+            lb, ub = 0.0, (0.0 if kind == "eq" else np.inf)
+        else:
+            raise InputError(f"constraints: expected dicts or scipy.optimize constraint "
+                             f"objects, got {type(c).__name__}")
+        if method in _HESS_SPARSE:
+            jac = c.jac if isinstance(c, so.NonlinearConstraint) and callable(c.jac) else None
+            sj = sparse_jacobian(lambda x, *a, _f=fun: np.atleast_1d(_f(x, *a)))
+            sh = sparse_hessian(lambda x, v, *a, _f=fun: np.sum(v * np.atleast_1d(_f(x, *a))))
+            out.append(so.NonlinearConstraint(
+                lambda x, _f=fun, _a=args: np.atleast_1d(_f(x, *_a)), lb, ub,
+                jac=jac or (lambda x, _j=sj, _a=args: _j(x, *_a)),
+                hess=lambda x, v, _h=sh, _a=args: _h(x, np.asarray(v, dtype=float), *_a)))
+        else:
+            dj = jacobian(lambda x, *a, _f=fun: np.atleast_1d(_f(x, *a)))
+            if kind is None:
+                out.append(so.NonlinearConstraint(
+                    lambda x, _f=fun, _a=args: np.atleast_1d(_f(x, *_a)), lb, ub,
+                    jac=lambda x, _j=dj, _a=args: _dense(_j(x, *_a))))
+            else:
+                out.append({"type": kind, "fun": fun, "args": args,
+                            "jac": (lambda x, *a, _j=dj: _dense(_j(x, *a))) if "jac" not in c
+                            else c["jac"]})
+    return out
+
+
+def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
+             constraints=(), tol=None, callback=None, options=None):
+    """``scipy.optimize.minimize`` with ``fun``'s gradient, Hessian (sparse, dense or as
+    products, as the method takes it) and the constraints' Jacobians from burnumba.
+
+    Arguments are scipy's. ``jac``, ``hess`` and ``hessp`` given by the caller are used as
+    given; left as None, burnumba supplies them. ``fun(x, *args)`` is traced once per
+    signature of ``(x, *args)``; array ``args`` are data (new values do not retrace).
+    Returns scipy's ``OptimizeResult``.
+    """
+    so = _scipy_optimize()
+    x0 = _vector(x0)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    m = (method or ("SLSQP" if constraints else "L-BFGS-B" if bounds is not None
+                    else "BFGS")).lower()
+    kwargs = {}
+    if jac is None:
+        fun_run, jac = value_and_grad(fun), True
+    else:
+        fun_run = fun
+    if m in _HESS_SPARSE | _HESS_VECTOR | _HESS_DENSE and hess is None and hessp is None:
+        if m in _HESS_SPARSE:
+            sh = sparse_hessian(fun)
+            hess = lambda x, *a: sh(x, *a)             # noqa: E731
+        elif m in _HESS_VECTOR:
+            # one function per solve (hvp keeps its tapes per function object)
+            fixed = fun if not args else (lambda y: fun(y, *args))
+            hessp = lambda x, p, *a: hvp(fixed, x, p)   # noqa: E731
+        else:
+            dh = hessian(fun)
+            hess = lambda x, *a: np.asarray(dh(x, *a))  # noqa: E731
+    if hess is not None:
+        kwargs["hess"] = hess
+    if hessp is not None:
+        kwargs["hessp"] = hessp
+    cons = _constraints(constraints, m)
+    if cons:
+        kwargs["constraints"] = cons
+    return so.minimize(fun_run, x0, args=args, method=method or m, jac=jac, bounds=bounds,
+                       tol=tol, callback=callback, options=options, **kwargs)
+
+
+def least_squares(fun, x0, jac=None, bounds=(-np.inf, np.inf), method="trf", args=(),
+                  **kwargs):
+    """``scipy.optimize.least_squares`` with the residuals' Jacobian from burnumba: sparse
+    (``bn.sparse_jacobian``, a CSR matrix) for ``trf`` and ``dogbox``, so scipy's sparse
+    trust-region solver (``tr_solver='lsmr'``) is used; dense for ``lm``. Other keyword
+    arguments are scipy's."""
+    so = _scipy_optimize()
+    x0 = _vector(x0)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    if jac is None:
+        if method == "lm":
+            dj = jacobian(fun)
+            jac = lambda x, *a: np.asarray(dj(x, *a))   # noqa: E731
+        else:
+            sj = sparse_jacobian(fun)
+            jac = lambda x, *a: sj(x, *a)               # noqa: E731
+            kwargs.setdefault("tr_solver", "lsmr")
+    return so.least_squares(fun, x0, jac=jac, bounds=bounds, method=method, args=args,
+                            **kwargs)
+
+
+def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None):
+    """Minimise ``fun`` with IPOPT (``cyipopt.minimize_ipopt``, the ``ipopt`` extra), fed
+    the gradient and the constraints' sparse Jacobians (as the fixed-structure ``coo_array``
+    cyipopt reads as sparse), all from burnumba. cyipopt's scipy interface takes the
+    Hessians of the objective and of the constraints dense, so they are handed over dense
+    (from burnumba's sparse ones): beyond a few thousand variables, prefer
+    ``minimize(..., method="trust-constr")``. The arguments are ``minimize``'s."""
+    try:
+        import cyipopt
+    except ImportError:
+        raise MissingExtraError(
+            "burnumba.optimize.ipopt needs cyipopt and the IPOPT library: pip install "
+            "cyipopt (with IPOPT installed, e.g. apt install coinor-libipopt-dev), or use "
+            "burnumba.optimize.minimize(..., method='trust-constr')") from None
+    x0 = _vector(x0)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    vg = value_and_grad(fun)
+    sh = sparse_hessian(fun)
+    import scipy.sparse as sp
+    cons = _constraints(constraints, "trust-constr")
+    dicts = []
+
+    def coo(jac):
+        # cyipopt reads a constraint Jacobian as sparse only as a coo_array, whose structure
+        # (rows, columns, order) must not change between calls: the pattern's is fixed
+        return lambda x, _j=jac: sp.coo_array(_j(x))
+    for c in cons:
+        # cyipopt takes scipy-style dicts; the interval lb <= c(x) <= ub as two 'ineq's
+        # unless it is an equality
+        lb, ub = np.atleast_1d(c.lb).astype(float), np.atleast_1d(c.ub).astype(float)
+        if np.all(lb == ub):
+            dicts.append({"type": "eq", "fun": lambda x, _c=c, _l=lb: _c.fun(x) - _l,
+                          "jac": coo(c.jac), "hess": lambda x, v, _c=c: _c.hess(x, v).toarray()})
+            continue
+        if np.any(np.isfinite(lb)):
+            dicts.append({"type": "ineq", "fun": lambda x, _c=c, _l=lb: _c.fun(x) - _l,
+                          "jac": coo(c.jac), "hess": lambda x, v, _c=c: _c.hess(x, v).toarray()})
+        if np.any(np.isfinite(ub)):
+            dicts.append({"type": "ineq", "fun": lambda x, _c=c, _u=ub: _u - _c.fun(x),
+                          "jac": coo(lambda x, _c=c: -_c.jac(x)),
+                          "hess": lambda x, v, _c=c: -_c.hess(x, v).toarray()})
+    return cyipopt.minimize_ipopt(vg, x0, args=args, jac=True,
+                                  hess=lambda x, *a: sh(x, *a).toarray(),
+                                  constraints=dicts, bounds=bounds, tol=tol, options=options)

@@ -1,0 +1,135 @@
+"""Concrete values on demand while tracing: what lets Python decide (``if x > 0``,
+``while err > tol``, ``range(n)``, ``int(x)``) on a traced value.
+
+Tracing is symbolic: a ``Var`` knows its node, not its value. But the arguments' values are
+known while a transformation traces, so when Python asks a traced value for a decision, the
+builder's rows up to that value's node are evaluated now, with numpy, from the trace's input
+values: the map rows' own rule functions vectorised over each row's elements, the block rows'
+own statements (``kernels/reference.py``, the plain-Python twin of the compiled kernels). It
+is lazy and incremental: nothing is evaluated until the first decision, and each decision
+evaluates only the rows appended since the last one. A trace without decisions costs nothing.
+
+Each decision becomes a guard of the tape (``Guards``): (node, kind, expected value). A run
+reads the guard nodes' values after its forward sweep and compares; a failed guard makes the
+transformation trace again (``transforms/core.TapeCache``).
+"""
+import numpy as np
+
+from .._errors import DataError, at_user_site
+from ..kernels import ROWS, layout
+
+# guard kinds: what was asked of the value, so what must hold again
+TRUTH = 0        # bool(x): (x != 0) is the recorded outcome (NaN is true, as in Python)
+EXACT = 1        # x == the recorded value (float(x), x.item(), x as an index or a shape)
+INTEGER = 2      # int(x): trunc(x) == the recorded integer (an integer is piecewise constant)
+KIND_NAMES = {TRUTH: "bool()", EXACT: "the exact value (an index, a size, float(), item())",
+              INTEGER: "int()"}
+
+
+class Evaluator:
+    """The values of a builder's nodes ``0 .. done - 1``, computed as the kernel would.
+
+    ``given``: input node -> the argument's value (a Python number or a numpy array)."""
+
+    def __init__(self, builder, given):
+        # the plain-Python engine, imported at a process's first decision (0.25 s: it
+        # compiles every block's statements), never by a trace without decisions
+        from ..kernels import reference
+        self.fwd, self.block_fwd = reference._FWD, reference._BLOCK_FWD
+        self.b = builder
+        self.given = given
+        self.val = np.zeros(max(builder.off[-1], 1), dtype=builder.dtype)
+        self.done = 0
+        self._cols = None            # packed columns for the block rows, of ``_cols_n`` nodes
+        self._cols_n = -1
+
+    def value(self, node):
+        """The value of ``node`` (a flat array of the tape's dtype), evaluating what is needed."""
+        b = self.b
+        if node >= self.done:
+            end = b.off[node + 1]
+            if end > self.val.size:                  # the arena grew since: grow with it
+                grown = np.zeros(max(end, 2 * self.val.size), dtype=b.dtype)
+                grown[:self.val.size] = self.val
+                self.val = grown
+            with np.errstate(all="ignore"):
+                for i in range(self.done, node + 1):
+                    self._node(i)
+            self.done = node + 1
+        return self.val[b.off[node]:b.off[node + 1]]
+
+    def _node(self, i):
+        b, val = self.b, self.val
+        row = ROWS[b.op[i]]
+        o, e = b.off[i], b.off[i + 1]
+        if row.kind == "leaf":
+            if row.name == "const":
+                val[o:e] = b.consts[i]
+            else:
+                val[o:e] = np.ravel(np.asarray(self.given[i], dtype=np.float64))
+            return
+        if row.kind == "block":
+            self._block(i)
+            return
+        k = b.op[i]
+        c = b.imm[i]
+        ny = e - o
+        a = self._operand(b.a0[i], ny)
+        bb = self._operand(b.a1[i], ny) if row.arity == 2 else 0.0
+        try:
+            out = self.fwd[k](a, bb, c)
+        except (TypeError, ValueError):
+            # a rule written for scalars (a Python ``if`` on a, max(a, b)): element by element,
+            # exactly as kernels/reference.py runs it
+            out = [self.fwd[k](np.float64(a[j]), bb if row.arity == 1
+                                     else np.float64(bb[j]), c) for j in range(ny)]
+        val[o:e] = out
+
+    def _operand(self, node, ny):
+        """A map operand's values over the output's ny elements: element j reads element
+        j % size (a scalar, the same size, or a tile repeated over the output)."""
+        b = self.b
+        o, e = b.off[node], b.off[node + 1]
+        a = self.val[o:e]
+        if e - o == ny:
+            return a
+        return np.tile(a, ny // (e - o))
+
+    def _block(self, i):
+        b = self.b
+        if self._cols_n != b.n:
+            size = len(self.val)
+            self._cols = (np.asarray(b.pp, dtype=np.int64), np.asarray(b.params, dtype=np.int64),
+                          np.asarray(b.off, dtype=np.int64), np.asarray(b.a0, dtype=np.int64),
+                          np.asarray(b.a1, dtype=np.int64), np.asarray(b.need, dtype=np.int64),
+                          np.zeros(size, dtype=b.dtype),
+                          np.zeros(max(b.scratch, 1), dtype=b.dtype))
+            self._cols_n = b.n
+        pp, P, off, a0, a1, need, grad, scratch = self._cols
+        if grad.size < self.val.size:
+            grad = np.zeros(self.val.size, dtype=b.dtype)
+            self._cols = self._cols[:6] + (grad, scratch)
+        k = b.op[i]
+        o, e = b.off[i], b.off[i + 1]
+        status = self.block_fwd[k](i, o, e - o, float(b.imm[i]), int(pp[i]), P, off, a0,
+                                         a1, need, self.val, grad, scratch)
+        if status:
+            raise DataError(at_user_site(
+                f"{ROWS[k].name}: {layout.ERRORS.get(status, f'error {status}')} (found while "
+                "evaluating a traced value for a Python decision)"))
+
+
+class Guards:
+    """The decisions of one trace, in order: node, kind, expected value and the user's line."""
+
+    def __init__(self):
+        self.node, self.kind, self.value, self.sites = [], [], [], []
+
+    def add(self, node, kind, value, site):
+        self.node.append(node)
+        self.kind.append(kind)
+        self.value.append(float(value))
+        self.sites.append(site)
+
+    def __len__(self):
+        return len(self.node)

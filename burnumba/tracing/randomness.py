@@ -1,0 +1,653 @@
+"""Random draws inside a traced function: recorded while tracing, drawn again on every call.
+
+A draw such as ``np.random.randn(3)`` or ``rng.normal(size=3)`` is not a constant of the
+function: the untraced program gets new numbers on every call. While a function is traced,
+its draws are recorded as *recipes* (the source, the method, its static arguments) and each
+becomes an input node of the tape (data, never differentiated). Tracing itself draws
+nothing, so the user's generators are untouched by a trace; every run of the tape then
+calls the recipes in order on the user's real generators, right before the kernel, and
+writes the fresh arrays into their nodes (``draw_into``). A call therefore consumes each
+generator exactly as the untraced program does: the same seed gives the same numbers as
+plain numpy, call after call.
+
+How draws are seen. The tracing thread holds a ``Recorder`` (a per-thread stack, so that a
+trace inside a trace records into its own tape). For the duration of a trace:
+
+* numpy's global RNG: the module functions ``numpy.random.randn`` etc. (bound methods of
+  numpy's hidden ``RandomState``) are replaced by wrappers that record when called by a
+  thread that is tracing and call numpy's own method otherwise;
+* a ``RandomState`` / ``Generator`` the function can reach (an argument, a closure cell, a
+  default, a global its code names, an attribute of a bound method's ``self``) is replaced
+  in place by a proxy that records for a tracing thread and delegates every attribute to the
+  real generator for any other thread; names bound to a generator's methods
+  (``from numpy.random import randn``) get the wrapper too.
+
+The replacements are counted per place and undone when the last trace using them ends.
+
+Never silent. The states of every generator the function can reach (numpy's global one,
+Python's ``random`` module, the ones found in arguments, closures, defaults, globals and the
+helpers they name) are read before the trace and compared after it. Recorded draws consume
+nothing while tracing, so any change is a draw burnumba did not see (a generator reached
+through a path it did not replace, ``np.random.mtrand._rand``, Python's ``random``), and its
+number would be frozen into the tape: the trace raises ``RandomSourceError`` naming the
+source and the fix. Raising was chosen over retracing on every call: a retrace per call
+would give correct numbers but cost a trace (and maybe a compilation) per call, a silent
+hundredfold slowdown, while the fix (use ``np.random.*`` or a generator the function names)
+is one line. Another thread drawing during the trace (through ``np.random.*``, a proxy, or
+a tape's run, which count such draws) makes the check inconclusive: the trace is run
+again, up to ``ATTEMPTS`` times, then refused with its own message.
+"""
+import copy
+import functools
+import inspect
+import random as stdlib_random
+import threading
+import types
+
+import numpy as np
+
+from .._errors import RandomSourceError, at_user_site
+from .tracer import Var
+
+SOURCES = (np.random.RandomState, np.random.Generator)
+DEPTH = 4              # helpers followed from the traced function (through globals, cells)
+ATTEMPTS = 3           # traces tried while other threads draw from numpy's global RNG
+
+# methods that are not draws of an array: refused under a trace (they would act on the real
+# generator, once, at trace time)
+_REFUSED = {"shuffle": "it shuffles an array in place: use x[rng.permutation(len(x))]",
+            "bytes": "it returns Python bytes, which a tape cannot hold"}
+_NOT_DRAWS = frozenset(("get_state", "set_state", "seed", "spawn", "bit_generator",
+                        "tomaxint", "__getstate__", "__setstate__", "__reduce__"))
+
+# draws whose parameters may be traced: (standard draw on a Generator, on a RandomState),
+# the parameter names in numpy's order and their defaults, and the formula numpy's C code
+# applies to the standard variate (random_normal: loc + scale * z; random_uniform:
+# low + (high - low) * u; exponential: scale * e; lognormal: exp(mean + sigma * z)), so that
+# the values equal numpy's bit for bit and the parameters get their reparameterisation
+# gradients
+_REPARAM = {
+    "normal": ("standard_normal", "standard_normal", ("loc", "scale"), (0.0, 1.0),
+               lambda z, loc, scale: loc + scale * z),
+    "uniform": ("random", "random_sample", ("low", "high"), (0.0, 1.0),
+                lambda u, low, high: low + (high - low) * u),
+    "exponential": ("standard_exponential", "standard_exponential", ("scale",), (1.0,),
+                    lambda e, scale: scale * e),
+    "lognormal": ("standard_normal", "standard_normal", ("mean", "sigma"), (0.0, 1.0),
+                  lambda z, mean, sigma: np.exp(mean + sigma * z)),
+}
+
+
+def _global_rng():
+    """numpy's hidden global RandomState (np.random.seed reseeds this very object)."""
+    return np.random.mtrand._rand
+
+
+# -- sources: where a recipe finds its generator at call time -----------------------------
+
+class Source:
+    """A generator as the function reaches it: ``get()`` finds it again on each call (a
+    closure cell or a global rebound to a new generator is followed, as the untraced
+    program follows it); ``label`` names it in messages."""
+
+    def __init__(self, get, label):
+        self.get, self.label = get, label
+
+
+def _real(x):
+    return object.__getattribute__(x, "_real") if type(x) is Proxy else x
+
+
+GLOBAL = Source(_global_rng, "numpy's global random generator (np.random.*)")
+
+
+# -- the per-thread recorder --------------------------------------------------------------
+
+_local = threading.local()       # per thread: the stack of recorders of its open traces
+
+
+def current():
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+class Draw:
+    """One recipe: ``getattr(source.get(), method)(*args, **kwargs)`` written into the
+    values ``start .. start + size`` of a run (shape ``shape``)."""
+
+    __slots__ = ("source", "method", "args", "kwargs", "start", "size", "shape")
+
+    def __init__(self, source, method, args, kwargs, start, size, shape):
+        self.source, self.method, self.args, self.kwargs = source, method, args, kwargs
+        self.start, self.size, self.shape = start, size, shape
+
+    def __call__(self):
+        if current() is None:      # a run on a thread that is not tracing: for the check of
+            _INSTALLS.foreign += 1    # a trace in progress elsewhere, a draw it did not make
+        x = getattr(_real(self.source.get()), self.method)(*self.args, **self.kwargs)
+        if np.shape(x) != self.shape:
+            raise RandomSourceError(
+                f"{self.source.label}.{self.method}: drew shape {np.shape(x)}, traced with "
+                f"{self.shape}")
+        return x
+
+
+def draw_into(val, draws):
+    """Run the recipes in order on the user's generators; write each array into its node."""
+    for d in draws:
+        x = d()
+        if d.shape:
+            val[d.start:d.start + d.size] = np.ravel(x)
+        else:
+            val[d.start] = x
+
+
+def draw_rows(draws, count, dtype):
+    """``count`` samples' draws as rows (the order of a Python loop over the samples: all of
+    sample 0's recipes, then sample 1's, ...): shape (count, total size)."""
+    total = sum(d.size for d in draws)
+    out = np.empty((count, total), dtype)
+    for i in range(count):
+        at = 0
+        for d in draws:
+            out[i, at:at + d.size] = np.ravel(d())
+            at += d.size
+    return out
+
+
+def _has_var(a):
+    """Whether an argument of a draw is traced, or a list or tuple holding a traced value."""
+    if isinstance(a, (list, tuple)):
+        return any(_has_var(x) for x in a)
+    return isinstance(a, Var)
+
+
+class Recorder:
+    """The draws of one trace, in call order. ``builder`` is set by the tracer once made."""
+
+    def __init__(self):
+        self.builder = None
+        self.draws = []
+
+    def record(self, source, method, args, kwargs):
+        """The traced value of ``source.method(*args, **kwargs)``: a data input node."""
+        call = f"{method}() on {source.label}"
+        if method in _REFUSED:
+            raise RandomSourceError(at_user_site(
+                f"{call} inside a traced function: {_REFUSED[method]}"))
+        if any(_has_var(a) for a in list(args) + list(kwargs.values())):
+            return self._reparam(source, method, args, kwargs, call)
+        real = _real(source.get())
+        try:                                     # the shape and dtype, on a copy: the
+            x = getattr(copy.deepcopy(real), method)(*args, **kwargs)   # stream is untouched
+        except (TypeError, ValueError) as e:
+            raise RandomSourceError(at_user_site(f"{call}: {e}")) from None
+        x = np.asarray(x)
+        if x.dtype.kind not in "biuf":
+            raise RandomSourceError(at_user_site(
+                f"{call} gives {x.dtype} values, which a tape cannot hold: draw numbers"))
+        return self._input(source, method, args, kwargs, x.shape, x.dtype.kind)
+
+    def _input(self, source, method, args, kwargs, shape, kind):
+        b = self.builder
+        v = b.input(shape, False, kind)
+        self.draws.append(Draw(source, method, tuple(args), dict(kwargs), b.off[v.node],
+                               v.size, tuple(shape)))
+        return v
+
+    def _reparam(self, source, method, args, kwargs, call):
+        """A draw with traced parameters: the standard variate, drawn with the same stream
+        consumption, and numpy's formula applied as traced ops."""
+        spec = _REPARAM.get(method)
+        if spec is None:
+            raise RandomSourceError(at_user_site(
+                f"{call} with a traced parameter: only normal, uniform, exponential and "
+                f"lognormal take traced parameters (burnumba draws the standard variate and "
+                f"applies numpy's formula). Draw with constant parameters, or write the "
+                f"transform yourself, e.g. loc + scale * rng.standard_normal(size)"))
+        on_generator, on_legacy, names, defaults, formula = spec
+        params = dict(zip(names, defaults))
+        size = None
+        for k, a in enumerate(args):
+            if k < len(names):
+                params[names[k]] = a
+            elif k == len(names):
+                size = a
+            else:
+                raise RandomSourceError(at_user_site(f"{call}: too many arguments"))
+        for name, a in kwargs.items():
+            if name == "size":
+                size = a
+            elif name in params:
+                params[name] = a
+            else:
+                raise RandomSourceError(at_user_site(
+                    f"{call} with a traced parameter: unexpected keyword {name!r}"))
+        shapes = [np.shape(p) for p in params.values()]
+        try:
+            shape = np.broadcast_shapes(*shapes)
+            if size is not None:
+                size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+                if np.broadcast_shapes(shape, size) != size:
+                    raise ValueError(f"parameters of shapes {shapes} do not fit size {size}")
+                shape = size
+        except ValueError as e:
+            raise RandomSourceError(at_user_site(f"{call}: {e}")) from None
+        standard = on_generator if isinstance(_real(source.get()), np.random.Generator) \
+            else on_legacy
+        z = self._input(source, standard, (), {"size": shape if shape else None}, shape, "f")
+        return formula(z, *params.values())
+
+
+# -- proxies and wrappers -----------------------------------------------------------------
+
+class Proxy:
+    """A generator seen through a trace: a tracing thread's draws are recorded, everything
+    else (other threads, non-draw attributes) goes to the real generator."""
+
+    __slots__ = ("_real", "_source")
+
+    def __init__(self, real, source):
+        object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "_source", source)
+
+    def __getattr__(self, name):
+        real = object.__getattribute__(self, "_real")
+        rec = current()
+        if rec is None or name in _NOT_DRAWS or name.startswith("_"):
+            if rec is None:
+                _INSTALLS.foreign += 1
+            return getattr(real, name)
+        attr = getattr(real, name)
+        if not callable(attr):
+            return attr
+        source = object.__getattribute__(self, "_source")
+        return lambda *args, **kwargs: rec.record(source, name, args, kwargs)
+
+    def __repr__(self):
+        return repr(object.__getattribute__(self, "_real"))
+
+
+def _wrapper(source, method, original):
+    """What stands for a generator's bound method (``np.random.randn``, or a name bound to
+    ``rng.normal``) during a trace."""
+
+    @functools.wraps(original)
+    def draw(*args, **kwargs):
+        rec = current()
+        if rec is None:
+            _INSTALLS.foreign += 1
+            return original(*args, **kwargs)
+        return rec.record(source, method, args, kwargs)
+    draw._burnumba_original = original
+    return draw
+
+
+def _unseeded_guard(default_rng):
+    """np.random.default_rng during a trace: a generator made inside the function with a
+    seed gives the same numbers on every call, and so does its tape; one made without a seed
+    (fresh entropy on every call) cannot be replayed."""
+    original = getattr(default_rng, "_burnumba_original", default_rng)
+
+    @functools.wraps(original)
+    def default_rng(seed=None):
+        if seed is None and current() is not None:
+            raise RandomSourceError(at_user_site(
+                "np.random.default_rng() without a seed inside a traced function: it would "
+                "give new numbers on every call, which a tape cannot replay. Make the "
+                "generator once, outside the function, and capture it or pass it as an "
+                "argument (its draws are then fresh on every call)"))
+        return original(seed)
+    default_rng._burnumba_original = original
+    return default_rng
+
+
+class _Installs:
+    """The replacements in place, counted per place (a place holds its replacement while any
+    trace needs it). This object mirrors numpy's own module-level generator: the replacement
+    of ``numpy.random.randn`` is global because that function is; every other thread goes
+    straight through it. ``foreign`` counts draws by threads that are not tracing."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.places = {}            # key -> [count, original, replacement, setter]
+        self.foreign = 0
+
+    def put(self, key, original, make, setter):
+        with self.lock:
+            entry = self.places.get(key)
+            if entry is not None:
+                entry[0] += 1
+                return
+            replacement = make()
+            setter(replacement)
+            self.places[key] = [1, original, replacement, setter]
+
+    def undo(self, keys, getter_of):
+        """Undo ``keys``; returns the places whose value the traced code itself rebound to
+        another generator while tracing (their draws were not seen)."""
+        rebound = []
+        with self.lock:
+            for key in keys:
+                entry = self.places[key]
+                entry[0] -= 1
+                if entry[0]:
+                    continue
+                del self.places[key]
+                now = getter_of[key]()
+                if now is entry[2]:
+                    entry[3](entry[1])
+                elif isinstance(now, SOURCES) and now is not entry[1]:
+                    rebound.append(key)
+        return rebound
+
+
+_INSTALLS = _Installs()
+
+_NP_NAMES = tuple(name for name in dir(np.random)
+                  if getattr(getattr(np.random, name), "__self__", None) is _global_rng()
+                  and name not in _NOT_DRAWS)
+
+
+# numpy.random's functions and what stands for them during a trace, made once
+_NP_ORIGINALS = {name: getattr(np.random, name) for name in _NP_NAMES + ("default_rng",)}
+_NP_WRAPPERS = {name: _wrapper(GLOBAL, name, f) for name, f in _NP_ORIGINALS.items()
+                if name != "default_rng"}
+_NP_WRAPPERS["default_rng"] = _unseeded_guard(np.random.default_rng)
+
+
+def _set_np(functions):
+    for name, f in functions.items():
+        setattr(np.random, name, f)
+
+
+def _np_installed():
+    """The wrappers if numpy.random holds them (else the user replaced them meanwhile)."""
+    return _NP_WRAPPERS if np.random.randn is _NP_WRAPPERS["randn"] else None
+
+
+def _is_bound_draw(x):
+    owner = getattr(x, "__self__", None)
+    return isinstance(owner, SOURCES) and getattr(x, "__name__", "") not in _NOT_DRAWS
+
+
+# -- what a function can reach -------------------------------------------------------------
+
+def _owner_of(get):
+    """The generator of the bound method a place holds (through its wrapper)."""
+    value = get()
+    return getattr(value, "_burnumba_original", value).__self__
+
+
+def _code_names(code):
+    """The global names a code object and the functions defined in it read."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def _unwrap(f):
+    while True:
+        if isinstance(f, functools.partial):
+            f = f.func
+        elif hasattr(f, "__wrapped__"):
+            f = f.__wrapped__
+        else:
+            return f
+
+
+class _Places:
+    """The places a traced function reads a generator or a generator's method from (each
+    gets a proxy or a wrapper for the trace), and every generator found (for the state
+    check): from ``f``, its closure cells, defaults and the globals its code names; from
+    there, the functions and bound methods found (``DEPTH`` levels deep), the attributes
+    the code names of the objects and modules found, and a bound method's ``self``."""
+
+    def __init__(self, f, args, kwargs):
+        self.places = []            # (key, label, get, set, value)
+        self.keys = set()
+        self.reached = {}           # id -> (generator, label)
+        self._seen = set()
+        self._walk(_unwrap(f), 0)
+        leaves = list(args) + list(kwargs.values())
+        while leaves:
+            x = leaves.pop()
+            if isinstance(x, (list, tuple)):
+                leaves.extend(x)
+            elif isinstance(x, dict):
+                leaves.extend(x.values())
+            elif isinstance(x, SOURCES):
+                self.reached.setdefault(id(x), (x, "a generator passed as an argument"))
+
+    def _place(self, key, label, get, set_, value):
+        # another thread's trace may hold this place already: its proxy or wrapper stands
+        # for the same generator, and the place's count keeps it there for this trace too
+        value = _real(value)
+        if isinstance(value, types.FunctionType):
+            value = getattr(value, "_burnumba_original", value)
+        if isinstance(value, SOURCES):
+            self.reached.setdefault(id(value), (value, label))
+        elif _is_bound_draw(value):
+            self.reached.setdefault(id(value.__self__), (value.__self__, label))
+        else:
+            return
+        if key not in self.keys:
+            self.keys.add(key)
+            self.places.append((key, label, get, set_, value))
+
+    def _attr(self, owner, name, label, depth):
+        """``owner.name``: a place if it holds a generator; followed if a function or a
+        method. Looked up without running any property or ``__getattr__`` (the walk must
+        have no effect of its own)."""
+        attrs = getattr(owner, "__dict__", None)
+        if isinstance(attrs, dict) and name in attrs:
+            value = attrs[name]
+            self._place(("attr", id(owner), name), label,
+                        functools.partial(getattr, owner, name),
+                        functools.partial(setattr, owner, name), value)
+            self._follow(value, depth)
+            return
+        try:
+            value = inspect.getattr_static(owner, name)
+        except AttributeError:
+            return
+        if isinstance(value, types.FunctionType) and not isinstance(owner, type):
+            self._walk(types.MethodType(value, owner), depth + 1)    # owner.method
+
+    def _follow(self, value, depth, names=()):
+        """A value the code reads: a function or bound method is walked; of an object or a
+        module, the attributes the code names are looked at. burnumba's own wrappers (a
+        transformation's closures, partials and objects around the user's function) are
+        gone through whole, at no cost in depth."""
+        if isinstance(value, functools.partial):
+            for v in (value.func,) + value.args + tuple(value.keywords.values()):
+                self._follow(v, depth - 1)
+        elif isinstance(value, (types.FunctionType, types.MethodType)):
+            self._walk(value, depth + (0 if _ours(value) else 1))
+        elif isinstance(value, (list, tuple, dict)):
+            # a generator in a container (CONFIG["rng"]): not replaced (its draws are
+            # refused, not recorded), but checked, so that they are never silently frozen
+            for v in list(value.values() if isinstance(value, dict) else value)[:64]:
+                if isinstance(v, SOURCES):
+                    self.reached.setdefault(id(v), (v, "a generator held in a container "
+                                                       "(list, tuple or dict)"))
+        elif _ours(type(value)) and id(value) not in self._seen:
+            self._seen.add(id(value))
+            for v in list(getattr(value, "__dict__", {}).values()):
+                self._follow(v, depth - 1)
+        elif isinstance(value, (np.ndarray, np.generic, int, float, str, bytes, type)) or \
+                value is np or value is np.random or value is None:
+            return
+        elif names and id(value) not in self._seen:
+            self._seen.add(id(value))
+            label = getattr(value, "__name__", type(value).__name__)
+            for attr in names:
+                self._attr(value, attr, f"{label}.{attr}", depth + 1)
+            # every generator among its attributes is checked, even one the code reaches by
+            # a name it computes (getattr(module, name)): refused if drawn, never frozen
+            attrs = getattr(value, "__dict__", None)
+            if isinstance(attrs, dict):
+                for attr, v in list(attrs.items()):
+                    if isinstance(v, SOURCES):
+                        self.reached.setdefault(id(v), (v, f"{label}.{attr}"))
+
+    def _walk(self, f, depth):
+        if id(f) in self._seen or depth > DEPTH:
+            return
+        self._seen.add(id(f))
+        if isinstance(f, types.MethodType):
+            owner = f.__self__
+            for name, value in list(getattr(owner, "__dict__", {}).items()):
+                self._place(("attr", id(owner), name), f"self.{name}",
+                            functools.partial(getattr, owner, name),
+                            functools.partial(setattr, owner, name), value)
+                self._follow(value, depth)         # self.f: a wrapped function
+            f = f.__func__
+        code = getattr(f, "__code__", None)
+        if code is None:             # a callable object: its __call__
+            call = getattr(type(f), "__call__", None)
+            if call is not None and not isinstance(f, type) and hasattr(call, "__code__"):
+                self._walk(types.MethodType(call, f), depth)
+            return
+        names = _code_names(code)
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:       # a cell not yet filled
+                continue
+            self._place(("cell", id(cell)), f"the closure variable {name!r}",
+                        functools.partial(getattr, cell, "cell_contents"),
+                        functools.partial(setattr, cell, "cell_contents"), value)
+            self._follow(value, depth, names)
+        for k, value in enumerate(f.__defaults__ or ()):
+            self._place(("default", id(f), k), f"default argument {k} of {f.__name__}",
+                        functools.partial(lambda f, k: f.__defaults__[k], f, k),
+                        functools.partial(_set_default, f, k), value)
+        g = f.__globals__
+        for name in names:
+            if name not in g:
+                continue
+            value = g[name]
+            self._place(("global", id(g), name), f"the global {name!r} of {f.__module__}",
+                        functools.partial(g.__getitem__, name),
+                        functools.partial(g.__setitem__, name), value)
+            self._follow(value, depth, names)
+
+
+def _ours(f):
+    """Whether ``f`` (a function, method or class) is burnumba's own."""
+    return (getattr(getattr(f, "__func__", f), "__module__", None) or "").startswith(
+        "burnumba.")
+
+
+def _set_default(f, k, value):
+    d = list(f.__defaults__)
+    d[k] = value
+    f.__defaults__ = tuple(d)
+
+
+def _state(gen):
+    """A generator's state, comparable with == (read before and after a trace)."""
+    if isinstance(gen, np.random.RandomState):
+        return _frozen(gen.get_state(legacy=False))
+    if isinstance(gen, np.random.Generator):
+        return _frozen(gen.bit_generator.state)
+    return gen.getstate()
+
+
+def _frozen(state):
+    if isinstance(state, dict):
+        return tuple((k, _frozen(v)) for k, v in state.items())
+    if isinstance(state, np.ndarray):
+        return state.dtype.str, state.tobytes()
+    return state
+
+
+# -- the trace ----------------------------------------------------------------------------
+
+def traced(f, args, kwargs, run):
+    """``run(recorder, args)``: trace ``f`` with its draws recorded (the recorder's
+    ``draws``, for the tape) and its generators checked; ``args`` with every generator leaf
+    replaced by its proxy."""
+    for attempt in range(ATTEMPTS):
+        result, inconclusive = _attempt(f, args, kwargs, run)
+        if not inconclusive:
+            return result
+    raise RandomSourceError(at_user_site(
+        "other threads kept drawing from a random generator this function uses while it "
+        f"was traced ({ATTEMPTS} attempts), so burnumba cannot tell whether the function "
+        "drew from it unseen: trace it (call it once) before starting those threads, or give "
+        "each thread a np.random.default_rng() of its own"))
+
+
+def _attempt(f, args, kwargs, run):
+    places = _Places(f, args, kwargs)
+    gens = [(_global_rng(), GLOBAL.label), (stdlib_random._inst,
+            "Python's random module (random.random, random.gauss, ...)")]
+    gens += [v for v in places.reached.values() if v[0] is not _global_rng()]
+    before = [_state(g) for g, _ in gens]
+    foreign = _INSTALLS.foreign
+    rec = Recorder()
+    keys, getters = [], {}
+    stack = _local.__dict__.setdefault("stack", [])
+    try:
+        _INSTALLS.put("numpy.random", _NP_ORIGINALS, lambda: _NP_WRAPPERS, _set_np)
+        keys.append("numpy.random")
+        getters["numpy.random"] = _np_installed
+        for key, label, get, set_, value in places.places:
+            source = Source(get, label)
+            if isinstance(value, SOURCES):
+                make = functools.partial(Proxy, value, source)
+            else:
+                source = Source(functools.partial(_owner_of, get), label)
+                make = functools.partial(_wrapper, source, value.__name__, value)
+            _INSTALLS.put(key, value, make, set_)
+            keys.append(key)
+            getters[key] = get
+        traced_args = _proxied(args, "an argument")
+        traced_kwargs = {k: _proxied(v, f"keyword argument {k!r}") for k, v in kwargs.items()}
+        stack.append(rec)
+        try:
+            result = run(rec, traced_args, traced_kwargs)
+        finally:
+            stack.pop()
+    finally:
+        rebound = _INSTALLS.undo(keys, getters)
+    if rebound:
+        raise RandomSourceError(at_user_site(
+            f"the traced function rebound {rebound[0]} to another random generator while it "
+            "was traced, so its draws were not recorded: make the generator outside the "
+            "function and pass it as an argument"))
+    for (gen, label), old in zip(gens, before):
+        if _state(gen) == old:
+            continue
+        if _INSTALLS.foreign != foreign:        # another thread drew meanwhile: try again
+            return None, True
+        fix = ("use numpy's generators instead (np.random.* or a np.random.Generator), "
+               "which burnumba replays on every call"
+               if gen is stdlib_random._inst or isinstance(gen, stdlib_random.Random) else
+               "call it as np.random.<name>(...) or through a generator the function names "
+               "(an argument, a closure variable, a global, self.<attr>), which burnumba "
+               "records; `from numpy.random import randn` in a helper module and "
+               "np.random.mtrand._rand are not seen")
+        raise RandomSourceError(at_user_site(
+            f"{label} was drawn from while the function was traced, by a call burnumba did "
+            f"not record: its numbers would be frozen into the tape and repeated on every "
+            f"call. Fix: {fix}"))
+    return result, False
+
+
+def _proxied(x, label):
+    """``x`` with each generator leaf replaced by a proxy whose source is that very object
+    (a generator argument is part of the signature by identity, so the tape only ever runs
+    with it)."""
+    if isinstance(x, SOURCES):
+        return Proxy(x, Source(functools.partial(lambda g: g, x),
+                               "a generator passed as " + label))
+    if type(x) in (list, tuple):
+        return type(x)(_proxied(v, label) for v in x)
+    if type(x) is dict:
+        return {k: _proxied(v, label) for k, v in x.items()}
+    return x

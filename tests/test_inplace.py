@@ -1,0 +1,459 @@
+"""In-place updates on traced arrays (burnumba/numpy/inplace.py), table-driven.
+
+Every program is plain numpy that writes in place. The references run the same source with
+numpy itself: the value on float64 inputs, the gradient by the complex step (the program run
+on complex inputs x + i h e_k: Im f / h is the derivative to rounding, so the comparison is
+at rtol 1e-9), which follows numpy's own in-place semantics (views, repeated indices, masks)
+by construction. autograd refuses in-place assignment; it checks the functional rewrites at
+the end of this file. Each program runs under bn.value_and_grad, bn.jvp, bn.hessian (against
+central differences of the complex-step gradient) and bn.vmap.
+"""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import burnumba as bn
+
+RTOL, ATOL = 1e-9, 1e-12
+SHAPE = (4, 3)
+WEIGHTS = np.linspace(-1.0, 2.0, 12).reshape(SHAPE)
+
+# index kinds: every kind the tracer reads, as numpy keys into a (4, 3) array
+KEYS = {
+    "int": 1,
+    "negative int": -1,
+    "two ints": (2, -1),
+    "slice": slice(1, 3),
+    "slice with step": slice(None, None, 2),
+    "negative step": slice(None, None, -3),
+    "column": (slice(None), 1),
+    "ellipsis": (Ellipsis, 0),
+    "new axis": (None, 2),
+    "row mask": np.array([True, False, True, True]),
+    "full mask": np.arange(12).reshape(SHAPE) % 5 < 2,
+    "int array": np.array([3, 0]),
+    "repeated ints": np.array([0, 2, 0]),
+    "negative ints": np.array([-1, 1]),
+    "fancy pairs": (np.array([0, 3, 0]), np.array([2, 1, 2])),
+    "fancy and slice": (np.array([1, 1]), slice(0, 2)),
+}
+OPS = ["=", "+=", "-=", "*=", "/=", "**="]
+
+
+def _target(key):
+    return np.zeros(SHAPE)[key].shape
+
+
+def write_program(key, op):
+    """x[key] op= v, v made from w (a second input), then a smooth function of x."""
+    shape = _target(key)
+    size = int(np.prod(shape))
+
+    def f(x, w):
+        v = np.sin(w[:size]).reshape(shape) + 1.5
+        if op == "=":
+            x[key] = v
+        elif op == "+=":
+            x[key] += v
+        elif op == "-=":
+            x[key] -= v
+        elif op == "*=":
+            x[key] *= v
+        elif op == "/=":
+            x[key] /= v
+        else:
+            x[key] **= v
+        return np.sum(np.cos(x) * WEIGHTS)
+    return f
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.5, 1.5, SHAPE), rng.uniform(-1.0, 1.0, 12)
+
+
+def complex_step(f, args, k, h=1e-30):
+    """d f / d args[k] by the complex step, on fresh copies (f may write into its inputs)."""
+    g = np.zeros(np.shape(args[k]))
+    for i in np.ndindex(g.shape):
+        a = [np.array(v, dtype=complex) for v in args]
+        a[k][i] += 1j * h
+        g[i] = f(*a).imag / h
+    return g
+
+
+def reference(f, args):
+    value = f(*[np.array(a) for a in args])
+    return value, tuple(complex_step(f, args, k) for k in range(len(args)))
+
+
+def close(ours, ref, rtol=RTOL, atol=ATOL):
+    np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol)
+
+
+PROGRAMS = {f"x[{name}] {op} v": write_program(key, op) for name, key in KEYS.items()
+            for op in OPS}
+
+
+def _views_program(x, w):
+    r = x[1]                      # a view: writes through it reach x, writes to x reach it
+    r *= w[0]
+    c = x[:, 2]
+    x[1, 2] = np.exp(w[1])        # seen by c (and r) as in numpy
+    t = x.T                       # a view of x's memory as well
+    t[0, 3] += w[2]
+    return np.sum(c * w[3]) + np.sum(np.cos(x) * WEIGHTS) + np.sum(r ** 2)
+
+
+def _copy_program(x, w):
+    y = x.copy()                  # copies stay apart from later writes
+    z = np.array(x)
+    x[0] = w[:3]
+    y[1] += 1.0
+    return np.sum(np.sin(x) * WEIGHTS) + np.sum(y * z)
+
+
+def _alias_program(x, w):
+    y = x                         # the same object: numpy's in-place ops update both names
+    y += w[:3]
+    x[2:] *= 2.0
+    return np.sum(np.cos(y) * WEIGHTS) + np.sum(x)
+
+
+def _overlap_program(x, w):
+    x[1:] = x[:-1] * w[0]         # overlapping source and destination: numpy buffers
+    x[:, ::-1] = x                # reversed onto itself
+    return np.sum(np.cos(x) * WEIGHTS)
+
+
+def _loop_program(x, w):
+    out = np.zeros_like(x)        # a traced array that writes fill
+    for i in range(SHAPE[0]):
+        out[i] = np.sin(x[i]) * w[i]
+        out[i, i % 3] += x[i].sum()
+    return np.sum(out * WEIGHTS)
+
+
+def _functions_program(x, w):
+    y = np.zeros_like(x)
+    np.copyto(y, np.sin(x))
+    np.copyto(y, w[:3], where=np.array([True, False, True]))
+    np.put(y, [0, 5, -1], w[3:6])
+    np.place(y, WEIGHTS > 1.0, w[6:8])
+    np.putmask(y, WEIGHTS < -0.5, w[8:10] * 3.0)
+    d = y[:3, :3]
+    np.fill_diagonal(d, w[10])    # through a view, as numpy
+    return np.sum(np.cos(y) * WEIGHTS)
+
+
+def _out_program(x, w):
+    y = np.empty_like(x)
+    np.add(x, w[:3], out=y)
+    np.multiply(y, 2.0, out=y, where=WEIGHTS > 0.0)
+    s = np.zeros_like(x[0])
+    np.sum(y, axis=0, out=s)
+    p = np.zeros_like(x[:3])
+    np.dot(x[:3], y[:3].T, out=p)
+    np.exp(w[:3], out=y[0])       # into a view: reaches y
+    return np.sum(np.sin(y) * WEIGHTS) + np.sum(s * w[:3]) + np.sum(p)
+
+
+def _methods_program(x, w):
+    y = x * w[0]
+    y.sort(axis=1)                # in place, as numpy
+    z = np.zeros_like(x)
+    z.fill(w[1])
+    z.put([1, 4], w[2:4])
+    z[2:] = y[:2]
+    return np.sum(np.cos(y) * WEIGHTS) + np.sum(z * z)
+
+
+def _reshape_program(x, w):
+    flat = x.reshape(-1)          # a view of a contiguous array
+    flat[::4] = w[:3]
+    sq = x[None]                  # expand: a view
+    sq[0, 0] = w[3:6]
+    rev = np.flip(x, axis=0)
+    rev[0] *= 2.0                 # x's last row
+    return np.sum(np.sin(x) * WEIGHTS)
+
+
+def _flat_program(x, w):
+    t = x.T                       # not contiguous: numpy's flat still writes through
+    t.flat[[1, 4, 1]] = w[:3]
+    t.flat[0] += w[3]
+    return np.sum(np.sin(x) * WEIGHTS) + sum(v * v for v in x.flat)
+
+
+def _copy_then_view_program(x, w):
+    y = x.T.reshape(-1)           # numpy copies here (x.T is not contiguous) ...
+    z = y[1:5]                    # ... and z views the copy
+    q = x[:, ::2]
+    z[0] = w[0]                   # reaches y, not x
+    x[0, 0] = w[1]                # reaches x and q, not y or z
+    r = x[1]                      # a view made after the first write
+    r *= w[2]
+    q[2] += 1.0
+    return np.sum(np.cos(x) * WEIGHTS) + np.sum(y * np.arange(12.0)) + np.sum(z[:2] * q[:2, 0])
+
+
+PROGRAMS.update({
+    "copies and views after writes": _copy_then_view_program,
+    "x.flat writes": _flat_program,
+    "views write through": _views_program,
+    "copies stay apart": _copy_program,
+    "one object, two names": _alias_program,
+    "overlapping writes": _overlap_program,
+    "loop filling zeros_like": _loop_program,
+    "copyto put place putmask fill_diagonal": _functions_program,
+    "out= arguments": _out_program,
+    "sort fill put methods": _methods_program,
+    "reshape flatten flip views": _reshape_program,
+})
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_value_and_grad(name):
+    f = PROGRAMS[name]
+    x, w = _inputs()
+    value, grads = reference(f, (x, w))
+    ours, g = bn.value_and_grad(f, argnums=(0, 1))(x.copy(), w.copy())
+    close(ours, value)
+    close(g[0], grads[0])
+    close(g[1], grads[1])
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_jvp(name):
+    f = PROGRAMS[name]
+    x, w = _inputs(1)
+    tx, tw = _inputs(2)
+    value, grads = reference(f, (x, w))
+    out, tangent = bn.jvp(f, (x.copy(), w.copy()), (tx, tw))
+    close(out, value)
+    close(tangent, np.sum(grads[0] * tx) + np.sum(grads[1] * tw))
+
+
+HESSIAN = ["x[slice with step] *= v", "x[repeated ints] += v", "x[full mask] **= v",
+           "x[fancy pairs] = v", "views write through", "loop filling zeros_like",
+           "out= arguments", "copyto put place putmask fill_diagonal"]
+
+
+@pytest.mark.parametrize("name", HESSIAN)
+def test_hessian(name):
+    """Against central differences of the complex-step gradient (O(h^2) = 1e-10)."""
+    f = PROGRAMS[name]
+    x, w = _inputs(3)
+    H = bn.hessian(f)(x.copy(), w)
+    h = 1e-5
+    ref = np.zeros(SHAPE + SHAPE)
+    for i in np.ndindex(SHAPE):
+        e = np.zeros(SHAPE)
+        e[i] = h
+        ref[(Ellipsis,) + i] = (complex_step(f, (x + e, w), 0) -
+                                complex_step(f, (x - e, w), 0)) / (2 * h)
+    close(H, ref, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["x[row mask] -= v", "x[negative step] = v",
+                                  "views write through", "loop filling zeros_like",
+                                  "out= arguments"])
+def test_vmap(name):
+    f = PROGRAMS[name]
+    X = np.stack([_inputs(s)[0] for s in range(3)])
+    W = np.stack([_inputs(s)[1] for s in range(3)])
+    values = bn.vmap(f)(X.copy(), W.copy())
+    grads = bn.vmap(bn.grad(f, argnums=(0, 1)))(X.copy(), W.copy())
+    for k in range(3):
+        value, g = reference(f, (X[k], W[k]))
+        close(values[k], value)
+        close(grads[0][k], g[0])
+        close(grads[1][k], g[1])
+
+
+def _indexed_program(x, w, i):
+    """Writes at traced integer indices (an int array argument, read when the tape runs),
+    and numpy's unbuffered np.add.at / np.subtract.at."""
+    x[i] = np.sin(w[:3, None]) * np.ones(3)
+    x[i[:2]] += w[3:5, None]
+    x[i[1:]] *= 1.5
+    np.add.at(x, i, w[5:8, None] ** 2)        # unbuffered: a repeated index adds each time
+    np.subtract.at(x, (np.array([0, 0, 3]), np.array([1, 1, 2])), w[8:11])
+    return np.sum(np.cos(x) * WEIGHTS)
+
+
+INDICES = [np.array([1, -1, 2]), np.array([0, 0, 3]), np.array([3, 3, 3]),
+           np.array([-4, 2, 1])]
+
+
+def test_traced_integer_indices_follow_numpy():
+    """One tape for every index array (repeats: the last write wins, += adds once), under
+    value_and_grad, jvp and vmap; an index out of range raises DataError when it runs."""
+    x, w = _inputs(6)
+    tx, tw = _inputs(7)
+    vg = bn.value_and_grad(_indexed_program, argnums=(0, 1))
+    for i in INDICES:
+        value, grads = reference(lambda x, w: _indexed_program(x, w, i), (x, w))
+        ours, g = vg(x.copy(), w.copy(), i)
+        close(ours, value)
+        close(g[0], grads[0])
+        close(g[1], grads[1])
+        out, tangent = bn.jvp(lambda x, w: _indexed_program(x, w, i), (x, w), (tx, tw))
+        close(tangent, np.sum(grads[0] * tx) + np.sum(grads[1] * tw))
+    X = np.stack([_inputs(s)[0] for s in range(3)])
+    W = np.stack([_inputs(s)[1] for s in range(3)])
+    I = np.stack(INDICES[:3])
+    values = bn.vmap(_indexed_program)(X.copy(), W.copy(), I)
+    for k in range(3):
+        close(values[k], _indexed_program(X[k].copy(), W[k].copy(), I[k]))
+    with pytest.raises(bn.DataError, match="out of"):
+        vg(x.copy(), w.copy(), np.array([0, 4, 1]))
+    i = INDICES[1]
+    H = bn.hessian(_indexed_program)(x.copy(), w, i)
+    f = lambda x, w: _indexed_program(x, w, i)      # noqa: E731
+    h, ref = 1e-5, np.zeros(SHAPE + SHAPE)
+    for j in np.ndindex(SHAPE):
+        e = np.zeros(SHAPE)
+        e[j] = h
+        ref[(Ellipsis,) + j] = (complex_step(f, (x + e, w), 0) -
+                                complex_step(f, (x - e, w), 0)) / (2 * h)
+    close(H, ref, rtol=1e-6, atol=1e-7)
+
+
+def test_the_caller_sees_no_write_and_retracing_is_not_needed():
+    f = PROGRAMS["x[slice] += v"]
+    x, w = _inputs()
+    keep = x.copy()
+    vg = bn.value_and_grad(f, argnums=(0, 1))
+    vg(x, w)
+    np.testing.assert_array_equal(x, keep)          # the tape never writes its inputs
+    x2, w2 = _inputs(5)
+    value, grads = reference(f, (x2, w2))
+    ours, g = vg(x2, w2)
+    close(ours, value)
+    close(g[0], grads[0])
+
+
+def test_repeated_index_adds_once_and_last_write_wins():
+    def f(x):
+        x[[0, 0, 2]] += 1.0
+        x[[1, 1]] = np.stack([x[0] * 2.0, x[0] * 3.0])
+        return x
+    x = np.arange(3.0)
+    ref = f(x.copy())
+    assert ref.tolist() == [1.0, 3.0, 3.0]
+    np.testing.assert_array_equal(bn.jacobian(lambda x: f(x))(x) @ np.ones(3),
+                                  [1.0, 3.0, 1.0])   # d out_i / d x, summed
+    out, _ = bn.jvp(f, (x,), (np.ones(3),))
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_traced_mask_with_a_scalar_value_is_where():
+    def f(x):
+        x[x > 1.0] = 0.5 * x[0]
+        x[np.sin(x) < 0.2] += 0.0     # x[mask] += v reads x[mask]: refused, see below
+        return np.sum(x * x)
+    x = np.array([0.5, 2.0, 3.0])
+
+    def g(x):
+        x[x > 1.0] = 0.5 * x[0]
+        return np.sum(x * x)
+    v, gr = bn.value_and_grad(g)(x)
+    ref = np.where(x > 1.0, 0.25, x)
+    close(v, np.sum(ref ** 2))
+    close(gr, complex_step(g, (x,), 0))
+    with pytest.raises(bn.UnsupportedOpError, match="mask"):
+        bn.grad(f)(x)
+
+    def h(x, m):                        # a boolean array argument as the mask
+        x[m] = x[0] * 3.0
+        return np.sum(x * x)
+    for m in (np.array([False, True, True]), np.array([True, False, True])):
+        v, gr = bn.value_and_grad(h)(x, m)
+        close(v, h(x.copy(), m))
+        close(gr, complex_step(lambda x: h(x, m), (x,), 0))
+
+
+# -- what stays refused, with its error -------------------------------------------------------
+
+REFUSED = {
+    "numpy destination": (lambda x: _into_numpy(x), bn.InplaceError, "np.zeros_like"),
+    "traced index and more": (lambda x, i: x.__setitem__((i, 0), 1.0), bn.InplaceError,
+                              "traced indices next to"),
+    "traced mask, array value": (lambda x: x.__setitem__(x > 0, x), bn.InplaceError,
+                                 "np.where"),
+    "read-only diagonal": (lambda x: np.diagonal(x.reshape(1, 3)).__setitem__(0, 1.0),
+                           bn.InplaceError, "read-only"),
+    "broadcast shape": (lambda x: x.__setitem__(slice(None), np.ones(4)), bn.ShapeError,
+                        "broadcast"),
+    "resize": (lambda x: x.resize(4), bn.UnsupportedMethodError, "concatenate"),
+    "setting shape": (lambda x: setattr(x, "shape", (3, 1)), bn.InplaceError, "reshape"),
+    "scalar item": (lambda x: x[0].__setitem__((), 1.0), bn.InplaceError, "immutable"),
+    "out into numpy": (lambda x: np.add(x, 1.0, out=np.zeros(3)), bn.InplaceError,
+                       "np.zeros_like"),
+    "reduction out shape": (lambda x: np.sum(x, out=np.zeros_like(x)), bn.ShapeError,
+                            "out has shape"),
+    "pickle": (lambda x: __import__("pickle").dumps(x), bn.ConcretizationError, "pickl"),
+}
+
+
+def _into_numpy(x):
+    out = np.zeros(3)
+    out[:2] = x[:2]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_writes_name_the_fix(name):
+    f, error, words = REFUSED[name]
+    x = np.array([1.0, -2.0, 3.0])
+    args = (x, np.array([0, 1])) if f.__code__.co_argcount == 2 else (x,)
+    with pytest.raises(error, match=words) as e:
+        bn.grad(lambda *a: (f(*a), np.sum(a[0]))[1])(*args)
+    assert "test_inplace.py" in str(e.value)          # points at the user's line
+
+
+def test_writing_a_traced_scalar_into_a_numpy_array_names_the_fix():
+    def f(x):
+        out = np.zeros(3)
+        out[0] = x[0]               # numpy asks float(x[0]): refused, the cause names the fix
+        return np.sum(out)
+    with pytest.raises((bn.InplaceError, ValueError)) as e:
+        bn.grad(f)(np.ones(3))
+    err = e.value if isinstance(e.value, bn.InplaceError) else e.value.__cause__
+    assert isinstance(err, bn.InplaceError) and "np.zeros_like" in str(err)
+
+
+# -- autograd: the functional rewrites agree --------------------------------------------------
+
+REWRITES = [
+    # (in-place program, the same computation without writes, for autograd)
+    (lambda x: _set(x, (slice(None), 1), x[:, 0] ** 2),
+     lambda x: anp.stack([x[:, 0], x[:, 0] ** 2, x[:, 2]], axis=1)),
+    (lambda x: _add(x, np.array([0, 0, 2]), 1.5 * x[3]),
+     lambda x: anp.concatenate([x[:1] + 1.5 * x[3], x[1:2], x[2:3] + 1.5 * x[3], x[3:]])),
+    (lambda x: _set(x, KEYS["full mask"], 2.0 * x[0, 0]),
+     lambda x: anp.where(KEYS["full mask"], 2.0 * x[0, 0], x)),
+]
+
+
+def _set(x, key, v):
+    x[key] = v
+    return x
+
+
+def _add(x, key, v):
+    x[key] += v
+    return x
+
+
+@pytest.mark.parametrize("k", range(len(REWRITES)))
+def test_functional_rewrites_under_autograd(k):
+    program, rewrite = REWRITES[k]
+    x, _ = _inputs(k)
+
+    def loss(f, np_):
+        return lambda x: np_.sum(np_.sin(f(x * 1.0)) * WEIGHTS)
+    close(loss(program, np)(x.copy()), loss(rewrite, anp)(x))
+    close(bn.grad(loss(program, np))(x.copy()), autograd.grad(loss(rewrite, anp))(x))

@@ -1,0 +1,224 @@
+"""Arrays built from traced parts: np.array / np.asarray / np.stack / vstack / hstack /
+concatenate / column_stack of lists and tuples (nested too) of traced scalars, traced arrays
+and numbers; x[None], 0-d indexing. Each case is written once against a numpy namespace and
+run by burnumba (numpy's own names, traced through its protocols) and by HIPS autograd
+(autograd.numpy), values and gradients at rtol 1e-9, under grad, jvp, hessian and vmap.
+"""
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import burnumba as bn
+
+RTOL, ATOL = 1e-9, 1e-12
+
+# each case: f(np_, x) with x a float vector of 4; np_ is numpy or autograd.numpy
+CASES = {
+    "array of traced scalars": lambda np_, x: np_.array([x[0], x[1] * x[2], np_.sin(x[3])]),
+    "array mixed with numbers": lambda np_, x: np_.array([x[0], 1.5, np.float64(2.0), x[2]]),
+    "array of a tuple": lambda np_, x: np_.array((x[1], x[0])),
+    "array of traced arrays": lambda np_, x: np_.array([x, x * x, np_.cos(x)]),
+    "array of arrays and numpy": lambda np_, x: np_.array([x, np.arange(4.0)]),
+    "nested lists": lambda np_, x: np_.array([[x[0], x[1]], [2.0, x[3] ** 2]]),
+    # (autograd's asarray drops the gradient of a list of boxes; its array is the reference)
+    "asarray of a list": lambda np_, x: _asarray(np_)([x[2], x[3], 0.5]),
+    "asarray of a traced value": lambda np_, x: _asarray(np_)(x) * 2.0,
+    "array of a traced value": lambda np_, x: np_.array(x) + 1.0,
+    "stack of scalars": lambda np_, x: np_.stack([x[0], x[1], np_.exp(x[2])]),
+    "stack with numpy": lambda np_, x: np_.stack([x, np.ones(4)], axis=1),
+    "vstack": lambda np_, x: np_.vstack([x, x ** 2, np.linspace(0.0, 1.0, 4)]),
+    "hstack of arrays and a list": lambda np_, x: np_.hstack([x, np_.array([x[0], 3.0])]),
+    "concatenate": lambda np_, x: np_.concatenate([x[2:], np_.array([x[0] * x[1]]), x]),
+    "column_stack": lambda np_, x: np_.column_stack([x, np_.sin(x), np.arange(4.0)]),
+    "ufunc of a built array": lambda np_, x: np_.exp(np_.array([x[0], x[1]])),
+    "matmul of a built array": lambda np_, x: np_.dot(np_.array([x[0], x[1], x[2]]),
+                                                      np.arange(6.0).reshape(3, 2)),
+    "sum of a built array": lambda np_, x: np_.sum(np_.array([x[0], x[3] * 2.0])),
+    "x[None]": lambda np_, x: x[None] * np.ones((2, 1)),
+    "x[..., None]": lambda np_, x: x[..., None] * np.arange(3.0),
+    "s[()] and s[...]": lambda np_, x: np_.array([np_.sum(x)[()] * 2.0,
+                                                  np_.sum(x * x)[...] + 1.0]),
+    "s[None]": lambda np_, x: np_.concatenate([np_.sum(x)[None], x[0][None, None][0]]),
+}
+
+def _asarray(np_):
+    return np.asarray if np_ is np else anp.array
+
+
+WEIGHTS = np.random.default_rng(7).uniform(-1.0, 1.0, 64)
+
+
+def _loss(np_, name):
+    f = CASES[name]
+
+    def loss(x):
+        # + 0 * x[0]: numpy's object array of traced values and numbers (np.array([x[0],
+        # 1.5])) becomes one traced array at its first traced op (a ufunc on it alone would
+        # ask the number 1.5 for a .sin method: see test_object_arrays)
+        y = np_.ravel(f(np_, x)) + 0.0 * x[0]
+        return np_.sum(np_.sin(y) * WEIGHTS[:y.shape[0]])
+    return loss
+
+
+def _x(seed=0):
+    return np.random.default_rng(seed).uniform(0.5, 1.5, 4)
+
+
+def close(ours, ref, rtol=RTOL, atol=ATOL):
+    np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_and_gradients_match_autograd(name):
+    x = _x()
+    v, g = bn.value_and_grad(_loss(np, name))(x)
+    close(v, _loss(anp, name)(x))
+    close(g, autograd.grad(_loss(anp, name))(x))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_built_array_itself(name):
+    """The array built (not a loss of it): its value and its Jacobian, against autograd."""
+    x = _x(1)
+    f = CASES[name]
+    out = bn.jacobian(lambda x: f(np, x))(x)
+    ref = autograd.jacobian(lambda x: f(anp, x))(x)
+    close(out, ref)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jvp(name):
+    x, t = _x(2), _x(3)
+    value, tangent = bn.jvp(_loss(np, name), (x,), (t,))
+    close(value, _loss(anp, name)(x))
+    close(tangent, autograd.grad(_loss(anp, name))(x) @ t)
+
+
+@pytest.mark.parametrize("name", ["array of traced scalars", "nested lists", "vstack",
+                                  "ufunc of a built array", "s[None]", "asarray of a list"])
+def test_hessian(name):
+    x = _x(4)
+    close(bn.hessian(_loss(np, name))(x), autograd.hessian(_loss(anp, name))(x))
+
+
+@pytest.mark.parametrize("name", ["array of traced scalars", "array of traced arrays",
+                                  "column_stack", "x[None]", "s[()] and s[...]"])
+def test_vmap(name):
+    X = np.stack([_x(s) for s in range(3)])
+    values = bn.vmap(_loss(np, name))(X)
+    grads = bn.vmap(bn.grad(_loss(np, name)))(X)
+    for k in range(3):
+        close(values[k], _loss(anp, name)(X[k]))
+        close(grads[k], autograd.grad(_loss(anp, name))(X[k]))
+
+
+def test_asarray_and_array_of_a_traced_value():
+    """bnp.asarray(x) and np.asarray(x, like=x) are x itself; numpy's own np.asarray(x)
+    (compiled, no protocol without like=) gives a read-only object array of x's elements,
+    np.array(x) a writable one (a copy). np.array(x, like=x) copies too: later writes to
+    either stay apart."""
+    import burnumba.numpy as bnp
+
+    def f(x):
+        assert bnp.asarray(x) is x and np.asarray(x, like=x) is x
+        y = np.array(x, like=x)
+        assert y is not x and isinstance(y, type(x))
+        y[0] = 10.0
+        z = np.asarray(x)               # numpy would return x itself: read-only objects
+        assert z.dtype == object and z.shape == x.shape and not z.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            z[1] = 5.0                  # could not reach x: refused, never silently apart
+        c = np.array(x)                 # numpy's copy: a writable object array
+        c[1] = 5.0
+        built = np.array([x, x * 2.0])  # numpy copies the elements into a new array
+        built[0, 0] = 0.0
+        return np.sum(x * y) + np.sum(z * x) + np.sum(c * x) + np.sum(built)
+    x = np.array([1.0, 2.0, 3.0])
+    v, g = bn.value_and_grad(f)(x)
+    close(v, (10.0 + 4.0 + 9.0) + 14.0 + (1.0 + 10.0 + 9.0) + (5.0 + 12.0))
+    close(g, [10.0 + 2.0 + 2.0 + 2.0, 4.0 + 4.0 + 5.0 + 3.0, 6.0 + 6.0 + 6.0 + 3.0])
+
+
+def test_like_creation_gives_traced_arrays():
+    def f(x):
+        made = [np.zeros(3, like=x), np.ones((3,), like=x), np.empty(3, like=x),
+                np.zeros_like(x), np.ones_like(x), np.empty_like(x), np.full(3, 2.0, like=x)]
+        for m in made:
+            assert isinstance(m, type(x)) and m.shape == (3,)
+            m[1] = x[0]
+        assert isinstance(np.zeros_like(x, dtype=bool), np.ndarray)     # data, not traced
+        return sum(np.sum(m * x) for m in made)
+    x = np.array([1.0, 2.0, 3.0])
+    v, g = bn.value_and_grad(f)(x)
+    fills = [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 2.0]
+    close(v, sum(c * (x[0] + x[2]) + x[0] * x[1] for c in fills))
+    close(g, [sum(fills) + 7 * x[1], 7 * x[0], sum(fills)])      # m = [c, x0, c]
+
+
+REFUSED = {
+    "dtype=float": (lambda x: np.array([x[0], x[1]], dtype=float), bn.ConcretizationError,
+                    "Drop dtype="),
+    "len of 0-d": (lambda x: len(np.sum(x)), bn.UnsupportedOpError, "x.size"),
+    "iterating a 0-d": (lambda x: list(np.sum(x)), bn.UnsupportedOpError, "0-d"),
+    "round to int": (lambda x: round(x[0]), bn.ConcretizationError, "round"),
+    "format": (lambda x: f"{x[0]:.3f}", bn.ConcretizationError, "formatting"),
+    "tolist": (lambda x: x.tolist(), bn.UnsupportedMethodError, "return the value"),
+    "strides": (lambda x: x.strides, bn.UnsupportedMethodError, "no memory"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_constructs_name_the_fix(name):
+    f, error, words = REFUSED[name]
+    x = np.array([1.0, 2.0, 3.0])
+    args = (x, np.array([0, 1])) if f.__code__.co_argcount == 2 else (x,)
+    with pytest.raises(error, match=words) as e:
+        bn.grad(lambda *a: (f(*a), np.sum(a[0]))[1])(*args)
+    assert "test_numpy_build.py" in str(e.value)
+
+
+def test_plain_python_protocols_on_traced_values():
+    def f(x):
+        s = np.sum(x)
+        assert hash(x) == hash(x) and x in [x] and x.dtype.type is np.float64
+        assert np.ndim(x) == 1 and np.shape(x) == (3,) and np.result_type(x, 1.0) == np.float64
+        import copy
+        y = copy.copy(x)
+        y[0] = 0.0                  # a copy
+        return s + np.sum(y) + np.sum(copy.deepcopy(x))
+    x = np.array([1.0, 2.0, 3.0])
+    v, g = bn.value_and_grad(f)(x)
+    close(v, 6.0 + 5.0 + 6.0)
+    close(g, [2.0, 3.0, 3.0])
+
+
+def test_object_arrays():
+    """np.array(list) holding traced values is numpy's object array of traced scalars: numpy's
+    object loops call the elements' operators and methods (np.exp calls x.exp(), traced), and
+    the first op with a traced operand stacks the array into one traced array. A ufunc applied
+    to it alone when it also holds plain numbers fails in numpy's loop (1.5 has no .exp):
+    bnp.array(list) or np.array(list, like=x) build a traced array directly."""
+    import burnumba.numpy as bnp
+
+    def f(x):
+        built = np.array([x[0], x[1] * 2.0])
+        assert built.dtype == object
+        return np.sum(np.exp(built)) + np.sum(np.exp(np.array([x[0], 1.5], like=x))) + \
+            np.sum(np.exp(bnp.array([x[1], 1.5])))
+    x = np.array([0.5, 0.25])
+    v, g = bn.value_and_grad(f)(x)
+    close(v, np.exp(0.5) + np.exp(0.5) + np.exp(0.5) + np.exp(0.25) + 2 * np.exp(1.5))
+    close(g, [2 * np.exp(0.5), 2 * np.exp(0.5) + np.exp(0.25)])
+    with pytest.raises(TypeError, match="exp"):
+        bn.grad(lambda x: np.sum(np.exp(np.array([x[0], 1.5]))))(x)
+
+
+def test_numpy_array_indexed_by_traced_integer_data_is_a_guard():
+    # the index is integer data: its value is a guard of the tape (a new index traces a
+    # new variant), and no gradient flows through it
+    f = bn.value_and_grad(lambda x, i: x[0] * np.arange(3.0)[i[0]])
+    x = np.array([1.5, 2.0])
+    for k in (2, 1, 2):
+        value, g = f(x, np.array([k]))
+        assert value == 1.5 * k and g.tolist() == [float(k), 0.0]

@@ -1,0 +1,180 @@
+"""Sparse Jacobians and Hessians (burnumba/derive/sparsity.py, transforms/colouring.py,
+transforms/sparse.py): patterns hold every nonzero of the dense derivatives, colourings are
+valid, and the compressed values equal the dense ones, over programs that use each row kind."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import burnumba as bn
+from burnumba.derive.sparsity import EXACT
+from burnumba.transforms.colouring import column_colouring, is_valid, row_colouring
+
+RNG = np.random.default_rng(7)
+
+
+def _band(x):
+    return x[1:] * x[:-1] + np.sin(x[1:])
+
+
+def _rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+# (name, f of one vector, n, the rows it exercises); each f maps R^n to a vector or a scalar
+PROGRAMS = [
+    ("maps", lambda x: np.tanh(x) * 2.0 + x ** 3 / (1.0 + x * x), 6),
+    ("broadcast scalar", lambda x: x * x[0] + np.exp(x[2]), 5),
+    ("band", _band, 7),
+    ("stencil", lambda x: x[2:] - 2.0 * x[1:-1] + x[:-2] + 0.1 * x[1:-1] ** 3, 8),
+    ("reverse and step", lambda x: x[::-1] * x[::2].sum(), 6),
+    ("where", lambda x: np.where(x > 0.0, x ** 2, np.sin(x)), 6),
+    ("comparison", lambda x: (x > 0.0) * x, 5),
+    ("sum and sumsq", lambda x: np.stack([np.sum(x[:3]), np.sum(x[2:] ** 2)]), 6),
+    ("matmul", lambda x: x[:6].reshape(2, 3) @ x[6:].reshape(3, 2), 12),
+    ("matvec", lambda x: np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]) @ x, 3),
+    ("axis sum", lambda x: np.sum(x.reshape(3, 4) ** 2, axis=0), 12),
+    ("axis max", lambda x: np.max(x.reshape(3, 4), axis=1), 12),
+    ("softmax", lambda x: bn.softmax(x.reshape(2, 3), axis=1), 6),
+    ("log_softmax", lambda x: bn.log_softmax(x.reshape(3, 2), axis=0), 6),
+    ("logsumexp", lambda x: bn.logsumexp(x.reshape(2, 3), axis=1), 6),
+    ("cumsum", lambda x: np.cumsum(x.reshape(2, 3), axis=1), 6),
+    ("cumprod", lambda x: np.cumprod(x), 5),
+    ("concatenate", lambda x: np.concatenate([x[:2] * 2.0, x[3:] ** 2]), 6),
+    ("outer", lambda x: np.outer(x[:2], x[2:]).ravel(), 5),
+    ("solve", lambda x: np.linalg.solve(x[:4].reshape(2, 2) + 3 * np.eye(2), x[4:]), 6),
+    ("scalar", _rosen, 6),
+]
+
+
+def _point(n):
+    return RNG.uniform(0.3, 1.5, size=n) * np.where(RNG.random(n) < 0.5, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("name,f,n", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_jacobian_pattern_and_values(name, f, n):
+    for _ in range(3):
+        x = _point(n)
+        dense = np.atleast_2d(np.asarray(bn.jacobian(f)(x))).reshape(-1, n)
+        pattern = bn.jacobian_sparsity(f)(x).toarray().astype(bool)
+        assert pattern.shape == dense.shape
+        missed = (dense != 0) & ~pattern
+        assert not missed.any(), f"{name}: nonzeros outside the pattern at {np.argwhere(missed)}"
+        for mode in ("fwd", "rev", "auto"):
+            J = bn.sparse_jacobian(f, mode=mode)(x)
+            assert sp.issparse(J) and J.shape == dense.shape
+            np.testing.assert_allclose(J.toarray(), dense, rtol=1e-12, atol=1e-12)
+
+
+SCALARS = [
+    ("rosenbrock", _rosen, 7),
+    ("sum of products", lambda x: np.sum(x[1:] * x[:-1]), 6),
+    ("quotients", lambda x: np.sum(x[:3] / (2.0 + x[3:] ** 2)), 6),
+    ("linear", lambda x: np.sum(3.0 * x - x[::-1]), 5),
+    ("quadratic form", lambda x: x @ np.diag([1.0, 2.0, 0.0, 4.0]) @ x, 4),
+    ("matmul", lambda x: np.sum(x[:4].reshape(2, 2) @ x[4:].reshape(2, 2)), 8),
+    ("softmax", lambda x: np.sum(bn.softmax(x.reshape(2, 3), axis=1) * np.arange(6.0)
+                                 .reshape(2, 3)), 6),
+    ("sumsq", lambda x: bn.sumsq(x[:3]) + np.sum(np.exp(x[3:])), 6),
+    ("inner", lambda x: bn.inner([x[:2]], [x[2:4]]) + x[4], 5),
+    ("max", lambda x: np.max(x.reshape(2, 3) ** 2, axis=1).sum(), 6),
+    ("logsumexp", lambda x: bn.logsumexp(x[:3]) + x[3] ** 2, 5),
+]
+
+
+@pytest.mark.parametrize("name,f,n", SCALARS, ids=[p[0] for p in SCALARS])
+def test_hessian_pattern_and_values(name, f, n):
+    for _ in range(3):
+        x = _point(n)
+        dense = np.asarray(bn.hessian(f)(x))
+        pattern = bn.hessian_sparsity(f)(x).toarray().astype(bool)
+        assert (pattern == pattern.T).all()
+        missed = (np.abs(dense) > 1e-12) & ~pattern
+        assert not missed.any(), f"{name}: nonzeros outside the pattern at {np.argwhere(missed)}"
+        H = bn.sparse_hessian(f)(x)
+        np.testing.assert_allclose(H.toarray(), dense, rtol=1e-10, atol=1e-10)
+
+
+def test_linear_function_has_empty_hessian():
+    assert bn.hessian_sparsity(lambda x: np.sum(2.0 * x[1:] - x[:-1]))(np.ones(5)).nnz == 0
+
+
+def test_banded_patterns_are_exact_and_colours_do_not_grow():
+    for n in (10, 100, 1000):
+        x = _point(n)
+        P = bn.jacobian_sparsity(_band)(x)
+        assert P.nnz == 2 * (n - 1)                       # exact: the band, nothing more
+        assert column_colouring(P)[1] == 2
+        H = bn.hessian_sparsity(_rosen)(x)
+        assert H.nnz == 3 * n - 2                         # tridiagonal
+        assert column_colouring(H)[1] == 3
+
+
+def test_colourings_are_valid_on_random_patterns():
+    for seed in range(20):
+        r = np.random.default_rng(seed)
+        P = sp.random(30, 25, density=0.1, random_state=r, format="csr")
+        cols, count = column_colouring(P)
+        assert is_valid(P, cols, "column") and count <= 25
+        rows, count = row_colouring(P)
+        assert is_valid(P, rows, "row") and count <= 30
+        bad = np.zeros(25, dtype=np.int64)              # one colour: invalid unless diagonal
+        assert not is_valid(P, bad, "column") or (P.getnnz(axis=1) <= 1).all()
+
+
+def test_several_arguments_and_data():
+    f = lambda a, b, c: a[1:] * b[:-1] * c           # noqa: E731 (c is data)
+    a, b, c = _point(5), _point(5), _point(4)
+    J = bn.sparse_jacobian(f, argnums=(0, 1))(a, b, c)
+    ja, jb = bn.jacobian(f, argnums=(0, 1))(a, b, c)
+    np.testing.assert_allclose(J.toarray(), np.hstack([ja, jb]), rtol=1e-13)
+    c2 = _point(4)                                      # new data: same tape, new values
+    J2 = bn.sparse_jacobian(f, argnums=(0, 1))(a, b, c2)
+    np.testing.assert_allclose(J2.toarray(), np.hstack(bn.jacobian(f, argnums=(0, 1))(a, b, c2)),
+                               rtol=1e-13)
+
+
+def test_one_plan_per_signature():
+    sj = bn.sparse_jacobian(_band)
+    for _ in range(3):
+        sj(_point(9))
+    assert len(sj.tapes) == 1 and len(sj.plans) == 1
+    sj(_point(10))
+    assert len(sj.tapes) == 2
+
+
+def test_conservative_rows_are_listed():
+    for name in ("take", "cross_entropy", "eigh", "layer_norm"):
+        assert name not in EXACT
+    for name in ("gather", "matmul", "softmax", "cumsum", "tanh", "multiply"):
+        assert name in EXACT
+
+
+# -- the differential fuzz's random programs (tests/test_fuzz.py) --------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from test_fuzz import programs  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_patterns_hold_the_fuzz_programs_derivatives(prog):
+    f = prog.function(np, bn)
+    given_args = [np.asarray(a) for a in prog.arguments(np.float64)]
+    args = [a for a in given_args if a.dtype.kind == "f"]          # integer inputs: data
+    shapes = [a.shape for a in args]
+    bounds = np.cumsum([0] + [a.size for a in args])
+
+    def flat(z):               # the loss of one vector holding every float input
+        parts = iter([z[bounds[k]:bounds[k + 1]].reshape(shapes[k]) for k in range(len(args))])
+        return f(*[next(parts) if a.dtype.kind == "f" else a for a in given_args])
+    z = np.concatenate([a.ravel() for a in args])
+    dense = np.asarray(bn.hessian(flat)(z)).reshape(z.size, z.size)
+    pattern = bn.hessian_sparsity(flat)(z).toarray().astype(bool)
+    missed = (dense != 0) & ~pattern
+    assert not missed.any(), f"Hessian nonzeros outside the pattern at {np.argwhere(missed)}"
+    grad_pattern = bn.jacobian_sparsity(flat)(z).toarray().astype(bool).ravel()
+    g = np.asarray(bn.grad(flat)(z))
+    assert not ((g != 0) & ~grad_pattern).any()
+    scale = max(1.0, float(np.abs(dense).max()))
+    np.testing.assert_allclose(bn.sparse_hessian(flat)(z).toarray(), dense, rtol=1e-9,
+                               atol=1e-9 * scale)
