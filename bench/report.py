@@ -51,6 +51,8 @@ STAGES = {
                     "data-parallel gradients on a 2-worker Dask cluster"),
     "threads": ("report_threads.py", ["--seconds", "0.5"], [],
                 "one function called from 1 and 2 threads"),
+    "control_flow": ("report_control_flow.py", ["--quick"], [],
+                     "programs as written: branches, a Newton loop, Adam passing i, VI draws"),
     "sparse": ("report_sparse.py", ["--quick"], [],
                "sparse Hessians and Jacobians against dense ones and CasADi; a solve"),
     "startup": ("report_startup.py", None, [],

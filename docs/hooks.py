@@ -5,7 +5,7 @@
   ``op-table`` (one line per row of the op table, burnumba.kernels.ROWS), ``api:MODULE``
   (a ``::: MODULE.name`` block per public name, from the module's ``__all__``) and
   ``benchmarks`` (the tables of the run in docs/benchmarks/data/, written by
-  bench/report.py) and ``sparse-bench`` (that run's sparse.md). Nothing of these is written by hand.
+  bench/report.py) and ``data:NAME`` (one report's NAME from that folder). Nothing of these is written by hand.
 * Before the build, every page's python and pycon blocks run and their printed output is
   checked (docs/_execute.py); one failure fails the build. ``BURNUMBA_DOCS_EXECUTE=0``
   skips that, for editing the prose only.
@@ -146,11 +146,11 @@ def benchmarks():
     return bench_pages.markdown(BENCH_DATA)
 
 
-def sparse_bench():
-    """The sparse derivatives' run (bench/report_sparse.py's sparse.md), or a note."""
-    path = os.path.join(BENCH_DATA, "sparse.md")
+def bench_data(name):
+    """A report's Markdown output in docs/benchmarks/data (``data:sparse.md``), or a note."""
+    path = os.path.join(BENCH_DATA, name)
     if not os.path.exists(path):
-        return "(no run yet: `.venv/bin/python bench/report.py --only sparse`)"
+        return f"(no run yet: docs/benchmarks/data/{name} is written by bench/report.py)"
     with open(path, encoding="utf-8") as fh:
         return fh.read()
 
@@ -166,7 +166,7 @@ def on_page_markdown(markdown, page, config, files):
             return api(what[4:])
         if what == "benchmarks":
             return benchmarks()
-        if what == "sparse-bench":
-            return sparse_bench()
+        if what.startswith("data:"):
+            return bench_data(what[5:])
         raise PluginError(f"{page.file.src_uri}: unknown generated part {what!r}")
     return MARK.sub(replace, markdown)
