@@ -50,9 +50,8 @@ from ..kernels import BY_NAME
 from ..tracing.dispatch import implements
 from ..tracing.tracer import Var
 from .elementwise import absolute, exp, sqrt, where
-from .shapes import broadcast_to, concatenate, flip, reshape, stack, swapaxes, transpose
+from .shapes import broadcast_to, concatenate, flip, reshape, swapaxes, transpose
 from .reductions import max as _max, min as _min, sum as _sum
-from .products import matmul
 
 
 def _builder(*xs):

@@ -1,7 +1,8 @@
 # Made with the burnumba of commit e48d701 (git worktree add /work/wt-old e48d701; its
 # own venv): python tests/data/make_tape_e48d701.py tests/data/tape_e48d701.pkl. Not a test.
 """Run with the burnumba of commit e48d701: pickles a tape traced there."""
-import pickle, sys
+import pickle
+import sys
 import numpy as np
 import burnumba as bn
 
