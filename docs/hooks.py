@@ -5,7 +5,8 @@
   ``op-table`` (one line per row of the op table, burnumba.kernels.ROWS), ``api:MODULE``
   (a ``::: MODULE.name`` block per public name, from the module's ``__all__``) and
   ``benchmarks`` (the tables of the run in docs/benchmarks/data/, written by
-  bench/report.py) and ``data:NAME`` (one report's NAME from that folder). Nothing of these is written by hand.
+  bench/report.py) and ``data:NAME`` (one report's NAME from that folder). Nothing of
+  these is written by hand.
 * Before the build, every page's python and pycon blocks run and their printed output is
   checked (docs/_execute.py); one failure fails the build. ``BURNUMBA_DOCS_EXECUTE=0``
   skips that, for editing the prose only.

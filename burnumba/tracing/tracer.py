@@ -697,11 +697,6 @@ class Var:
         raise ConcretizationError(at_user_site(
             "complex() on a traced value: burnumba differentiates real functions only"))
 
-    # a traced value is immutable: a copy is itself (copy.copy(y0) in scipy's odeint reaches
-    # the conversion, and its error, instead of failing inside copy)
-    def __copy__(self): return self
-    def __deepcopy__(self, memo): return self
-
     def __array__(self, dtype=None, copy=None):
         hint = scipy_hint()
         if hint:                    # a scipy function received the traced value
