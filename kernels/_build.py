@@ -112,6 +112,29 @@ def _dispatcher_names(linked, dtype, jvp):
     return {**_externals(linked, dtype, jvp), "vexp": _native.exp, **_special()}
 
 
+def _branch_signature(function, dtype):
+    """A branch function's numba signature: the arrays I, F, C and its integers (int64; the
+    loop's ints, which indices only add, so their width changes no result), to a status."""
+    from numba import types
+    pointers = _types(dtype)[1].args[:3]
+    ints = function.__code__.co_argcount - 3
+    return types.int64(*pointers, *[types.int64] * ints)
+
+
+def _dispatcher(p, name, dtype, linked, jvp, prefix):
+    """A dispatcher's module loaded with what it calls bound, and its branch functions
+    (``_gen``: one per row and sweep) as (python function, C symbol, signature) triples,
+    each name bound to its symbol (compile_object inlines them into ``run``)."""
+    from numba import types
+    module = load_module(p, name)
+    branches = [(getattr(module, fn), f"{prefix}_{fn}", _branch_signature(getattr(module, fn),
+                                                                        dtype))
+                for fn in module.BRANCHES]
+    calls = {fn: types.ExternalFunction(sym, sig)
+             for fn, (_, sym, sig) in zip(module.BRANCHES, branches)}
+    return bind(module, {**_dispatcher_names(linked, dtype, jvp), **calls}), branches
+
+
 def _externals(linked, dtype, jvp=False):
     """The dispatcher's row functions as numba external functions (C symbols)."""
     from numba import types
@@ -163,10 +186,14 @@ def _c_entry(context, library, fndesc, name, on_error):
     library.add_ir_module(module)
 
 
-def compile_object(exports):
+def compile_object(exports, inline=()):
     """Native object code (bytes) of ``exports``: (python function, C symbol, numba
     signature) triples, compiled together with numba's ahead-of-time code generator for
-    this machine's CPU. Everything but the exports is hidden."""
+    this machine's CPU. Everything but the exports is hidden. ``inline``: more triples,
+    functions the exports call by their C symbols (numba external functions), compiled each
+    on its own (numba's front end is superlinear in a function's size) and then inlined
+    into their callers by LLVM (``alwaysinline``), so that the machine code is what one
+    function holding them all would give."""
     from llvmlite.binding import Linkage
     from numba import types
     from numba.core.compiler import Flags, compile_extra
@@ -185,14 +212,21 @@ def compile_object(exports):
     flags.error_model = COMPILE_OPTIONS["error_model"]
     flags.fastmath = FastMathOptions(COMPILE_OPTIONS["fastmath"])
     with global_compiler_lock:
-        symbols = set()
-        for func, sym, sig in exports:
+        symbols, inlined = set(), []
+        for k, (func, sym, sig) in enumerate(list(inline) + list(exports)):
             cres = compile_extra(cpu_target.typing_context, context, func, sig.args,
                                  sig.return_type, flags, locals={}, library=library)
             on_error = float("nan") if sig.return_type == types.float64 else \
                 (layout.ERR_NUMBA if isinstance(sig.return_type, types.Integer) else None)
             _c_entry(context, library, cres.fndesc, sym, on_error)
-            symbols.add(sym)
+            if k < len(inline):
+                inlined += [sym, cres.fndesc.llvm_func_name]
+            else:
+                symbols.add(sym)
+        for name in inlined:
+            fn = library.get_function(name)
+            fn.linkage = "internal"
+            fn.add_function_attribute("alwaysinline")
         library.finalize()
         for fn in library.get_defined_functions():
             if fn.name not in symbols:
@@ -264,10 +298,11 @@ def build_kernel(row_names, tensor_names, dtype, jvp=False):
     t0 = time.perf_counter()
     objects = [build_row(n, dtype, part) for n, part, _ in plan.objects]
     _, p = keys.dispatcher_source(plan)
-    module = bind(load_module(p, "run_" + key), _dispatcher_names(linked, dtype, jvp))
     run_symbol = f"bn_run_{key.replace('-', '_')}"
+    module, branches = _dispatcher(p, "run_" + key, dtype, linked, jvp, run_symbol)
     run_obj = cache.path("obj", key + ".o")
-    cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])]))
+    cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])],
+                                               inline=branches))
     library = cache.path("lib", key + ".so")
     link([run_obj] + objects, library)
     cache.write_manifest(key, library, kind="kernel", dtype=str(dtype), rows=row_names,
@@ -328,11 +363,13 @@ def _jit_row(name, dtype):
 @functools.lru_cache(maxsize=None)
 def jit_kernel(row_names, tensor_names, dtype, jvp=False):
     """(address of run, the cfuncs to keep alive) for a set of rows, compiled in-process."""
-    from numba import cfunc
+    from numba import cfunc, njit
     plan = keys.plan(row_names, tensor_names, dtype, jvp)
     keep = [_jit_row(n, dtype) for n in plan.linked]
     key, p = keys.dispatcher_source(plan)
     module = bind(load_module(p, "run_" + key), _dispatcher_names(plan.linked, dtype, jvp))
+    # the branches as numba functions of their own, which LLVM inlines as it sees fit
+    bind(module, {fn: njit(**COMPILE_OPTIONS)(getattr(module, fn)) for fn in module.BRANCHES})
     run = cfunc(_types(dtype)[2], **COMPILE_OPTIONS)(module.run)
     return run.address, (run, keep)
 

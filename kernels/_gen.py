@@ -12,6 +12,14 @@ A tape only runs the rows it uses, so only those are compiled (``_build.py``):
   written inline, so a scalar graph (BurTorch's) never leaves the loop; a tensor node calls
   its row function.
 
+Each branch of that chain (a row's forward, backward or tangent code for one node) is a
+function of its own in the dispatcher's module, ``branch_<sweep>_<row>(I, F, C, i, <column
+bases>)``, which ``run`` calls: numba's front end, whose analyses grow with the product of a
+function's blocks and variables, then compiles many small functions instead of one of ~300
+branches (the kernel of every op: 185 s of numba for the single function, measured), and
+the compiled build inlines every branch back into ``run`` (LLVM ``alwaysinline``,
+``_build.compile_object``), so the machine code keeps the one loop with its jump table.
+
 A map row's rules are Python functions (``kernels/rules.py`` reads their source): their
 statements and expression are inlined into the loops, where the sweep binds the contract's
 names (``a``, ``b``, ``c``, ``y``, ``g``) as locals, so the code is what a hand-written
@@ -343,12 +351,48 @@ def _branch(row, direction, tensor):
     return _call(f"{row.name}_{direction}")
 
 
-def _chain(branches):
-    """``if o == K: ... elif ...`` over (row, code); an opcode outside it is an error."""
+# The interpreter loop's integers a branch may read: the column bases (layout.BASES), the
+# tape's length and arena size, and the node; they are passed to a branch's function.
+_BRANCH_ARGS = ("i",) + tuple(line.split(" = ")[0] for line in layout.BASES.splitlines())
+
+
+class _Status(ast.NodeTransformer):
+    """``return np.nan`` (a node reported bad data in C, the loop stops) -> ``return 1``."""
+
+    def visit_Return(self, node):
+        return ast.copy_location(ast.Return(ast.Constant(1)), node)
+
+
+def _branch_function(row, name, code):
+    """(the source of ``name``, a function running one branch ``code`` of ``row`` for node
+    i: 0, or 1 when the node reported bad data and the loop must return NaN; its call in
+    the loop). Its arguments are the loop's arrays and the integers it reads."""
+    tree = _Status().visit(ast.parse(_flatten(code)))
+    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Store)}
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)} - stored
+    loop = (read & _LOOP_NAMES) - set(_BRANCH_ARGS) - {"I", "F", "C"}
+    if loop:
+        raise rules.RuleError(f"op {row.name!r}: its code in the interpreter loop reads the "
+                              f"loop's {sorted(loop)}, which a branch is not passed: "
+                              "read them from C or the tape instead")
+    args = ["I", "F", "C"] + [a for a in _BRANCH_ARGS if a in read]
+    source = (f"\n\ndef {name}({', '.join(args)}):\n"
+              + _indent(ast.unparse(ast.fix_missing_locations(tree)), 1) + "    return 0\n")
+    return source, f"if {name}({', '.join(args)}) != 0:\n    return np.nan\n"
+
+
+def _chain(branches, sweep, functions):
+    """``if o == K: ... elif ...`` over (row, code), each branch's code a function of its own
+    (added to ``functions``, name: source) that the chain calls; an opcode outside it is an
+    error."""
     out = []
     for k, (row, code) in enumerate(branches):
+        name = f"branch_{sweep}_{row.name}"
+        functions[name], call = _branch_function(row, name, code)
         out.append(("if" if k == 0 else "elif") + f" o == {row.name.upper()}:\n")
-        out.append(_indent(_flatten(code), 1))
+        out.append(_indent(call, 1))
     tail = "C[C_ERR] = ERR_OPCODE\nC[C_NODE] = i\nreturn np.nan\n"
     out.append(("else:\n" + _indent(tail, 1)) if branches else tail)
     return "".join(out)
@@ -497,16 +541,18 @@ def dispatcher_module(rows, tensor_rows, jvp=False):
            if has_backward(row)]
     # leaves compute nothing (their values are written by the caller or traced): skip them
     skip = "if " + " or ".join(f"o == {r.name.upper()}" for r in leaves) + ":\n    continue\n"
-    forward = skip + _chain(fwd)
-    backward = skip + _chain(bwd)
+    functions = {}
+    forward = skip + _chain(fwd, "fwd", functions)
+    backward = skip + _chain(bwd, "bwd", functions)
     if jvp:
         # inputs keep the tangents the caller wrote (a differentiated input has need 1)
         inputs = "if o == INPUT:\n    continue\n"
         tangents = [(row, _branch(row, "jvp", row.name in tensor_rows)) for row in rows
                     if has_tangent(row)]
-        tangent = TANGENT.format(chain=_indent(inputs + _chain(tangents), 2))
+        tangent = TANGENT.format(chain=_indent(inputs + _chain(tangents, "jvp", functions), 2))
     else:
         tangent = NO_TANGENT
-    return (HEADER + CONSTANTS + opcodes
+    return (HEADER + CONSTANTS + opcodes + f"BRANCHES = {tuple(functions)!r}\n"
+            + "".join(functions.values())
             + RUN.format(bases=_indent(layout.BASES, 1), forward=_indent(forward, 4),
                          tangent=_indent(tangent, 2), backward=_indent(backward, 3)))

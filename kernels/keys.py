@@ -39,8 +39,8 @@ LEAVES = frozenset(r.name for r in ROWS if r.kind == "leaf")
 # The functions of _build.py that turn a generated module into machine code and link it: a
 # change of their code (the compile flags, the C entry points, the link command) rebuilds
 # everything; the rest of _build.py (which rows to build, the jit engine) changes no key.
-RECIPE = ("COMPILE_OPTIONS", "_types", "_update_signature", "_c_entry", "compile_object",
-          "link")
+RECIPE = ("COMPILE_OPTIONS", "_types", "_update_signature", "_branch_signature", "_c_entry",
+          "compile_object", "link")
 
 
 @functools.lru_cache(maxsize=None)

@@ -42,12 +42,19 @@ def test_each_row_module_is_self_contained_python(row):
 @pytest.mark.parametrize("names", [("add", "multiply"), ("tanh", "matmul", "softmax"),
                                    tuple(r.name for r in NON_LEAVES)])
 def test_a_dispatcher_holds_exactly_its_rows(names):
-    """The dispatcher of a set of rows has a branch per row (and the leaves), calls only
-    those rows' functions, and nothing else: the cost of a program grows with its ops."""
-    source = _gen.dispatcher_module([BY_NAME[n] for n in names], set(names))
+    """The dispatcher of a set of rows has a branch per row (and the leaves), each a function
+    of its own (inlined back into ``run`` when compiled), calls only those rows' functions,
+    and nothing else: the cost of a program grows with its ops."""
+    rows = [BY_NAME[n] for n in names]
+    source = _gen.dispatcher_module(rows, set(names))
     compile(source, "<run>", "exec")
     assert _imports(source) <= {"math", "numpy"}
-    assert _defined(source) == {"run"}
+    branches = {f"branch_fwd_{r.name}" for r in rows} | {
+        f"branch_bwd_{r.name}" for r in rows if _gen.has_backward(r)}
+    assert _defined(source) == {"run"} | branches
+    namespace = {}
+    exec(compile(source, "<run>", "exec"), namespace)
+    assert set(namespace["BRANCHES"]) == branches
     opcodes = {line.split(" = ")[0].lower() for line in source.splitlines()
                if line.split(" = ")[0].isupper() and line.split(" = ")[0].lower() in BY_NAME}
     assert opcodes == set(names) | {"input", "const"}
@@ -92,6 +99,19 @@ def test_an_inline_block_row_may_not_clobber_the_loop(rule, words):
     with pytest.raises(rules.RuleError, match="myrow") as e:
         _gen._inline_block(row, "fwd")
     assert words in str(e.value)
+
+
+def _reads_the_lanes(oy, val, lanes):
+    val[oy] = 1.0 * lanes
+
+
+def test_an_inline_block_row_may_not_read_the_loop():
+    """A branch of the interpreter loop is a function of its own, passed the arrays, the
+    node and the column bases: a row that reads another of the loop's names (the vmap
+    ``lanes``) is refused with its name, not compiled into a NameError."""
+    row = BY_NAME["gather"]._replace(name="myrow", fwd=_reads_the_lanes)
+    with pytest.raises(rules.RuleError, match="myrow.*lanes"):
+        _gen._branch_function(row, "branch_fwd_myrow", _gen._branch(row, "fwd", False))
 
 
 def test_unknown_opcodes_are_an_error_not_a_skip():
