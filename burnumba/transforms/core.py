@@ -210,18 +210,22 @@ class TapeCache:
             self.added(tape, args, kwargs, argnums)
         return tape, sig, argnums
 
-    def guarded(self, tape, sig, argnums, args, kwargs, run):
+    def guarded(self, tape, sig, argnums, args, kwargs, run, failed=None):
         """``run(tape)``; when one of the tape's guards fails (a decision went the other way
         at these arguments), ``run`` on the signature's other variants, most recently used
         first, and when none holds, on a new trace at these arguments (a new variant). The
         new trace's run keeps the branches numpy took while tracing, even where the kernel's
-        value differs by an ulp at a branch's boundary: a retrace never loops."""
-        try:
-            return run(tape)
-        except GuardError as e:
-            if e.tape is not tape:
-                raise
-            failure = e
+        value differs by an ulp at a branch's boundary: a retrace never loops. ``failed``: the
+        GuardError a fast path already got from ``tape`` at these arguments (not run again)."""
+        if failed is not None and failed.tape is tape:
+            failure = failed
+        else:
+            try:
+                return run(tape)
+            except GuardError as e:
+                if e.tape is not tape:
+                    raise
+                failure = e
         key = self.key(sig)
         with self.lock:
             others = [t for t in self.variants.get(key, ()) if t is not tape]
@@ -325,6 +329,7 @@ class _Transformed(TapeCache):
         self.plans = {}            # tape -> its CallPlan
         self.fast = None           # (nargs, runner, tape) once every argument is a traced float
         self.fast_argnums = None
+        self.runners = {}          # tape -> its scalar runner (variants switch without rebuilding)
         self.plan = None           # the CallPlan of the tape used last
         self.ops = None            # tapes with custom rules: their gradients as traced ops
 
@@ -343,16 +348,16 @@ class _Transformed(TapeCache):
                 else:
                     try:
                         return fast[1](args)
-                    except GuardError:          # another branch: the general path retraces
-                        return state.call(args, kwargs)
+                    except GuardError as e:     # another branch: the other variants, or a
+                        return state.call(args, kwargs, e)              # new trace
             plan = state.plan
             if plan is not None and not kwargs:
                 leaves = plan.match(args)
                 if leaves is not None:
                     try:
                         return plan.run(leaves)
-                    except GuardError:
-                        return state.call(args, kwargs)
+                    except GuardError as e:
+                        return state.call(args, kwargs, e)
             return state.call(args, kwargs)
 
         functools.update_wrapper(transformed, self.f)
@@ -365,6 +370,7 @@ class _Transformed(TapeCache):
 
     def dropped(self, old):
         self.plans.pop(old, None)
+        self.runners.pop(old, None)
         if self.plan is not None and self.plan.tape is old:
             self.plan = None
         if self.fast is not None and self.fast[2] is old:
@@ -376,17 +382,23 @@ class _Transformed(TapeCache):
                 and sorted(argnums) == list(range(len(args)))
                 and all(type(a) is float for a in args)):
             self.fast_argnums = argnums
-            self.fast = (len(args), tape.scalar_runner(argnums, self.with_value,
-                                                       self.single), tape)
+            self.fast = (len(args), self._runner(tape), tape)
+
+    def _runner(self, tape):
+        runner = self.runners.get(tape)
+        if runner is None:
+            runner = self.runners[tape] = tape.scalar_runner(self.fast_argnums, self.with_value,
+                                                              self.single)
+        return runner
 
     def promoted(self, tape):
         # the scalar fast path follows the variant in use
         if self.fast is not None and self.fast[2] is not tape \
                 and tape.n_diff == self.fast[0] == len(tape.in_slots):
-            self.fast = (self.fast[0], tape.scalar_runner(self.fast_argnums, self.with_value,
-                                                          self.single), tape)
+            self.fast = (self.fast[0], self._runner(tape), tape)
 
-    def call(self, args, kwargs):
+    def call(self, args, kwargs, failed=None):
+        """The general path; ``failed``: the GuardError a fast path got at these arguments."""
         tape, sig, argnums, builder = self.tape_or_builder(args, kwargs)
         if builder is not None:                    # inside another trace: run in it
             argnums = _positive(self.argnums, len(args))
@@ -395,7 +407,7 @@ class _Transformed(TapeCache):
         if tape.custom:
             return self.by_ops(args, kwargs, sig, argnums)
         return self.guarded(tape, sig, argnums, args, kwargs,
-                            lambda t: self._run(t, sig, argnums, kwargs))
+                            lambda t: self._run(t, sig, argnums, kwargs), failed)
 
     def _run(self, tape, sig, argnums, kwargs):
         if not kwargs:
