@@ -178,3 +178,10 @@ def test_patterns_hold_the_fuzz_programs_derivatives(prog):
     scale = max(1.0, float(np.abs(dense).max()))
     np.testing.assert_allclose(bn.sparse_hessian(flat)(z).toarray(), dense, rtol=1e-9,
                                atol=1e-9 * scale)
+
+
+def test_misuse_is_named():
+    with pytest.raises(bn.InputError, match="mode"):
+        bn.sparse_jacobian(_band, mode="sideways")
+    with pytest.raises(bn.BurnumbaError, match="sparse_jacobian"):
+        bn.grad(lambda x: bn.sparse_jacobian(_band)(x).sum())(np.ones(4))

@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from .. import numpy as bnp
+from .._errors import InputError, NestedTrace, nested_unsupported
 from ..derive.batched import formed, forward_batched
 from ..derive.graph import builder_of
 from ..derive.sweeps import backward
@@ -136,7 +137,8 @@ class _Sparse(TapeCache):
     def __init__(self, f, argnums, mode, hessian):
         super().__init__(f, argnums, need_scalar=hessian)
         if mode not in ("auto", "fwd", "rev"):
-            raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+            raise InputError(f"sparse_jacobian: mode must be 'auto', 'fwd' or 'rev', got "
+                             f"{mode!r}")
         self.mode = mode
         self.hessian = hessian
         self.plans = weakref.WeakKeyDictionary()
@@ -169,8 +171,15 @@ class _Sparse(TapeCache):
         with self.lock:
             return self.plans.setdefault(tape, plan)
 
+    def _tape(self, args, kwargs):
+        try:
+            return self.tape_for(args, kwargs)
+        except NestedTrace:
+            raise nested_unsupported(
+                "bn.sparse_hessian" if self.hessian else "bn.sparse_jacobian") from None
+
     def call(self, args, kwargs):
-        tape, sig, argnums = self.tape_for(args, kwargs)
+        tape, sig, argnums = self._tape(args, kwargs)
         plan = self.plans.get(tape)
         if plan is None:
             plan = self.plan(tape, sig, args, kwargs, argnums)
@@ -178,7 +187,7 @@ class _Sparse(TapeCache):
 
     def pattern(self, args, kwargs):
         from ..derive.sparsity import hessian_pattern, jacobian_pattern
-        tape, sig, argnums = self.tape_for(args, kwargs)
+        tape, sig, argnums = self._tape(args, kwargs)
         return (hessian_pattern if self.hessian else jacobian_pattern)(tape)
 
 
