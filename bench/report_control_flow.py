@@ -88,45 +88,41 @@ def vi_objective(np_, draw, params, D=10, S=16):
 
 
 # -- systems ----------------------------------------------------------------------------------
-def burnumba_cases():
+def _alternating():
+    """f(a), f(b), f(a), ...: each call takes the other branch (or trip count)."""
+    flip = [0]
+
+    def call(f, a, b):
+        flip[0] ^= 1
+        return f(a if flip[0] else b)
+    return call
+
+
+def _numpy_cases(grad, value_and_grad, np_):
+    """The four cases for a system that runs the programs as written on numpy-like
+    ``np_`` (burnumba on numpy itself, autograd on autograd.numpy)."""
     rs = np.random.RandomState(0)
     X = np.random.default_rng(1).normal(size=(64, 8))
     yv = np.random.default_rng(2).normal(size=64)
-    g_pw = bn.grad(piecewise)
-    g_nt = bn.grad(newton_sqrt)
-    vg_adam = bn.value_and_grad(functools.partial(adam_loss, np))
-    g_vi = bn.grad(lambda p: vi_objective(np, rs.randn, p))
+    g_pw, g_nt = grad(piecewise), grad(newton_sqrt)
+    vg_adam = value_and_grad(functools.partial(adam_loss, np_))
+    g_vi = grad(lambda p: vi_objective(np_, rs.randn, p))
     p0 = np.zeros(20)
-    flip = [0]
-
-    def alternate(f, a, b):
-        flip[0] ^= 1
-        return f(a if flip[0] else b)
+    alternate = _alternating()
     return {"piecewise": lambda: alternate(g_pw, 0.5, 1.5),
             "newton": lambda: alternate(g_nt, 2.0, 30.0),
             "adam": lambda: adam_loop(vg_adam, np.zeros(8), X, yv),
             "vi": lambda: g_vi(p0)}
+
+
+def burnumba_cases():
+    return _numpy_cases(bn.grad, bn.value_and_grad, np)
 
 
 def autograd_cases():
     import autograd
     import autograd.numpy as anp
-    rs = np.random.RandomState(0)
-    X = np.random.default_rng(1).normal(size=(64, 8))
-    yv = np.random.default_rng(2).normal(size=64)
-    g_pw, g_nt = autograd.grad(piecewise), autograd.grad(newton_sqrt)
-    vg_adam = autograd.value_and_grad(functools.partial(adam_loss, anp))
-    g_vi = autograd.grad(lambda p: vi_objective(anp, rs.randn, p))
-    p0 = np.zeros(20)
-    flip = [0]
-
-    def alternate(f, a, b):
-        flip[0] ^= 1
-        return f(a if flip[0] else b)
-    return {"piecewise": lambda: alternate(g_pw, 0.5, 1.5),
-            "newton": lambda: alternate(g_nt, 2.0, 30.0),
-            "adam": lambda: adam_loop(vg_adam, np.zeros(8), X, yv),
-            "vi": lambda: g_vi(p0)}
+    return _numpy_cases(autograd.grad, autograd.value_and_grad, anp)
 
 
 def jax_cases(jit):
@@ -150,11 +146,10 @@ def jax_cases(jit):
         vg_adam = jax.value_and_grad(functools.partial(adam_loss, jnp))
         g_vi = jax.grad(lambda p, k: vi_objective(jnp, lambda *s: jax.random.normal(k, s), p))
     p0 = jnp.zeros(20)
-    flip = [0]
+    flipped = _alternating()
 
     def alternate(f, a, b):
-        flip[0] ^= 1
-        return f(a if flip[0] else b).block_until_ready()
+        return flipped(f, a, b).block_until_ready()
 
     def vi():
         key[0], sub = jax.random.split(key[0])

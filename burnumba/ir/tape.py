@@ -18,7 +18,7 @@ from .checked import SWITCH, checked_run
 from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
-from ..tracing.concrete import EXACT, INTEGER, KIND_NAMES, TRUTH
+from ..tracing.concrete import EXACT, INTEGER, KIND_NAMES, TRUTH, holds
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
@@ -294,14 +294,7 @@ class Tape:
         items = self._guard_items
         if len(items) <= FEW_GUARDS:
             for k, (p, kind, want, node) in enumerate(items):
-                v = val[p]
-                if kind == TRUTH:
-                    ok = (v != 0) == (want != 0)
-                elif kind == INTEGER:
-                    ok = np.trunc(v) == want
-                else:
-                    ok = v == want or (v != v and want != want)
-                if not ok and (below is None or node < below):
+                if not holds(val[p], kind, want) and (below is None or node < below):
                     return k
             return -1
         got = val[self.guard_pos].astype(np.float64)

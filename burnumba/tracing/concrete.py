@@ -26,6 +26,18 @@ KIND_NAMES = {TRUTH: "bool()", EXACT: "the exact value (an index, a size, float(
               INTEGER: "int()"}
 
 
+def holds(v, kind, want):
+    """Whether a guard of ``kind`` recorded as ``want`` holds for the value ``v``: a truth
+    guard compares (v != 0) with its outcome (NaN is true, as in Python), an integer guard
+    trunc(v), an exact guard v itself (NaN matches NaN). Plain arithmetic: the tape's check
+    runs it in Python, an njit handle compiled (transforms/njit_numba.py)."""
+    if kind == TRUTH:
+        return (v != 0) == (want != 0)
+    if kind == INTEGER:
+        return np.trunc(v) == want
+    return v == want or (v != v and want != want)
+
+
 class Evaluator:
     """The values of a builder's nodes ``0 .. done - 1``, computed as the kernel would.
 

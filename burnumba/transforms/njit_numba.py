@@ -9,6 +9,9 @@ from numba.extending import overload
 
 from .._errors import GuardError, NjitArgumentError, OutputError, at_user_site
 from ..kernels import engine, layout
+from ..tracing.concrete import holds
+
+_holds = njit(holds)          # the tape's guard check, compiled into the handle
 
 # run(I, F, C, mode) takes three pointers and a mode; pointers pass as 64-bit integers
 _RUN = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
@@ -71,7 +74,6 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
 
     n_nodes = tape.n
     NODE = layout.C_NODE
-    TRUTH, INTEGER = 0, 2                     # tracing/concrete.py's guard kinds
     if tape.guards is None:
         guard_count = 0
         guard_nodes = guard_at = guard_kinds = np.zeros(0, np.int64)
@@ -111,16 +113,7 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
         for q in range(guard_count):
             if guard_nodes[q] >= below:
                 continue
-            v = F[guard_at[q]]
-            want = guard_values[q]
-            kind = guard_kinds[q]
-            if kind == TRUTH:
-                ok = (v != 0) == (want != 0)
-            elif kind == INTEGER:
-                ok = np.trunc(v) == want
-            else:
-                ok = v == want or (v != v and want != want)
-            if not ok:
+            if not _holds(F[guard_at[q]], guard_kinds[q], guard_values[q]):
                 raise GuardError(GUARD_MESSAGE)
         if C[ERR] != 0:
             raise NjitArgumentError("burnumba njit handle: a node reported bad data (an "

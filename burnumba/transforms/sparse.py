@@ -41,17 +41,24 @@ def _flat(b, parts):
     return bnp.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+def _traced_body(f, args, argnums):
+    """f run in the trace of its traced ``args``, the differentiated leaves copied first (as
+    every nested transformation does): (builder, first new node, copies, output)."""
+    b = builder_of([x for a in args for x in flatten(a)[0]])
+    start = b.n
+    new, copies, _ = nested._substitute(b, args, argnums)
+    out = b.lift(f(*new))
+    out.node                         # a pending view becomes a node before the sweeps
+    return b, start, copies, out
+
+
 def _seeded_forward(f, argnums, seeds):
     """A function of f's arguments returning (colours x outputs): J S, every colour's seed
     pushed forward at once. ``seeds``: (colours x n) float array (the rows of S^T)."""
     p = seeds.shape[0]
 
     def compressed(*args):
-        b = builder_of([x for a in args for x in flatten(a)[0]])
-        start = b.n
-        new, copies, _ = nested._substitute(b, args, argnums)
-        out = b.lift(f(*new))
-        out_node = out.node
+        b, start, copies, out = _traced_body(f, args, argnums)
         t, pos = {}, 0
         for c in copies:
             shape = b.shapes[c]
@@ -59,7 +66,7 @@ def _seeded_forward(f, argnums, seeds):
             t[c] = b.const(np.ascontiguousarray(seeds[:, pos:pos + size]).reshape((p,) + shape))
             pos += size
         tangents = forward_batched(b, start, t, p)
-        ty = formed(b, tangents, out_node)
+        ty = formed(b, tangents, out.node)
         m = math.prod(out.shape)
         if ty is None:
             return b.const(np.zeros((p, m)))
@@ -71,17 +78,12 @@ def _seeded_backward(f, argnums, seeds, out_shape):
     """A function of f's arguments returning (colours x n): W^T J, one backward sweep per
     colour. ``seeds``: (colours x outputs)."""
     def compressed(*args):
-        b = builder_of([x for a in args for x in flatten(a)[0]])
-        start = b.n
-        new, copies, _ = nested._substitute(b, args, argnums)
-        out = b.lift(f(*new))
-        out_node = out.node
+        b, start, copies, out = _traced_body(f, args, argnums)
         rows = []
         for w in seeds:
             seed = b.const(w.reshape(out_shape)) if out_shape else b.const(float(w[0]))
-            cts = backward(b, start, {out_node: seed}, set(copies))
-            rows.append(_flat(b, [cts[c] if cts[c] is not None else
-                                  b.const(np.zeros(b.shapes[c]) if b.shapes[c] else 0.0)
+            cts = backward(b, start, {out.node: seed}, set(copies))
+            rows.append(_flat(b, [cts[c] if cts[c] is not None else nested._zeros_like(b, c)
                                   for c in copies]))
         return bnp.stack(rows)
     return compressed

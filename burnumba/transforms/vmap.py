@@ -419,6 +419,19 @@ class _VMapped:
         over a traced value): ``f`` is traced into the trace in progress once per sample
         and the outputs are stacked at out_axes, so derivatives flow through every sample
         (the tape grows with the batch; the samples run one after another in it)."""
+        return self._sample_by_sample(per_arg, size, bnp.stack)
+
+    def _per_sample(self, per_arg, size):
+        """A function that makes Python decisions on traced values (its tape has guards):
+        each sample is a call of ``f`` on its own, so that every sample takes its own
+        branch (the variants of its signature; bn.grad's own cache for ``bn.grad(f)``), and
+        the results are stacked at out_axes. A sample never gets another sample's branch."""
+        return self._sample_by_sample(
+            per_arg, size, lambda xs, axis: np.stack([np.asarray(x) for x in xs], axis=axis))
+
+    def _sample_by_sample(self, per_arg, size, stack):
+        """``f`` called on each sample in turn, its outputs stacked at out_axes by ``stack``
+        (traced values: bnp.stack; numbers: np.stack)."""
         outs = []
         for i in range(size):
             sample = [a if leaves is None else
@@ -432,29 +445,7 @@ class _VMapped:
             raise UnsupportedOpError(at_user_site(
                 "vmap: the function returned outputs of another structure for another "
                 "sample"))
-        return unflatten(treedef, [bnp.stack([o[0][j] for o in outs], axis=self.out_axes)
-                                   for j in range(len(outs[0][0]))])
-
-    def _per_sample(self, per_arg, size):
-        """A function that makes Python decisions on traced values (its tape has guards):
-        each sample is a call of ``f`` on its own, so that every sample takes its own
-        branch (the variants of its signature; bn.grad's own cache for ``bn.grad(f)``), and
-        the results are stacked at out_axes. A sample never gets another sample's branch."""
-        outs = []
-        for i in range(size):
-            sample = [a if leaves is None else
-                      unflatten(treedef, [x if ax is None else
-                                          x[(slice(None),) * (ax % np.ndim(x)) + (i,)]
-                                          for x, ax in zip(leaves, leaf_axes)])
-                      for a, leaves, treedef, leaf_axes in per_arg]
-            outs.append(flatten(self.f(*sample)))
-        treedef = outs[0][1]
-        if any(o[1] != treedef for o in outs):
-            raise UnsupportedOpError(at_user_site(
-                "vmap: the function returned outputs of another structure for another "
-                "sample"))
-        return unflatten(treedef, [np.stack([np.asarray(o[0][j]) for o in outs],
-                                            axis=self.out_axes)
+        return unflatten(treedef, [stack([o[0][j] for o in outs], axis=self.out_axes)
                                    for j in range(len(outs[0][0]))])
 
     def _trace(self, sample, batched_leaves):
