@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(ROOT, "docs", "benchmarks", "data")
-PEERS = ("micrograd", "autograd", "jax", "torch")
+PEERS = ("micrograd", "autograd", "jax", "torch", "casadi")
 
 # name: (report file, arguments of the short run (None: --full only), arguments of the full
 # run, what it measures)

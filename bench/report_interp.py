@@ -26,6 +26,13 @@ Methodology
   burnumba's to 1e-12 (relative) and every node's gradient to 1e-12 of the largest one
   before any time is reported (libm and numba's math may differ in the last bit). Without
   a C compiler the C columns say so and the rest still runs.
+* CasADi (when installed): the same graph built on ``casadi.SX`` symbols (the same draws;
+  softmax written out as ``exp(v) / sum(exp(v))``, since the values stay in [-1, 1]), its
+  gradient by CasADi's reverse mode (``casadi.gradient``), both in one ``casadi.Function``
+  evaluated by CasADi's SX virtual machine. The timed call is the Function called from
+  Python on a numpy array, the value and gradient read back as numpy (``Function.call`` plus
+  ``full()``), which is what a user of CasADi from Python pays. Its value and gradient must
+  equal burnumba's to 1e-12 (relative) before any time is reported.
 * One thread; the load average is printed.
 """
 import argparse
@@ -50,8 +57,39 @@ C_ROWS = ("input", "const", "add", "subtract", "multiply", "divide", "exp", "log
           "tanh", "gather", "sum", "softmax")
 
 
-def random_graph(ops, seed=0):
-    """f(x) of ``ops`` random operations (see the module docstring)."""
+class _Burnumba:
+    """The graph's n-ary parts, written with burnumba."""
+    mean = staticmethod(bnp.mean)
+    total = staticmethod(bnp.sum)
+
+    @staticmethod
+    def softmax(values):
+        s = bn.softmax(bnp.array(values))
+        return [s[j] for j in range(len(values))]
+
+
+class _Casadi:
+    """The same parts on casadi.SX scalars (the values stay in [-1, 1]: no shift needed)."""
+
+    @staticmethod
+    def mean(values):
+        return sum(values[1:], values[0]) / len(values)
+
+    @staticmethod
+    def total(values):
+        return sum(values[1:], values[0])
+
+    @staticmethod
+    def softmax(values):
+        import casadi
+        e = [casadi.exp(v) for v in values]
+        s = sum(e[1:], e[0])
+        return [v / s for v in e]
+
+
+def random_graph(ops, seed=0, lib=_Burnumba):
+    """f(x) of ``ops`` random operations (see the module docstring), built with ``lib``'s
+    n-ary parts (burnumba's, or CasADi's for its column)."""
     rng = np.random.default_rng(seed)
     kinds = rng.choice(8, size=ops, p=[.15, .15, .2, .1, .1, .1, .1, .1])
     picks = rng.integers(0, 1 << 30, size=(ops, 8))
@@ -77,12 +115,11 @@ def random_graph(ops, seed=0):
             elif k == 5:
                 pool.append(np.log(1.5 + a))
             elif k == 6:
-                pool.append(bnp.mean([pick(pk[3 + j % 5]) for j in range(2 + pk[2] % 6)]))
+                pool.append(lib.mean([pick(pk[3 + j % 5]) for j in range(2 + pk[2] % 6)]))
             else:
                 m = 2 + pk[2] % 4
-                s = bn.softmax(bnp.array([pick(pk[3 + j]) for j in range(m)]))
-                pool.extend(s[j] for j in range(m))
-        return bnp.sum(pool[-100:])
+                pool.extend(lib.softmax([pick(pk[3 + j]) for j in range(m)]))
+        return lib.total(pool[-100:])
     return f
 
 
@@ -102,6 +139,24 @@ def build_c(cflags):
     fn.restype = ctypes.c_double
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
     return fn, " ".join([os.path.basename(cc), *cflags.split()])
+
+
+def casadi_call(ops, x):
+    """CasADi's value-and-gradient call of the same graph, or None when it is not installed."""
+    try:
+        import casadi
+    except ImportError:
+        return None
+    if hasattr(casadi.GlobalOptions, "setNumpyMode"):
+        casadi.GlobalOptions.setNumpyMode(-1)     # np.tanh(SX) -> casadi.tanh, silently
+    sx = casadi.SX.sym("x", INPUTS)
+    out = random_graph(ops, lib=_Casadi)([sx[i] for i in range(INPUTS)])
+    fn = casadi.Function("f", [sx], [out, casadi.gradient(out, sx)])
+
+    def call():
+        value, grad = fn(x)
+        return float(value), grad.full().ravel()
+    return call
 
 
 def measure(ops, calls, repeats, c_fn):
@@ -144,6 +199,15 @@ def measure(ops, calls, repeats, c_fn):
             c_fn(ip, fp, ctypes.byref(err))
         c_s = time_per_call(lambda: c_fn(ip, fp, ctypes.byref(err)), calls, repeats)[0]
         row.update(c_us=c_s * 1e6, c_ns_per_node=c_s / n * 1e9, ratio=bn_s / c_s)
+    ca_call = casadi_call(ops, x)
+    if ca_call is not None:
+        ca_value, ca_grad = ca_call()
+        np.testing.assert_allclose(ca_value, value, rtol=1e-12)
+        np.testing.assert_allclose(ca_grad, grad, rtol=1e-12, atol=1e-12 * np.abs(grad).max())
+        for _ in range(20):
+            ca_call()
+        ca_s = time_per_call(ca_call, max(3, calls // 2), repeats)[0]
+        row.update(casadi_us=ca_s * 1e6, casadi_ratio=ca_s / bn_s)
     return row
 
 
@@ -170,13 +234,15 @@ def main(argv=None):
         calls = args.calls or max(3, int(0.3 / (ops * 1.7 * 8e-9)))
         rows.append(measure(ops, calls, args.repeats, c_fn))
     head = ("tape nodes", "trace µs/node", "burnumba µs/call", "ns/node", "C µs/call",
-            "C ns/node", "burnumba / C")
+            "C ns/node", "burnumba / C", "CasADi µs/call", "CasADi / burnumba")
     table = []
     for r in rows:
         c = (f"{r['c_us']:,.1f}", f"{r['c_ns_per_node']:.2f}", f"{r['ratio']:.2f}×") \
             if "c_us" in r else ("—", "—", "—")
+        ca = (f"{r['casadi_us']:,.1f}", f"{r['casadi_ratio']:.2f}×") \
+            if "casadi_us" in r else ("not installed", "—")
         table.append((f"{r['nodes']:,}", f"{r['trace_us_per_node']:.2f}",
-                      f"{r['burnumba_us']:,.1f}", f"{r['burnumba_ns_per_node']:.2f}", *c))
+                      f"{r['burnumba_us']:,.1f}", f"{r['burnumba_ns_per_node']:.2f}", *c, *ca))
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "|".join("---:" for _ in head) + "|")

@@ -51,6 +51,7 @@ A peer that is not installed raises ImportError from ``make``.
 """
 import functools
 import itertools
+import types
 
 import numpy as np
 
@@ -71,14 +72,16 @@ SEED = 0
 CASES = {
     "hvp-rosenbrock": (
         f"Hessian-vector product of the Rosenbrock function, n = {ROSEN_N}",
-        ("burnumba", "jax", "jax-async", "torch", "torch-compile", "autograd"), "burnumba"),
+        ("burnumba", "jax", "jax-async", "torch", "torch-compile", "autograd", "casadi"),
+        "burnumba"),
     "hessian-logreg": (
         (f"full Hessian of an L2-regularised logistic-regression loss, d = {LOGREG_D}, "
          f"n = {LOGREG_N}, lam = {LOGREG_LAM}"),
         ("burnumba", "jax", "jax-async", "torch", "torch-compile", "autograd"), "burnumba"),
     "per-sample-mlp": (
         f"per-sample gradients of an MLP 2-16-16-1 (tanh), squared error, B = {MLP_BATCH}",
-        ("burnumba", "burnumba-2t", "jax", "jax-async", "torch", "torch-compile"), "burnumba"),
+        ("burnumba", "burnumba-2t", "jax", "jax-async", "torch", "torch-compile", "casadi"),
+        "burnumba"),
     "njit-tiny": (
         "value and gradient of the paper's tiny graph at (a, b) = (-41, 2)",
         ("burnumba-njit", "burnumba-python"), "burnumba-njit"),
@@ -89,13 +92,13 @@ LABELS = {
     "burnumba": "burnumba", "burnumba-2t": "burnumba (2 threads)",
     "jax": "jax.jit (sync dispatch)", "jax-async": "jax.jit (async dispatch: jax's default)",
     "torch": "torch.func (eager)", "torch-compile": "torch.compile(torch.func)",
-    "autograd": "autograd",
+    "autograd": "autograd", "casadi": "CasADi (SX virtual machine)",
     "burnumba-njit": "burnumba njit handle, from a @njit loop",
     "burnumba-python": "burnumba bn.value_and_grad, from a Python loop",
 }
 MODULES = {"burnumba": "burnumba", "burnumba-2t": "burnumba", "burnumba-njit": "burnumba",
            "burnumba-python": "burnumba", "jax": "jax", "jax-async": "jax", "torch": "torch",
-           "torch-compile": "torch", "autograd": "autograd"}
+           "torch-compile": "torch", "autograd": "autograd", "casadi": "casadi"}
 THREADS = {"burnumba-2t": 2}         # every other system runs on one thread
 
 
@@ -343,7 +346,49 @@ def make_autograd(case):
     raise KeyError(case)
 
 
+# -- CasADi -------------------------------------------------------------------------------------
+def make_casadi(case):
+    import casadi
+
+    d = data_for(case)
+    if case == "hvp-rosenbrock":
+        # the Hessian-vector product as one SX expression (reverse over the gradient, by
+        # casadi.jtimes), run by CasADi's SX virtual machine
+        x, v = casadi.SX.sym("x", ROSEN_N), casadi.SX.sym("v", ROSEN_N)
+        g = casadi.gradient(rosenbrock(x, xp=types.SimpleNamespace(sum=casadi.sum1)), x)
+        fn = casadi.Function("hvp", [x, v], [casadi.jtimes(g, x, v)])
+        return (lambda: fn(d["x"], d["v"]).full()), _flat, 1
+    if case == "per-sample-mlp":
+        # one sample's gradient as an SX Function of (parameters, x, y), mapped over the
+        # batch by Function.map (serial, the parameters not mapped: one column shared)
+        sym = {k: casadi.SX.sym(k, *d[k].shape) if d[k].ndim == 2 else
+               casadi.SX.sym(k, d[k].shape[0]) for k in MLP_KEYS}
+        x, y = casadi.SX.sym("x", 2), casadi.SX.sym("y")
+        h = casadi.tanh(sym["W1"].T @ x + sym["b1"])
+        h = casadi.tanh(sym["W2"].T @ h + sym["b2"])
+        loss = (sym["W3"].T @ h + sym["b3"] - y) ** 2
+        flat = casadi.vertcat(*[casadi.vec(sym[k]) for k in MLP_KEYS])
+        one = casadi.Function("g", [flat, x, y], [casadi.gradient(loss, flat)])
+        batch = one.map("per_sample", "serial", MLP_BATCH, [0], [])
+        p = np.concatenate([d[k].ravel(order="F") for k in MLP_KEYS])
+        X, Y = d["X"].T.copy(), d["y"][None, :].copy()
+        sizes = [d[k].size for k in MLP_KEYS]
+
+        def to_array(G):
+            # G is (parameters x batch), each parameter column-major as casadi.vec stores it
+            G, out, at = np.asarray(G.full()), [], 0
+            for k, n in zip(MLP_KEYS, sizes):
+                shape = d[k].shape
+                block = G[at:at + n].T.reshape((MLP_BATCH,) + shape[::-1])
+                out.append(np.swapaxes(block, 1, 2) if len(shape) == 2 else block)
+                at += n
+            return np.concatenate([o.ravel() for o in out])
+        return (lambda: batch(p, X, Y)), to_array, 1
+    raise KeyError(case)
+
+
 MAKERS = {
+    "casadi": make_casadi,
     "burnumba": make_burnumba,
     "burnumba-2t": functools.partial(make_burnumba, threads=2),
     "burnumba-njit": make_burnumba_njit,

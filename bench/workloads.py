@@ -5,7 +5,8 @@
 * ``call()`` takes no arguments and performs ONE value-and-gradient evaluation at the
   workload's fixed point. This is what the benchmarks time. It returns the system's native
   result, ready to use: Python floats for burnumba and micrograd, numpy scalars for autograd,
-  device arrays (already ``block_until_ready()``-ed) for jax, tensors for torch.
+  device arrays (already ``block_until_ready()``-ed) for jax, tensors for torch, casadi.DM
+  matrices (1 x 1) for CasADi.
 * ``to_floats(result)`` turns that result into ``(value, dg/da, dg/db)`` Python floats for
   printing and checking. It is NOT timed: the rule for every system is "time until the result
   is computed and available in the system's own types". burnumba already returns Python
@@ -48,11 +49,11 @@ WORKLOADS = {
                                          645.5772594752186)),
 }
 
-SYSTEMS = ("burnumba", "micrograd", "autograd", "jax", "torch")
+SYSTEMS = ("burnumba", "micrograd", "autograd", "jax", "torch", "casadi")
 
 # The module each peer needs; used by the pytest benchmarks' importorskip.
 MODULES = {"burnumba": "burnumba", "micrograd": "micrograd", "autograd": "autograd",
-           "jax": "jax", "torch": "torch"}
+           "jax": "jax", "torch": "torch", "casadi": "casadi"}
 
 
 def _flat(result):
@@ -128,8 +129,19 @@ def make_torch(fn, a, b):
     return call, lambda r: tuple(t.item() for t in r)
 
 
+def make_casadi(fn, a, b):
+    import casadi
+
+    # The graph on SX symbols, its gradient by CasADi's reverse mode, both in one Function
+    # run by CasADi's SX virtual machine; Python floats in, Python floats out.
+    x, y = casadi.SX.sym("a"), casadi.SX.sym("b")
+    g = fn(x, y, lambda v: casadi.fmax(v, 0.0))
+    vg = casadi.Function("vg", [x, y], [g, casadi.gradient(g, x), casadi.gradient(g, y)])
+    return functools.partial(vg, a, b), lambda r: tuple(float(v) for v in r)
+
+
 MAKERS = {"burnumba": make_burnumba, "micrograd": make_micrograd, "autograd": make_autograd,
-          "jax": make_jax, "torch": make_torch}
+          "jax": make_jax, "torch": make_torch, "casadi": make_casadi}
 
 
 def make(system, workload):
