@@ -1,8 +1,9 @@
 """Indexing: ``x[key]`` (``Var.__getitem__``), take and take_along_axis.
 
 Constant keys (basic slicing, integers, integer and boolean arrays) are applied to the
-elements' positions at trace time: one gather. Traced integer indices (an int array argument)
-are read when the tape runs, by the take row, with numpy's advanced-indexing rules.
+elements' positions at trace time: one gather. Traced integer indices (integer data:
+burnumba/tracing/integers.py, e.g. an int array argument or ``np.floor(x).astype(int)``) are
+read when the tape runs, by the take row, with numpy's advanced-indexing rules.
 """
 import builtins
 import math
@@ -10,8 +11,9 @@ import math
 import numpy as np
 
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ..kernels import ROWS
 from ..tracing.dispatch import implements
+from ..tracing.integers import EXACT32 as _EXACT32
+from ..tracing.integers import integer_data as _integer_data
 from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder
 from .elementwise import add
@@ -106,9 +108,10 @@ def _row(x, k):
 
 
 def _index_data(b, idx):
-    """Check that a traced index is integer data: an int array argument outside argnums, or
-    elements moved from such arguments and integer constants (t[:2], t.T, np.stack([t, u]),
-    t[i]); arithmetic on indices is not traced as integers."""
+    """Check that a traced index is integer data (burnumba/tracing/integers.py): an int
+    array argument outside argnums, elements moved from such arguments and integer constants
+    (t[:2], t.T, np.stack([t, u]), t[i]), x.astype(int) / floor / ceil / trunc / rint of
+    traced values, and (float64 tapes) sums, products and remainders of integer data."""
     if b.need[idx.node if idx._view is None else idx._view[2]] or \
             (idx._view is not None and idx._view[1]):
         raise UnsupportedOpError(at_user_site(
@@ -122,44 +125,10 @@ def _index_data(b, idx):
             "mask's values, which a tape cannot follow. Use bnp.where(mask, x, 0.0) or "
             "bn.masked_fill, or capture the mask as a constant array"))
     raise UnsupportedOpError(at_user_site(
-        "traced indices must be an integer array argument (numpy refuses float indices "
-        "with IndexError, and arithmetic on indices is not traced as integers): pass the "
-        "indices as an int array, e.g. idx.astype(np.int64), and compute derived indices "
-        "with numpy before the call (slicing, reshaping and stacking them is fine)"))
-
-
-def _integer_data(b, v):
-    """Whether v holds integer data, exact in the tape's dtype."""
-    if v._view is not None:
-        return _integer_positions(b, v._view[0])
-    return _integer_node(b, v._node)
-
-
-def _integer_positions(b, positions):
-    owners = np.unique(np.searchsorted(np.asarray(b.off), np.ravel(positions), "right") - 1)
-    return builtins.all(_integer_node(b, int(k)) for k in owners)
-
-
-def _integer_node(b, node):
-    kind = b.input_kinds.get(node)
-    if kind is not None:
-        return kind in ("i", "u")
-    name = ROWS[b.op[node]].name
-    if name == "const":
-        v = b.consts[node]
-        exact = _EXACT32 if b.dtype == np.float32 else 2 ** 53
-        return bool(np.all((v == np.floor(v)) & (np.abs(v) <= exact)))
-    if name == "gather":
-        start = b.pp[node]
-        return _integer_positions(b, b.params[start:start + b.off[node + 1] - b.off[node]])
-    if name == "take":                           # rows of an integer table
-        return _integer_node(b, b.a0[node])
-    return False
-
-
-# The largest integer that float32 holds exactly: a flat index computed on a float32 tape
-# must stay below it.
-_EXACT32 = 2 ** 24
+        "traced indices must be integer data (numpy refuses float indices with "
+        "IndexError): an int array argument, x.astype(int) or np.floor(x) of a traced x, "
+        "and, on a float64 tape, sums, products and remainders of those. Pass the indices "
+        "as an int array, or make them integers with .astype(int)"))
 
 
 def _advanced(x, parts):

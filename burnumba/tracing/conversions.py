@@ -1,6 +1,7 @@
 """What numpy asks a traced value for, and the messages when it cannot have it: the user's
 instruction at a conversion (a write into a numpy array, an index, a call), the ndarray
-methods traced values refuse and why, and the dtype casts inside a tape."""
+methods traced values refuse and why, the dtype casts inside a tape, and the integers of a
+traced index into a numpy array."""
 import dis
 import sys
 import warnings
@@ -8,6 +9,8 @@ import warnings
 import numpy as np
 
 from .._errors import PrecisionWarning, UnsupportedOpError, at_user_site
+from .concrete import EXACT, Evaluator
+from .integers import integer_data
 
 
 INTO_NUMPY = (
@@ -87,3 +90,29 @@ def cast_check(what, dtype, have):
         f"{what} of a traced value: it would not be differentiable. Compute integer or "
         "boolean data (indices, masks) with numpy before the call and pass it in; use "
         "bnp.where for a mask built from traced values"))
+
+
+def guarded_index_ok(x):
+    """Whether the traced value ``x``, indexing a numpy array (``arr[i]``, which numpy does
+    without asking us), can become that index's integers under a guard: integer data with no
+    gradient, in a trace that has the arguments' values."""
+    b = x._b
+    need = x._view[1] if x._view is not None else b.need[x._node]
+    return b.given is not None and b.live and not need and integer_data(b, x)
+
+
+def guarded_index(x, dtype):
+    """The integers of the traced index ``x`` now, for numpy to index a numpy array with: a
+    constant of the tape, valid while every index stays the same, so one guard checks that
+    sum(|index - recorded|) is 0 (an index that moves makes the transformation trace again,
+    as a branch that changes does; a take row would read it at run time instead)."""
+    b = x._b
+    if b.evaluator is None:
+        b.evaluator = Evaluator(b, b.given)
+    values = np.array(b.evaluator.value(x.node), dtype=np.int64).reshape(x.shape)
+    b.concrete(abs(x - values.astype(b.dtype)).sum(), EXACT, "a traced index into a numpy array")
+    # the remedy, for the message of a guard that keeps failing
+    b.guards.sites[-1] += (" [a numpy array indexed by traced integers: bnp.take(array, idx, "
+                           "axis=0), or the array as a traced value (an argument, or computed "
+                           "from one), reads the index when the tape runs, with no new trace]")
+    return values if dtype is None else values.astype(dtype)

@@ -15,7 +15,8 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
 from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
-                          storing_into_numpy, user_instruction)
+                          guarded_index, guarded_index_ok, storing_into_numpy,
+                          user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
 
@@ -719,6 +720,8 @@ class Var:
                     f"(list, dtype=...)): there are no numbers while tracing. Drop dtype= "
                     "(np.array(list) of traced values is a traced array in the tape's float "
                     "dtype), or use bnp.array(list)"))
+            if what == "load" and guarded_index_ok(self):
+                return guarded_index(self, dtype)
             raise ConcretizationError(at_user_site(
                 "numpy tried to convert a traced value into a numpy array: a numpy array "
                 "indexed by a traced value, or a traced value where numpy needs numbers. Use "
@@ -878,9 +881,19 @@ class Var:
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """To a float dtype: the value itself, computed in the tape's dtype (a tape computes in
-        one float dtype, so a cast to another float dtype warns, PrecisionWarning). Integer
-        and boolean dtypes are refused: they would not be differentiable."""
-        cast_check(f"astype({np.dtype(dtype)})", dtype, self._b.dtype)
+        one float dtype, so a cast to another float dtype warns, PrecisionWarning).
+
+        To an integer dtype: numpy's cast truncates toward zero, so this is ``trunc`` with
+        no gradient (``stop_gradient``; the derivative of a step function is 0 wherever it
+        exists, as autograd and jax take it). The result holds integers as the tape's floats
+        and is integer data: it indexes arrays (``f[i, j]`` with ``i = floor(x).astype(int)``,
+        a take row checked at run time), and so do its sums, products, remainders and floor
+        quotients with other integer data. Boolean and complex dtypes are refused."""
+        want = np.dtype(dtype)
+        if want.kind in "iu":
+            b = self._b
+            return b.map("stop_gradient", b.map("trunc", self))
+        cast_check(f"astype({want})", dtype, self._b.dtype)
         return self.copy() if copy else self
 
     def __getattr__(self, name):
