@@ -28,7 +28,7 @@ from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
 from .transforms.implicit import custom_root, fixed_point
 from .tools.profile import profile
-from .tools.check import check_grads, flatten
+from .tools.check import check_grads, flatten, flatten_func
 from .train.checkpoint import load_checkpoint, save_checkpoint
 from . import data, nn, optim            # public paths of burnumba/train's modules
 
@@ -36,7 +36,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "sparse_jacobian", "sparse_hessian",
     "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
-    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
+    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten", "flatten_func",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",

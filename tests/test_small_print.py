@@ -210,3 +210,55 @@ def test_an_outer_value_on_either_side_of_an_inner_one(inner):
     inner trace was named as the one to run in (a leaked internal NestedTrace)."""
     d = bn.grad(lambda w: np.sum(bn.grad(lambda x: inner(w, x))(np.ones(2))))(1.5)
     assert d == 2.0
+
+
+# -- autograd.misc.flatten's flatten_func, and numpy's order=None in autograd's own vjps ---------
+def test_flatten_func_as_autograd_gives_it(rng):
+    from autograd.misc.flatten import flatten_func as ag_flatten_func
+    params = {"w": rng.normal(size=(2, 3)), "b": rng.normal(size=3), "s": 0.5}
+
+    def objective(p, scale):
+        return scale * np.sum(np.tanh(p["w"] @ p["b"]) ** 2) + p["s"] ** 2
+
+    def ag_objective(p, scale):
+        return scale * anp.sum(anp.tanh(anp.dot(p["w"], p["b"])) ** 2) + p["s"] ** 2
+    f, unflatten, x0 = bn.flatten_func(objective, params)
+    fa, unflatten_a, xa = ag_flatten_func(ag_objective, params)
+    np.testing.assert_array_equal(x0, xa)
+    np.testing.assert_allclose(f(x0, 2.0), fa(xa, 2.0), rtol=1e-14)
+    np.testing.assert_allclose(bn.grad(f)(x0, 2.0), ag.grad(fa)(xa, 2.0), rtol=1e-13)
+    np.testing.assert_array_equal(unflatten(x0)["w"], params["w"])
+
+
+def test_reshape_and_ravel_take_order_none_as_c(rng):
+    x = rng.normal(size=(2, 3))
+    g = bn.grad(lambda x: np.sum(np.reshape(x, (3, 2), order=None)[0] * np.ravel(x, order=None)[:2]))
+    ref = ag.grad(lambda x: anp.sum(anp.reshape(x, (3, 2))[0] * anp.ravel(x)[:2]))
+    np.testing.assert_allclose(g(x), ref(x), rtol=1e-14)
+
+
+# -- multivariate_normal: scipy's shapes, and the same number on plain and traced values ----------
+def test_multivariate_normal_shapes_and_plain_values_match_scipy_and_the_trace(rng):
+    import scipy.stats as st
+    from burnumba.scipy.stats import multivariate_normal as mvn
+    A = rng.normal(size=(3, 3))
+    C = A @ A.T + 0.1 * np.eye(3)
+    x, mu = rng.normal(size=(5, 3)), rng.normal(size=3)
+    cases = [(x, mu, C), (x[0], mu, C), (x[0], mu, 2.0), (x, None, C), (x, mu, np.ones(3) * 2),
+             (x[:, 0], 0.0, 1.5), (x[:, 0], None, 1.5), (1.3, 0.2, 2.0),
+             (x[:, 0], np.array([0.1]), np.array([[2.0]]))]
+    for point, mean, cov in cases:
+        ref = st.multivariate_normal.logpdf(point, mean, cov)
+        plain = mvn.logpdf(point, mean, cov)
+        assert np.shape(plain) == np.shape(ref)
+        np.testing.assert_allclose(plain, ref, rtol=1e-13)
+        value = bn.value_and_grad(lambda p: np.sum(mvn.logpdf(p, mean, cov)))(
+            np.asarray(point, dtype=float))[0]
+        np.testing.assert_allclose(value, np.sum(ref), rtol=1e-13)
+    # a cov that scipy's eigenvalue test calls singular but that has a Cholesky factor: a
+    # number on both paths (scipy raises); not positive definite: NaN on both
+    near = np.diag([1.0, 1e-17 + 1e-16])
+    assert np.isfinite(mvn.logpdf(np.zeros(2), None, near))
+    bad = np.array([[1.0, 2.0], [2.0, 1.0]])
+    assert np.isnan(mvn.logpdf(np.zeros(2), None, bad))
+    assert np.isnan(bn.value_and_grad(lambda p: mvn.logpdf(p, None, bad))(np.zeros(2))[0])

@@ -83,6 +83,8 @@ def _resolve_shape(x, shape):
 
 
 def _order(name, order):
+    if order is None:               # numpy reads None as 'C' here (autograd's vjps pass it)
+        return "C"
     if order not in ("C", "F"):
         raise UnsupportedOpError(at_user_site(
             f"{name}(..., order={order!r}): a traced array has no memory layout of its own; "

@@ -58,6 +58,22 @@ def flatten(tree):
     return vector, unflatten
 
 
+
+def flatten_func(func, example):
+    """``(flat_func, unflatten, flat_example)`` as ``autograd.misc.flatten.flatten_func``:
+    ``flat_func(vector, *args)`` is ``func(unflatten(vector), *args)`` with its result
+    flattened too, for optimisers that take 1-D vectors (scipy.optimize.minimize).
+
+    >>> import burnumba as bn, numpy as np
+    >>> f, unflatten, x0 = bn.flatten_func(lambda p: np.sum(p["w"] ** 2) + p["b"],
+    ...                                    {"w": np.ones(2), "b": 1.0})
+    >>> f(x0), bn.grad(f)(x0)
+    (array([3.]), array([1., 2., 2.]))
+    """
+    flat_example, unflatten = flatten(example)
+    return (lambda vector, *args: flatten(func(unflatten(vector), *args))[0]), unflatten, \
+        flat_example
+
 def _flat_function(f, args, argnums):
     """f as a function of one vector (the argnums' leaves) to one vector (the output's
     leaves), and the point that vector is at."""

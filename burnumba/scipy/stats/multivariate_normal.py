@@ -8,7 +8,9 @@ x holds one point per row in its last axis (shape (k,) or (n, k)), as scipy's; t
 is squeezed as scipy squeezes it. cov may be a scalar or a vector (a diagonal), as scipy.
 Only cov's lower triangle is read, as scipy's (its gradient lands there). A cov that is not
 positive definite gives NaN (the cholesky row's convention); scipy's
-``allow_singular=True`` (a pseudo-inverse) is not supported on traced values.
+``allow_singular=True`` (a pseudo-inverse) is not supported on traced values. Plain values
+take the same formula (scipy's own logpdf raises for a cov its eigenvalue test finds near
+singular, where this one has a Cholesky factor), so f(x) and value_and_grad(f)(x) agree.
 """
 import numpy as np
 
@@ -28,31 +30,79 @@ def _cov_matrix(cov, k):
     return cov
 
 
+def _dim(mean, cov):
+    """The dimension, as scipy's _process_parameters infers it: mean's size, else cov's
+    side (1 for a scalar or vector cov without a mean)."""
+    if mean is not None:
+        return int(np.prod(getattr(mean, "shape", np.shape(mean)), dtype=np.int64))
+    cshape = getattr(cov, "shape", np.shape(cov))
+    return 1 if len(cshape) < 2 else cshape[0]
+
+
+def _lead(xshape, k):
+    """The shape of the points' axes, as scipy's _process_quantiles reads x: a 1-D x is one
+    point, or n points of dimension 1 when k == 1; a 0-d x is one point."""
+    if len(xshape) == 0:
+        return ()
+    if len(xshape) == 1:
+        return (xshape[0],) if k == 1 else ()
+    return tuple(xshape[:-1])
+
+
+def _logpdf_numpy(x, mean, cov):
+    """The same formula on plain values, so that f(x) and value_and_grad(f)(x) agree: scipy's
+    own logpdf refuses a cov that its eigenvalue test finds singular (LinAlgError) where the
+    Cholesky factor exists and the traced path gives a number; not positive definite: NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    k = _dim(mean, cov)
+    lead = _lead(x.shape, k)
+    d = x.reshape(-1, k) - (0.0 if mean is None else np.asarray(mean, dtype=np.float64).ravel())
+    c = np.asarray(_cov_matrix(np.asarray(cov, dtype=np.float64), k), dtype=np.float64)
+    c = np.tril(c) + np.tril(c, -1).T
+    try:
+        L = np.linalg.cholesky(c)
+    except np.linalg.LinAlgError:
+        out = np.full(d.shape[0], np.nan)
+    else:
+        w = np.linalg.solve(L, d.T)
+        out = -0.5 * (k * LOG_2PI + 2.0 * np.sum(np.log(np.diagonal(L))) + np.sum(w * w, axis=0))
+    return out.reshape(lead) if lead else out.reshape(())[()]
+
+
 def logpdf(x, mean=None, cov=1, allow_singular=False):
     if not traced(x, mean, cov):
-        return eager("multivariate_normal", "logpdf", x, mean, cov,
-                     allow_singular=allow_singular)
+        if allow_singular:
+            return eager("multivariate_normal", "logpdf", x, mean, cov, allow_singular=True)
+        return _logpdf_numpy(x, mean, cov)
     if allow_singular:
         raise UnsupportedOpError(at_user_site(
             "multivariate_normal.logpdf(..., allow_singular=True) is not supported on traced "
             "values: pass a positive definite cov (or add a small multiple of the identity)"))
     xshape = getattr(x, "shape", np.shape(x))
-    k = xshape[-1] if len(xshape) else 1
-    if len(xshape) == 0:
-        x = shapes.reshape(x, (1,))
-    d = x if mean is None else x - mean
+    k = _dim(mean, cov)
+    lead = _lead(xshape, k)
+    x = shapes.reshape(x, (-1, k))
+    d = x if mean is None else x - shapes.reshape(mean, (k,))
     # the lower triangle, as scipy's eigh of cov reads it (the gradient lands there)
-    L = linalg.cholesky(mirrored(_cov_matrix(cov, k), lower=True))
+    C = mirrored(_cov_matrix(cov, k), lower=True)
+    if traced(C):
+        L = linalg.cholesky(C)
+    else:                            # a constant cov: numpy's factor, NaN if not definite
+        try:
+            L = np.linalg.cholesky(np.asarray(C, dtype=np.float64))
+        except np.linalg.LinAlgError:
+            L = np.full((k, k), np.nan)
     flat = shapes.reshape(d, (-1, k))                    # (n, k)
     w = linalg.solve(L, shapes.transpose(flat))          # L^-1 d, (k, n)
     maha = red.sum(w * w, axis=0)                        # (n,)
     logdet = 2.0 * red.sum(ew.log(shapes.diagonal(L)))
     out = -0.5 * (k * LOG_2PI + logdet + maha)
-    lead = tuple(xshape[:-1])
     return shapes.reshape(out, lead) if lead else shapes.reshape(out, ())
 
 
 def pdf(x, mean=None, cov=1, allow_singular=False):
     if not traced(x, mean, cov):
-        return eager("multivariate_normal", "pdf", x, mean, cov, allow_singular=allow_singular)
+        if allow_singular:
+            return eager("multivariate_normal", "pdf", x, mean, cov, allow_singular=True)
+        return np.exp(_logpdf_numpy(x, mean, cov))
     return ew.exp(logpdf(x, mean, cov, allow_singular))
