@@ -232,7 +232,8 @@ def test_flatten_func_as_autograd_gives_it(rng):
 
 def test_reshape_and_ravel_take_order_none_as_c(rng):
     x = rng.normal(size=(2, 3))
-    g = bn.grad(lambda x: np.sum(np.reshape(x, (3, 2), order=None)[0] * np.ravel(x, order=None)[:2]))
+    g = bn.grad(lambda x: np.sum(np.reshape(x, (3, 2), order=None)[0]
+                                 * np.ravel(x, order=None)[:2]))
     ref = ag.grad(lambda x: anp.sum(anp.reshape(x, (3, 2))[0] * anp.ravel(x)[:2]))
     np.testing.assert_allclose(g(x), ref(x), rtol=1e-14)
 
