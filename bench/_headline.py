@@ -10,7 +10,7 @@ over the 10th and 90th percentiles of the step times.
 import json
 import os
 
-PEERS = ("jax", "autograd", "micrograd", "torch")
+PEERS = ("jax", "autograd", "micrograd", "torch", "casadi")
 
 
 def _load(folder, name):
@@ -120,7 +120,7 @@ def plot(folder):
     peers = _peers(table)
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(table) * max(1, len(peers)) + 1.2))
     y, labels, ticks = 0, [], []
-    colors = dict(zip(PEERS, ("#4c72b0", "#dd8452", "#55a868", "#c44e52")))
+    colors = dict(zip(PEERS, ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3")))
     seen = set()
     for workload, ratios in reversed(table):
         for peer in reversed(peers):
