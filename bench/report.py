@@ -1,7 +1,7 @@
 """The main benchmark command: a representative part of the reports, one line per stage.
 
-    .venv/bin/python bench/report.py            # a short part of 8 reports: ~3 minutes
-    .venv/bin/python bench/report.py --full     # all 9 reports in full (tens of minutes)
+    .venv/bin/python bench/report.py            # a short part of 10 reports (3 repeats each)
+    .venv/bin/python bench/report.py --full     # all 11 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
 Each stage runs one report (``bench/report_*.py``) in a process of its own, with the
@@ -34,11 +34,11 @@ STAGES = {
     # the short run's start-up figures are this report's: cold and warm first gradients of
     # the tiny graph (report_startup.py's GPT steps and memory, which compile for a minute,
     # run with --full only)
-    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "5"],
+    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3"],
                [], "the paper's scalar graphs, per call; cold and warm start-up"),
-    "tensor": ("report_tensor.py", ["--quick", "--repeats", "5", "--batches", "64"],
+    "tensor": ("report_tensor.py", ["--quick", "--repeats", "3", "--batches", "64"],
                ["--dtype", "both"], "an MLP and a GPT block, value and gradient"),
-    "transforms": ("report_transforms.py", ["--quick", "--repeats", "5"], [],
+    "transforms": ("report_transforms.py", ["--quick", "--repeats", "3"], [],
                    "hvp, Hessian, per-sample gradients, the njit handle"),
     "train": ("report_train.py", ["--quick", "--no-curve", "--dtype", "float32", "--cases",
                                   "gpt-b8,makemore-b64", "--embedded"], [],
@@ -49,7 +49,7 @@ STAGES = {
                  "saving and loading tapes"),
     "distributed": ("report_distributed.py", ["--quick"], ["--model", "makemore"],
                     "data-parallel gradients on a 2-worker Dask cluster"),
-    "threads": ("report_threads.py", ["--seconds", "0.5"], [],
+    "threads": ("report_threads.py", ["--seconds", "0.3"], [],
                 "one function called from 1 and 2 threads"),
     "control_flow": ("report_control_flow.py", ["--quick"], [],
                      "programs as written: branches, a Newton loop, Adam passing i, VI draws"),
