@@ -80,18 +80,85 @@ def _check(name, in1, in2, mode, method):
     return s1, s2
 
 
-def convolve(in1, in2, mode="full", method="auto"):
+def convolve(in1, in2, mode="full", method="auto", axes=None, dot_axes=None):
     """The N-d convolution of in1 and in2 (scipy.signal.convolve; ``method`` is accepted and
     the result is the exact sum either way).
 
+    With ``axes`` or ``dot_axes``, autograd's tensor convolution
+    (``autograd.scipy.signal.convolve(A, B, axes, dot_axes, mode)``, modes 'full' and
+    'valid'): A and B are convolved along the axis pairs ``axes`` (default: all), summed
+    along the pairs ``dot_axes``, and the result's axes are A's other axes, B's other axes,
+    then the convolved ones; a convolutional layer is
+    ``convolve(inputs, filters, axes=([2, 3], [2, 3]), dot_axes=([1], [0]), mode="valid")``.
+
     >>> bn.grad(lambda k: convolve(np.arange(5.0), k, mode="same").sum())(np.ones(3))
     """
+    if axes is not None or dot_axes is not None:
+        return _tensor_convolve(in1, in2, axes, ((), ()) if dot_axes is None else dot_axes,
+                                mode)
     if _builder(in1, in2) is None:
         return _scipy("convolve")(in1, in2, mode=mode, method=method)
     s1, s2 = _check("convolve", in1, in2, mode, method)
     if len(s1) == 0:
         return in1 * in2
     return _mode_slice(_full(in1, in2), s1, s2, mode)
+
+
+def _tensor_convolve(A, B, axes, dot_axes, mode):
+    """autograd's convolve(A, B, axes, dot_axes, mode), its algorithm step by step: the
+    larger operand's sliding windows (one gather of constant positions, numpy's as_strided
+    applied to element numbers), the other operand flipped along the convolved axes, and one
+    einsum over the convolved and dotted axes."""
+    if mode not in ("full", "valid"):
+        raise InputError(at_user_site(
+            f"convolve(..., axes=, dot_axes=): mode must be 'full' or 'valid' (autograd's "
+            f"tensor convolution), got {mode!r}"))
+    b = _builder(A, B)
+    lift = (lambda x: x) if b is None else b.lift
+    A, B = lift(A), lift(B)
+    sa, sb = _shape(A), _shape(B)
+    if axes is None:
+        axes = (list(range(len(sa))), list(range(len(sa))))
+    axes = (list(axes[0]), list(axes[1]))
+    dot_axes = (list(dot_axes[0]), list(dot_axes[1]))
+    if len(axes[0]) != len(axes[1]) or len(dot_axes[0]) != len(dot_axes[1]):
+        raise ShapeError(at_user_site(
+            f"convolve: axes {axes} and dot_axes {dot_axes} must pair A's axes with B's"))
+    if any(sb[j] < sa[i] for i, j in zip(*axes)):          # B must be the larger: swap
+        if mode == "valid" and not all(sb[j] <= sa[i] for i, j in zip(*axes)):
+            raise ShapeError(at_user_site(
+                f"convolve(..., mode='valid'): A {sa} and B {sb}: one must be at least as "
+                "large as the other along every convolved axis"))
+        if mode != "full" or math.prod(sb) <= math.prod(sa):
+            i1 = len(sb) - len(dot_axes[1]) - len(axes[1])
+            i2 = i1 + len(sa) - len(dot_axes[0]) - len(axes[0])
+            i3 = i2 + len(axes[0])
+            out = _tensor_convolve(B, A, axes[::-1], dot_axes[::-1], mode)
+            return shapes.transpose(out, list(range(i1, i2)) + list(range(i1)) +
+                                    list(range(i2, i3)))
+    if mode == "full":
+        pad = [(0, 0)] * len(sb)
+        for i, j in zip(*axes):
+            pad[j] = (sa[i] - 1,) * 2
+        B = np.pad(B, pad, mode="constant")
+        sb = _shape(B)
+    # the windows of B: element numbers through numpy's as_strided, then one gather
+    numbers = np.arange(math.prod(sb)).reshape(sb)
+    view_shape, view_strides = list(sb), list(numbers.strides)
+    flip = [slice(None)] * len(sa)
+    for i, j in zip(*axes):
+        view_shape.append(abs(sb[j] - sa[i]) + 1)
+        view_strides.append(numbers.strides[j])
+        view_shape[j] = sa[i]
+        flip[i] = slice(None, None, -1)
+    positions = np.lib.stride_tricks.as_strided(numbers, view_shape, view_strides)
+    B_view = shapes.reshape(B, (-1,))[np.array(positions)]
+    A_view = A[tuple(flip)]
+    a_labels = list(range(len(sa)))
+    b_labels = list(range(len(sa), len(sa) + len(view_shape)))
+    for k, (i, j) in enumerate(zip(axes[0] + dot_axes[0], axes[1] + dot_axes[1])):
+        a_labels[i] = b_labels[j] = len(sa) + len(view_shape) + k
+    return products.einsum(A_view, a_labels, B_view, b_labels)
 
 
 def correlate(in1, in2, mode="full", method="auto"):
