@@ -360,6 +360,55 @@ def test_the_scalar_fast_path_checks_guards():
             assert (value, da, db) == (a + b, 1.0, 1.0)
 
 
+def _kinds(a, b):
+    """One guard of each kind: truth (``if``), integer (``int``), exact (``float`` of a
+    stopped value)."""
+    n = int(b)
+    c = float(bn.stop_gradient(b))
+    return (a * a if a > 0.0 else -a) * n + a * c
+
+
+@pytest.mark.parametrize("in_c", [True, False], ids=["in-c", "python"])
+def test_the_scalar_runner_detects_each_kind_of_failed_guard(in_c, monkeypatch):
+    from burnumba import kernels
+    if not in_c:                      # an extension built before it could check guards
+        monkeypatch.setattr(kernels.engine, "has_guard_checks", lambda: False)
+    tape = bn.value_and_grad(_kinds, argnums=(0, 1)).trace(1.5, 2.5)
+    assert sorted(tape.guard_kinds.tolist()) == [0, 1, 2]
+    run = tape.scalar_runner((0, 1), True, False)
+    assert run((1.5, 2.5)) == (1.5 * 1.5 * 2 + 1.5 * 2.5, (1.5 * 2 * 2 + 2.5, 0.0))
+    assert run((0.5, 2.5)) == (0.5 * 0.5 * 2 + 0.5 * 2.5, (0.5 * 2 * 2 + 2.5, 0.0))
+    for bad in [(-1.5, 2.5),            # the branch
+                (1.5, 2.4),             # float(b): the exact value
+                (1.5, np.nan)]:         # NaN matches no recorded number
+        with pytest.raises(bn.GuardError) as e:
+            run(bad)
+        assert e.value.tape is tape
+    # the integer guard alone: trunc(b) changes at 3.0 (2.4 failed on the exact one first)
+    only_int = bn.value_and_grad(lambda a, b: a * int(b), argnums=(0, 1)).trace(1.0, 2.5)
+    run = only_int.scalar_runner((0, 1), True, False)
+    assert run((1.0, 2.9)) == (2.0, (2.0, 0.0))
+    with pytest.raises(bn.GuardError, match="int()"):
+        run((1.0, 3.0))
+    # through the transformation: each kind retraces and gives autograd's numbers
+    vg = bn.value_and_grad(_kinds, argnums=(0, 1))
+    for a, b in [(1.5, 2.5), (-1.5, 2.5), (1.5, 3.5), (-0.5, 3.5), (1.5, 2.5)]:
+        value, (da, db) = vg(a, b)
+        n = int(b)
+        assert value == (a * a if a > 0 else -a) * n + a * b
+        assert (da, db) == ((2 * a if a > 0 else -1.0) * n + b, 0.0)
+
+
+def test_the_scalar_runner_checks_float32_guards():
+    tape = bn.value_and_grad(lambda a, b: a * b if a > b else a + b, argnums=(0, 1)).trace(
+        np.float32(2.0), np.float32(1.0))
+    assert tape.dtype == np.float32
+    run = tape.scalar_runner((0, 1), True, False)
+    assert run((3.0, 1.0)) == (3.0, (1.0, 3.0))
+    with pytest.raises(bn.GuardError):
+        run((1.0, 3.0))
+
+
 def test_threads_each_get_their_own_branch():
     import concurrent.futures
     g = bn.grad(lambda x: x * x if x > 0 else -3.0 * x)

@@ -464,8 +464,12 @@ class Tape:
         identity = not single and list(order) == list(range(nd))
         first = order[0]
         guarded = self.guards is not None
-        read, expect = self.guard_read, self.guard_expect
         native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
+        # the guards checked by the C call after its run (one loop over a few floats), or,
+        # with an extension built before it could, here by reading their values
+        in_c = guarded and native and kernels.engine.has_guard_checks()
+        read, expect = (None, None) if in_c or not guarded else (self.guard_read,
+                                                                  self.guard_expect)
         fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
         pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
 
@@ -473,6 +477,9 @@ class Tape:
             s = self.state()
             if native and s.guard is None:
                 s.call.set_scalars(nd, self.n, at_grad, self.dtype == np.float32)
+                if in_c:
+                    s.call.set_guards(self.n + self.guard_pos, self.guard_kinds,
+                                      self.guard_values)
             if s.mem is None:
                 s.mem = memoryview(s.F)
             return s
@@ -483,6 +490,14 @@ class Tape:
             pack_into(s.mem, itemsize * self.n, *args)
             return s.run(VG), unpack_from(s.mem, itemsize * at_grad)
 
+        def failed(s):
+            """A guard's fast check failed: GuardError from the exact one, unless this is a
+            new trace's first run or the failed guard lies after a data error (raised by the
+            caller); else the gradients, read from F."""
+            if not s.unguarded:
+                s.check_guards()
+            return unpack_from(s.mem, itemsize * at_grad)
+
         def run(args):
             try:
                 s = local.scalar
@@ -490,8 +505,8 @@ class Tape:
                 s = local.scalar = scalar_state()
             if native and s.guard is None and not SWITCH.on:
                 value, g = s.call.value_and_grad(args)
-                if guarded and not s.unguarded and read(s.mem) != expect:
-                    s.check_guards()
+                if g is None or (read is not None and read(s.mem) != expect):
+                    g = failed(s)
             else:
                 value, g = slow(s, args)
             if value != value and s.C[ERR]:
