@@ -151,9 +151,10 @@ done:
     return result;
 }
 
-/* Whether every guard holds for F's values (as tracing/concrete.py's holds). */
-static inline int
-guards_hold(Caller *c)
+/* The index of the first guard that does not hold for F's values (as tracing/concrete.py's
+   holds), or -1. */
+static inline Py_ssize_t
+failed_guard(Caller *c)
 {
     char *F = c->bufs[1].buf;
     for (Py_ssize_t k = 0; k < c->n_guards; k++) {
@@ -172,15 +173,15 @@ guards_hold(Caller *c)
             ok = v == want || (v != v && want != want);
         }
         if (!ok)
-            return 0;
+            return k;
     }
-    return 1;
+    return -1;
 }
 
 /* value_and_grad(args): args is a tuple of n_in Python floats, written into the first
    values; runs the kernel's value-and-gradient mode; returns (value, (d0, d1, ...)), or
-   (value, None) when a guard (set_guards) does not hold: the caller then decides (the exact
-   check, a retrace). The caller checks that every argument is a float (the type test of the
+   (value, k) when guard k (set_guards) is the first that does not hold: the caller then
+   decides (a retrace; the exact check after a data error). The caller checks that every argument is a float (the type test of the
    fast path). */
 static PyObject *
 Caller_value_and_grad(Caller *c, PyObject *args)
@@ -201,12 +202,12 @@ Caller_value_and_grad(Caller *c, PyObject *args)
             ((double *)F)[c->at_val + k] = x;
     }
     double r = run_kernel(c, 1);
-    if (c->n_guards && !guards_hold(c)) {
-        PyObject *value = PyFloat_FromDouble(r);
-        if (value == NULL)
-            return NULL;
-        PyObject *out = PyTuple_Pack(2, value, Py_None);
-        Py_DECREF(value);
+    Py_ssize_t failed = c->n_guards ? failed_guard(c) : -1;
+    if (failed >= 0) {
+        PyObject *value = PyFloat_FromDouble(r), *k = PyLong_FromSsize_t(failed);
+        PyObject *out = value && k ? PyTuple_Pack(2, value, k) : NULL;
+        Py_XDECREF(value);
+        Py_XDECREF(k);
         return out;
     }
     PyObject *grads = PyTuple_New(n);

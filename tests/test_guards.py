@@ -409,6 +409,47 @@ def test_the_scalar_runner_checks_float32_guards():
         run((1.0, 3.0))
 
 
+def test_alternating_branches_switch_variants_without_tracing_again(monkeypatch):
+    from burnumba import kernels
+    def f(x):
+        if x < 1.0:
+            return x ** 2
+        if x < 3.0:
+            return 2.0 * x - 1.0
+        return np.sin(x)
+    g = bn.grad(f)
+    state = g._transformed
+    points = [0.5, 1.5, 0.5, 1.5, 4.0, 0.25, 4.0, 2.0, 0.5, -1.0, 4.5]
+    # the fast path's switch builds no GuardError until every variant has failed
+    built = []
+    error = bn.Tape.guard_error
+    monkeypatch.setattr(bn.Tape, "guard_error",
+                        lambda tape, k: built.append(k) or error(tape, k))
+    new_traces = []
+    for x in points:
+        before = len(built)
+        assert g(x) == (2 * x if x < 1.0 else 2.0 if x < 3.0 else np.cos(x))
+        key = next(iter(g.tapes))
+        if len(built) > before:
+            new_traces.append(x)
+    assert len(g.variants[key]) == 3 and state.traces[key] == 3
+    if kernels.engine.has_guard_checks():  # (through ctypes, each failed run raises)
+        assert new_traces == [1.5, 4.0]    # the two new branches, once each
+    assert state.fast[2] in g.variants[key]
+
+
+def test_alternating_branches_of_array_arguments_switch_plans():
+    ours, theirs = both(_vector_branch)
+    g = bn.value_and_grad(ours)
+    for x in POINTS * 3:
+        value, grad = g(x)
+        assert value == pytest.approx(theirs(x), rel=1e-14)
+        np.testing.assert_allclose(grad, autograd.grad(theirs)(x), rtol=1e-13)
+    key = next(iter(g.tapes))
+    assert len(g.variants[key]) == 2 and g._transformed.traces[key] == 2
+    assert {id(p.tape) for p in g.plans.values()} == {id(t) for t in g.variants[key]}
+
+
 def test_threads_each_get_their_own_branch():
     import concurrent.futures
     g = bn.grad(lambda x: x * x if x > 0 else -3.0 * x)

@@ -146,13 +146,21 @@ class State:
 
     def check_guards(self):
         """Raise GuardError when a decision the tape was traced with does not hold for this
-        run's values. After a data error (an index out of range: perhaps the wrong branch's
-        doing), only the guards on the nodes computed before it are read."""
+        run's values."""
+        k = self.failed_guard()
+        if k >= 0:
+            raise self.tape.guard_error(k)
+
+    def failed_guard(self):
+        """The index of the first decision the tape was traced with that does not hold for
+        this run's values (the run's error cleared), or -1. After a data error (an index out
+        of range: perhaps the wrong branch's doing), only the guards on the nodes computed
+        before it are read."""
         below = int(self.C[layout.C_NODE]) if self.C[layout.C_ERR] else None
         k = self.tape.failed_guard(self.val, below)
         if k >= 0:
             self.C[layout.C_ERR] = 0
-            raise self.tape.guard_error(k)
+        return k
 
     def raise_error(self):
         code, node = int(self.C[layout.C_ERR]), int(self.C[layout.C_NODE])
@@ -447,14 +455,18 @@ class Tape:
                 out.append(flat[start:start + size].reshape(shape))
         return out
 
-    def scalar_runner(self, order, with_value, single):
+    def scalar_runner(self, order, with_value, single, switch=None):
         """A call path for the case where every argument is a differentiated Python float.
 
         The inputs are the first nodes: the compiled caller (``_bncall``) writes them, runs
-        the kernel and reads the gradients back as Python floats in one C call. Without the
-        extension, one ``struct`` call writes them into F and one reads the gradients, through
-        a memoryview of this thread's F taken once per state. ``order[j]`` is the argument
-        position of the j-th entry of argnums.
+        the kernel, checks the guards and reads the gradients back as Python floats in one C
+        call. Without the extension, one ``struct`` call writes them into F and one reads the
+        gradients, through a memoryview of this thread's F taken once per state. ``order[j]``
+        is the argument position of the j-th entry of argnums.
+
+        When a guard fails, ``run(args)`` returns ``switch(args, tape, k)`` (k: the failed
+        guard) when ``switch`` is given, else raises GuardError; ``run.attempt(args)``
+        returns None instead (a variant tried without an exception: TapeCache's switch).
         """
         local = self._local
         nd = self.n_diff
@@ -474,6 +486,10 @@ class Tape:
         pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
 
         def scalar_state():
+            try:
+                return local.scalar
+            except AttributeError:
+                pass
             s = self.state()
             if native and s.guard is None:
                 s.call.set_scalars(nd, self.n, at_grad, self.dtype == np.float32)
@@ -482,6 +498,7 @@ class Tape:
                                       self.guard_values)
             if s.mem is None:
                 s.mem = memoryview(s.F)
+            local.scalar = s
             return s
 
         def slow(s, args):
@@ -490,23 +507,36 @@ class Tape:
             pack_into(s.mem, itemsize * self.n, *args)
             return s.run(VG), unpack_from(s.mem, itemsize * at_grad)
 
-        def failed(s):
-            """A guard's fast check failed: GuardError from the exact one, unless this is a
-            new trace's first run or the failed guard lies after a data error (raised by the
-            caller); else the gradients, read from F."""
-            if not s.unguarded:
-                s.check_guards()
-            return unpack_from(s.mem, itemsize * at_grad)
+        def failed(s, value, g):
+            """After the fast check failed (``g``: the C check's failed guard, or the
+            gradients read by the Python check): the failed guard's index, or -1 when the run
+            stands (a new trace's first run, or the failed guard lies after a data error,
+            which the caller raises; a data error makes the value NaN)."""
+            if s.unguarded:
+                return -1
+            return g if type(g) is int and value == value else s.failed_guard()
+
+        def result(s, value, g):
+            if value != value and s.C[ERR]:
+                s.raise_error()
+            if not identity:
+                g = g[first] if single else tuple([g[k] for k in order])
+            return (value, g) if with_value else g
 
         def run(args):
             try:
                 s = local.scalar
             except AttributeError:
-                s = local.scalar = scalar_state()
+                s = scalar_state()
             if native and s.guard is None and not SWITCH.on:
                 value, g = s.call.value_and_grad(args)
-                if g is None or (read is not None and read(s.mem) != expect):
-                    g = failed(s)
+                if type(g) is int or (read is not None and read(s.mem) != expect):
+                    k = failed(s, value, g)
+                    if k >= 0:
+                        if switch is None:
+                            raise self.guard_error(k)
+                        return switch(args, self, k)
+                    g = unpack_from(s.mem, itemsize * at_grad)
             else:
                 value, g = slow(s, args)
             if value != value and s.C[ERR]:
@@ -514,6 +544,28 @@ class Tape:
             if not identity:
                 g = g[first] if single else tuple([g[k] for k in order])
             return (value, g) if with_value else g
+
+        def attempt(args):
+            """run(args), or None when a guard fails."""
+            try:
+                s = local.scalar
+            except AttributeError:
+                s = scalar_state()
+            if native and s.guard is None and not SWITCH.on:
+                value, g = s.call.value_and_grad(args)
+                if type(g) is int or (read is not None and read(s.mem) != expect):
+                    if failed(s, value, g) >= 0:
+                        return None
+                    g = unpack_from(s.mem, itemsize * at_grad)
+            else:
+                try:
+                    value, g = slow(s, args)
+                except GuardError as e:
+                    if e.tape is not self:
+                        raise
+                    return None
+            return result(s, value, g)
+        run.attempt = attempt
         return run
 
     # -- public calls, with the arguments checked against the traced signature --------------
