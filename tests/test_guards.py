@@ -450,6 +450,30 @@ def test_alternating_branches_of_array_arguments_switch_plans():
     assert {id(p.tape) for p in g.plans.values()} == {id(t) for t in g.variants[key]}
 
 
+def test_a_custom_rule_under_a_branch_retraces_under_every_transformation():
+    @bn.custom_vjp
+    def sq(x):
+        return x * x
+
+    sq.defvjp(lambda x: (x * x, x), lambda x, g: (2.0 * x * g,))
+
+    def f(x):
+        if x > 0.0:
+            return sq(x) * 3.0
+        return sq(x) - x
+    for x in [1.5, -1.0, 2.0, -3.0, 1.5]:
+        value, d, dd = (3 * x * x, 6 * x, 6.0) if x > 0 else (x * x - x, 2 * x - 1, 2.0)
+        assert bn.value_and_grad(f)(x) == (value, d)
+        assert bn.jvp(f, (x,), (1.0,)) == (value, d)
+        assert bn.vjp(f, x)[1](1.0) == (d,)
+        y, f_jvp = bn.linearize(f, x)
+        assert (y, f_jvp(1.0)) == (value, d)
+        assert bn.jacrev(f)(x) == d and bn.jacfwd(f)(x) == d
+        assert bn.hessian(f)(x) == dd
+        np.testing.assert_array_equal(bn.vmap(bn.grad(f))(np.array([x, -x])),
+                                      [d, 6 * -x if -x > 0 else -2 * x - 1])
+
+
 def test_threads_each_get_their_own_branch():
     import concurrent.futures
     g = bn.grad(lambda x: x * x if x > 0 else -3.0 * x)
