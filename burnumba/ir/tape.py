@@ -18,7 +18,7 @@ from .checked import SWITCH, checked_run
 from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
-from ..tracing.concrete import EXACT, INTEGER, KIND_NAMES, TRUTH, holds
+from ..tracing.concrete import EXACT, KIND_NAMES, TRUTH, holds, holds_rows
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
@@ -305,10 +305,8 @@ class Tape:
                 if not holds(val[p], kind, want) and (below is None or node < below):
                     return k
             return -1
-        got = val[self.guard_pos].astype(np.float64)
-        kinds, want = self.guard_kinds, self.guard_values
-        got = np.where(kinds == TRUTH, got != 0, np.where(kinds == INTEGER, np.trunc(got), got))
-        bad = (got != want) & ~(np.isnan(got) & np.isnan(want))
+        bad = ~holds_rows(val[self.guard_pos][:, None], self.guard_kinds[:, None],
+                          self.guard_values[:, None])
         if below is not None:
             bad &= self.guard_nodes < below
         return int(np.argmax(bad)) if bad.any() else -1
