@@ -514,55 +514,40 @@ class Tape:
                 return -1
             return g if type(g) is int and value == value else s.failed_guard()
 
-        def result(s, value, g):
-            if value != value and s.C[ERR]:
-                s.raise_error()
-            if not identity:
-                g = g[first] if single else tuple([g[k] for k in order])
-            return (value, g) if with_value else g
-
-        def run(args):
-            try:
-                s = local.scalar
-            except AttributeError:
-                s = scalar_state()
-            if native and s.guard is None and not SWITCH.on:
-                value, g = s.call.value_and_grad(args)
-                if type(g) is int or (read is not None and read(s.mem) != expect):
-                    k = failed(s, value, g)
-                    if k >= 0:
-                        if switch is None:
-                            raise self.guard_error(k)
-                        return switch(args, self, k)
-                    g = unpack_from(s.mem, itemsize * at_grad)
-            else:
-                value, g = slow(s, args)
-            if value != value and s.C[ERR]:
-                s.raise_error()
-            if not identity:
-                g = g[first] if single else tuple([g[k] for k in order])
-            return (value, g) if with_value else g
-
-        def attempt(args):
-            """run(args), or None when a guard fails."""
-            try:
-                s = local.scalar
-            except AttributeError:
-                s = scalar_state()
-            if native and s.guard is None and not SWITCH.on:
-                value, g = s.call.value_and_grad(args)
-                if type(g) is int or (read is not None and read(s.mem) != expect):
-                    if failed(s, value, g) >= 0:
-                        return None
-                    g = unpack_from(s.mem, itemsize * at_grad)
-            else:
+        def make(on_failure):
+            """The runner; ``on_failure(args, k)`` gives the call's result when guard k
+            fails."""
+            def run(args):
                 try:
-                    value, g = slow(s, args)
-                except GuardError as e:
-                    if e.tape is not self:
-                        raise
-                    return None
-            return result(s, value, g)
+                    s = local.scalar
+                except AttributeError:
+                    s = scalar_state()
+                if native and s.guard is None and not SWITCH.on:
+                    value, g = s.call.value_and_grad(args)
+                    if type(g) is int or (read is not None and read(s.mem) != expect):
+                        k = failed(s, value, g)
+                        if k >= 0:
+                            return on_failure(args, k)
+                        g = unpack_from(s.mem, itemsize * at_grad)
+                else:
+                    try:
+                        value, g = slow(s, args)
+                    except GuardError as e:
+                        if e.tape is not self:
+                            raise
+                        return on_failure(args, e.index)
+                if value != value and s.C[ERR]:
+                    s.raise_error()
+                if not identity:
+                    g = g[first] if single else tuple([g[k] for k in order])
+                return (value, g) if with_value else g
+            return run
+
+        def refuse(args, k):
+            raise self.guard_error(k)
+
+        run = make(refuse if switch is None else lambda args, k: switch(args, self, k))
+        attempt = make(lambda args, k: None)
         run.attempt = attempt
         return run
 
