@@ -19,6 +19,7 @@
 #include <Python.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 
 typedef double (*run_fn)(void *, void *, void *, int64_t);
 
@@ -33,6 +34,12 @@ typedef struct {
        gradients start at at_grad; F's items are float32 when f32 */
     Py_ssize_t n_in, at_val, at_grad;
     int f32;
+    /* the tape's guards, checked by value_and_grad after the run (set_guards): F's item
+       at[k] must hold as kind[k] says against want[k] (tracing/concrete.py: holds) */
+    Py_ssize_t n_guards;
+    Py_ssize_t *guard_at;
+    signed char *guard_kind;
+    double *guard_want;
 } Caller;
 
 static inline double run_kernel(Caller *c, int64_t mode);
@@ -88,9 +95,94 @@ Caller_set_scalars(Caller *c, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* set_guards(at, kind, want): the guards value_and_grad checks, three C-contiguous buffers
+   of equal length: int64 positions in F (in items), int8 kinds (0 truth, 1 exact, 2 integer)
+   and float64 expected values; copied. Empty buffers: no guards. */
+static PyObject *
+Caller_set_guards(Caller *c, PyObject *args)
+{
+    PyObject *objs[3];
+    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2]))
+        return NULL;
+    Py_buffer b[3];
+    Py_ssize_t items[3] = {8, 1, 8};
+    int held = 0;
+    PyObject *result = NULL;
+    for (; held < 3; held++)
+        if (PyObject_GetBuffer(objs[held], &b[held], PyBUF_C_CONTIGUOUS) < 0)
+            goto done;
+    Py_ssize_t n = b[0].len / items[0];
+    Py_ssize_t item = c->f32 ? 4 : 8;
+    for (int k = 0; k < 3; k++)
+        if (b[k].len != n * items[k]) {
+            PyErr_SetString(PyExc_ValueError, "set_guards: three buffers of equal length");
+            goto done;
+        }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_ssize_t at = ((int64_t *)b[0].buf)[k];
+        signed char kind = ((signed char *)b[1].buf)[k];
+        if (at < 0 || (at + 1) * item > c->bufs[1].len || kind < 0 || kind > 2) {
+            PyErr_SetString(PyExc_ValueError, "set_guards: a guard lies outside F");
+            goto done;
+        }
+    }
+    PyMem_Free(c->guard_at);
+    PyMem_Free(c->guard_kind);
+    PyMem_Free(c->guard_want);
+    c->n_guards = 0;
+    c->guard_at = PyMem_Malloc(n * sizeof(Py_ssize_t) + 1);
+    c->guard_kind = PyMem_Malloc(n + 1);
+    c->guard_want = PyMem_Malloc(n * sizeof(double) + 1);
+    if (c->guard_at == NULL || c->guard_kind == NULL || c->guard_want == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        c->guard_at[k] = ((int64_t *)b[0].buf)[k];
+        c->guard_kind[k] = ((signed char *)b[1].buf)[k];
+        c->guard_want[k] = ((double *)b[2].buf)[k];
+    }
+    c->n_guards = n;
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    for (int k = 0; k < held; k++)
+        PyBuffer_Release(&b[k]);
+    return result;
+}
+
+/* The index of the first guard that does not hold for F's values (as tracing/concrete.py's
+   holds), or -1. */
+static inline Py_ssize_t
+failed_guard(Caller *c)
+{
+    char *F = c->bufs[1].buf;
+    for (Py_ssize_t k = 0; k < c->n_guards; k++) {
+        double v = c->f32 ? (double)((float *)F)[c->guard_at[k]]
+                          : ((double *)F)[c->guard_at[k]];
+        double want = c->guard_want[k];
+        int ok;
+        switch (c->guard_kind[k]) {
+        case 0:
+            ok = (v != 0) == (want != 0);
+            break;
+        case 2:
+            ok = trunc(v) == want;
+            break;
+        default:
+            ok = v == want || (v != v && want != want);
+        }
+        if (!ok)
+            return k;
+    }
+    return -1;
+}
+
 /* value_and_grad(args): args is a tuple of n_in Python floats, written into the first
-   values; runs the kernel's value-and-gradient mode; returns (value, (d0, d1, ...)). The
-   caller checks that every argument is a float (the type test of the fast path). */
+   values; runs the kernel's value-and-gradient mode; returns (value, (d0, d1, ...)), or
+   (value, k) when guard k (set_guards) is the first that does not hold: the caller then
+   decides (a retrace; the exact check after a data error). The caller checks that every argument is a float (the type test of the
+   fast path). */
 static PyObject *
 Caller_value_and_grad(Caller *c, PyObject *args)
 {
@@ -110,6 +202,14 @@ Caller_value_and_grad(Caller *c, PyObject *args)
             ((double *)F)[c->at_val + k] = x;
     }
     double r = run_kernel(c, 1);
+    Py_ssize_t failed = c->n_guards ? failed_guard(c) : -1;
+    if (failed >= 0) {
+        PyObject *value = PyFloat_FromDouble(r), *k = PyLong_FromSsize_t(failed);
+        PyObject *out = value && k ? PyTuple_Pack(2, value, k) : NULL;
+        Py_XDECREF(value);
+        Py_XDECREF(k);
+        return out;
+    }
     PyObject *grads = PyTuple_New(n);
     if (grads == NULL)
         return NULL;
@@ -142,6 +242,8 @@ Caller_value_and_grad(Caller *c, PyObject *args)
 static PyMethodDef Caller_methods[] = {
     {"set_scalars", (PyCFunction)Caller_set_scalars, METH_VARARGS,
      "set_scalars(n_in, at_val, at_grad, f32): the slots of the scalar fast path"},
+    {"set_guards", (PyCFunction)Caller_set_guards, METH_VARARGS,
+     "set_guards(at, kind, want): the guards value_and_grad checks after its run"},
     {"value_and_grad", (PyCFunction)Caller_value_and_grad, METH_O,
      "value_and_grad(floats): write the inputs, run mode 1, return (value, gradients)"},
     {NULL, NULL, 0, NULL},
@@ -152,6 +254,9 @@ Caller_dealloc(Caller *c)
 {
     for (int k = 0; k < c->held; k++)
         PyBuffer_Release(&c->bufs[k]);
+    PyMem_Free(c->guard_at);
+    PyMem_Free(c->guard_kind);
+    PyMem_Free(c->guard_want);
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 

@@ -106,6 +106,12 @@ def has_scalar_calls():
     return _Caller is not None
 
 
+def has_guard_checks():
+    """Whether the scalar fast path checks a tape's guards in its C call (``set_guards``;
+    an extension built before it had none)."""
+    return _Caller is not None and hasattr(_Caller, "set_guards")
+
+
 _RUN_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
 
 

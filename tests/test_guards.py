@@ -360,6 +360,120 @@ def test_the_scalar_fast_path_checks_guards():
             assert (value, da, db) == (a + b, 1.0, 1.0)
 
 
+def _kinds(a, b):
+    """One guard of each kind: truth (``if``), integer (``int``), exact (``float`` of a
+    stopped value)."""
+    n = int(b)
+    c = float(bn.stop_gradient(b))
+    return (a * a if a > 0.0 else -a) * n + a * c
+
+
+@pytest.mark.parametrize("in_c", [True, False], ids=["in-c", "python"])
+def test_the_scalar_runner_detects_each_kind_of_failed_guard(in_c, monkeypatch):
+    from burnumba import kernels
+    if not in_c:                      # an extension built before it could check guards
+        monkeypatch.setattr(kernels.engine, "has_guard_checks", lambda: False)
+    tape = bn.value_and_grad(_kinds, argnums=(0, 1)).trace(1.5, 2.5)
+    assert sorted(tape.guard_kinds.tolist()) == [0, 1, 2]
+    run = tape.scalar_runner((0, 1), True, False)
+    assert run((1.5, 2.5)) == (1.5 * 1.5 * 2 + 1.5 * 2.5, (1.5 * 2 * 2 + 2.5, 0.0))
+    assert run((0.5, 2.5)) == (0.5 * 0.5 * 2 + 0.5 * 2.5, (0.5 * 2 * 2 + 2.5, 0.0))
+    for bad in [(-1.5, 2.5),            # the branch
+                (1.5, 2.4),             # float(b): the exact value
+                (1.5, np.nan)]:         # NaN matches no recorded number
+        with pytest.raises(bn.GuardError) as e:
+            run(bad)
+        assert e.value.tape is tape
+    # the integer guard alone: trunc(b) changes at 3.0 (2.4 failed on the exact one first)
+    only_int = bn.value_and_grad(lambda a, b: a * int(b), argnums=(0, 1)).trace(1.0, 2.5)
+    run = only_int.scalar_runner((0, 1), True, False)
+    assert run((1.0, 2.9)) == (2.0, (2.0, 0.0))
+    with pytest.raises(bn.GuardError, match="int()"):
+        run((1.0, 3.0))
+    # through the transformation: each kind retraces and gives autograd's numbers
+    vg = bn.value_and_grad(_kinds, argnums=(0, 1))
+    for a, b in [(1.5, 2.5), (-1.5, 2.5), (1.5, 3.5), (-0.5, 3.5), (1.5, 2.5)]:
+        value, (da, db) = vg(a, b)
+        n = int(b)
+        assert value == (a * a if a > 0 else -a) * n + a * b
+        assert (da, db) == ((2 * a if a > 0 else -1.0) * n + b, 0.0)
+
+
+def test_the_scalar_runner_checks_float32_guards():
+    tape = bn.value_and_grad(lambda a, b: a * b if a > b else a + b, argnums=(0, 1)).trace(
+        np.float32(2.0), np.float32(1.0))
+    assert tape.dtype == np.float32
+    run = tape.scalar_runner((0, 1), True, False)
+    assert run((3.0, 1.0)) == (3.0, (1.0, 3.0))
+    with pytest.raises(bn.GuardError):
+        run((1.0, 3.0))
+
+
+def test_alternating_branches_switch_variants_without_tracing_again(monkeypatch):
+    from burnumba import kernels
+    def f(x):
+        if x < 1.0:
+            return x ** 2
+        if x < 3.0:
+            return 2.0 * x - 1.0
+        return np.sin(x)
+    g = bn.grad(f)
+    state = g._transformed
+    points = [0.5, 1.5, 0.5, 1.5, 4.0, 0.25, 4.0, 2.0, 0.5, -1.0, 4.5]
+    # the fast path's switch builds no GuardError until every variant has failed
+    built = []
+    error = bn.Tape.guard_error
+    monkeypatch.setattr(bn.Tape, "guard_error",
+                        lambda tape, k: built.append(k) or error(tape, k))
+    new_traces = []
+    for x in points:
+        before = len(built)
+        assert g(x) == (2 * x if x < 1.0 else 2.0 if x < 3.0 else np.cos(x))
+        key = next(iter(g.tapes))
+        if len(built) > before:
+            new_traces.append(x)
+    assert len(g.variants[key]) == 3 and state.traces[key] == 3
+    if kernels.engine.has_guard_checks():  # (through ctypes, each failed run raises)
+        assert new_traces == [1.5, 4.0]    # the two new branches, once each
+    assert state.fast[2] in g.variants[key]
+
+
+def test_alternating_branches_of_array_arguments_switch_plans():
+    ours, theirs = both(_vector_branch)
+    g = bn.value_and_grad(ours)
+    for x in POINTS * 3:
+        value, grad = g(x)
+        assert value == pytest.approx(theirs(x), rel=1e-14)
+        np.testing.assert_allclose(grad, autograd.grad(theirs)(x), rtol=1e-13)
+    key = next(iter(g.tapes))
+    assert len(g.variants[key]) == 2 and g._transformed.traces[key] == 2
+    assert {id(p.tape) for p in g.plans.values()} == {id(t) for t in g.variants[key]}
+
+
+def test_a_custom_rule_under_a_branch_retraces_under_every_transformation():
+    @bn.custom_vjp
+    def sq(x):
+        return x * x
+
+    sq.defvjp(lambda x: (x * x, x), lambda x, g: (2.0 * x * g,))
+
+    def f(x):
+        if x > 0.0:
+            return sq(x) * 3.0
+        return sq(x) - x
+    for x in [1.5, -1.0, 2.0, -3.0, 1.5]:
+        value, d, dd = (3 * x * x, 6 * x, 6.0) if x > 0 else (x * x - x, 2 * x - 1, 2.0)
+        assert bn.value_and_grad(f)(x) == (value, d)
+        assert bn.jvp(f, (x,), (1.0,)) == (value, d)
+        assert bn.vjp(f, x)[1](1.0) == (d,)
+        y, f_jvp = bn.linearize(f, x)
+        assert (y, f_jvp(1.0)) == (value, d)
+        assert bn.jacrev(f)(x) == d and bn.jacfwd(f)(x) == d
+        assert bn.hessian(f)(x) == dd
+        np.testing.assert_array_equal(bn.vmap(bn.grad(f))(np.array([x, -x])),
+                                      [d, 6 * -x if -x > 0 else -2 * x - 1])
+
+
 def test_threads_each_get_their_own_branch():
     import concurrent.futures
     g = bn.grad(lambda x: x * x if x > 0 else -3.0 * x)

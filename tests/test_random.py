@@ -409,6 +409,28 @@ def test_a_generator_in_a_container_is_refused_not_frozen():
         bn.grad(lambda x: np.sum(x * CONFIG["rng"].normal(size=3)))(X)
 
 
+def _traced_in_two_threads(f, late_inside, early_done):
+    """bn.grad(f) made and called in threads "early" and "late": "early" starts once
+    ``late_inside`` is set (by f, in the late thread's trace) and sets ``early_done`` after
+    its call. Their gradient functions, by thread name."""
+    grads = {}
+
+    def work(name):
+        if name == "early":
+            late_inside.wait(10)
+        grads[name] = bn.grad(f)
+        grads[name](X)
+        if name == "early":
+            early_done.set()
+
+    threads = [threading.Thread(target=work, args=(n,), name=n) for n in ("early", "late")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return grads
+
+
 def test_two_threads_tracing_one_function_both_record_its_draws():
     """Thread A traces and runs a function while thread B's trace of it is in progress
     (A's run draws from the captured generator under B's trace: B's check is inconclusive
@@ -425,21 +447,7 @@ def test_two_threads_tracing_one_function_both_record_its_draws():
             early_done.wait(10)                 # A traces and runs meanwhile
         return np.sum(x * a * gen.normal(size=3))
 
-    grads = {}
-
-    def work(name):
-        if name == "early":
-            late_inside.wait(10)
-        grads[name] = bn.grad(f)
-        grads[name](X)
-        if name == "early":
-            early_done.set()
-
-    threads = [threading.Thread(target=work, args=(n,), name=n) for n in ("early", "late")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    grads = _traced_in_two_threads(f, late_inside, early_done)
     for name, g in grads.items():
         tape = next(iter(g.tapes.values()))
         assert len(tape.draws) == 2, name       # both draws recorded, none frozen
@@ -507,3 +515,33 @@ def test_draws_beside_a_custom_rule_are_the_untraced_programs(transform):
                 "jvp": (np.sum(X * X * z), np.sum(2 * X * z * V)),
                 "sparse_jacobian": np.diag(2 * X * z)}[transform]
         _close(result if not isinstance(want, tuple) else tuple(result), want)
+
+
+def test_no_state_of_its_own_numpy_wrapped_once_places_restored():
+    """The draws are seen without module state of burnumba's own: numpy.random's functions
+    were wrapped once, at import (outside a trace they are numpy's, stream for stream); a
+    generator in a closure is replaced for the trace only (the place holds it again after,
+    also after traces of two threads that share it overlapped)."""
+    from burnumba.tracing import randomness
+    assert not hasattr(randomness, "_INSTALLS")
+    assert np.random.randn.__wrapped__.__self__ is np.random.mtrand._rand
+    np.random.seed(4)
+    a = np.random.randn(5)
+    np.random.seed(4)
+    np.testing.assert_array_equal(a, np.random.mtrand._rand.randn(5))
+    gen = np.random.default_rng(21)
+    started, release = threading.Event(), threading.Event()
+
+    def f(x):
+        if threading.current_thread().name == "late":
+            started.set()
+            release.wait(10)                   # the other trace starts and ends meanwhile
+        return np.sum(x * gen.normal(size=3))
+    cell = f.__closure__[[c.cell_contents for c in f.__closure__].index(gen)]
+    grads = _traced_in_two_threads(f, started, release)
+    assert cell.cell_contents is gen                       # the real generator, back
+    for g in grads.values():
+        assert len(next(iter(g.tapes.values())).draws) == 1
+    ref = np.random.default_rng(99)
+    gen.bit_generator.state = np.random.default_rng(99).bit_generator.state
+    np.testing.assert_array_equal(grads["early"](X), ref.normal(size=3))

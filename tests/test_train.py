@@ -208,3 +208,53 @@ def test_a_nonfinite_loss_raises_and_leaves_the_trainer_as_it_was():
     for k in ("exp_avg", "exp_avg_sq"):
         np.testing.assert_array_equal(after[k], before[1][k])
     assert math.isfinite(trainer.step(np.array([1.0, 1.0])))
+
+
+# -- a loss with Python branches: the trainer follows the branch each step takes ------------
+def _branchy_loss(np_, params, X, y):
+    r = X @ params["w"] + params["b"] - y
+    mse = np_.mean(r * r)
+    if np_.mean(y) > 0.0:                 # decided by the batch: changes from step to step
+        mse = mse * 2.0
+    if mse > 0.5:                         # decided by the parameters: changes as it trains
+        return np_.sqrt(mse)
+    return mse + 0.01 * np_.sum(params["w"] ** 2)
+
+
+@pytest.mark.parametrize("make_opt", [lambda: optim.SGD(0.05, momentum=0.9),
+                                      lambda: optim.Adam(0.05)])
+def test_trainer_retraces_when_a_branch_changes_and_matches_autograd(make_opt):
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    rng = np.random.default_rng(3)
+    D, B = 4, 8
+    w_true = 0.5 * rng.normal(size=D)
+    batches = []
+    for k in range(40):
+        X = rng.normal(size=(B, D))
+        y = X @ w_true + 0.1 * rng.normal(size=B)
+        batches.append((X, y - y.mean() + (0.1 if k % 3 == 0 else -0.1)))
+    p0 = {"b": np.array([0.0]), "w": np.zeros(D)}
+    trainer = optim.Trainer(lambda p, X, y: _branchy_loss(np, p, X, y), p0, make_opt(),
+                            *batches[0])
+    # the reference: autograd's gradient, the same optimiser on separate flat arrays
+    vg = autograd.value_and_grad(lambda p, X, y: _branchy_loss(anp, p, X, y))
+    flat, opt = np.concatenate([p0["b"], p0["w"]]), make_opt()
+    taken = set()
+    for X, y in batches:
+        params = {"b": flat[:1], "w": flat[1:]}
+        value, g = vg(params, X, y)
+        taken.add((float(np.mean(y)) > 0.0, float(np.mean(
+            (X @ params["w"] + params["b"] - y) ** 2)) * (2.0 if np.mean(y) > 0 else 1.0) > 0.5))
+        assert trainer.step(X, y) == pytest.approx(value, rel=1e-12)
+        opt.step(flat, np.concatenate([g["b"], g["w"]]))
+        np.testing.assert_allclose(trainer.flat_params, flat, rtol=1e-10, atol=1e-13)
+        assert trainer.loss(X, y) == pytest.approx(
+            _branchy_loss(np, {"b": flat[:1], "w": flat[1:]}, X, y), rel=1e-12)
+    assert len(taken) == 4                   # the branches did change during training
+    key = next(iter(trainer._tapes.tapes))
+    variants = trainer._tapes.variants[key]
+    assert len(variants) == 4 and trainer._tapes.traces[key] == 4
+    assert trainer.steps == len(batches)
+    for k in ("b", "w"):                     # the params dict views the variant in use
+        assert np.shares_memory(trainer.params[k], trainer.flat_params)

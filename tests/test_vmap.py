@@ -448,3 +448,61 @@ def test_a_large_tape_gets_fewer_lanes_or_none():
         assert lanes == 1 or 2 * values * 8 * lanes <= _lanes.WIDE_BYTES
         assert _widened(mapped) == (lanes > 1)
         assert (lanes > 1) == (n == 2_000)
+
+
+# -- Python decisions: the samples grouped by branch, each group batched ----------------------
+def _three_branches(w, x, k):
+    s = np.sum(w * x)
+    if s > 1.0:
+        out = np.sin(s) * s
+    elif s > -1.0:
+        out = s ** 3 + np.sum(w ** 2)
+    else:
+        out = np.exp(s) - s
+    return out * float(k) if int(k) > 0 else out      # an int() and an exact value too
+
+
+def test_guarded_per_sample_gradients_are_grouped_and_equal_a_loop_bit_for_bit():
+    calls = []
+
+    def f(w, x, k):
+        calls.append(1)
+        return _three_branches(w, x, k)
+    rng = np.random.default_rng(7)
+    w = rng.normal(size=3)
+    X = rng.normal(size=(200, 3)) * 1.5
+    K = rng.choice([0.0, 2.0], size=200)          # with 3 branches: 6 variants
+    g = bn.value_and_grad(f, argnums=(0, 1))
+    per_sample = bn.vmap(g, in_axes=(None, 0, 0))
+    value, (gw, gx) = per_sample(w, X, K)
+    loop = bn.value_and_grad(_three_branches, argnums=(0, 1))
+    for i in range(200):
+        v, (a, b) = loop(w, X[i], K[i])
+        assert value[i] == v
+        np.testing.assert_array_equal(gw[i], a)
+        np.testing.assert_array_equal(gx[i], b)
+    assert len(calls) <= 2 * 6 + 1          # traces per branch, not a call per sample
+    calls.clear()
+    value2, (gw2, gx2) = per_sample(w, X[::-1], K[::-1])          # the variants are kept
+    np.testing.assert_array_equal(value2, value[::-1])
+    np.testing.assert_array_equal(gx2, gx[::-1])
+    assert calls == []
+    # out_axes, and a function of the samples only (the outputs path), against numpy
+    gT = bn.vmap(bn.grad(f, argnums=1), in_axes=(None, 0, 0), out_axes=1)(w, X, K)
+    np.testing.assert_array_equal(gT, gx.T)
+    values = bn.vmap(_three_branches, in_axes=(None, 0, 0))(w, X, K)
+    np.testing.assert_allclose(values, [_three_branches(w, X[i], K[i]) for i in range(200)],
+                               rtol=1e-13, atol=1e-15)
+
+
+def test_guarded_vmap_with_bad_data_on_a_wrong_branch_runs_sample_by_sample():
+    def f(x, table, idx):
+        if x > 0.0:
+            return x * 2.0 + np.sum(table)
+        return x * np.sum(table[idx])
+    xs = np.array([-1.0, 1.0, -2.0, 3.0])
+    idx = np.array([[1], [7], [0], [9]])           # out of range where x > 0 (unused there)
+    got = bn.vmap(bn.grad(f), in_axes=(0, None, 0))(xs, np.ones(3), idx)
+    np.testing.assert_array_equal(got, [1.0, 2.0, 1.0, 2.0])
+    with pytest.raises(bn.DataError, match="out of bounds"):
+        bn.vmap(bn.grad(f), in_axes=(0, None, 0))(xs, np.ones(3), np.array([[1], [7], [9], [9]]))

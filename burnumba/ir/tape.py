@@ -18,7 +18,7 @@ from .checked import SWITCH, checked_run
 from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
-from ..tracing.concrete import EXACT, INTEGER, KIND_NAMES, TRUTH, holds
+from ..tracing.concrete import EXACT, KIND_NAMES, TRUTH, holds, holds_rows
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
@@ -146,13 +146,21 @@ class State:
 
     def check_guards(self):
         """Raise GuardError when a decision the tape was traced with does not hold for this
-        run's values. After a data error (an index out of range: perhaps the wrong branch's
-        doing), only the guards on the nodes computed before it are read."""
+        run's values."""
+        k = self.failed_guard()
+        if k >= 0:
+            raise self.tape.guard_error(k)
+
+    def failed_guard(self):
+        """The index of the first decision the tape was traced with that does not hold for
+        this run's values (the run's error cleared), or -1. After a data error (an index out
+        of range: perhaps the wrong branch's doing), only the guards on the nodes computed
+        before it are read."""
         below = int(self.C[layout.C_NODE]) if self.C[layout.C_ERR] else None
         k = self.tape.failed_guard(self.val, below)
         if k >= 0:
             self.C[layout.C_ERR] = 0
-            raise self.tape.guard_error(k)
+        return k
 
     def raise_error(self):
         code, node = int(self.C[layout.C_ERR]), int(self.C[layout.C_NODE])
@@ -297,10 +305,8 @@ class Tape:
                 if not holds(val[p], kind, want) and (below is None or node < below):
                     return k
             return -1
-        got = val[self.guard_pos].astype(np.float64)
-        kinds, want = self.guard_kinds, self.guard_values
-        got = np.where(kinds == TRUTH, got != 0, np.where(kinds == INTEGER, np.trunc(got), got))
-        bad = (got != want) & ~(np.isnan(got) & np.isnan(want))
+        bad = ~holds_rows(val[self.guard_pos][:, None], self.guard_kinds[:, None],
+                          self.guard_values[:, None])
         if below is not None:
             bad &= self.guard_nodes < below
         return int(np.argmax(bad)) if bad.any() else -1
@@ -447,14 +453,18 @@ class Tape:
                 out.append(flat[start:start + size].reshape(shape))
         return out
 
-    def scalar_runner(self, order, with_value, single):
+    def scalar_runner(self, order, with_value, single, switch=None):
         """A call path for the case where every argument is a differentiated Python float.
 
         The inputs are the first nodes: the compiled caller (``_bncall``) writes them, runs
-        the kernel and reads the gradients back as Python floats in one C call. Without the
-        extension, one ``struct`` call writes them into F and one reads the gradients, through
-        a memoryview of this thread's F taken once per state. ``order[j]`` is the argument
-        position of the j-th entry of argnums.
+        the kernel, checks the guards and reads the gradients back as Python floats in one C
+        call. Without the extension, one ``struct`` call writes them into F and one reads the
+        gradients, through a memoryview of this thread's F taken once per state. ``order[j]``
+        is the argument position of the j-th entry of argnums.
+
+        When a guard fails, ``run(args)`` returns ``switch(args, tape, k)`` (k: the failed
+        guard) when ``switch`` is given, else raises GuardError; ``run.attempt(args)``
+        returns None instead (a variant tried without an exception: TapeCache's switch).
         """
         local = self._local
         nd = self.n_diff
@@ -464,17 +474,29 @@ class Tape:
         identity = not single and list(order) == list(range(nd))
         first = order[0]
         guarded = self.guards is not None
-        read, expect = self.guard_read, self.guard_expect
         native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
+        # the guards checked by the C call after its run (one loop over a few floats), or,
+        # with an extension built before it could, here by reading their values
+        in_c = guarded and native and kernels.engine.has_guard_checks()
+        read, expect = (None, None) if in_c or not guarded else (self.guard_read,
+                                                                  self.guard_expect)
         fmt = struct.Struct(f"{nd}{'d' if self.dtype == np.float64 else 'f'}")
         pack_into, unpack_from = fmt.pack_into, fmt.unpack_from
 
         def scalar_state():
+            try:
+                return local.scalar
+            except AttributeError:
+                pass
             s = self.state()
             if native and s.guard is None:
                 s.call.set_scalars(nd, self.n, at_grad, self.dtype == np.float32)
+                if in_c:
+                    s.call.set_guards(self.n + self.guard_pos, self.guard_kinds,
+                                      self.guard_values)
             if s.mem is None:
                 s.mem = memoryview(s.F)
+            local.scalar = s
             return s
 
         def slow(s, args):
@@ -483,22 +505,50 @@ class Tape:
             pack_into(s.mem, itemsize * self.n, *args)
             return s.run(VG), unpack_from(s.mem, itemsize * at_grad)
 
-        def run(args):
-            try:
-                s = local.scalar
-            except AttributeError:
-                s = local.scalar = scalar_state()
-            if native and s.guard is None and not SWITCH.on:
-                value, g = s.call.value_and_grad(args)
-                if guarded and not s.unguarded and read(s.mem) != expect:
-                    s.check_guards()
-            else:
-                value, g = slow(s, args)
-            if value != value and s.C[ERR]:
-                s.raise_error()
-            if not identity:
-                g = g[first] if single else tuple([g[k] for k in order])
-            return (value, g) if with_value else g
+        def failed(s, value, g):
+            """After the fast check failed (``g``: the C check's failed guard, or the
+            gradients read by the Python check): the failed guard's index, or -1 when the run
+            stands (a new trace's first run, or the failed guard lies after a data error,
+            which the caller raises; a data error makes the value NaN)."""
+            if s.unguarded:
+                return -1
+            return g if type(g) is int and value == value else s.failed_guard()
+
+        def make(on_failure):
+            """The runner; ``on_failure(args, k)`` gives the call's result when guard k
+            fails."""
+            def run(args):
+                try:
+                    s = local.scalar
+                except AttributeError:
+                    s = scalar_state()
+                if native and s.guard is None and not SWITCH.on:
+                    value, g = s.call.value_and_grad(args)
+                    if type(g) is int or (read is not None and read(s.mem) != expect):
+                        k = failed(s, value, g)
+                        if k >= 0:
+                            return on_failure(args, k)
+                        g = unpack_from(s.mem, itemsize * at_grad)
+                else:
+                    try:
+                        value, g = slow(s, args)
+                    except GuardError as e:
+                        if e.tape is not self:
+                            raise
+                        return on_failure(args, e.index)
+                if value != value and s.C[ERR]:
+                    s.raise_error()
+                if not identity:
+                    g = g[first] if single else tuple([g[k] for k in order])
+                return (value, g) if with_value else g
+            return run
+
+        def refuse(args, k):
+            raise self.guard_error(k)
+
+        run = make(refuse if switch is None else lambda args, k: switch(args, self, k))
+        attempt = make(lambda args, k: None)
+        run.attempt = attempt
         return run
 
     # -- public calls, with the arguments checked against the traced signature --------------

@@ -38,6 +38,16 @@ def holds(v, kind, want):
     return v == want or (v != v and want != want)
 
 
+def holds_rows(values, kinds, want):
+    """Per row of ``values`` (rows: runs; columns: a tape's guards, whose ``kinds`` and
+    ``want`` are given), whether every guard holds: ``holds``, for many runs at once."""
+    values = np.asarray(values, dtype=np.float64)
+    truth, integer = kinds == TRUTH, kinds == INTEGER
+    got = np.where(truth, values != 0, np.where(integer, np.trunc(values), values))
+    expect = np.where(truth, want != 0, want)
+    return ((got == expect) | (np.isnan(got) & np.isnan(expect))).all(axis=-1)
+
+
 class Evaluator:
     """The values of a builder's nodes ``0 .. done - 1``, computed as the kernel would.
 

@@ -14,15 +14,20 @@ How draws are seen. The tracing thread holds a ``Recorder`` (a per-thread stack,
 trace inside a trace records into its own tape). For the duration of a trace:
 
 * numpy's global RNG: the module functions ``numpy.random.randn`` etc. (bound methods of
-  numpy's hidden ``RandomState``) are replaced by wrappers that record when called by a
-  thread that is tracing and call numpy's own method otherwise;
+  numpy's hidden ``RandomState``) are replaced once, when burnumba is imported, by wrappers
+  that record when called by a thread that is tracing (its recorder stack, per thread) and
+  call numpy's own method otherwise, so nothing is installed or undone per trace;
 * a ``RandomState`` / ``Generator`` the function can reach (an argument, a closure cell, a
   default, a global its code names, an attribute of a bound method's ``self``) is replaced
-  in place by a proxy that records for a tracing thread and delegates every attribute to the
-  real generator for any other thread; names bound to a generator's methods
-  (``from numpy.random import randn``) get the wrapper too.
+  in place, for the trace, by a proxy that records for a tracing thread and delegates every
+  attribute to the real generator for any other thread; names bound to a generator's
+  methods (``from numpy.random import randn``) get a wrapper.
 
-The replacements are counted per place and undone when the last trace using them ends.
+A replacement carries the list of the traces using it (``_users``): a trace that finds one
+in place joins it, and the last to leave puts the original back. The state is in the places
+themselves, none in this module. Where two traces race on a place (one puts the original
+back while the other still draws through it), the late draws are not recorded, and the
+state check below sees them: that trace is run again.
 
 Never silent. The states of every generator the function can reach (numpy's global one,
 Python's ``random`` module, the ones found in arguments, closures, defaults, globals and the
@@ -33,9 +38,9 @@ number would be frozen into the tape: the trace raises ``RandomSourceError`` nam
 source and the fix. Raising was chosen over retracing on every call: a retrace per call
 would give correct numbers but cost a trace (and maybe a compilation) per call, a silent
 hundredfold slowdown, while the fix (use ``np.random.*`` or a generator the function names)
-is one line. Another thread drawing during the trace (through ``np.random.*``, a proxy, or
-a tape's run, which count such draws) makes the check inconclusive: the trace is run
-again, up to ``ATTEMPTS`` times, then refused with its own message.
+is one line. A change may also be another thread's draw during the trace (through
+``np.random.*``, a proxy, or a tape's run): so a trace whose check fails is run again, up to
+``ATTEMPTS`` times, and refused only when every attempt saw a change.
 """
 import copy
 import functools
@@ -103,11 +108,19 @@ GLOBAL = Source(_global_rng, "numpy's global random generator (np.random.*)")
 
 # -- the per-thread recorder --------------------------------------------------------------
 
-_local = threading.local()       # per thread: the stack of recorders of its open traces
+class _PerThread(threading.local):
+    """Per thread: the stack of recorders of its open traces (empty until it traces; a
+    class default, so that a thread that never traced reads it without an exception: the
+    wrappers of numpy.random ask on every call)."""
+
+    stack = ()
+
+
+_local = _PerThread()
 
 
 def current():
-    stack = getattr(_local, "stack", None)
+    stack = _local.stack
     return stack[-1] if stack else None
 
 
@@ -122,8 +135,6 @@ class Draw:
         self.start, self.size, self.shape = start, size, shape
 
     def __call__(self):
-        if current() is None:      # a run on a thread that is not tracing: for the check of
-            _INSTALLS.foreign += 1    # a trace in progress elsewhere, a draw it did not make
         x = getattr(_real(self.source.get()), self.method)(*self.args, **self.kwargs)
         if np.shape(x) != self.shape:
             raise RandomSourceError(
@@ -245,18 +256,17 @@ class Proxy:
     """A generator seen through a trace: a tracing thread's draws are recorded, everything
     else (other threads, non-draw attributes) goes to the real generator."""
 
-    __slots__ = ("_real", "_source")
+    __slots__ = ("_real", "_source", "_users")
 
     def __init__(self, real, source):
         object.__setattr__(self, "_real", real)
         object.__setattr__(self, "_source", source)
+        object.__setattr__(self, "_users", [])      # the traces it stands in a place for
 
     def __getattr__(self, name):
         real = object.__getattribute__(self, "_real")
         rec = current()
         if rec is None or name in _NOT_DRAWS or name.startswith("_"):
-            if rec is None:
-                _INSTALLS.foreign += 1
             return getattr(real, name)
         attr = getattr(real, name)
         if not callable(attr):
@@ -271,15 +281,16 @@ class Proxy:
 def _wrapper(source, method, original):
     """What stands for a generator's bound method (``np.random.randn``, or a name bound to
     ``rng.normal``) during a trace."""
+    local = _local
 
     @functools.wraps(original)
     def draw(*args, **kwargs):
-        rec = current()
-        if rec is None:
-            _INSTALLS.foreign += 1
+        stack = local.stack
+        if not stack:                      # a thread that is not tracing: numpy's call
             return original(*args, **kwargs)
-        return rec.record(source, method, args, kwargs)
+        return stack[-1].record(source, method, args, kwargs)
     draw._burnumba_original = original
+    draw._users = []               # the traces it stands in a place for
     return draw
 
 
@@ -302,47 +313,42 @@ def _unseeded_guard(default_rng):
     return default_rng
 
 
-class _Installs:
-    """The replacements in place, counted per place (a place holds its replacement while any
-    trace needs it). This object mirrors numpy's own module-level generator: the replacement
-    of ``numpy.random.randn`` is global because that function is; every other thread goes
-    straight through it. ``foreign`` counts draws by threads that are not tracing."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.places = {}            # key -> [count, original, replacement, setter]
-        self.foreign = 0
-
-    def put(self, key, original, make, setter):
-        with self.lock:
-            entry = self.places.get(key)
-            if entry is not None:
-                entry[0] += 1
-                return
-            replacement = make()
-            setter(replacement)
-            self.places[key] = [1, original, replacement, setter]
-
-    def undo(self, keys, getter_of):
-        """Undo ``keys``; returns the places whose value the traced code itself rebound to
-        another generator while tracing (their draws were not seen)."""
-        rebound = []
-        with self.lock:
-            for key in keys:
-                entry = self.places[key]
-                entry[0] -= 1
-                if entry[0]:
-                    continue
-                del self.places[key]
-                now = getter_of[key]()
-                if now is entry[2]:
-                    entry[3](entry[1])
-                elif isinstance(now, SOURCES) and now is not entry[1]:
-                    rebound.append(key)
-        return rebound
+def _replacement_of(now, value):
+    """``now`` if it is a trace's replacement (a Proxy or a wrapper) standing for ``value``
+    (a generator or a bound draw method), else None."""
+    if type(now) is Proxy:
+        return now if object.__getattribute__(now, "_real") is value else None
+    original = getattr(now, "_burnumba_original", None)
+    if original is not None and (original is value or original == value):
+        return now
+    return None
 
 
-_INSTALLS = _Installs()
+def _install(get, set_, value, make, user):
+    """Stand a replacement for ``value`` in a place for the trace ``user``: join the one in
+    place (another trace's), or put a new one (``make()``) there. Returns it."""
+    joined = _replacement_of(get(), value)
+    if joined is None:
+        joined = make()
+        set_(joined)
+    joined._users.append(user)
+    return joined
+
+
+def _uninstall(get, set_, value, replacement, user):
+    """``user``'s trace leaves ``replacement``; the last one puts ``value`` back. Returns
+    whether the traced code rebound the place to another generator (its draws were not
+    seen)."""
+    users = replacement._users
+    users.remove(user)
+    now = get()
+    if now is replacement:
+        if not users:
+            set_(value)
+        return False
+    return _replacement_of(now, value) is None and now is not value and (
+        isinstance(now, SOURCES) or _is_bound_draw(now))
+
 
 _NP_NAMES = tuple(name for name in dir(np.random)
                   if getattr(getattr(np.random, name), "__self__", None) is _global_rng()
@@ -354,16 +360,12 @@ _NP_ORIGINALS = {name: getattr(np.random, name) for name in _NP_NAMES + ("defaul
 _NP_WRAPPERS = {name: _wrapper(GLOBAL, name, f) for name, f in _NP_ORIGINALS.items()
                 if name != "default_rng"}
 _NP_WRAPPERS["default_rng"] = _unseeded_guard(np.random.default_rng)
-
-
-def _set_np(functions):
-    for name, f in functions.items():
-        setattr(np.random, name, f)
-
-
-def _np_installed():
-    """The wrappers if numpy.random holds them (else the user replaced them meanwhile)."""
-    return _NP_WRAPPERS if np.random.randn is _NP_WRAPPERS["randn"] else None
+# installed once, for the process: each wrapper records only for a thread that is tracing
+# (a place that holds one, ``randn = np.random.randn``, needs no replacement of its own)
+for _name, _f in _NP_WRAPPERS.items():
+    _f._burnumba_numpy = True
+    setattr(np.random, _name, _f)
+del _name, _f
 
 
 def _is_bound_draw(x):
@@ -426,6 +428,9 @@ class _Places:
         # for the same generator, and the place's count keeps it there for this trace too
         value = _real(value)
         if isinstance(value, types.FunctionType):
+            if getattr(value, "_burnumba_numpy", False):      # numpy.random's own wrapper
+                self.reached.setdefault(id(_global_rng()), (_global_rng(), label))
+                return
             value = getattr(value, "_burnumba_original", value)
         if isinstance(value, SOURCES):
             self.reached.setdefault(id(value), (value, label))
@@ -570,16 +575,27 @@ def _frozen(state):
 def traced(f, args, kwargs, run):
     """``run(recorder, args)``: trace ``f`` with its draws recorded (the recorder's
     ``draws``, for the tape) and its generators checked; ``args`` with every generator leaf
-    replaced by its proxy."""
+    replaced by its proxy. A generator whose state changed during the trace was drawn from
+    unseen, by the function or by another thread meanwhile: the trace is run again, and
+    refused when every one of ``ATTEMPTS`` attempts saw a change."""
     for attempt in range(ATTEMPTS):
-        result, inconclusive = _attempt(f, args, kwargs, run)
-        if not inconclusive:
+        changed, result = _attempt(f, args, kwargs, run)
+        if changed is None:
             return result
+    gen, label = changed
+    fix = ("use numpy's generators instead (np.random.* or a np.random.Generator), "
+           "which burnumba replays on every call"
+           if gen is stdlib_random._inst or isinstance(gen, stdlib_random.Random) else
+           "call it as np.random.<name>(...) or through a generator the function names "
+           "(an argument, a closure variable, a global, self.<attr>), which burnumba "
+           "records; `from numpy.random import randn` in a helper module and "
+           "np.random.mtrand._rand are not seen")
     raise RandomSourceError(at_user_site(
-        "other threads kept drawing from a random generator this function uses while it "
-        f"was traced ({ATTEMPTS} attempts), so burnumba cannot tell whether the function "
-        "drew from it unseen: trace it (call it once) before starting those threads, or give "
-        "each thread a np.random.default_rng() of its own"))
+        f"{label} was drawn from while the function was traced, by a call burnumba did "
+        f"not record: its numbers would be frozen into the tape and repeated on every "
+        f"call. Fix: {fix}. (Seen in each of {ATTEMPTS} traces: if other threads keep "
+        "drawing from it meanwhile, trace the function (call it once) before starting "
+        "them, or give each thread a np.random.default_rng() of its own)"))
 
 
 def _attempt(f, args, kwargs, run):
@@ -588,14 +604,11 @@ def _attempt(f, args, kwargs, run):
             "Python's random module (random.random, random.gauss, ...)")]
     gens += [v for v in places.reached.values() if v[0] is not _global_rng()]
     before = [_state(g) for g, _ in gens]
-    foreign = _INSTALLS.foreign
     rec = Recorder()
-    keys, getters = [], {}
+    installed = []                          # (get, set, original, replacement)
     stack = _local.__dict__.setdefault("stack", [])
+    rebound = []
     try:
-        _INSTALLS.put("numpy.random", _NP_ORIGINALS, lambda: _NP_WRAPPERS, _set_np)
-        keys.append("numpy.random")
-        getters["numpy.random"] = _np_installed
         for key, label, get, set_, value in places.places:
             source = Source(get, label)
             if isinstance(value, SOURCES):
@@ -603,9 +616,7 @@ def _attempt(f, args, kwargs, run):
             else:
                 source = Source(functools.partial(_owner_of, get), label)
                 make = functools.partial(_wrapper, source, value.__name__, value)
-            _INSTALLS.put(key, value, make, set_)
-            keys.append(key)
-            getters[key] = get
+            installed.append((get, set_, value, _install(get, set_, value, make, rec), label))
         traced_args = _proxied(args, "an argument")
         traced_kwargs = {k: _proxied(v, f"keyword argument {k!r}") for k, v in kwargs.items()}
         stack.append(rec)
@@ -614,29 +625,18 @@ def _attempt(f, args, kwargs, run):
         finally:
             stack.pop()
     finally:
-        rebound = _INSTALLS.undo(keys, getters)
+        for get, set_, value, replacement, label in installed:
+            if _uninstall(get, set_, value, replacement, rec):
+                rebound.append(label)
     if rebound:
         raise RandomSourceError(at_user_site(
             f"the traced function rebound {rebound[0]} to another random generator while it "
             "was traced, so its draws were not recorded: make the generator outside the "
             "function and pass it as an argument"))
     for (gen, label), old in zip(gens, before):
-        if _state(gen) == old:
-            continue
-        if _INSTALLS.foreign != foreign:        # another thread drew meanwhile: try again
-            return None, True
-        fix = ("use numpy's generators instead (np.random.* or a np.random.Generator), "
-               "which burnumba replays on every call"
-               if gen is stdlib_random._inst or isinstance(gen, stdlib_random.Random) else
-               "call it as np.random.<name>(...) or through a generator the function names "
-               "(an argument, a closure variable, a global, self.<attr>), which burnumba "
-               "records; `from numpy.random import randn` in a helper module and "
-               "np.random.mtrand._rand are not seen")
-        raise RandomSourceError(at_user_site(
-            f"{label} was drawn from while the function was traced, by a call burnumba did "
-            f"not record: its numbers would be frozen into the tape and repeated on every "
-            f"call. Fix: {fix}"))
-    return result, False
+        if _state(gen) != old:
+            return (gen, label), None
+    return None, result
 
 
 def _proxied(x, label):

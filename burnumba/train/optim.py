@@ -19,10 +19,12 @@ import threading
 import numpy as np
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .._errors import CheckpointError, ConcurrencyError, InputError, NonFiniteError, ShapeError
+from .._errors import (CheckpointError, ConcurrencyError, GuardError, InputError,
+                      NonFiniteError, ShapeError)
 from ..ir.tape import check_integer_data
 from ..kernels import layout, update_kernels
-from ..transforms.core import value_and_grad
+from ..tracing.signature import Signature
+from ..transforms.core import TapeCache
 
 __all__ = ["SGD", "Adam", "AdamW", "cosine", "clip_grad_norm", "Trainer"]
 
@@ -251,6 +253,19 @@ class Checkpoints:
             dst[...] = params[k]
 
 
+class _Variants(TapeCache):
+    """A trainer's tapes: one signature (its parameters and batch shapes) and the variants
+    the loss's Python decisions made (``if`` on a traced value), each with the trainer's own
+    run state, bounded as any transformation's (``core.VARIANT_LIMIT``)."""
+
+    def __init__(self, loss_fn):
+        super().__init__(loss_fn, 0)
+        self.states = {}           # tape -> the trainer's State of it
+
+    def dropped(self, tape):
+        self.states.pop(tape, None)
+
+
 class Trainer(Checkpoints):
     """Trains ``loss_fn(params, *data)`` with ``optimizer``, the parameters living in the tape.
 
@@ -258,6 +273,13 @@ class Trainer(Checkpoints):
     are the first elements of the tape's value buffer and their gradients the first elements
     of its gradient buffer; the optimiser updates them there in place, so a step copies only
     the batch in. ``clip`` (optional) is a maximum global gradient norm.
+
+    A loss that decides in Python on a traced value (``if loss > 1: ...``) is a tape per
+    branch: when a step's decision goes another way, the trainer moves its parameters to the
+    variant traced for that branch (tracing it at this step's parameters and batch the
+    first time) and runs the step there, as bn.value_and_grad does. ``params``,
+    ``flat_params`` and ``flat_grads`` then view the new variant's buffers: read them from
+    the trainer after a step rather than keeping the arrays.
     """
 
     def __init__(self, loss_fn, params, optimizer, *example_data, clip=None):
@@ -268,20 +290,13 @@ class Trainer(Checkpoints):
         self.loss_fn = loss_fn
         self.optimizer = optimizer
         self.clip = None if clip is None else float(clip)
-        transformed = value_and_grad(loss_fn)
-        tape = transformed.trace(params, *example_data)
-        self.tape = tape
-        self._state = state = tape.new_state()          # this trainer's own values
+        self._tapes = _Variants(loss_fn)
+        tape = self._tapes.tape_for((params, *example_data), {})[0]
+        state = self._tapes.states[tape] = tape.new_state()      # this trainer's own values
         self._lock = threading.Lock()
         self.names = sorted(params)                    # pytree order: sorted keys
-        n = tape.n_diff_elems
-        self.flat_params = state.val[:n]
-        self.flat_grads = state.grad[:n]
-        slots = tape.in_slots
-        self.params = {k: state.val[s:s + size].reshape(shape)
-                       for k, (s, size, shape, _) in zip(self.names, slots[:tape.n_diff])}
-        self._data = [(state.val[s:s + size].reshape(shape), shape)
-                      for s, size, shape, _ in slots[tape.n_diff:]]
+        self.params = {}
+        self._bind(tape, state)
         if len(self._data) != len(example_data):
             raise InputError("Trainer: every data argument must be one array (no pytrees, no "
                              "Python numbers: pass constants through a closure)")
@@ -289,11 +304,54 @@ class Trainer(Checkpoints):
         # integer data stays integer data: a float array of token ids would be truncated
         self._kinds = ["i" if np.asarray(x).dtype.kind in "iu" else np.asarray(x).dtype.kind
                        for x in example_data]
-        self._out = int(tape.off[tape.out])
         self._sum_squares = update_kernels(tape.dtype)["sum_squares"]
         self.set_params(params)
         self.steps = 0
         self.last_grad_norm = None      # the gradient norm before clipping, when clipping
+
+    def _bind(self, tape, state):
+        """Run ``tape`` on ``state`` from now on: the parameters, gradients and data slots
+        become views of its buffers (``params`` is updated in place)."""
+        self.tape, self._state = tape, state
+        n = tape.n_diff_elems
+        self.flat_params = state.val[:n]
+        self.flat_grads = state.grad[:n]
+        slots = tape.in_slots
+        for k, (s, size, shape, _) in zip(self.names, slots[:tape.n_diff]):
+            self.params[k] = state.val[s:s + size].reshape(shape)
+        self._data = [(state.val[s:s + size].reshape(shape), shape)
+                      for s, size, shape, _ in slots[tape.n_diff:]]
+        self._out = int(tape.off[tape.out])
+
+    def _run(self, mode, data):
+        """Write the batch and run ``mode``; on another branch, on that branch's variant."""
+        self._write(data)
+        try:
+            return self._state.run(mode)
+        except GuardError as e:
+            if e.tape is not self.tape:
+                raise
+            failed = e
+        flat = self.flat_params.copy()
+        params = {k: v.copy() for k, v in self.params.items()}
+        args = (params, *data)
+        tapes = self._tapes
+
+        def run(tape):
+            state = tapes.states.get(tape)
+            new = state is None          # just traced at these arguments: numpy's branches
+            if new:
+                state = tapes.states[tape] = tape.new_state()
+            self._bind(tape, state)
+            self.flat_params[...] = flat
+            self._write(data)
+            state.unguarded = new
+            try:
+                return state.run(mode)
+            finally:
+                state.unguarded = False
+        return tapes.guarded(self.tape, Signature(args, {}, (0,)), (0,), args, {}, run,
+                             failed)
 
     def _write(self, data):
         if len(data) != len(self._data):
@@ -322,9 +380,8 @@ class Trainer(Checkpoints):
         parameters and the optimiser as they were: a diverging run stops where it diverged
         instead of writing NaN into every parameter."""
         with _exclusive(self._lock, "Trainer.step"):
-            self._write(data)
+            loss = self._run(layout.MODE_VALUE_AND_GRAD, data)
             state = self._state
-            loss = state.run(layout.MODE_VALUE_AND_GRAD)
             if not math.isfinite(loss):
                 raise NonFiniteError(
                     f"Trainer.step: the loss is {loss} at step {self.steps + 1}; the "
@@ -345,8 +402,7 @@ class Trainer(Checkpoints):
     def loss(self, *data):
         """The loss on this batch with the current parameters; no gradient, no update."""
         with _exclusive(self._lock, "Trainer.loss"):
-            self._write(data)
-            self._state.run(layout.MODE_FORWARD)
+            self._run(layout.MODE_FORWARD, data)
             return float(self._state.val[self._out])
 
     @classmethod

@@ -357,7 +357,7 @@ class _Transformed(TapeCache):
                     try:
                         return plan.run(leaves)
                     except GuardError as e:
-                        return state.call(args, kwargs, e)
+                        return state.switch_plan(args, leaves, e)
             return state.call(args, kwargs)
 
         functools.update_wrapper(transformed, self.f)
@@ -387,9 +387,49 @@ class _Transformed(TapeCache):
     def _runner(self, tape):
         runner = self.runners.get(tape)
         if runner is None:
-            runner = self.runners[tape] = tape.scalar_runner(self.fast_argnums, self.with_value,
-                                                              self.single)
+            runner = self.runners[tape] = tape.scalar_runner(
+                self.fast_argnums, self.with_value, self.single, switch=self.switch)
         return runner
+
+    def switch(self, args, tape, k):
+        """The scalar fast path's guard ``k`` failed on ``tape``: the signature's other
+        variants, most recently used first, each tried by its runner without an exception
+        (a switch between two variants costs about two plain calls); when none holds, the
+        general path, which traces a new variant."""
+        key = tape.key                   # the fast path is off under debug_nans: sig.key
+        for other in tuple(self.variants.get(key, ())):   # a copy (one step under the GIL)
+            if other is tape:
+                continue
+            runner = self.runners.get(other) or self._runner(other)
+            result = runner.attempt(args)
+            if result is not None:
+                # the fast path follows it (one atomic store, no lock): the variants' order
+                # (which the cap drops first) and the general path's choice follow the
+                # general path's own calls
+                fast = self.fast
+                if fast is not None:
+                    self.fast = (fast[0], runner, other)
+                return result
+        return self.call(args, {}, tape.guard_error(k))
+
+    def switch_plan(self, args, leaves, failed):
+        """A call plan's run failed a guard: the signature's other variants' plans (those
+        made already), most recently used first, on the same leaves; when none holds, the
+        general path, which traces a new variant."""
+        tape = failed.tape
+        for other in tuple(self.variants.get(tape.key, ())):
+            plan = self.plans.get(other)
+            if other is tape or plan is None:
+                continue
+            try:
+                result = plan.run(leaves)
+            except GuardError as e:
+                if e.tape is not other:
+                    raise
+                continue
+            self.plan = plan
+            return result
+        return self.call(args, {}, failed)
 
     def promoted(self, tape):
         # the scalar fast path follows the variant in use

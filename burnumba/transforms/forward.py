@@ -264,12 +264,15 @@ def _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux):
 
     ops = _ops_cache(f, "jvp by ops", n, has_aux, make)
     args = tuple(primals) + tuple(np.asarray(t, dtype=tape.dtype) for t in tangents)
-    otape, osig, _ = ops.tape_for(args, {})
-    state = otape.state()
-    Y = otape.run_forward(osig.diff + osig.data, state)
-    m = Y.size // 2
-    out = (_shaped(tape, tree, Y[:m]) if with_value else None, _shaped(tape, tree, Y[m:]))
-    return out + (otape.aux_values(state),) if has_aux else out
+    otape, osig, argnums = ops.tape_for(args, {})
+
+    def run(otape):                       # the variant whose decisions hold here
+        state = otape.state()
+        Y = otape.run_forward(osig.diff + osig.data, state)
+        m = Y.size // 2
+        out = (_shaped(tape, tree, Y[:m]) if with_value else None, _shaped(tape, tree, Y[m:]))
+        return out + (otape.aux_values(state),) if has_aux else out
+    return ops.guarded(otape, osig, argnums, args, {}, run)
 
 
 def _vjp_by_ops(f, tape, primals, has_aux):
@@ -290,19 +293,24 @@ def _vjp_by_ops(f, tape, primals, has_aux):
     ops = _ops_cache(f, "vjp by ops", n, has_aux, make)
 
     def pull(seed, drawn=None):
-        otape, osig, _ = ops.tape_for(tuple(primals) + (np.asarray(seed, tape.dtype),), {})
-        if drawn is None:
-            return otape.run_forward(osig.diff + osig.data)
-        # f's random draws, in f's order, are the pull-back tape's too: it runs on the
-        # value's numbers (``drawn``), drawing none
-        if [d.shape for d in otape.draws] != [d.shape for d in tape.draws]:
-            raise RandomSourceError(at_user_site(
-                "vjp of a function with a custom derivative rule: its random draws differ "
-                "between two traces, so the pull-back cannot reuse the value's numbers"))
-        state = otape.state()
-        state.write(osig.diff + osig.data, drawn)
-        state.run(layout.MODE_FORWARD)
-        return state.read(otape.out, otape.out_shape)
+        args = tuple(primals) + (np.asarray(seed, tape.dtype),)
+        otape, osig, argnums = ops.tape_for(args, {})
+
+        def run(otape):                   # the variant whose decisions hold here
+            if drawn is None:
+                return otape.run_forward(osig.diff + osig.data)
+            # f's random draws, in f's order, are the pull-back tape's too: it runs on the
+            # value's numbers (``drawn``), drawing none
+            if [d.shape for d in otape.draws] != [d.shape for d in tape.draws]:
+                raise RandomSourceError(at_user_site(
+                    "vjp of a function with a custom derivative rule: its random draws "
+                    "differ between two traces, so the pull-back cannot reuse the value's "
+                    "numbers"))
+            state = otape.state()
+            state.write(osig.diff + osig.data, drawn)
+            state.run(layout.MODE_FORWARD)
+            return state.read(otape.out, otape.out_shape)
+        return ops.guarded(otape, osig, argnums, args, {}, run)
     return pull
 
 
@@ -518,8 +526,9 @@ def linearize(f, *primals, has_aux=False):
         return (value, traced_jvp, aux) if has_aux else (value, traced_jvp)
     leaves = sig.diff + sig.data
     if tape.custom:                 # a user's rule in it: each f_jvp call a jvp by ops
+        tape, value = cache.guarded(tape, sig, cache.argnums, primals, {},
+                                    lambda t: (t, t.run_forward(leaves)))
         tree = cache.trees.get(tape)
-        value = tape.run_forward(leaves)
         value = split(tree, value, copied) if tree is not None else value
         aux = tape.aux_values(tape.state())
 

@@ -39,10 +39,12 @@ import threading
 
 import numpy as np
 
-from .._errors import InputError, NestedTrace, ShapeError, UnsupportedOpError, at_user_site
+from .._errors import (DataError, InputError, NestedTrace, ShapeError, UnsupportedOpError,
+                      at_user_site)
 from ..ir.lanes import lanes_for, widen
 from .. import numpy as bnp
-from .core import _positive, _trace
+from .core import VARIANT_LIMIT, _positive, _trace
+from ..tracing.concrete import holds_rows
 from ..tracing.plan import DATA, DIFF, ArgsMatch
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.randomness import draw_rows
@@ -354,6 +356,9 @@ class _VMapped:
         self.lock = threading.Lock()
         self.pool = None
         self.plan = None                 # the _CallPlan of the last call (its fast path)
+        # per (batched leaves, a sample's signature) of a function with Python decisions:
+        # [(the _Traced of a variant, the _Traced of its decisions' values)], newest first
+        self.variants = {}
 
     def _leaves(self, args):
         """Per argument (itself, its leaves, their structure, each leaf's batch axis or None;
@@ -421,6 +426,113 @@ class _VMapped:
         (the tape grows with the batch; the samples run one after another in it)."""
         return self._sample_by_sample(per_arg, size, bnp.stack)
 
+    def _grouped(self, args, per_arg, size, batched):
+        """A function that makes Python decisions on traced values (its tape has guards):
+        the samples grouped by the branches they take, each group run batched by the tape
+        of its branch (a variant; bn.grad's own variants for ``bn.grad(f)``), so that every
+        sample gets exactly the result a run of its own branch gives. A variant's group is
+        found by running its *decisions* (the traced function with the values Python decided
+        on as its output) over the samples not yet placed and checking them against the
+        variant's guards; the samples left over take the next variant, traced at the first
+        of them when none is known. A sample never gets another sample's branch. Where a
+        wrong branch reports bad data (an index out of range), sample by sample instead."""
+        batched_leaves = frozenset(batched)
+        key = (batched_leaves, Signature(self._sample(per_arg, 0), {}, ()).key)
+        remaining, parts = np.arange(size), []
+        try:
+            with self.lock:
+                known = list(self.variants.get(key, ()))
+            for traced, decisions in known:
+                if not remaining.size:
+                    break
+                remaining = self._group(per_arg, remaining, traced, decisions, parts, False)
+            while remaining.size:
+                pair = self._variant(self._sample(per_arg, int(remaining[0])), batched_leaves)
+                with self.lock:
+                    kept = self.variants.setdefault(key, [])
+                    kept.insert(0, pair)
+                    del kept[VARIANT_LIMIT:]
+                remaining = self._group(per_arg, remaining, *pair, parts, True)
+        except DataError:
+            return self._per_sample(per_arg, size)
+        treedef = parts[0][2]
+        if any(p[2] != treedef for p in parts):
+            raise UnsupportedOpError(at_user_site(
+                "vmap: the function returned outputs of another structure for another "
+                "sample"))
+        outs = []
+        for j in range(len(parts[0][1])):
+            first = np.asarray(parts[0][1][j])
+            out = np.empty((size,) + first.shape[1:], first.dtype)
+            for where, leaves, _ in parts:
+                out[where] = leaves[j]
+            outs.append(np.moveaxis(out, 0, self.out_axes) if self.out_axes else out)
+        return unflatten(treedef, outs)
+
+    def _group(self, per_arg, where, traced, decisions, parts, first):
+        """Run ``traced`` (a variant) on the samples ``where`` whose decisions hold for it
+        (the first one too when ``first``: the variant was traced on it, and keeps the
+        branches numpy took there); append (those samples, the output leaves, the output
+        structure) to ``parts``; return the other samples."""
+        tape = decisions.tape
+        ok = holds_rows(self._run_on(decisions, per_arg, where), tape.guard_kinds,
+                        tape.guard_values)
+        if first:
+            ok[0] = True
+        if ok.any():
+            out = self._run_on(traced, per_arg, where[ok])
+            parts.append((where[ok], *flatten(out)))
+        return where[~ok]
+
+    def _run_on(self, traced, per_arg, where):
+        """``traced`` run batched on the samples ``where`` (its results, samples first)."""
+        args = [a if leaves is None else
+                unflatten(treedef, [x if ax is None else np.take(x, where, axis=ax)
+                                    for x, ax in zip(leaves, leaf_axes)])
+                for a, leaves, treedef, leaf_axes in per_arg]
+        per_arg, size, _ = self._leaves(args)
+        full = self._full(args, traced.mode == layout.MODE_BATCH_GRAD)
+        return _CallPlan(traced, full, per_arg, size, self.threads, 0).run(
+            self, full.diff + full.data)
+
+    def _variant(self, sample, batched_leaves):
+        """(the _Traced of the branch this sample takes, the _Traced of its decisions)."""
+        sig = Signature(sample, {}, ())
+        tr = self.transformed
+        if tr is not None:              # bn.grad's variant for it (traced if it has none)
+            tape, tsig, argnums = tr.tape_for(sample, {})
+            leaves = tsig.diff + tsig.data
+            tape = tr.guarded(tape, tsig, argnums, sample, {},
+                              lambda t: (t, t.run_forward(leaves))[0])
+            traced = self._trace_gradient(sample, batched_leaves, (tape, tsig, argnums))
+        else:
+            traced = self._trace_outputs(sample, batched_leaves, sig)
+        f = tr.f if tr is not None else self.f
+
+        def decisions(*args):
+            f(*args)
+            b = next(x._b for a in args for x in flatten(a)[0] if isinstance(x, Var))
+            return bnp.concatenate([bnp.reshape(Var(b, node, b.shapes[node]), (1,))
+                                    for node in b.guards.node])
+        return traced, self._trace_outputs(sample, batched_leaves, sig, decisions)
+
+    @staticmethod
+    def _sample(per_arg, i):
+        """The arguments of sample ``i``."""
+        return [a if leaves is None else
+                unflatten(treedef, [x if ax is None else
+                                    x[(slice(None),) * (ax % len(x.shape)) + (i,)]
+                                    for x, ax in zip(leaves, leaf_axes)])
+                for a, leaves, treedef, leaf_axes in per_arg]
+
+    def _full(self, args, gradient=True):
+        """The signature of the whole arguments (batched leaves with their batch axis), as
+        a gradient's tape orders them (bn.grad's argnums) unless not ``gradient``."""
+        if self.transformed is None or not gradient:
+            return Signature(args, {}, ())
+        return Signature(args, {}, _positive(self.transformed.argnums, len(args)),
+                         _positive(self.transformed.static, len(args)))
+
     def _per_sample(self, per_arg, size):
         """A function that makes Python decisions on traced values (its tape has guards):
         each sample is a call of ``f`` on its own, so that every sample takes its own
@@ -432,14 +544,7 @@ class _VMapped:
     def _sample_by_sample(self, per_arg, size, stack):
         """``f`` called on each sample in turn, its outputs stacked at out_axes by ``stack``
         (traced values: bnp.stack; numbers: np.stack)."""
-        outs = []
-        for i in range(size):
-            sample = [a if leaves is None else
-                      unflatten(treedef, [x if ax is None else
-                                          x[(slice(None),) * (ax % len(x.shape)) + (i,)]
-                                          for x, ax in zip(leaves, leaf_axes)])
-                      for a, leaves, treedef, leaf_axes in per_arg]
-            outs.append(flatten(self.f(*sample)))
+        outs = [flatten(self.f(*self._sample(per_arg, i))) for i in range(size)]
         treedef = outs[0][1]
         if any(o[1] != treedef for o in outs):
             raise UnsupportedOpError(at_user_site(
@@ -476,11 +581,12 @@ class _VMapped:
         with self.lock:
             return self.traced.setdefault(key, traced)
 
-    def _trace_gradient(self, sample, batched_leaves):
-        """bn.grad / value_and_grad of f: the tape that a call on one sample runs; a result
-        row is the value and the gradients of the differentiated leaves."""
+    def _trace_gradient(self, sample, batched_leaves, found=None):
+        """bn.grad / value_and_grad of f: the tape that a call on one sample runs (or
+        ``found``: (tape, signature, argnums), a variant of it); a result row is the value
+        and the gradients of the differentiated leaves."""
         tr = self.transformed
-        tape, sig, argnums = tr.tape_for(sample, {})
+        tape, sig, argnums = found or tr.tape_for(sample, {})
         n_diff, single, with_value = tape.n_diff, tr.single, tr.with_value
         # each gradient leaf: its columns of a result row, its shape; per differentiated
         # argument (in position order): its structure and its leaves' range
@@ -505,13 +611,14 @@ class _VMapped:
         return _Traced(tape, sig, _slots(sig, batched_leaves), layout.MODE_BATCH_GRAD,
                        1 + tape.n_diff_elems, unpack)
 
-    def _trace_outputs(self, sample, batched_leaves, sig):
-        """Any f: traced with its output leaves packed into one flat node (``sig``: the
-        sample's signature, which ``_trace`` made)."""
+    def _trace_outputs(self, sample, batched_leaves, sig, f=None):
+        """Any f (``self.f``, or ``f``): traced with its output leaves packed into one flat
+        node (``sig``: the sample's signature, which ``_trace`` made)."""
         info = {}
+        f = f or self.f
 
         def packed(*args):
-            leaves, treedef = flatten(self.f(*args))
+            leaves, treedef = flatten(f(*args))
             b = next((x._b for x in leaves if isinstance(x, Var)), None)
             if b is None:
                 raise UnsupportedOpError(at_user_site(
@@ -580,10 +687,11 @@ class _VMapped:
         if traced is None:
             return self._unrolled(per_arg, size)
         if traced.tape.guards is not None:
-            return self._per_sample(per_arg, size)
-        full = (Signature(args, {}, _positive(self.transformed.argnums, len(args)),
-                          _positive(self.transformed.static, len(args)))
-                if self.transformed is not None else Signature(args, {}, ()))
+            if traced.tape.draws or traced.tape.custom:
+                # draws in a Python loop's order; a user's rule: as its own calls do
+                return self._per_sample(per_arg, size)
+            return self._grouped(args, per_arg, size, batched)
+        full = self._full(args, traced.mode == layout.MODE_BATCH_GRAD)
         plan = _CallPlan(traced, full, per_arg, size, self.threads, self.out_axes)
         self.plan = plan
         return plan.run(self, full.diff + full.data)
