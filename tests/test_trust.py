@@ -112,6 +112,10 @@ def test_squeeze_and_astype_on_traced_arrays():
     assert out.dtype == np.float32 and out.tolist() == [[3.0, 3.0]]
     with pytest.warns(bn.PrecisionWarning, match="float32"):
         bn.grad(lambda x: np.sum(x.astype(np.float32)))(np.ones(3))
+    # astype(int) is trunc with no gradient (an index computed from traced values, #30)
+    np.testing.assert_array_equal(bn.grad(lambda x: np.sum(x.astype(int)))(np.ones(3)), 0.0)
     with pytest.raises(bn.UnsupportedOpError, match="not be differentiable"):
-        bn.grad(lambda x: np.sum(x.astype(int)))(np.ones(3))
+        bn.grad(lambda x: np.sum(x.astype(bool)))(np.ones(3))
+    with pytest.raises(bn.UnsupportedOpError, match="complex"):
+        bn.grad(lambda x: np.sum(x.astype(complex)))(np.ones(3))
     assert not hasattr(bn.trace(lambda x: x, np.ones(2)).shapes, "nope")
