@@ -17,7 +17,8 @@ def test_c_interpreter_and_burnumba_agree_on_random_scalar_graphs(seed, monkeypa
     if c_fn is None:
         pytest.skip(why)
     graph = report_interp.random_graph
-    monkeypatch.setattr(report_interp, "random_graph", lambda ops: graph(ops, seed=seed))
+    monkeypatch.setattr(report_interp, "random_graph",
+                        lambda ops, **kw: graph(ops, seed=seed, **kw))
     row = report_interp.measure(400, calls=2, repeats=1, c_fn=c_fn)
     assert row["nodes"] > 400 and row["c_max_grad_diff"] <= 1e-12
 
