@@ -1,5 +1,6 @@
 """``burnumba.scipy.linalg``: scipy.linalg's solve_triangular, cho_factor / cho_solve and expm
-on traced values, built from the solve, cholesky and matmul rows.
+on traced values, built from the solve, cholesky and matmul rows; inv, det, solve, cholesky,
+eigh, eigvalsh, svd, svdvals, norm and block_diag with scipy's conventions (``_dense.py``).
 
 A triangular system goes through the general solve row (LU with partial pivoting of a
 triangular matrix: backward stable, as the triangular substitution); only the triangle
@@ -15,8 +16,11 @@ from ..numpy import elementwise as ew
 from ..numpy import linalg as _la
 from ..numpy import products, reductions as red, shapes
 from ..numpy._common import _builder
+from . import _dense
+from ._dense import (block_diag, cholesky, det, eigh, eigvalsh, inv, mirrored, norm, solve,
+                     svd, svdvals)
 
-__all__ = ["solve_triangular", "cho_factor", "cho_solve", "expm"]
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "expm", *_dense.__all__]
 
 
 def _scipy(name):
@@ -56,14 +60,6 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     if t:
         A = shapes.swapaxes(A, -1, -2)
     return _la.solve(A, b)
-
-
-def mirrored(a, lower):
-    """The symmetric matrix of a's lower (or upper) triangle: the one a Cholesky or eigh of
-    scipy's reads, so that the gradient lands in that triangle alone, as scipy's does."""
-    if lower:
-        return shapes.tril(a) + shapes.swapaxes(shapes.tril(a, -1), -1, -2)
-    return shapes.triu(a) + shapes.swapaxes(shapes.triu(a, 1), -1, -2)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
