@@ -17,8 +17,8 @@ from ..numpy import linalg as _la
 from ..numpy import products, reductions as red, shapes
 from ..numpy._common import _builder
 from . import _dense
-from ._dense import (block_diag, cholesky, det, eigh, eigvalsh, inv, mirrored, norm, solve,
-                     svd, svdvals)
+from ._dense import (block_diag, cholesky, det, eigh, eigvalsh, inv, mirrored,  # noqa: F401
+                     norm, solve, svd, svdvals)
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "expm", *_dense.__all__]
 
@@ -111,8 +111,8 @@ def expm(A):
         raise UnsupportedOpError(at_user_site(
             f"expm of a traced value needs one square matrix (n, n), got shape {shape}"))
     n = shape[0]
-    norm = red.max(red.sum(ew.absolute(A), axis=0))
-    s = ew.maximum(ew.ceil(ew.log2(norm / _THETA13)), 0.0)
+    norm1 = red.max(red.sum(ew.absolute(A), axis=0))
+    s = ew.maximum(ew.ceil(ew.log2(norm1 / _THETA13)), 0.0)
     s = ew.stop_gradient(ew.where(ew.isfinite(s), s, 0.0))
     X = A * ew.exp2(-s)
     eye = np.eye(n)
