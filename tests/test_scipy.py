@@ -299,9 +299,9 @@ def test_every_public_function_has_a_case():
         assert any(c.startswith(dist + ".") for c in CASES), dist
 
 
-# tested by the op-table tests (their own rows) or by a test below
+# tested by the op-table tests (their own rows), by a test below, or in test_scipy_dense.py
 _ELSEWHERE = {"psi", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
-              "cho_factor"}
+              "cho_factor", *linalg._dense.__all__}
 
 
 # -- the special rows' scalar code against scipy, over the domain -------------------------
