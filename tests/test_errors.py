@@ -72,17 +72,16 @@ def test_inplace_assignment():
 
 
 def test_assigning_a_traced_value_into_a_numpy_array():
-    """numpy asks float(x) and, the array's element being a sequence type, raises its own
-    ValueError; burnumba's error, naming the fix, is its cause."""
+    """numpy asks float(x) and, a traced scalar having __getitem__, replaces the error by its
+    own ValueError ("setting an array element with a sequence"); the trace raises burnumba's,
+    naming the fix and the line, in its place."""
     def f(x):
         buf = np.zeros(2)
         buf[0] = x
         return np.sum(buf)
-    with pytest.raises((bn.InplaceError, ValueError)) as e:
+    with pytest.raises(bn.InplaceError, match="np.zeros_like") as e:
         bn.grad(f)(0.5)
-    err = e.value if isinstance(e.value, bn.InplaceError) else e.value.__cause__
-    assert isinstance(err, bn.InplaceError) and "np.zeros_like" in str(err)
-    assert "buf[0] = x" in str(err)
+    assert "buf[0] = x" in str(e.value)
 
 
 def test_integer_and_complex_inputs():

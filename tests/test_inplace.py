@@ -419,10 +419,8 @@ def test_writing_a_traced_scalar_into_a_numpy_array_names_the_fix():
         out = np.zeros(3)
         out[0] = x[0]               # numpy asks float(x[0]): refused, the cause names the fix
         return np.sum(out)
-    with pytest.raises((bn.InplaceError, ValueError)) as e:
+    with pytest.raises(bn.InplaceError, match="np.zeros_like"):   # not numpy's ValueError
         bn.grad(f)(np.ones(3))
-    err = e.value if isinstance(e.value, bn.InplaceError) else e.value.__cause__
-    assert isinstance(err, bn.InplaceError) and "np.zeros_like" in str(err)
 
 
 # -- autograd: the functional rewrites agree --------------------------------------------------

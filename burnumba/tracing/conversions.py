@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .._errors import PrecisionWarning, UnsupportedOpError, at_user_site
+from .._errors import InplaceError, PrecisionWarning, UnsupportedOpError, at_user_site
 from .concrete import EXACT, Evaluator
 from .integers import integer_data
 
@@ -18,6 +18,16 @@ INTO_NUMPY = (
     "traceable: make out a traced array, out = np.zeros_like(x) or np.zeros(shape, like=x) "
     "(x any traced value), then write into it; or build the result with np.stack / "
     "np.array(list)")
+
+
+def store_refused(b):
+    """The error for ``out[i] = v`` with out a numpy array and v a traced scalar. numpy
+    replaces any exception that ``__float__`` raises for an object with ``__getitem__`` (a
+    traced scalar has it: ``s[None]``) by its own "setting an array element with a
+    sequence", so the builder keeps ours and the trace raises it instead (transforms/core.py:
+    ``_traced``)."""
+    b.store_error = InplaceError(at_user_site(INTO_NUMPY))
+    return b.store_error
 
 
 def storing_into_numpy():

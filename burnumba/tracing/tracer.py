@@ -15,7 +15,7 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
 from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
-                          guarded_index, guarded_index_ok, storing_into_numpy,
+                          guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
                           user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
@@ -635,13 +635,13 @@ class Var:
 
     def __float__(self):
         if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
-            raise InplaceError(at_user_site(INTO_NUMPY))
+            raise store_refused(self._b)
         self._cut_check("float()")
         return float(self._b.concrete(self, EXACT, "float()"))
 
     def __int__(self):
         if storing_into_numpy():             # out[i] = v into an integer numpy array
-            raise InplaceError(at_user_site(INTO_NUMPY))
+            raise store_refused(self._b)
         # an integer is piecewise constant: its derivative is zero where it is defined
         return int(self._b.concrete(self, INTEGER, "int()"))
 

@@ -130,6 +130,12 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         if nested.builder is b and getattr(nested, "other", None) is not None:
             raise NestedTrace(nested.other) from None
         raise
+    except ValueError:
+        # numpy's "setting an array element with a sequence" in place of the InplaceError a
+        # traced scalar raised for out[i] = v into a numpy array (conversions.store_refused)
+        if getattr(b, "store_error", None) is not None:
+            raise b.store_error from None
+        raise
     if has_aux:
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise OutputError(
