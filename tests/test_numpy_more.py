@@ -89,7 +89,7 @@ def test_every_numpy_ufunc_is_traced_or_refused_by_name():
               "asinh", "atanh", "pow", "isnan", "isinf", "isfinite", "signbit", "logical_and",
               "logical_or", "logical_xor", "logical_not", "modf", "divmod", "frexp",
               "floor_divide", "ldexp"]
-    missing = [n for n in listed if not hasattr(bnp, n)]
+    missing = [n for n in listed if n not in vars(bnp)]   # burnumba's own, not numpy's
     assert not missing
     assert bnp.acos is bnp.arccos and bnp.atanh is bnp.arctanh and bnp.pow is bnp.power
     for name in listed:

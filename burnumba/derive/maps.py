@@ -29,8 +29,8 @@ _NUMPY_NAME = {"fabs": "absolute", "asin": "arcsin", "acos": "arccos", "atan": "
 
 
 def _math():
-    out = {m: getattr(bnp, _NUMPY_NAME.get(m, m)) for m in rules.MATH
-           if hasattr(bnp, _NUMPY_NAME.get(m, m))}
+    own = vars(bnp)        # burnumba's own functions (numpy's other names are numpy's)
+    out = {m: own[_NUMPY_NAME.get(m, m)] for m in rules.MATH if _NUMPY_NAME.get(m, m) in own}
     out["erfc"] = _erfc
     # the special functions (kernels.rules.SPECIAL): their rows, through burnumba.scipy
     out.update(lgamma=bsp.gammaln, erfinv=bsp.erfinv, ndtri=bsp.ndtri, log_ndtr=bsp.log_ndtr,

@@ -93,3 +93,9 @@ from .._errors import (InplaceError, ShapeError, TracerBoolError,  # noqa: E402,
                        UnsupportedOpError, at_user_site)
 from ..kernels import ROWS  # noqa: E402,F401
 from ..tracing.tracer import Var, cast_check, is_mask, normalize_axis, tiles  # noqa: E402,F401
+
+# numpy's names this package does not define (np.pi, np.newaxis, np.random, np.unique, ...)
+from ._common import namesake  # noqa: E402
+
+__getattr__ = namesake(__name__, "numpy")
+del namesake

@@ -1,5 +1,7 @@
 """What every area of ``burnumba.numpy`` uses: the trace among a function's arguments, and
 numpy's argument conventions (``out=``, ``dtype=``, an argument not given)."""
+import importlib
+
 import numpy as np
 
 from .._errors import InplaceError, at_user_site
@@ -7,6 +9,23 @@ from ..tracing.tracer import Var, cast_check
 
 
 _NOVALUE = object()        # an argument not given (numpy's own default then applies)
+
+
+def namesake(module, target):
+    """A module ``__getattr__`` that hands out ``target``'s own object for a public name the
+    module does not define, so that ``import burnumba.numpy as np`` (or a burnumba.scipy
+    module) can replace ``import numpy as np`` or ``autograd.numpy`` in a whole program:
+    np.pi, np.float64, np.random, np.unique are numpy's. A numpy or scipy function given a
+    traced value comes back to burnumba through ``__array_function__`` / ``__array_ufunc__`` /
+    ``__array__``, so one burnumba cannot trace raises the error that names it and the fix."""
+    def __getattr__(name):
+        if not name.startswith("_"):
+            try:
+                return getattr(importlib.import_module(target), name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"module {module!r} has no attribute {name!r} (nor has {target})")
+    return __getattr__
 
 
 def _builder(*xs):

@@ -50,6 +50,7 @@ from ..kernels import BY_NAME
 from ..tracing.dispatch import implements
 from ..tracing.tracer import Var
 from .elementwise import absolute, exp, sqrt, where
+from ._common import namesake
 from .shapes import broadcast_to, concatenate, flip, reshape, swapaxes, transpose
 from .reductions import max as _max, min as _min, sum as _sum
 
@@ -461,3 +462,5 @@ def svdvals(x, /):
 
 __all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
            "vector_norm", "matrix_norm", "svdvals"]
+
+__getattr__ = namesake(__name__, "numpy.linalg")    # qr, lstsq, pinv, ...: numpy's own

@@ -21,7 +21,7 @@ rtol / atol are refused, because a fixed step does not meet them: pass ``substep
 """
 from .._errors import InputError, UnsupportedOpError, at_user_site
 from ..numpy import shapes
-from ..numpy._common import _builder
+from ..numpy._common import _builder, namesake
 
 __all__ = ["odeint", "solve_ivp"]
 
@@ -155,3 +155,5 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         cols.append(y)
     return OdeResult(t=ts, y=shapes.stack(cols, axis=1), status=0, success=True,
                      message="fixed-step RK4 (burnumba.scipy.integrate)", nfev=4 * n * len(cols))
+
+__getattr__ = namesake(__name__, "scipy.integrate")    # what burnumba does not define: scipy's own

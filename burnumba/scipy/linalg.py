@@ -15,7 +15,7 @@ from .._errors import InputError, UnsupportedOpError, at_user_site
 from ..numpy import elementwise as ew
 from ..numpy import linalg as _la
 from ..numpy import products, reductions as red, shapes
-from ..numpy._common import _builder
+from ..numpy._common import _builder, namesake
 from . import _dense
 from ._dense import (block_diag, cholesky, det, eigh, eigvalsh, inv, mirrored,  # noqa: F401
                      norm, solve, svd, svdvals)
@@ -128,3 +128,5 @@ def expm(A):
     for j in range(_MAX_SQUARINGS):
         R = ew.where(ew.less(float(j), s), products.matmul(R, R), R)
     return R
+
+__getattr__ = namesake(__name__, "scipy.linalg")    # what burnumba does not define: scipy's own

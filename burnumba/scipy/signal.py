@@ -12,7 +12,7 @@ import numpy as np
 
 from .._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
 from ..numpy import indexing, products, shapes
-from ..numpy._common import _builder
+from ..numpy._common import _builder, namesake
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
 
@@ -204,3 +204,5 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
                                       fillvalue=fillvalue)
     _two_d("correlate2d", in1, in2, boundary, fillvalue)
     return correlate(in1, in2, mode=mode)
+
+__getattr__ = namesake(__name__, "scipy.signal")    # what burnumba does not define: scipy's own

@@ -21,7 +21,7 @@ from ..numpy import functional as _functional
 from ..numpy import elementwise as _ew
 from ..numpy import reductions as _red
 from ..numpy import shapes as _shapes
-from ..numpy._common import _builder
+from ..numpy._common import _builder, namesake
 from ..tracing.dispatch import implements_scipy_ufunc
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "beta",
@@ -351,3 +351,5 @@ def log_softmax(x, axis=None):
     if not _traced(x):
         return _scipy("log_softmax")(x, axis=axis)
     return _softmax_axis("log_softmax", x, axis)
+
+__getattr__ = namesake(__name__, "scipy.special")    # what burnumba does not define: scipy's own
