@@ -48,3 +48,13 @@ def test_a_name_neither_has_is_an_attribute_error():
     with pytest.raises(AttributeError, match="'burnumba.numpy' has no attribute 'nonsense'"):
         np.nonsense
     assert not hasattr(np, "_private") and not hasattr(S, "__wrapped__")
+
+
+def test_burnumba_numpy_random_is_numpys_and_draws_stay_fresh():
+    import burnumba.numpy.random as npr
+    assert npr.RandomState is numpy.random.RandomState and npr.randn is numpy.random.randn
+    rs = npr.RandomState(0)
+    g = bn.grad(lambda w: np.sum(w * rs.randn(3)))   # autograd's black-box SVI style
+    first, second = g(numpy.ones(3)), g(numpy.ones(3))
+    want = numpy.random.RandomState(0)
+    assert first.tolist() == want.randn(3).tolist() and second.tolist() == want.randn(3).tolist()
