@@ -545,3 +545,19 @@ def test_no_state_of_its_own_numpy_wrapped_once_places_restored():
     ref = np.random.default_rng(99)
     gen.bit_generator.state = np.random.default_rng(99).bit_generator.state
     np.testing.assert_array_equal(grads["early"](X), ref.normal(size=3))
+
+
+def test_a_module_imported_inside_the_trace_draws_its_own_numbers(tmp_path, monkeypatch):
+    """scipy.stats makes a generator at its first import: a module imported by the traced
+    function runs its top-level draws as numpy does; the function's own draws stay fresh."""
+    (tmp_path / "draws_at_import.py").write_text(
+        "import numpy as np\nRNG = np.random.default_rng()\nNOISE = np.random.rand(2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def f(w):
+        import draws_at_import
+        return np.sum(w * np.random.rand(3)) + 0.0 * draws_at_import.NOISE[0]
+    g = bn.grad(f)
+    np.random.seed(3)
+    first, second = g(np.ones(3)), g(np.ones(3))
+    assert first.tolist() != second.tolist()

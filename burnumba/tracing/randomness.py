@@ -46,6 +46,7 @@ import copy
 import functools
 import inspect
 import random as stdlib_random
+import sys
 import threading
 import types
 
@@ -124,6 +125,19 @@ def current():
     return stack[-1] if stack else None
 
 
+def _importing(rec):
+    """Whether a draw during the trace ``rec`` comes from a module being imported by the
+    traced function (scipy.stats makes a generator at its first import): that module's own
+    state, not the function's draw, so numpy's call. Only the frames above the trace's own
+    entry are looked at, so a trace started by a module's top-level code still records."""
+    frame = sys._getframe(2)
+    while frame is not None and frame is not rec.entry:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class Draw:
     """One recipe: ``getattr(source.get(), method)(*args, **kwargs)`` written into the
     values ``start .. start + size`` of a run (shape ``shape``)."""
@@ -179,6 +193,7 @@ class Recorder:
     def __init__(self):
         self.builder = None
         self.draws = []
+        self.entry = None                  # the trace's entry frame (_importing)
 
     def record(self, source, method, args, kwargs):
         """The traced value of ``source.method(*args, **kwargs)``: a data input node."""
@@ -286,7 +301,7 @@ def _wrapper(source, method, original):
     @functools.wraps(original)
     def draw(*args, **kwargs):
         stack = local.stack
-        if not stack:                      # a thread that is not tracing: numpy's call
+        if not stack or _importing(stack[-1]):    # not tracing, or a module's import
             return original(*args, **kwargs)
         return stack[-1].record(source, method, args, kwargs)
     draw._burnumba_original = original
@@ -302,7 +317,8 @@ def _unseeded_guard(default_rng):
 
     @functools.wraps(original)
     def default_rng(seed=None):
-        if seed is None and current() is not None:
+        rec = current()
+        if seed is None and rec is not None and not _importing(rec):
             raise RandomSourceError(at_user_site(
                 "np.random.default_rng() without a seed inside a traced function: it would "
                 "give new numbers on every call, which a tape cannot replay. Make the "
@@ -619,6 +635,7 @@ def _attempt(f, args, kwargs, run):
             installed.append((get, set_, value, _install(get, set_, value, make, rec), label))
         traced_args = _proxied(args, "an argument")
         traced_kwargs = {k: _proxied(v, f"keyword argument {k!r}") for k, v in kwargs.items()}
+        rec.entry = sys._getframe()
         stack.append(rec)
         try:
             result = run(rec, traced_args, traced_kwargs)
