@@ -18,6 +18,7 @@ The functions live by area, one module each, and each imports only the modules b
     statistics    sort, median, quantile, percentile, average, cov, corrcoef, correlate
     linalg        numpy.linalg (bnp.linalg)
     functional    softmax, log_softmax, cross_entropy, layer_norm, gelu (no numpy twins)
+    random        numpy.random itself (burnumba.numpy.random, autograd's npr import)
 
 This module only gathers their public names; no module of this package imports it.
 """
