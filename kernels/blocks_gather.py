@@ -8,7 +8,7 @@ import math
 import numpy
 
 from .layout import ERR_INDEX  # the block rules' error codes
-from .row import Op, Traced, _always_fits
+from .row import OnTrace, Op, Traced, _always_fits
 from .rules import template
 
 
@@ -325,6 +325,119 @@ def _where_tangent(np, cond, a, b, y, tcond, ta, tb, c):
     return np.broadcast_to(out, y.shape)
 
 
+# -- gather, scatter, take and take_add as traced ops (``OnTrace``): their rules read arena
+# positions, and take's and take_add's are each other's rows, which have no numpy name. ``t``
+# is the trace (burnumba/derive/traced.py: Trace), ``np`` burnumba.numpy. scatter, take and
+# take_add append a node of their row (the tests make the adjoint rows so).
+def scatter(t, a, positions, shape):
+    """zeros(shape) with a's elements added at the flat ``positions`` (gather's adjoint)."""
+    return t.append("scatter", shape, a, params=numpy.asarray(positions).reshape(-1))
+
+
+def take(t, table, idx):
+    """table[idx] for the integer node idx of the trace (the take row, whose index data was
+    checked when the trace first met it)."""
+    width = math.prod(table.shape[1:])
+    shape = tuple(idx.shape) + tuple(table.shape[1:])
+    return t.append("take", shape, table, idx, params=[table.shape[0], width])
+
+
+def take_add(t, a, idx, nrows):
+    """zeros((nrows,) + a.shape[1:]) with a's rows added at rows ``idx`` (take's adjoint);
+    ``idx`` is integer data of the trace."""
+    width = math.prod(a.shape[1:])
+    shape = (int(nrows),) + tuple(a.shape[1:])
+    return t.append("take_add", shape, a, idx, params=[int(nrows), width])
+
+
+def _take_vjp(np, t, i, g, need=None):
+    nrows, width = t.params(i)[:2]
+    k = math.prod(t.shapes[t.a1[i]])
+    gt = take_add(t, np.reshape(g, (k, width)), t.var(t.a1[i]), nrows)
+    return [(t.a0[i], np.reshape(gt, t.shapes[t.a0[i]]))]
+
+
+def _take_tangent(np, t, i, tangent):
+    nrows, width = t.params(i)[:2]
+    ta = np.reshape(tangent(t.a0[i]), (nrows, width))
+    return np.reshape(take(t, ta, t.var(t.a1[i])), t.shapes[i])
+
+
+def _take_add_vjp(np, t, i, g, need=None):
+    nrows, width = t.params(i)[:2]
+    gg = take(t, np.reshape(g, (nrows, width)), t.var(t.a1[i]))
+    return [(t.a0[i], np.reshape(gg, t.shapes[t.a0[i]]))]
+
+
+def _take_add_tangent(np, t, i, tangent):
+    nrows, width = t.params(i)[:2]
+    k = math.prod(t.shapes[t.a1[i]])
+    ta = np.reshape(tangent(t.a0[i]), (k, width))
+    return np.reshape(take_add(t, ta, t.var(t.a1[i]), nrows), t.shapes[i])
+
+
+def _gathered_from(t, i):
+    """Gather node i's positions, the node each falls in, and the nodes' offsets."""
+    size = math.prod(t.shapes[i])
+    positions = numpy.asarray(t.params(i)[:size])
+    return positions, t.sources(positions), t.offsets()
+
+
+def _gather_vjp(np, t, i, g, need=None):
+    """Each source node gets the cotangent elements of the positions it owns, scattered."""
+    positions, owner, off = _gathered_from(t, i)
+    gpos = g.positions().reshape(-1)
+    out = []
+    for s in numpy.unique(owner):
+        js = numpy.flatnonzero(owner == s)
+        part = t.gather([g], gpos[js], (len(js),))
+        out.append((int(s), scatter(t, part, positions[js] - off[s], t.shapes[s])))
+    return out
+
+
+def _gather_tangent(np, t, i, tangent):
+    """The gather of the sources' tangents (a zero constant for a source without one)."""
+    positions, owner, off = _gathered_from(t, i)
+    picked = numpy.empty(len(positions), dtype=numpy.int64)
+    used = []
+    for s in numpy.unique(owner):
+        ts = tangent(int(s))
+        if ts is None:
+            ts = t.const(numpy.zeros(t.shapes[s])) if t.shapes[s] else t.const(0.0)
+        used.append(ts)
+        js = numpy.flatnonzero(owner == s)
+        picked[js] = ts.positions().reshape(-1)[positions[js] - off[s]]
+    return t.gather(used, picked, t.shapes[i])
+
+
+def _gather_batched(np, t, i, tangent, B, identity=()):
+    """One gather of the sources' batched tangents: direction k's element j is read from
+    row k of its source's tangent."""
+    positions, owner, off = _gathered_from(t, i)
+    picked = numpy.empty((B, len(positions)), dtype=numpy.int64)
+    used = []
+    for s in numpy.unique(owner):
+        ts = tangent(int(s))
+        if ts is None:
+            ts = t.const(numpy.zeros((B,) + t.shapes[s]))
+        used.append(ts)
+        js = numpy.flatnonzero(owner == s)
+        rows = ts.positions().reshape(B, -1)
+        picked[:, js] = rows[:, positions[js] - off[s]]
+    return t.gather(used, picked.reshape(-1), (B,) + t.shapes[i])
+
+
+def _scatter_vjp(np, t, i, g, need=None):
+    n = math.prod(t.shapes[t.a0[i]])
+    positions = numpy.asarray(t.params(i)[:n])
+    return [(t.a0[i], t.gather([g], g.positions().reshape(-1)[positions], t.shapes[t.a0[i]]))]
+
+
+def _scatter_tangent(np, t, i, tangent):
+    n = math.prod(t.shapes[t.a0[i]])
+    return scatter(t, tangent(t.a0[i]), numpy.asarray(t.params(i)[:n]), t.shapes[i])
+
+
 # -- the tape-file check of each row here whose operands no layout kind describes
 # (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
 # run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
@@ -395,22 +508,25 @@ ROWS = (
     # gradient is never read, so adding into them is harmless.
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
        fwd=_gather_fwd, bwd=_gather_bwd,
-       jvp=_gather_jvp, inline=True, tangent_reads="", check=_gather_check),
+       jvp=_gather_jvp, inline=True, tangent_reads="", check=_gather_check,
+       on_trace=OnTrace(_gather_vjp, _gather_tangent, _gather_batched), appends=("scatter",)),
     # take rows: y[k, :] = a[idx[k], :] for a table a0 of P[p] rows of P[p+1] elements and
     # indices read at run time from the node a1 (data: new indices do not retrace).
     # Negative indices count from the end, as numpy; anything else outside raises.
     Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
        fwd=_take_fwd, bwd=_take_bwd,
-       jvp=_take_jvp, check=_take_check(False)),
+       jvp=_take_jvp, check=_take_check(False),
+       on_trace=OnTrace(_take_vjp, _take_tangent), appends=("take_add",)),
     # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
     # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
     Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
        fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp, tangent_reads="",
-       check=_scatter_check),
+       check=_scatter_check, on_trace=OnTrace(_scatter_vjp, _scatter_tangent)),
     # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
     # take); idx is the integer node a1, negative indices count from the end
     Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
-       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp, check=_take_check(True)),
+       fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp, check=_take_check(True),
+       on_trace=OnTrace(_take_add_vjp, _take_add_tangent), appends=("take",)),
     Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
        fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),
 )

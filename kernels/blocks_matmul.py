@@ -3,7 +3,9 @@ ones) and its lanes form for bn.vmap's wide tapes.
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
-from .row import Op, Traced
+import numpy
+
+from .row import OnTrace, Op, Traced
 from .rules import template
 from .templates import _eight_sums, _four_sums
 
@@ -405,7 +407,7 @@ def _matmul_lanes_bwd(i, oy, p, c, P, off, a0, a1, need, val, grad, scratch, bla
 # -- the shape rule (layout "matrices") and the rules in numpy's names (``Traced``): A is
 # (nb or 1, M, K), B (nb or 1, K, N) (an operand with stride flag 0 is one matrix that every
 # product reuses), Y and G (nb, M, N). The product's reference and its derivative as traced
-# ops (its batched rule, which reads how the trace holds its operands, is derive/batched.py's).
+# ops (its batched rule, which reads how the trace holds its operands, is an ``OnTrace``).
 def _matmul_shapes(nb, M, K, N, sa, sb):
     if min(nb, M, K, N) < 0 or sa not in (0, 1) or sb not in (0, 1):
         return None
@@ -439,6 +441,52 @@ def _matmul_tangent(np, A, B, Y, tA, tB, c):
     return out
 
 
+# -- the batched rule on the trace (``OnTrace``): it reads how the trace holds the operands
+# (which tangents are unit vectors, which matrix is a transposed view). ``t`` is the trace
+# (burnumba/derive/traced.py: Trace), ``np`` burnumba.numpy.
+def _transposed(np, t, v):
+    """The matrix v transposed, as a view. Where v is a gather node made from a view (the
+    x^T of a backward), the view reads that gather's own sources: (x^T)^T is x, no copy."""
+    through = t.viewed(v)
+    if through is None:
+        return np.transpose(v, (1, 0))
+    pos = numpy.asarray(through).reshape(v.shape).T
+    srcs = [t.var(int(s)) for s in numpy.unique(t.sources(pos.reshape(-1)))]
+    return t.gather(srcs, pos, pos.shape)
+
+
+def _matmul_batched(np, t, i, tangent, B, identity=()):
+    """tY = tA @ B + A @ tB for B directions. With one left matrix, A @ tB is computed as
+    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product."""
+    (shape_a, shape_b), _, _ = t.node_shapes(i)
+    A, Bm = np.reshape(t.var(t.a0[i]), shape_a), np.reshape(t.var(t.a1[i]), shape_b)
+    M, K, N = t.params(i)[1:4]
+    ta, tb = tangent(t.a0[i]), tangent(t.a1[i])
+    out = None
+    if ta is not None:
+        out = np.matmul(np.reshape(ta, (B,) + A.shape), Bm)
+    if tb is not None:
+        tb4 = np.reshape(tb, (B,) + Bm.shape)
+        if t.a1[i] in identity and A.shape[0] == 1 and Bm.shape == (1, K, 1) and B == K:
+            # the directions are the unit vectors: A @ e_k is A's column k, so the product
+            # is A transposed (the Jacobian of X @ w with respect to w, not a K-fold product)
+            # (shaped as the other term, (B, 1, M, 1), so that the two add elementwise)
+            term = np.reshape(np.transpose(np.reshape(A, (M, K)), (1, 0)), (K, 1, M, 1))
+        elif A.shape[0] == 1 and N == 1 and Bm.shape[0] == 1:
+            # A @ t_k for every direction k, as rows: T (B, K) @ A^T, one product (A is
+            # often x^T from the backward of x @ w: then A^T is x itself, no transpose)
+            At = _transposed(np, t, np.reshape(A, (M, K)))
+            term = np.reshape(np.matmul(np.reshape(tb4, (B, K)), At), (B, 1, M, 1))
+        elif A.shape[0] == 1:
+            T = np.reshape(np.transpose(tb4, (2, 0, 1, 3)), (K, B * Bm.shape[0] * N))
+            Y = np.matmul(np.reshape(A, (M, K)), T)                # (M, B * nbB * N)
+            term = np.transpose(np.reshape(Y, (M, B, Bm.shape[0], N)), (1, 2, 0, 3))
+        else:
+            term = np.matmul(A, tb4)
+        out = term if out is None else out + term
+    return out
+
+
 ROWS = (
     # batched matmul: nb products Y_b = A_b @ B_b of (M, K) @ (K, N), P[p:p+6] = nb, M, K,
     # N, sa, sb; sa / sb = 0 reuse one operand for every b. Products of up to 512
@@ -448,7 +496,8 @@ ROWS = (
     # (beta = 1), reading the transposes where they lie.
     Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
        jvp=_matmul_jvp, tangent_reads="cross", layout="matrices", shapes=_matmul_shapes,
-       traced=Traced(_matmul_value, _matmul_vjp, _matmul_tangent)),
+       traced=Traced(_matmul_value, _matmul_vjp, _matmul_tangent),
+       on_trace=OnTrace(batched=_matmul_batched)),
     # the lanes form (bn.vmap's wide tapes; see _matmul_lanes_fwd). Its tests are vmap's:
     # every sample's bits against a loop.
     Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "

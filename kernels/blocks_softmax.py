@@ -9,7 +9,7 @@ from ._prims import exp as vexp  # rules.BLOCK_MATH (compiled: kernels/_native)
 from .layout import ERR_TARGET  # the block rules' error codes
 import numpy
 
-from .row import Op, Traced
+from .row import OnTrace, Op, Traced
 from .rules import template
 from .templates import _axis, _dot4, _max4, _max_along, _sum4
 
@@ -546,6 +546,29 @@ def _layer_norm_tangent(np, a, y, t, c):
                  - y * np.mean(t * y, axis=1, keepdims=True))
 
 
+# -- cross_entropy as traced ops (``OnTrace``: its rules append the softmax row, which numpy
+# has no name for): c * g * (softmax(logits) - onehot(targets)). ``t`` is the trace
+# (burnumba/derive/traced.py: Trace), ``np`` burnumba.numpy.
+def _ce_parts(np, t, i):
+    """softmax(logits) - onehot(targets), as (rows, classes)."""
+    rows, ncls = t.params(i)[:2]
+    logits = np.reshape(t.var(t.a0[i]), (rows, ncls))
+    targets = np.reshape(t.var(t.a1[i]), (rows, 1))
+    onehot = np.equal(targets, numpy.arange(ncls, dtype=float))
+    return t.axis("softmax", logits) - onehot
+
+
+def _cross_entropy_vjp(np, t, i, g, need=None):
+    d = _ce_parts(np, t, i)
+    return [(t.a0[i], np.reshape(float(t.imm[i]) * g * d, t.shapes[t.a0[i]]))]
+
+
+def _cross_entropy_tangent(np, t, i, tangent):
+    rows, ncls = t.params(i)[:2]
+    ta = np.reshape(tangent(t.a0[i]), (rows, ncls))
+    return float(t.imm[i]) * np.sum(_ce_parts(np, t, i) * ta)
+
+
 # -- the tape-file check of each row here whose operands no layout kind describes
 # (``Op.check``, which burnumba/ir/tapefile.py runs on every node of a file before it can
 # run): ``t`` is its checker (node, none, params, ids, tiles, want; size, off, P, pp).
@@ -598,5 +621,6 @@ ROWS = (
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
     Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]",
        fwd=_cross_entropy_fwd, bwd=_cross_entropy_bwd,
-       jvp=_cross_entropy_jvp, check=_cross_entropy_check),
+       jvp=_cross_entropy_jvp, check=_cross_entropy_check,
+       on_trace=OnTrace(_cross_entropy_vjp, _cross_entropy_tangent), appends=("softmax",)),
 )

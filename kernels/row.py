@@ -24,6 +24,25 @@ class Traced(NamedTuple):
     imm: Tuple[float, ...] = (0.0,)      # the immediates c the table-driven tests try
 
 
+class OnTrace(NamedTuple):
+    """A block row's derivative rules that read the trace itself, where numpy's names do not
+    reach: arena positions (gather, scatter), rows without a numpy name that they append
+    (take's adjoint take_add, cross_entropy's softmax), or how the trace holds an operand
+    (matmul's transposed views and unit-vector tangents). Each takes ``np`` (the traced
+    namespace, burnumba.numpy), ``t`` the trace (``burnumba/derive/traced.py: Trace``: a
+    node's shape, operands, immediate, parameters and traced value, the arena's positions,
+    views of them, and new nodes of the rows the row's ``appends`` names) and the node i.
+    Where a row has ``traced`` rules too, these replace them for the slots they fill."""
+    vjp: Optional[Callable] = None      # vjp(np, t, i, g, need): [(operand node, cotangent)]
+    #                                     for the cotangent g of node i (need: a predicate on
+    #                                     nodes, None for every operand)
+    jvp: Optional[Callable] = None      # jvp(np, t, i, tangent): node i's tangent, from
+    #                                     tangent(k), operand k's (None without one)
+    batched: Optional[Callable] = None  # batched(np, t, i, tangent, B, identity): B tangents
+    # at once, each (B,) + its node's shape; identity: the nodes whose B tangents are the unit
+    # vectors
+
+
 # How each block ``layout`` shows a node's operands and output to its ``Traced`` rules, from
 # the node's parameters P[p:]: (the operands' shapes, the output's, the work space that
 # follows the output in the node's slice). An axis row's P[p:p+3] = (outer, m, inner).
@@ -101,6 +120,10 @@ class Op(NamedTuple):
     # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
     # the tape-file
     # check of a node, check(t, i), t the checker of burnumba/ir/tapefile.py
+    on_trace: Optional[OnTrace] = None   # block rows: rules that read the trace itself
+    # (``OnTrace``), for those no numpy name expresses
+    appends: Tuple[str, ...] = ()   # the rows the ``on_trace`` rules append nodes of by name
+    # (``t.append``, ``t.axis``), besides the row itself: take's take_add, scatter for gather
 
     def node_shapes(self, P):
         """The shapes in which a node of this row shows its operands and output to its

@@ -1,5 +1,10 @@
-"""Graphs shared by the tests: the paper's tiny graph and micrograd's README graph."""
+"""Graphs shared by the tests: the paper's tiny graph and micrograd's README graph; the
+adjoint rows made directly."""
+from types import SimpleNamespace
+
 import burnumba as bn
+from burnumba.derive.traced import Trace
+from burnumba.kernels import BY_NAME, blocks_gather
 
 
 def tiny(a, b):
@@ -20,3 +25,16 @@ def micrograd_readme(a, b, relu=bn.relu):
     g = f / 2.0
     g += 10.0 / f
     return g
+
+
+def _scatter(a, positions, shape):
+    return blocks_gather.scatter(Trace(a._b, BY_NAME["scatter"]), a, positions, shape)
+
+
+def _take_add(a, idx, nrows):
+    return blocks_gather.take_add(Trace(a._b, BY_NAME["take_add"]), a, idx, nrows)
+
+
+# gather's and take's adjoint rows (numpy has no names for them), appended as their rows'
+# rules append them: adjoints.scatter(a, positions, shape), adjoints.take_add(a, idx, nrows)
+adjoints = SimpleNamespace(scatter=_scatter, take_add=_take_add)

@@ -40,6 +40,19 @@ def test_rows_with_traced_rules_have_what_they_need():
         assert row.traced.imm, row.name
 
 
+def test_every_block_row_carries_its_derivative_rules():
+    """A block row's vjp and jvp are in its row (``traced`` or ``on_trace``), none in
+    burnumba/derive; the rows its ``on_trace`` rules append exist."""
+    from burnumba.derive.sweeps import BLOCK
+    names = {r.name for r in ROWS}
+    for row in ROWS:
+        if row.kind != "block" or row.lanes_of:
+            continue
+        assert row.traced is not None or row.on_trace is not None, row.name
+        assert row.name in BLOCK and None not in BLOCK[row.name], row.name
+        assert set(row.appends) <= names and (row.on_trace or not row.appends), row.name
+
+
 def _differentiable(row):
     """False for an axis row of integer data (argsort), whose rules give no cotangent."""
     a = np.ones((1, 2, 1))

@@ -506,3 +506,16 @@ def test_guarded_vmap_with_bad_data_on_a_wrong_branch_runs_sample_by_sample():
     np.testing.assert_array_equal(got, [1.0, 2.0, 1.0, 2.0])
     with pytest.raises(bn.DataError, match="out of bounds"):
         bn.vmap(bn.grad(f), in_axes=(0, None, 0))(xs, np.ones(3), np.array([[1], [7], [9], [9]]))
+
+
+def test_traced_forms_are_bounded_as_every_transformation_s():
+    """vmap keeps its traced forms on the core's Cache: at most CACHE_SIZE signatures, the
+    least recently used dropped (and traced again, to the same bits, when they come back)."""
+    from burnumba.transforms.core import CACHE_SIZE
+    f = bn.vmap(lambda x: np.sum(np.sin(x)))
+    x = np.linspace(0.0, 1.0, 6).reshape(2, 3)
+    first = f(x)
+    for n in range(1, CACHE_SIZE + 4):
+        np.testing.assert_allclose(f(np.ones((2, n))), n * np.sin(1.0), rtol=1e-15)
+    assert len(f.traced) == CACHE_SIZE
+    np.testing.assert_array_equal(f(x), first)           # n = 1..3 were dropped

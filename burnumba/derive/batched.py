@@ -12,7 +12,7 @@ import numpy as np
 from .. import numpy as bnp
 from ..kernels import ROWS
 from ..tracing.tracer import Var, broadcast_to
-from .graph import offsets, operands, params, sources, var
+from .graph import operands, params
 from .maps import map_env, operand_shape, rule
 from . import traced
 from .sweeps import node_jvp
@@ -35,74 +35,8 @@ def _batched_map(b, i, tangent, B):
     return total
 
 
-def _batched_gather(b, i, tangent, B, identity=()):
-    """One gather of the sources' batched tangents: direction k's element j is read from
-    row k of its source's tangent."""
-    size = math.prod(b.shapes[i])
-    positions = np.asarray(params(b, i)[:size])
-    owner = sources(b, positions)
-    off = offsets(b)
-    picked = np.empty((B, size), dtype=np.int64)
-    used = []
-    for s in np.unique(owner):
-        t = tangent(int(s))
-        if t is None:
-            t = b.const(np.zeros((B,) + b.shapes[s]))
-        used.append(t)
-        js = np.flatnonzero(owner == s)
-        rows = t.positions().reshape(B, -1)
-        picked[:, js] = rows[:, positions[js] - off[s]]
-    return b.gather(used, picked.reshape(-1), (B,) + b.shapes[i])
-
-
-def _transposed(b, v):
-    """The matrix v transposed, as a view. Where v is a gather node made from a view (the
-    x^T of a backward), the view reads that gather's own sources: (x^T)^T is x, no copy."""
-    through = b.viewed.get(v.node) if v._view is None else None
-    if through is None:
-        return bnp.transpose(v, (1, 0))
-    pos = np.asarray(through).reshape(v.shape).T
-    srcs = [var(b, int(s)) for s in np.unique(sources(b, pos.reshape(-1)))]
-    return b.gather(srcs, pos, pos.shape)
-
-
-def _batched_matmul(b, i, tangent, B, identity=()):
-    """tY = tA @ B + A @ tB for B directions. With one left matrix, A @ tB is computed as
-    A @ [tB_1 ... tB_B] (the directions side by side): one matrix-matrix product. (The
-    matmul row's other rules are in kernels/blocks_matmul.py; this one reads how the trace
-    holds the operands: which tangents are unit vectors, which matrix is a transposed view.)"""
-    (shape_a, shape_b), _, _ = ROWS[b.op[i]].node_shapes(params(b, i))
-    A, Bm = bnp.reshape(var(b, b.a0[i]), shape_a), bnp.reshape(var(b, b.a1[i]), shape_b)
-    M, K, N = params(b, i)[1:4]
-    ta, tb = tangent(b.a0[i]), tangent(b.a1[i])
-    out = None
-    if ta is not None:
-        out = bnp.matmul(bnp.reshape(ta, (B,) + A.shape), Bm)
-    if tb is not None:
-        tb4 = bnp.reshape(tb, (B,) + Bm.shape)
-        if b.a1[i] in identity and A.shape[0] == 1 and Bm.shape == (1, K, 1) and B == K:
-            # the directions are the unit vectors: A @ e_k is A's column k, so the product
-            # is A transposed (the Jacobian of X @ w with respect to w, not a K-fold product)
-            # (shaped as the other term, (B, 1, M, 1), so that the two add elementwise)
-            term = bnp.reshape(bnp.transpose(bnp.reshape(A, (M, K)), (1, 0)), (K, 1, M, 1))
-        elif A.shape[0] == 1 and N == 1 and Bm.shape[0] == 1:
-            # A @ t_k for every direction k, as rows: T (B, K) @ A^T, one product (A is
-            # often x^T from the backward of x @ w: then A^T is x itself, no transpose)
-            At = _transposed(b, bnp.reshape(A, (M, K)))
-            term = bnp.reshape(bnp.matmul(bnp.reshape(tb4, (B, K)), At), (B, 1, M, 1))
-        elif A.shape[0] == 1:
-            T = bnp.reshape(bnp.transpose(tb4, (2, 0, 1, 3)), (K, B * Bm.shape[0] * N))
-            Y = bnp.matmul(bnp.reshape(A, (M, K)), T)                # (M, B * nbB * N)
-            term = bnp.transpose(bnp.reshape(Y, (M, B, Bm.shape[0], N)), (1, 2, 0, 3))
-        else:
-            term = bnp.matmul(A, tb4)
-        out = term if out is None else out + term
-    return out
-
-
-# the batched rules of the rows without traced rules, and those of the rows with them
-BATCHED = {"gather": _batched_gather, "matmul": _batched_matmul,
-           **traced.BATCHED}
+# the batched rules of the block rows (their own, kernels/blocks_<family>.py), by name
+BATCHED = traced.BATCHED
 
 
 def _whole_copy(b, i):

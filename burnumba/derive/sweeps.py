@@ -1,16 +1,16 @@
 """The derivative sweeps on a trace: a node's vjp and jvp by its row (map rows from their
-rules, block rows from their family's RULES), the backward sweep (last node to first) and
+rules, block rows from the rules in their rows), the backward sweep (last node to first) and
 the forward sweep, and dead-node elimination for traces with derivatives in them.
 """
 from .. import numpy as bnp
 from ..kernels import OPCODE, ROWS
 from ..tracing.tracer import Var, broadcast_to
-from . import gather, softmax, traced
+from . import traced
 from .graph import operands
 from .maps import map_jvp, map_vjp
 
-# (vjp, jvp) of every block row, by name (tests/test_transforms.py requires one per row)
-BLOCK = {**softmax.RULES, **gather.RULES, **traced.RULES}
+# (vjp, jvp) of every block row, by name, from its rules in its row (derive/traced.py)
+BLOCK = traced.RULES
 
 
 # -- the sweeps ---------------------------------------------------------------------------------

@@ -1,15 +1,84 @@
-"""The derivatives of block rows that carry their rules in numpy's names (``Op.traced``,
-kernels/row.py): the row's own ``vjp`` / ``jvp`` / ``batched``, run with burnumba.numpy on
-the node's traced operands and output as its layout shows them (``Op.node_shapes``).
-Such a row needs no code here."""
+"""The derivatives of block rows, from the rules in their row (kernels/blocks_<family>.py),
+with no code per row here:
+
+* ``Op.traced``, the rules in numpy's names: the row's own ``vjp`` / ``jvp`` / ``batched``,
+  run with burnumba.numpy on the node's traced operands and output as its layout shows them
+  (``Op.node_shapes``);
+* ``Op.on_trace``, the rules that read the trace itself (arena positions, rows without a
+  numpy name, how an operand is held): run on ``Trace``, the trace as those rules see it.
+"""
 import math
 
 import numpy as np
 
 from .. import numpy as bnp
 from ..kernels import ROWS
-from .graph import operands, params, var
+from ..tracing.tracer import Var
+from .graph import offsets, operands, params, sources, var
 from .maps import operand_shape
+
+
+class Trace:
+    """The trace as a row's ``on_trace`` rules see it (kernels/row.py: ``OnTrace``): node
+    k's shape ``shapes[k]``, operands ``a0[k]`` / ``a1[k]``, immediate ``imm[k]``, integer
+    parameters ``params(k)``, traced value ``var(k)`` and the shapes its row shows its
+    operands in ``node_shapes(k)``; the arena: its nodes' first positions ``offsets()``, the
+    node each position falls in ``sources(positions)``, a view of positions
+    ``gather(values, positions, shape)`` (the values the positions fall in) and the positions
+    a gather node was made from ``viewed(v)``; new nodes: constants ``const(x)`` and nodes of
+    the rows the row ``appends``: ``append(name, shape, a, b, params)`` and, for an axis row
+    along the last axis, ``axis(name, x)``."""
+    __slots__ = ("_b", "_row", "shapes", "a0", "a1", "imm")
+
+    def __init__(self, b, row):
+        self._b, self._row = b, row
+        self.shapes, self.a0, self.a1, self.imm = b.shapes, b.a0, b.a1, b.imm
+
+    def params(self, k):
+        return params(self._b, k)
+
+    def var(self, k):
+        return var(self._b, k)
+
+    def node_shapes(self, k):
+        return ROWS[self._b.op[k]].node_shapes(params(self._b, k))
+
+    def offsets(self):
+        return offsets(self._b)
+
+    def sources(self, positions):
+        return sources(self._b, positions)
+
+    def gather(self, values, positions, shape):
+        return self._b.gather(values, positions, shape)
+
+    def viewed(self, v):
+        """The arena positions that the gather node of v reads where v was made from a view
+        (the x^T of a backward), else None."""
+        return self._b.viewed.get(v.node) if v._view is None else None
+
+    def const(self, x):
+        return self._b.const(x)
+
+    def _appended(self, name):
+        assert name == self._row.name or name in self._row.appends, (
+            f"{self._row.name}'s rules append {name} nodes: name {name} in the row's appends")
+
+    def append(self, name, shape, a, b=None, params=None):
+        """A new node of row ``name`` on the operands a (and b), with a's need."""
+        self._appended(name)
+        tr = self._b
+        a = tr.lift(a)
+        b = None if b is None else tr.lift(b)
+        shape = tuple(shape)
+        node = tr.add(name, shape, a.node, -1 if b is None else b.node, params=params,
+                      need=tr.need[a.node])
+        return Var(tr, node, shape)
+
+    def axis(self, name, x):
+        """A new node of the axis row ``name`` along x's last axis."""
+        self._appended(name)
+        return self._b.axis(name, x, -1, x.shape)
 
 
 def _seen(v, shape, work=0):
@@ -79,8 +148,34 @@ def batched(b, i, tangent, B, identity=()):
     return row.traced.batched(bnp, *xs, y, _seen(tangent(nodes[0]), (B,) + shapes[0]), c)
 
 
-# (vjp, jvp) of every row with traced rules, by name
-RULES = {row.name: (vjp, jvp) for row in ROWS if row.traced is not None}
-# the rows whose traced rules have a batched form
-BATCHED = {row.name: batched for row in ROWS
-           if row.traced is not None and row.traced.batched is not None}
+def trace_vjp(b, i, g, need=None):
+    row = ROWS[b.op[i]]
+    return row.on_trace.vjp(bnp, Trace(b, row), i, g, need)
+
+
+def trace_jvp(b, i, tangent):
+    row = ROWS[b.op[i]]
+    return row.on_trace.jvp(bnp, Trace(b, row), i, tangent)
+
+
+def trace_batched(b, i, tangent, B, identity=()):
+    row = ROWS[b.op[i]]
+    return row.on_trace.batched(bnp, Trace(b, row), i, tangent, B, identity)
+
+
+def _slot(row, name):
+    """The rule a row gives for slot ``name``: (on_trace's, traced's) as an adapter, or None."""
+    own = row.on_trace is not None and getattr(row.on_trace, name) is not None
+    if own:
+        return {"vjp": trace_vjp, "jvp": trace_jvp, "batched": trace_batched}[name]
+    if row.traced is not None and getattr(row.traced, name) is not None:
+        return {"vjp": vjp, "jvp": jvp, "batched": batched}[name]
+    return None
+
+
+# (vjp, jvp) of every block row with rules of either kind, by name
+RULES = {row.name: (_slot(row, "vjp"), _slot(row, "jvp")) for row in ROWS
+         if _slot(row, "vjp") is not None}
+# the rows whose rules have a batched form
+BATCHED = {row.name: _slot(row, "batched") for row in ROWS
+           if _slot(row, "batched") is not None}

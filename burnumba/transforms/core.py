@@ -164,10 +164,66 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
     return tape
 
 
-class TapeCache:
-    """A bounded cache of a function's tapes, one per input signature (the least recently
-    used are dropped beyond ``cache_size``). Threads may use it at once: tapes keep one run
-    state per thread, and the cache is updated under a lock. ``need_scalar``: the output
+class Cache:
+    """What every transformation keeps per function: a bounded map from a key (an input
+    signature, with whatever else picks the traced form) to the traced form used last, at
+    most ``cache_size`` keys (the least recently used are dropped, with their variants), and
+    each key's variants (forms traced on different branches: at most VARIANT_LIMIT, most
+    recently used first). Threads may use it at once: it is updated under one lock.
+    ``dropped`` hears of each form that leaves."""
+
+    def __init__(self, cache_size=CACHE_SIZE):
+        if not (isinstance(cache_size, int) and cache_size >= 1):
+            raise InputError(f"cache_size must be a positive int, got {cache_size!r}")
+        self.cache_size = cache_size
+        self.tapes = collections.OrderedDict()     # key -> the variant used last
+        self.variants = {}         # key -> its variants, most recently used first (when > 1)
+        self.lock = threading.Lock()
+
+    def lookup(self, key):
+        """The form kept under ``key`` (now the most recently used), or None."""
+        found = self.tapes.get(key)
+        if found is not None and len(self.tapes) > 1:
+            with self.lock:
+                if key in self.tapes:
+                    self.tapes.move_to_end(key)
+        return found
+
+    def keep(self, key, new, added=None):
+        """``new`` kept under ``key``, unless another thread's form came first: the one kept
+        is returned (``added(it)`` runs under the lock)."""
+        with self.lock:
+            kept = self.tapes.setdefault(key, new)
+            self._bound()
+            if added is not None:
+                added(kept)
+        return kept
+
+    def add_variant(self, key, variant, use):
+        """``variant`` first of ``key``'s variants, ``use`` the form kept under ``key``: the
+        oldest variant beyond VARIANT_LIMIT is dropped. Called under the lock."""
+        variants = self.variants.setdefault(key, [])
+        variants.insert(0, variant)
+        while len(variants) > VARIANT_LIMIT:
+            self.dropped(variants.pop())
+        self.tapes[key] = use
+        self.tapes.move_to_end(key)
+        self._bound()
+
+    def _bound(self):
+        """The least recently used keys beyond ``cache_size`` dropped (under the lock)."""
+        while len(self.tapes) > self.cache_size:
+            old_key, old = self.tapes.popitem(last=False)
+            for dropped in self.variants.pop(old_key, [old]):
+                self.dropped(dropped)
+
+    def dropped(self, tape):
+        """A traced form left the cache (under the lock)."""
+
+
+class TapeCache(Cache):
+    """A bounded cache of a function's tapes, one per input signature (``Cache``). Threads
+    may use it at once: tapes keep one run state per thread. ``need_scalar``: the output
     must be a scalar (grad); ``forward_mode``: the tapes' kernels have the tangent sweep."""
 
     def __init__(self, f, argnums, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(),
@@ -176,16 +232,11 @@ class TapeCache:
         self.argnums, self.single = _norm_argnums(argnums)
         self.static = _norm_static(static_argnums, self.argnums)
         self.has_aux = has_aux
-        if not (isinstance(cache_size, int) and cache_size >= 1):
-            raise InputError(f"cache_size must be a positive int, got {cache_size!r}")
-        self.cache_size = cache_size
+        super().__init__(cache_size)
         self.need_scalar = need_scalar
         self.forward_mode = forward_mode
-        self.tapes = collections.OrderedDict()     # key -> the variant used last
-        self.variants = {}         # key -> its variants, most recently used first (when > 1)
         self.traces = {}           # key -> how many times it was traced (when > 1)
         self.warned = set()        # keys whose variants warned (VariantWarning), once each
-        self.lock = threading.Lock()
 
     def key(self, sig):
         # under debug_nans, a tape with source lines is kept beside the plain one
@@ -197,23 +248,13 @@ class TapeCache:
         argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
         sig = Signature(args, kwargs, argnums, static)
         key = self.key(sig)
-        tape = self.tapes.get(key)
+        tape = self.lookup(key)
         if tape is not None:
-            if len(self.tapes) > 1:
-                with self.lock:
-                    if key in self.tapes:
-                        self.tapes.move_to_end(key)
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                       self.single, static, self.forward_mode)
         self.traced(tape)
-        with self.lock:
-            tape = self.tapes.setdefault(key, tape)       # another thread may have won
-            while len(self.tapes) > self.cache_size:
-                old_key, old = self.tapes.popitem(last=False)
-                for dropped in self.variants.pop(old_key, [old]):
-                    self.dropped(dropped)
-            self.added(tape, args, kwargs, argnums)
+        tape = self.keep(key, tape, lambda kept: self.added(kept, args, kwargs, argnums))
         return tape, sig, argnums
 
     def guarded(self, tape, sig, argnums, args, kwargs, run, failed=None):
@@ -269,17 +310,9 @@ class TapeCache:
 
     def _add_variant(self, key, failed, new, failure):
         with self.lock:
-            variants = self.variants.setdefault(key, [failed] if key in self.tapes else [])
-            variants.insert(0, new)
-            self.tapes[key] = new
-            self.tapes.move_to_end(key)
+            self.variants.setdefault(key, [failed] if key in self.tapes else [])
             self.traces[key] = self.traces.get(key, 1) + 1
-            while len(variants) > VARIANT_LIMIT:
-                self.dropped(variants.pop())
-            while len(self.tapes) > self.cache_size:
-                old_key, old = self.tapes.popitem(last=False)
-                for dropped in self.variants.pop(old_key, [old]):
-                    self.dropped(dropped)
+            self.add_variant(key, new, new)
             self.promoted(new)
             warn = self.traces[key] > VARIANT_LIMIT and key not in self.warned
             if warn:
@@ -312,9 +345,6 @@ class TapeCache:
 
     def traced(self, tape):
         """This thread has just traced ``tape`` (before any other thread can see it)."""
-
-    def dropped(self, tape):
-        """A tape left the cache (under the lock)."""
 
     def added(self, tape, args, kwargs, argnums):
         """A tape entered the cache (under the lock)."""

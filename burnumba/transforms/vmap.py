@@ -35,7 +35,6 @@ import concurrent.futures
 import functools
 import math
 import os
-import threading
 
 import numpy as np
 
@@ -43,7 +42,7 @@ from .._errors import (DataError, InputError, NestedTrace, ShapeError, Unsupport
                       at_user_site)
 from ..ir.lanes import lanes_for, widen
 from .. import numpy as bnp
-from .core import VARIANT_LIMIT, _positive, _trace
+from .core import Cache, _positive, _trace
 from ..tracing.concrete import holds_rows
 from ..tracing.plan import DATA, DIFF, ArgsMatch
 from ..tracing.pytree import flatten, unflatten
@@ -339,8 +338,15 @@ class _CallPlan:
         return out
 
 
-class _VMapped:
+class _VMapped(Cache):
+    """A vmapped function's state: on the core's ``Cache`` (bounded, under its lock), per
+    (batched leaves, a sample's signature) the ``_Traced`` form of one sample; per
+    ("grouped", batched leaves, signature) of a function with Python decisions, its variants
+    [(the _Traced of a branch, the _Traced of its decisions' values)], newest first; and the
+    ``_CallPlan`` of the last call (its fast path)."""
+
     def __init__(self, f, in_axes, out_axes, threads):
+        super().__init__()
         self.f = f
         self.transformed = getattr(f, "_transformed", None)   # bn.grad / value_and_grad
         if self.transformed is not None and self.transformed.has_aux:
@@ -352,13 +358,12 @@ class _VMapped:
                 f"samples), got {out_axes!r}"))
         self.out_axes = out_axes
         self.threads = threads or os.cpu_count() or 1
-        self.traced = {}
-        self.lock = threading.Lock()
         self.pool = None
         self.plan = None                 # the _CallPlan of the last call (its fast path)
-        # per (batched leaves, a sample's signature) of a function with Python decisions:
-        # [(the _Traced of a variant, the _Traced of its decisions' values)], newest first
-        self.variants = {}
+
+    def dropped(self, gone):
+        if self.plan is not None and self.plan.traced is gone:
+            self.plan = None
 
     def _leaves(self, args):
         """Per argument (itself, its leaves, their structure, each leaf's batch axis or None;
@@ -437,9 +442,10 @@ class _VMapped:
         of them when none is known. A sample never gets another sample's branch. Where a
         wrong branch reports bad data (an index out of range), sample by sample instead."""
         batched_leaves = frozenset(batched)
-        key = (batched_leaves, Signature(self._sample(per_arg, 0), {}, ()).key)
+        key = ("grouped", batched_leaves, Signature(self._sample(per_arg, 0), {}, ()).key)
         remaining, parts = np.arange(size), []
         try:
+            self.lookup(key)                     # now the most recently used
             with self.lock:
                 known = list(self.variants.get(key, ()))
             for traced, decisions in known:
@@ -449,9 +455,7 @@ class _VMapped:
             while remaining.size:
                 pair = self._variant(self._sample(per_arg, int(remaining[0])), batched_leaves)
                 with self.lock:
-                    kept = self.variants.setdefault(key, [])
-                    kept.insert(0, pair)
-                    del kept[VARIANT_LIMIT:]
+                    self.add_variant(key, pair, pair[0])
                 remaining = self._group(per_arg, remaining, *pair, parts, True)
         except DataError:
             return self._per_sample(per_arg, size)
@@ -560,26 +564,19 @@ class _VMapped:
             if tape.custom:      # a user's rule in it: the gradient as traced ops
                 sig = Signature(sample, {}, ())
                 key = ("custom", batched_leaves, sig.key)
-                found = self.traced.get(key)
+                found = self.lookup(key)
                 if found is None:
-                    found = self._trace_outputs(sample, batched_leaves, sig)
-                    with self.lock:
-                        found = self.traced.setdefault(key, found)
+                    found = self.keep(key, self._trace_outputs(sample, batched_leaves, sig))
                 return found
         else:
             sig = Signature(sample, {}, ())
         key = (batched_leaves, sig.key)
-        found = self.traced.get(key)
+        found = self.lookup(key)
         if found is None:
-            found = self._new_trace(sample, batched_leaves, key, sig)
+            found = self.keep(key, self._trace_gradient(sample, batched_leaves)
+                              if self.transformed is not None
+                              else self._trace_outputs(sample, batched_leaves, sig))
         return found
-
-    def _new_trace(self, sample, batched_leaves, key, sig):
-        traced = (self._trace_gradient(sample, batched_leaves)
-                  if self.transformed is not None
-                  else self._trace_outputs(sample, batched_leaves, sig))
-        with self.lock:
-            return self.traced.setdefault(key, traced)
 
     def _trace_gradient(self, sample, batched_leaves, found=None):
         """bn.grad / value_and_grad of f: the tape that a call on one sample runs (or
@@ -721,5 +718,5 @@ def vmap(f, in_axes=0, out_axes=0, threads=None):
             raise InputError(at_user_site("vmap: pass the arguments positionally"))
         return mapped(*args)
 
-    vmapped.traced = mapped.traced
+    vmapped.traced = mapped.tapes
     return vmapped
