@@ -1,11 +1,13 @@
 """The map rows of scipy.special's functions that no composition of other rows computes to
 float64 accuracy (burnumba.scipy.special builds the rest from rows): log|Gamma|, the
-polygamma functions, erfc, erfinv, ndtri, log_ndtr, i0 and i1. Their scalar functions are in
-``special.py`` (rules call them by the names in ``rules.SPECIAL``); each derivative is
-another of these rows, so derivatives of any order stay rows:
+polygamma functions, erfc, erfinv, ndtri, log_ndtr, i0 and i1, and the Bessel functions
+j0, j1, y0, y1. Their scalar functions are in ``special.py`` and ``special_bessel.py`` (rules
+call them by the names in ``rules.SPECIAL``); each derivative is another of these rows, so
+derivatives of any order stay rows:
 
     gammaln' = digamma = polygamma(0, .),  polygamma(n, .)' = polygamma(n + 1, .),
-    i0' = i1,  i1' = i0 - i1 / a (1/2 at 0).
+    i0' = i1,  i1' = i0 - i1 / a (1/2 at 0),
+    j0' = -j1,  j1' = j0 - j1 / a (1/2 at 0),  y0' = -y1,  y1' = y0 - y1 / a.
 
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
@@ -13,6 +15,7 @@ from math import erfc, exp, fabs
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
+from .special_bessel import j0, j1, y0, y1  # noqa: F401
 
 nan = float("nan")
 inf = float("inf")
@@ -38,6 +41,21 @@ def _i1_da(a, y, g):
     return g * (i0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
 
 
+# j1' = j0 - j1 / a: 1/2 at 0 (the limit), 0 at +-inf (both terms vanish); the division
+# guarded (traced derivatives)
+def _j1_da(a, y, g):
+    finite = a != 0.0 and fabs(a) < inf
+    q = y / (a if finite else 1.0)
+    return g * (j0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
+
+
+# y1' = y0 - y1 / a for a > 0: +inf at 0 (y1 ~ -2 / (pi a)), 0 at +inf, NaN below 0 (y0's)
+def _y1_da(a, y, g):
+    finite = a != 0.0 and fabs(a) < inf
+    q = y / (a if finite else 1.0)
+    return g * (y0(a) - q if finite else (inf if a == 0.0 else y0(a)))
+
+
 ROWS = (
     # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
     Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
@@ -61,4 +79,14 @@ ROWS = (
     # slowly than i0); the division guarded (traced derivatives)
     Op("i1", 1, "map", lambda a: i1(a), da=_i1_da,
        doc="the modified Bessel function of order 1 (scipy.special.i1)"),
+    # the Bessel functions of orders 0 and 1 (scipy.special.j0, j1, y0, y1); y0 and y1 are
+    # -inf at 0 and NaN below, as scipy's
+    Op("j0", 1, "map", lambda a: j0(a), da=lambda a, g: -g * j1(a), domain=((-12.0, 12.0),),
+       doc="the Bessel function of the first kind of order 0 (scipy.special.j0)"),
+    Op("j1", 1, "map", lambda a: j1(a), da=_j1_da, domain=((-12.0, 12.0),),
+       doc="the Bessel function of the first kind of order 1 (scipy.special.j1)"),
+    Op("y0", 1, "map", lambda a: y0(a), da=lambda a, g: -g * y1(a), domain=((0.2, 12.0),),
+       doc="the Bessel function of the second kind of order 0 (scipy.special.y0)"),
+    Op("y1", 1, "map", lambda a: y1(a), da=_y1_da, domain=((0.2, 12.0),),
+       doc="the Bessel function of the second kind of order 1 (scipy.special.y1)"),
 )

@@ -82,6 +82,8 @@ CALLS = {
     "erfc": lambda a, c: bsp.erfc(a), "erfinv": lambda a, c: bsp.erfinv(a),
     "ndtri": lambda a, c: bsp.ndtri(a), "log_ndtr": lambda a, c: bsp.log_ndtr(a),
     "i0": lambda a, c: bsp.i0(a), "i1": lambda a, c: bsp.i1(a),
+    "j0": lambda a, c: bsp.j0(a), "j1": lambda a, c: bsp.j1(a),
+    "y0": lambda a, c: bsp.y0(a), "y1": lambda a, c: bsp.y1(a),
 }
 
 

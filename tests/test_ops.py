@@ -93,6 +93,10 @@ CASES = {
     "log_ndtr": (bsp.log_ndtr, anorm.logcdf),
     "i0": (bsp.i0, asp.i0),
     "i1": (bsp.i1, asp.i1),
+    "j0": (bsp.j0, asp.j0),
+    "j1": (bsp.j1, asp.j1),
+    "y0": (bsp.y0, asp.y0),
+    "y1": (bsp.y1, asp.y1),
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal,

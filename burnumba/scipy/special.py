@@ -4,9 +4,10 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
-i0, i1); the rest are built from rows here, in the forms that keep their accuracy (ndtr
-through erfc, logit through log1p, xlogy with its 0 log 0 = 0 guarded so that no NaN enters
-a gradient). On plain numpy values each function calls scipy.special itself.
+i0, i1, the Bessel functions j0, j1, y0, y1); the rest are built from rows here, in the
+forms that keep their accuracy (ndtr through erfc, logit through log1p, xlogy with its
+0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy values each function
+calls scipy.special itself.
 
 scipy.special's own ufuncs (``scipy.special.gammaln(x)`` on a traced x) arrive here through
 numpy's ``__array_ufunc__``: each function below is registered for the ufunc of its name
@@ -26,8 +27,8 @@ from ..tracing.dispatch import implements_scipy_ufunc
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "beta",
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
-           "i1", "expit", "logit", "log_expit", "xlogy", "xlog1py", "entr", "rel_entr",
-           "kl_div", "logsumexp", "softmax", "log_softmax"]
+           "i1", "j0", "j1", "y0", "y1", "expit", "logit", "log_expit", "xlogy", "xlog1py",
+           "entr", "rel_entr", "kl_div", "logsumexp", "softmax", "log_softmax"]
 
 
 def _scipy(name):
@@ -118,6 +119,36 @@ def i0(x):
 def i1(x):
     """The modified Bessel function of the first kind of order 1 (a row)."""
     return _row("i1", x)
+
+
+@implements_scipy_ufunc("j0")
+def j0(x):
+    """The Bessel function of the first kind of order 0 (a row; j0' = -j1).
+
+    >>> bn.grad(lambda x: j0(x))(1.5)             # -j1(1.5) = -0.5579365079100996
+    """
+    return _row("j0", x)
+
+
+@implements_scipy_ufunc("j1")
+def j1(x):
+    """The Bessel function of the first kind of order 1 (a row; j1' = j0 - j1 / x, 1/2 at
+    0)."""
+    return _row("j1", x)
+
+
+@implements_scipy_ufunc("y0")
+def y0(x):
+    """The Bessel function of the second kind of order 0 (a row; y0' = -y1): -inf at 0 and
+    NaN for x < 0, as scipy's."""
+    return _row("y0", x)
+
+
+@implements_scipy_ufunc("y1")
+def y1(x):
+    """The Bessel function of the second kind of order 1 (a row; y1' = y0 - y1 / x): -inf
+    at 0 and NaN for x < 0, as scipy's."""
+    return _row("y1", x)
 
 
 @implements_scipy_ufunc("erf")
