@@ -103,9 +103,9 @@ def _special():
     """kernels/special.py's functions compiled (rules.SPECIAL), and those of the other
     special modules (rules.SPECIAL_MODULES), which the special rows' code calls: bound into
     every module, used by those that name them."""
-    from . import special, special_bessel
+    from . import special, special_bessel, special_gamma
     out = special.compiled()
-    for module in (special_bessel,):
+    for module in (special_bessel, special_gamma):
         out.update(_compiled_functions(module.FUNCTIONS))
     return out
 

@@ -9,13 +9,19 @@ derivatives of any order stay rows:
     i0' = i1,  i1' = i0 - i1 / a (1/2 at 0),
     j0' = -j1,  j1' = j0 - j1 / a (1/2 at 0),  y0' = -y1,  y1' = y0 - y1 / a.
 
+The incomplete gamma functions gammainc(a, x) and gammaincc(a, x) (``special_gamma.py``)
+are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a); their derivative in a
+is not defined (nor in autograd): the operand is ``refused``, so differentiating it is an
+error that names it.
+
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
-from math import erfc, exp, fabs
+from math import erfc, exp, fabs, log
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
 from .special_bessel import j0, j1, y0, y1  # noqa: F401
+from .special_gamma import gammainc, gammaincc  # noqa: F401
 
 nan = float("nan")
 inf = float("inf")
@@ -56,6 +62,24 @@ def _y1_da(a, y, g):
     return g * (y0(a) - q if finite else (inf if a == 0.0 else y0(a)))
 
 
+# d/dx P(a, x) = x^(a-1) e^-x / Gamma(a), in log space: exp((a - 1) log x - x - lgamma(a)).
+# Its limits: at x = 0, 1 for a = 1 (where (a - 1) log x would be 0 * -inf), +inf below 1
+# and 0 above; 0 at x = +inf and at a = +inf (where the exponent would be inf - inf); 0 for
+# a = 0 (P(0, x) = 1 for x > 0: lgamma(0) = inf); NaN where P is NaN (a < 0, x < 0, a = x =
+# 0, a = x = inf). (autograd
+# writes g exp(-x) x^(a-1) / gamma(a), the same numbers; JAX gives NaN at a = 1, x = 0.)
+def _gammainc_db(a, b, g):
+    t = (a - 1.0) * log(b) if a != 1.0 else 0.0
+    d = exp(t - b - lgamma(a)) if b < inf and a < inf else 0.0
+    return g * (d if a >= 0.0 and b >= 0.0 and (a < inf or b < inf) else nan)
+
+
+def _gammaincc_db(a, b, g):
+    t = (a - 1.0) * log(b) if a != 1.0 else 0.0
+    d = exp(t - b - lgamma(a)) if b < inf and a < inf else 0.0
+    return -g * (d if a >= 0.0 and b >= 0.0 and (a < inf or b < inf) else nan)
+
+
 ROWS = (
     # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
     Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
@@ -89,4 +113,12 @@ ROWS = (
        doc="the Bessel function of the second kind of order 0 (scipy.special.y0)"),
     Op("y1", 1, "map", lambda a: y1(a), da=_y1_da, domain=((0.2, 12.0),),
        doc="the Bessel function of the second kind of order 1 (scipy.special.y1)"),
+    # the regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x)
+    # (scipy.special.gammainc, gammaincc); no derivative in a (refused, as autograd)
+    Op("gammainc", 2, "map", lambda a, b: gammainc(a, b), db=_gammainc_db,
+       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+       doc="the regularized lower incomplete gamma function P(a, x) (scipy.special.gammainc)"),
+    Op("gammaincc", 2, "map", lambda a, b: gammaincc(a, b), db=_gammaincc_db,
+       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+       doc="the regularized upper incomplete gamma function Q(a, x) (scipy.special.gammaincc)"),
 )

@@ -193,6 +193,8 @@ class Builder:
             xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
         if name in EXACT_ROWS and all(self.op[x.node] == CONST for x in xs):
             return self._folded(name, xs, shape)
+        if row.refused:
+            self._refuse(row, [x.node for x in xs])
         rules = (row.da, row.db)
         need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
         node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
@@ -209,6 +211,8 @@ class Builder:
             return None
         need, op = self.need, self.op
         if len(xs) == 1:
+            if row.refused:
+                self._refuse(row, [a])
             if op[a] == CONST and row.name in EXACT_ROWS:
                 return self._folded(row.name, [Var(self, a, ())], ())._node
             return self._append(row.name, a, -1, -1, need[a] and row.da is not None, imm,
@@ -216,6 +220,8 @@ class Builder:
         b = self._scalar_node(xs[1])
         if b is None:
             return None
+        if row.refused:
+            self._refuse(row, [a, b])
         if op[a] == CONST or op[b] == CONST:               # constants of derivatives
             if row.name == "multiply":
                 one = self._scalar_consts.get((1.0, 1.0))       # x * 1 is x, bit for bit
@@ -227,6 +233,18 @@ class Builder:
                 return self._folded(row.name, [Var(self, a, ()), Var(self, b, ())], ())._node
         return self._append(row.name, a, b, -1, (need[a] and row.da is not None)
                             or (need[b] and row.db is not None), imm, 1, ())
+
+    def _refuse(self, row, nodes):
+        """A row's operand without a derivative (``Op.refused``) that depends on a
+        differentiated argument: refused, naming the argument (never a silent zero)."""
+        for k, node in enumerate(nodes):
+            name = row.refused[k] if k < len(row.refused) else ""
+            if name and node is not None and self.need[node]:
+                raise UnsupportedOpError(at_user_site(
+                    f"{row.name}: the derivative with respect to its argument `{name}` is "
+                    f"not defined (autograd has none either), and here `{name}` depends on "
+                    f"a differentiated argument. Hold `{name}` constant: pass it as data "
+                    f"(outside argnums), or as bn.stop_gradient({name})"))
 
     def _ones(self, x):
         """Whether x is a constant (or a view of one) whose every value is 1.0."""
