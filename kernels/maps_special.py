@@ -7,7 +7,11 @@ derivatives of any order stay rows:
 
     gammaln' = digamma = polygamma(0, .),  polygamma(n, .)' = polygamma(n + 1, .),
     i0' = i1,  i1' = i0 - i1 / a (1/2 at 0),
-    j0' = -j1,  j1' = j0 - j1 / a (1/2 at 0),  y0' = -y1,  y1' = y0 - y1 / a.
+    j0' = -j1,  j1' = j0 - j1 / a (1/2 at 0),  y0' = -y1,  y1' = y0 - y1 / a,
+    d/dx jn(n, x) = (jn(n - 1, x) - jn(n + 1, x)) / 2, the same for yn (+-inf at x = 0).
+
+jn(n, x) and yn(n, x), of an integer order n (NaN for another), are binary rows whose order
+n is ``refused`` (no derivative), as gammainc's a below.
 
 The incomplete gamma functions gammainc(a, x) and gammaincc(a, x) (``special_gamma.py``)
 are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a); their derivative in a
@@ -20,7 +24,7 @@ from math import erfc, exp, fabs, log
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
-from .special_bessel import j0, j1, y0, y1  # noqa: F401
+from .special_bessel import j0, j1, jn, y0, y1, yn  # noqa: F401
 from .special_gamma import gammainc, gammaincc  # noqa: F401
 
 nan = float("nan")
@@ -80,6 +84,12 @@ def _gammaincc_db(a, b, g):
     return -g * (d if a >= 0.0 and b >= 0.0 and (a < inf or b < inf) else nan)
 
 
+# d/dx yn(n, x) = (yn(n - 1, x) - yn(n + 1, x)) / 2; at x = 0 (where that is -inf + inf)
+# the limit, -inf times yn(n, 0): +inf for n >= 0, -inf for a negative odd n
+def _yn_db(a, b, g):
+    return g * ((yn(a - 1.0, b) - yn(a + 1.0, b)) * 0.5 if b != 0.0 else yn(a, b) * -inf)
+
+
 ROWS = (
     # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
     Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
@@ -121,4 +131,13 @@ ROWS = (
     Op("gammaincc", 2, "map", lambda a, b: gammaincc(a, b), db=_gammaincc_db,
        domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
        doc="the regularized upper incomplete gamma function Q(a, x) (scipy.special.gammaincc)"),
+    # the Bessel functions of integer order n (the first operand, refused: no derivative);
+    # the tests sample n = 3 and 2 (their domains), x in the rows' ranges
+    Op("jn", 2, "map", lambda a, b: jn(a, b),
+       db=lambda a, b, g: g * ((jn(a - 1.0, b) - jn(a + 1.0, b)) * 0.5),
+       domain=((3.0, 3.0), (-12.0, 12.0)), refused=("n",),
+       doc="the Bessel function of the first kind of integer order n (scipy.special.jn)"),
+    Op("yn", 2, "map", lambda a, b: yn(a, b), db=_yn_db, domain=((2.0, 2.0), (0.3, 12.0)),
+       refused=("n",),
+       doc="the Bessel function of the second kind of integer order n (scipy.special.yn)"),
 )

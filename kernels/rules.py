@@ -44,7 +44,7 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
 # compiled objects whose rules call one of its functions (keys.py: SPECIAL_MODULES).
 SPECIAL_MODULES = {
     "special.py": ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1"),
-    "special_bessel.py": ("j0", "j1", "y0", "y1"),
+    "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
     "special_gamma.py": ("gammainc", "gammaincc"),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)

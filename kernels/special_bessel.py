@@ -24,7 +24,9 @@ As ``special.py``'s, one code serves both engines (numpy's scalar functions, IEE
 never a raise); the rules call the functions by the names in ``FUNCTIONS``. The code is part
 of the key of the compiled objects that call it and of no other (``keys.py``).
 """
-from numpy import copysign, cos, fabs, float64, log, sin, sqrt
+import math
+
+from numpy import copysign, cos, exp, fabs, float64, log, sin, sqrt
 
 inf = float("inf")
 nan = float("nan")
@@ -218,5 +220,134 @@ def y1(x):
     return _hankel(x, 1.0)[1]
 
 
+def _jn_series(n, x):
+    """J_n(x) for n >= 2 and x^2 / 4 < n + 1: (x/2)^n / n! sum (-q)^k / (k! (n+1)_k), the
+    first term taken in log space (no overflow of n!, an underflow to 0 where J_n is below
+    the subnormals); the terms fall from the first on."""
+    q = 0.25 * x * x
+    t = 1.0
+    s = 1.0
+    k = 1.0
+    while k < 200.0:
+        t *= -q / (k * (n + k))
+        s += t
+        if fabs(t) < 1e-18 * fabs(s):
+            break
+        k += 1.0
+    return exp(n * log(0.5 * x) - float64(math.lgamma(n + 1.0))) * s
+
+
+def _jn_miller(n, x):
+    """J_n(x) for n >= 2 and 2 sqrt(n + 1) <= x <= n: Miller's backward recurrence from an
+    even order m ~ n + sqrt(160 n) + x / 4, normalised by 1 = J0 + 2 sum J_2k."""
+    m = 2.0 * float64(int(0.5 * (n + sqrt(160.0 * n) + 0.25 * x))) + 2.0
+    jp = 0.0
+    jc = 1e-30
+    norm = 0.0
+    out = 0.0
+    k = m
+    while k > 0.0:
+        if k == n:
+            out = jc
+        half = 0.5 * k
+        if half == float64(int(half)):
+            norm += 2.0 * jc
+        jm = 2.0 * k / x * jc - jp
+        jp = jc
+        jc = jm
+        if fabs(jc) > 1e250:
+            jc *= 1e-250
+            jp *= 1e-250
+            norm *= 1e-250
+            out *= 1e-250
+        k -= 1.0
+    return out / (norm + jc)
+
+
+def jn(n, x):
+    """J_n(x), the Bessel function of the first kind of integer order n (scipy.special.jn at
+    an integer n; NaN for a non-integer n, 0 at an infinite one). J_-n = (-1)^n J_n,
+    J_n(-x) = (-1)^n J_n(x). Orders 0 and 1 are j0 and j1; for x > n the forward recurrence
+    J_{k+1} = 2k/x J_k - J_{k-1} from them (stable while k < x); below, the series or
+    Miller's recurrence."""
+    n = float64(n)
+    x = float64(x)
+    if n != n or x != x:
+        return n + x
+    if fabs(n) == inf:                       # the limit in n (scipy's)
+        return 0.0 if fabs(x) < inf else nan
+    if n != float64(int(n)):
+        return nan
+    sign = 1.0
+    if n < 0.0:
+        n = -n
+        if float64(int(0.5 * n)) * 2.0 != n:
+            sign = -sign
+    if x < 0.0:
+        x = -x
+        if float64(int(0.5 * n)) * 2.0 != n:
+            sign = -sign
+    if n == 0.0:
+        return j0(x)
+    if n == 1.0:
+        return sign * j1(x)
+    if x == inf:
+        return 0.0
+    if x == 0.0:
+        return sign * 0.0
+    if x > n:
+        a = j0(x)
+        b = j1(x)
+        k = 1.0
+        while k < n:
+            c = 2.0 * k / x * b - a
+            a = b
+            b = c
+            k += 1.0
+        return sign * b
+    if 0.25 * x * x < n + 1.0:
+        return sign * _jn_series(n, x)
+    return sign * _jn_miller(n, x)
+
+
+def yn(n, x):
+    """Y_n(x), the Bessel function of the second kind of integer order n (scipy.special.yn;
+    NaN for a non-integer n, -inf at an infinite one): the forward recurrence
+    Y_{k+1} = 2k/x Y_k - Y_{k-1} from y0 and y1 (stable: Y_n grows with n),
+    Y_-n = (-1)^n Y_n; -inf at 0 (+inf for a negative odd n), NaN for x < 0."""
+    n = float64(n)
+    x = float64(x)
+    if n != n or x != x:
+        return n + x
+    if fabs(n) == inf:                       # the limit in n (scipy's)
+        return -inf if x >= 0.0 and x < inf else nan
+    if n != float64(int(n)):
+        return nan
+    sign = 1.0
+    if n < 0.0:
+        n = -n
+        if float64(int(0.5 * n)) * 2.0 != n:
+            sign = -1.0
+    if x < 0.0:
+        return nan
+    if n == 0.0:
+        return y0(x)
+    if x == 0.0:
+        return -sign * inf
+    if x == inf:
+        return 0.0
+    a = y0(x)
+    b = y1(x)
+    k = 1.0
+    while k < n:
+        c = 2.0 * k / x * b - a
+        a = b
+        b = c
+        if b == -inf:
+            break
+        k += 1.0
+    return sign * b
+
+
 # the functions the rules call (kernels/rules.py: SPECIAL), by the name a rule uses
-FUNCTIONS = {"j0": j0, "j1": j1, "y0": y0, "y1": y1}
+FUNCTIONS = {"j0": j0, "j1": j1, "y0": y0, "y1": y1, "jn": jn, "yn": yn}

@@ -303,7 +303,7 @@ def test_every_public_function_has_a_case():
 
 # tested by the op-table tests (their own rows) or by a test below
 _ELSEWHERE = {"psi", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
-              "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "cho_factor"}
+              "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn", "cho_factor"}
 
 
 # -- the special rows' scalar code against scipy, over the domain -------------------------
@@ -378,6 +378,26 @@ def test_bessel_scalar_code_matches_scipy(name):
     assert np.all(np.abs(got - ref(far)) <= 1e-13 * np.sqrt(2 / (np.pi * far)))
 
 
+@pytest.mark.parametrize("name", ["jn", "yn"])
+def test_integer_order_bessel_scalar_code_matches_scipy(name):
+    """jn / yn (kernels/special_bessel.py) against scipy.special for orders -30..30: rtol 1e-13
+    with an absolute 5e-15 of the envelope (next to the zeros), x in (-40, 40) for jn and (0,
+    40) for yn, and x up to n (J_n's tiny values: relative, measured 5e-14 against mpmath,
+    scipy 4e-14)."""
+    rng = np.random.default_rng(6)
+    ours, ref = getattr(kbessel, name), getattr(S, name)
+    n = rng.integers(-30, 31, 1500)
+    x = rng.uniform(-40 if name == "jn" else 0, 40, 1500)
+    got = np.array([ours(float(k), v) for k, v in zip(n, x)])
+    want = ref(n, x)
+    env = np.maximum(np.abs(want), np.minimum(1.0, np.sqrt(2 / (np.pi * np.abs(x)))))
+    assert np.all(np.abs(got - want) <= 1e-13 * np.abs(want) + 5e-15 * env)
+    n = rng.integers(2, 60, 800)
+    x = n * rng.uniform(0.01, 0.9, 800)
+    got = np.array([ours(float(k), v) for k, v in zip(n, x)])
+    np.testing.assert_allclose(got, ref(n, x), rtol=1e-12 if name == "jn" else 1e-13)
+
+
 def test_bessel_derivatives_of_any_order_stay_rows():
     """The Hessian of j1 (j1'' from the traced rule j0 - j1 / x) and of y0 (-y1'), against
     central differences of scipy's first derivatives."""
@@ -388,6 +408,12 @@ def test_bessel_derivatives_of_any_order_stay_rows():
     h = bn.hessian(lambda x: np.sum(bsp.y0(x)))(x)
     d = lambda x: -S.y1(x)                                        # noqa: E731
     np.testing.assert_allclose(np.diag(h), (d(x + 1e-6) - d(x - 1e-6)) / 2e-6, rtol=1e-6)
+    for ours, ref in ((bsp.jn, S.jn), (bsp.yn, S.yn)):
+        h = bn.hessian(lambda x: np.sum(ours(4, x)))(x)
+        d = lambda x: (ref(3, x) - ref(5, x)) / 2                  # noqa: E731
+        np.testing.assert_allclose(np.diag(h), (d(x + 1e-6) - d(x - 1e-6)) / 2e-6, rtol=1e-6)
+    with pytest.raises(bn.InputError, match=r"jn\(n, x\): n must hold integers"):
+        bn.grad(lambda x: bsp.jn(2.5, x))(1.0)
 
 
 @pytest.mark.parametrize("name", ["gammainc", "gammaincc"])

@@ -4,7 +4,7 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
-i0, i1, the Bessel functions j0, j1, y0, y1, the incomplete gamma functions gammainc,
+i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn, the incomplete gamma functions gammainc,
 gammaincc); the rest are built from rows here, in the
 forms that keep their accuracy (ndtr through erfc, logit through log1p, xlogy with its
 0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy values each function
@@ -28,7 +28,8 @@ from ..tracing.dispatch import implements_scipy_ufunc
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "beta",
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
-           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "expit", "logit",
+           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn",
+           "expit", "logit",
            "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp",
            "softmax", "log_softmax"]
 
@@ -179,6 +180,34 @@ def gammaincc(a, x):
     accurate in the upper tail); d/dx = -x^(a-1) e^-x / Gamma(a), none in ``a`` (as
     gammainc)."""
     return _binary_row("gammaincc", a, x)
+
+
+def _integer_order(name, n):
+    """An order n given as numbers must be integers (burnumba has no jv / yv); a traced n
+    gives NaN at a non-integer."""
+    if not _traced(n) and not np.all(np.asarray(n) == np.floor(np.asarray(n))):
+        raise InputError(at_user_site(
+            f"{name}(n, x): n must hold integers (the integer-order Bessel function), got "
+            f"{n!r}; a real order (scipy.special.jv / yv) is not supported on traced values"))
+
+
+@implements_scipy_ufunc("jn")
+def jn(n, x):
+    """The Bessel function of the first kind of integer order n (a row; d/dx = (jn(n - 1, x)
+    - jn(n + 1, x)) / 2; no derivative in ``n``, refused as gammainc's ``a``).
+
+    >>> bn.grad(lambda x: jn(2, x))(1.5)          # (j1 - jn(3)) / 2 = 0.23...
+    """
+    _integer_order("jn", n)
+    return _binary_row("jn", n, x)
+
+
+@implements_scipy_ufunc("yn")
+def yn(n, x):
+    """The Bessel function of the second kind of integer order n (a row; d/dx = (yn(n - 1,
+    x) - yn(n + 1, x)) / 2; -inf at 0 and NaN for x < 0, as scipy's)."""
+    _integer_order("yn", n)
+    return _binary_row("yn", n, x)
 
 
 @implements_scipy_ufunc("erf")
