@@ -68,6 +68,8 @@ CASES = {
     "multigammaln": Case(lambda a: bsp.multigammaln(a, 3), lambda a: S.multigammaln(a, 3),
                          _args(_u(1.5, 6.0)), (0,), lambda a: asp.multigammaln(a, 3)),
     "gamma": Case(bsp.gamma, S.gamma, _args(_u(-3.7, 6.0)), (0,), asp.gamma, 1e-13 * 50),
+    "rgamma": Case(bsp.rgamma, S.rgamma, _args(_u(-3.7, 6.0)), (0,), asp.rgamma, 1e-13 * 50),
+    "gammasgn": Case(bsp.gammasgn, S.gammasgn, _args(_u(-3.7, 6.0)), (0,)),
     "beta": Case(bsp.beta, S.beta, _args(_u(0.3, 4.0), _u(0.3, 4.0)), (0, 1), asp.beta, 1e-12),
     "betaln": Case(bsp.betaln, S.betaln, _args(_u(0.3, 9.0), _u(0.3, 9.0)), (0, 1), asp.betaln,
                    1e-12),
@@ -130,6 +132,31 @@ CASES = {
                          (0, 1, 2, 3)),
     "gamma.logpdf_std": Case(stats.gamma.logpdf, ST.gamma.logpdf,
                              _args(_u(0.2, 5), _u(0.5, 4)), (0, 1), astats.gamma.logpdf),
+    # (the shape a / df has no derivative in cdf / sf: refused, test_refused_operands_...)
+    "gamma.cdf": Case(stats.gamma.cdf, ST.gamma.cdf,
+                      _args(_u(0.2, 5), _u(0.5, 4), _u(-0.1, 0.1), _u(0.5, 2)), (0, 2, 3)),
+    "gamma.cdf_std": Case(stats.gamma.cdf, ST.gamma.cdf, _args(_u(0.2, 8), _u(0.5, 4)), (0,),
+                          lambda x, a: astats.gamma.cdf(x, a)),
+    "gamma.sf": Case(stats.gamma.sf, ST.gamma.sf,
+                     _args(_u(0.2, 9), _u(0.5, 4), _u(-0.1, 0.1), _u(0.5, 2)), (0, 2, 3)),
+    "gamma.logcdf": Case(stats.gamma.logcdf, ST.gamma.logcdf, _args(_u(0.05, 5), _u(0.5, 4)),
+                         (0,)),
+    "gamma.logsf": Case(stats.gamma.logsf, ST.gamma.logsf, _args(_u(0.2, 30), _u(0.5, 4)),
+                        (0,)),
+    "chi2.cdf": Case(stats.chi2.cdf, ST.chi2.cdf, _args(_u(0.2, 8), _u(1.0, 6)), (0,),
+                     lambda x, df: astats.chi2.cdf(x, df)),
+    "chi2.sf": Case(stats.chi2.sf, ST.chi2.sf, _args(_u(0.2, 8), _u(1.0, 6)), (0,)),
+    "chi2.logcdf": Case(stats.chi2.logcdf, ST.chi2.logcdf, _args(_u(0.2, 8), _u(1.0, 6)), (0,)),
+    "chi2.logsf": Case(stats.chi2.logsf, ST.chi2.logsf, _args(_u(0.2, 8), _u(1.0, 6)), (0,)),
+    "poisson.cdf": Case(stats.poisson.cdf, ST.poisson.cdf,
+                        _args(np.array([-1.0, 0.0, 2.5, 7.0]), _u(0.5, 6)), (1,),
+                        astats.poisson.cdf),
+    "poisson.sf": Case(stats.poisson.sf, ST.poisson.sf,
+                       _args(np.array([-1.0, 0.0, 2.5, 7.0]), _u(0.5, 6)), (1,)),
+    "poisson.logcdf": Case(stats.poisson.logcdf, ST.poisson.logcdf,
+                           _args(np.array([0.0, 1.0, 3.0, 7.0]), _u(0.5, 6)), (1,)),
+    "poisson.logsf": Case(stats.poisson.logsf, ST.poisson.logsf,
+                          _args(np.array([0.0, 1.0, 3.0, 7.0]), _u(0.5, 6)), (1,)),
     "chi2.logpdf": Case(stats.chi2.logpdf, ST.chi2.logpdf, _args(_u(0.2, 5), _u(1.0, 6)),
                         (0, 1)),
     "beta.logpdf": Case(stats.beta.logpdf, ST.beta.logpdf,
@@ -453,6 +480,21 @@ def test_incomplete_gamma_gradients_against_autograd_and_differences():
         np.testing.assert_allclose(np.diag(h), (d(x + 1e-6) - d(x - 1e-6)) / 2e-6, rtol=1e-6)
 
 
+def test_distribution_cdfs_refuse_their_shape_and_keep_edges():
+    """gamma / chi2 cdf and sf: no derivative in the shape (an error naming gammainc's ``a``);
+    below loc cdf = 0, sf = 1 with finite gradients (a < 1, whose pdf is infinite at 0)."""
+    with pytest.raises(UnsupportedOpError, match="`a`"):
+        bn.grad(lambda a: stats.gamma.cdf(1.5, a))(2.0)
+    with pytest.raises(UnsupportedOpError, match="`a`"):
+        bn.grad(lambda df: stats.chi2.sf(1.5, df))(3.0)
+    x = np.array([-1.0, 0.0, 0.5, 3.0])
+    for f, ref in ((stats.gamma.cdf, ST.gamma.cdf), (stats.gamma.sf, ST.gamma.sf)):
+        np.testing.assert_allclose(_value(lambda x: f(x, 0.5), (x,), (0,)), ref(x, 0.5),
+                                   rtol=1e-13)
+        g = bn.grad(lambda x: np.sum(f(x[[0, 2, 3]], 0.5)))(x)
+        assert np.all(np.isfinite(g)) and g[0] == 0.0
+
+
 def test_digamma_near_the_poles_is_the_true_value():
     """Near a negative pole scipy's digamma loses digits (its reflection reduces x - floor
     x near 1); ours reduces to the nearest integer: -482.99997506... is -40093.681796997191
@@ -559,7 +601,7 @@ def test_integrate_refuses_tolerances_it_cannot_meet():
 
 # -- scipy's own functions on traced values ------------------------------------------------
 UFUNCS = ["gammaln", "digamma", "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "i0",
-          "i1", "j0", "j1", "y0", "y1", "expit", "logit", "entr", "gamma"]
+          "i1", "j0", "j1", "y0", "y1", "expit", "logit", "entr", "gamma", "rgamma", "gammasgn"]
 
 
 @pytest.mark.parametrize("name", UFUNCS)
@@ -580,6 +622,13 @@ def test_scipy_binary_ufuncs_trace_unchanged():
     for name in ("xlogy", "xlog1py", "betaln", "rel_entr"):
         f = getattr(scipy.special, name)
         np.testing.assert_allclose(_value(f, (x, y), (0, 1)), f(x, y), rtol=1e-13)
+    # the rows whose first argument has no derivative: it is data here
+    n = np.array([2.0, 3.0])
+    for name in ("gammainc", "gammaincc", "jn", "yn"):
+        f = getattr(scipy.special, name)
+        np.testing.assert_allclose(_value(f, (n, y), (1,)), f(n, y), rtol=1e-13)
+        np.testing.assert_array_equal(bn.grad(lambda y: np.sum(f(n, y)))(y),
+                                      bn.grad(lambda y: np.sum(getattr(bsp, name)(n, y)))(y))
 
 
 REFUSED = [
