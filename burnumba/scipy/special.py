@@ -192,10 +192,11 @@ def _integer_order(name, n):
             f"{n!r}; a real order (scipy.special.jv / yv) is not supported on traced values"))
 
 
-@implements_scipy_ufunc("jn")
+@implements_scipy_ufunc("jn", "jv")    # scipy.special.jn is jv: an integer order reaches jn
 def jn(n, x):
     """The Bessel function of the first kind of integer order n (a row; d/dx = (jn(n - 1, x)
-    - jn(n + 1, x)) / 2; no derivative in ``n``, refused as gammainc's ``a``).
+    - jn(n + 1, x)) / 2; no derivative in ``n``, refused as gammainc's ``a``). scipy's jn
+    is jv, of a real order: here the order must hold integers.
 
     >>> bn.grad(lambda x: jn(2, x))(1.5)          # (j1 - jn(3)) / 2 = 0.23...
     """

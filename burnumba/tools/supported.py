@@ -60,8 +60,8 @@ def scipy_functions():
 SCIPY_REFUSED = (
     ("stats.t.cdf, stats.beta.cdf, stats.binom.cdf, special.betainc",
      "the incomplete beta function is not a row yet"),
-    ("special.jv, special.yv, special.iv, special.kv (real orders), special.gammaincinv",
-     "not rows yet (jn and yn take integer orders)"),
+    ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv, "
+     "special.gammaincinv", "not rows yet (jn / jv and yn take integer orders)"),
     ("the derivative of special.gammainc / gammaincc in a, of jn / yn in n, of stats.gamma / "
      "chi2 cdf and sf in their shape", "not defined (nor in autograd): an error names the "
      "argument; hold it constant (data, or bn.stop_gradient)"),
