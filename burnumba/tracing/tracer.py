@@ -14,7 +14,7 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
-from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
+from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
                           guarded_index, guarded_index_ok, storing_into_numpy,
                           user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
@@ -171,7 +171,7 @@ class Builder:
         is first expanded with a gather.
         """
         row = BY_NAME[name]
-        node = self._scalar_map(row, xs, imm)
+        node = None if row.refused else self._scalar_map(row, xs, imm)
         if node is not None:
             v = object.__new__(Var)             # Var(self, node, ()), without its two calls
             v._b, v._node, v.shape, v._view = self, node, (), None
@@ -193,8 +193,7 @@ class Builder:
             xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
         if name in EXACT_ROWS and all(self.op[x.node] == CONST for x in xs):
             return self._folded(name, xs, shape)
-        if row.refused:
-            self._refuse(row, [x.node for x in xs])
+        refuse(row, xs, self.need)                  # an operand without a derivative
         rules = (row.da, row.db)
         need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
         node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,
@@ -211,8 +210,6 @@ class Builder:
             return None
         need, op = self.need, self.op
         if len(xs) == 1:
-            if row.refused:
-                self._refuse(row, [a])
             if op[a] == CONST and row.name in EXACT_ROWS:
                 return self._folded(row.name, [Var(self, a, ())], ())._node
             return self._append(row.name, a, -1, -1, need[a] and row.da is not None, imm,
@@ -220,8 +217,6 @@ class Builder:
         b = self._scalar_node(xs[1])
         if b is None:
             return None
-        if row.refused:
-            self._refuse(row, [a, b])
         if op[a] == CONST or op[b] == CONST:               # constants of derivatives
             if row.name == "multiply":
                 one = self._scalar_consts.get((1.0, 1.0))       # x * 1 is x, bit for bit
@@ -233,18 +228,6 @@ class Builder:
                 return self._folded(row.name, [Var(self, a, ()), Var(self, b, ())], ())._node
         return self._append(row.name, a, b, -1, (need[a] and row.da is not None)
                             or (need[b] and row.db is not None), imm, 1, ())
-
-    def _refuse(self, row, nodes):
-        """A row's operand without a derivative (``Op.refused``) that depends on a
-        differentiated argument: refused, naming the argument (never a silent zero)."""
-        for k, node in enumerate(nodes):
-            name = row.refused[k] if k < len(row.refused) else ""
-            if name and node is not None and self.need[node]:
-                raise UnsupportedOpError(at_user_site(
-                    f"{row.name}: the derivative with respect to its argument `{name}` is "
-                    f"not defined (autograd has none either), and here `{name}` depends on "
-                    f"a differentiated argument. Hold `{name}` constant: pass it as data "
-                    f"(outside argnums), or as bn.stop_gradient({name})"))
 
     def _ones(self, x):
         """Whether x is a constant (or a view of one) whose every value is 1.0."""
