@@ -13,9 +13,9 @@ prefactor x^a e^-x / Gamma(a), taken in log space; then
 
 For a > 10 the log of the prefactor, a log x - x - log Gamma(a), is the difference of
 numbers of size a log a; it is taken instead as a (log1p(t) - t) + log(a / (2 pi)) / 2 -
-s(a), t = (x - a) / a, with Stirling's series s(a) = log Gamma(a) - (a - 1/2) log a + a -
-log(2 pi) / 2 (the terms cancel in closed form, so the error stays that of a number of size
-a t^2 rather than of a log a).
+s(a), t = (x - a) / a (a log(x / a) + a - x for |t| >= 1/4), with Stirling's series
+s(a) = log Gamma(a) - (a - 1/2) log a + a - log(2 pi) / 2 (the terms cancel in closed form,
+so the error stays that of a number of size a t^2 rather than of a log a).
 
 Special values as scipy's: NaN for a < 0, x < 0, a = x = 0 and a NaN; P(0, x) = 1 for
 x > 0; P(a, 0) = 0; P(a, inf) = 1 and P(inf, x) = 0 for a finite x; NaN at a = x = inf.
@@ -61,7 +61,11 @@ def _log_prefactor(a, x):
     """log(x^a e^-x / Gamma(a)) for a > 0, x > 0."""
     if a <= 10.0:
         return a * log(x) - x - float64(math.lgamma(a))
-    return (a * _log1pmx((x - a) / a) + 0.5 * log(a) - HALF_LOG_2PI - _stirling(a))
+    t = (x - a) / a
+    # a (log(x / a) - t): through log1p(t) - t near x = a, through log(x / a) itself
+    # elsewhere (1 + t would lose the digits of a small x / a)
+    main = a * _log1pmx(t) if fabs(t) < 0.25 else a * log(x / a) + (a - x)
+    return main + 0.5 * log(a) - HALF_LOG_2PI - _stirling(a)
 
 
 def _series(a, x):
