@@ -20,7 +20,7 @@ error that names it.
 
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
-from math import erfc, exp, fabs, log
+from math import erfc, exp, fabs, fmod, log
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
@@ -85,9 +85,11 @@ def _gammaincc_db(a, b, g):
 
 
 # d/dx yn(n, x) = (yn(n - 1, x) - yn(n + 1, x)) / 2; at x = 0 (where that is -inf + inf)
-# the limit, -inf times yn(n, 0): +inf for n >= 0, -inf for a negative odd n
+# the limit: +inf for n >= 0 or even, -inf for a negative odd n (a constant of n alone, so
+# that a traced second derivative never multiplies inf by the 0 of the unused branch)
 def _yn_db(a, b, g):
-    return g * ((yn(a - 1.0, b) - yn(a + 1.0, b)) * 0.5 if b != 0.0 else yn(a, b) * -inf)
+    return g * ((yn(a - 1.0, b) - yn(a + 1.0, b)) * 0.5 if b != 0.0 else (
+        inf if a >= 0.0 or fmod(a, 2.0) == 0.0 else -inf))
 
 
 ROWS = (
