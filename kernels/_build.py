@@ -100,10 +100,40 @@ def _native_names(row_name):
 
 @functools.lru_cache(maxsize=None)
 def _special():
-    """kernels/special.py's functions compiled (rules.SPECIAL), which the special rows'
-    code calls: bound into every module, used by those that name them."""
-    from . import special
-    return special.compiled()
+    """kernels/special.py's functions compiled (rules.SPECIAL), and those of the other
+    special modules (rules.SPECIAL_MODULES), which the special rows' code calls: bound into
+    every module, used by those that name them."""
+    from . import special, special_bessel, special_gamma
+    out = special.compiled()
+    for module in (special_bessel, special_gamma):
+        out.update(_compiled_functions(module.FUNCTIONS))
+    return out
+
+
+def _compiled_functions(functions):
+    """A special module's FUNCTIONS compiled with numba, inlined where a kernel calls them:
+    each function's helpers (the plain functions its module defines) compiled first and
+    bound in its globals (numba resolves a global call at compile time). Errors follow
+    numpy's model (a division by zero gives inf, never raises)."""
+    import types
+
+    from numba import njit
+
+    done = {}
+
+    def compile_(fn):
+        if fn.__name__ not in done:
+            glob = dict(fn.__globals__)
+            for name in fn.__code__.co_names:
+                helper = fn.__globals__.get(name)
+                if (isinstance(helper, types.FunctionType) and helper is not fn
+                        and helper.__module__ == fn.__module__):
+                    glob[name] = compile_(helper)
+            done[fn.__name__] = njit(inline="always", error_model="numpy")(
+                types.FunctionType(fn.__code__, glob, fn.__name__))
+        return done[fn.__name__]
+
+    return {name: compile_(fn) for name, fn in functions.items()}
 
 
 def _dispatcher_names(linked, dtype, jvp):

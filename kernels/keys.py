@@ -58,29 +58,32 @@ def native():
 
 @functools.lru_cache(maxsize=None)
 def _calls_special(row_name):
-    """Whether a row's rules call kernels/special.py (rules.SPECIAL)."""
+    """The special functions (rules.SPECIAL) a row's rules call, as a frozenset of names."""
     row = BY_NAME[row_name]
     if row.kind != "map":
-        return False
+        return frozenset()
+    found = set()
     for slot in ("fwd", "da", "db"):
         fn = getattr(row, slot)
         if fn is None:
             continue
         r = rules.read(fn, row.name, slot, row.arity)
         for code in r.statements + (r.expr,):
-            if any(isinstance(n, ast.Name) and n.id in rules.SPECIAL
-                   for n in ast.walk(ast.parse(code.strip()))):
-                return True
-    return False
+            found.update(n.id for n in ast.walk(ast.parse(code.strip()))
+                         if isinstance(n, ast.Name) and n.id in rules.SPECIAL)
+    return frozenset(found)
 
 
 def special(row_names):
-    """The digest of kernels/special.py when one of ``row_names`` calls it, else nothing:
-    an edit there rebuilds the special rows' objects and the kernels that hold them, and the
-    keys of every other artifact stay as they were."""
-    if any(_calls_special(n) for n in row_names):
-        return [cache.code_digest("special.py")]
-    return []
+    """The digests of the special modules (rules.SPECIAL_MODULES: special.py, ...) whose
+    functions one of ``row_names`` calls, else nothing: an edit there rebuilds the rows that
+    call it and the kernels that hold them, and the keys of every other artifact stay as
+    they were."""
+    called = set()
+    for n in row_names:
+        called |= _calls_special(n)
+    return [cache.code_digest(module) for module, names in rules.SPECIAL_MODULES.items()
+            if called & set(names)]
 
 
 def _sha(text):

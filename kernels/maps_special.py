@@ -1,18 +1,31 @@
 """The map rows of scipy.special's functions that no composition of other rows computes to
 float64 accuracy (burnumba.scipy.special builds the rest from rows): log|Gamma|, the
-polygamma functions, erfc, erfinv, ndtri, log_ndtr, i0 and i1. Their scalar functions are in
-``special.py`` (rules call them by the names in ``rules.SPECIAL``); each derivative is
-another of these rows, so derivatives of any order stay rows:
+polygamma functions, erfc, erfinv, ndtri, log_ndtr, i0 and i1, and the Bessel functions
+j0, j1, y0, y1. Their scalar functions are in ``special.py`` and ``special_bessel.py`` (rules
+call them by the names in ``rules.SPECIAL``); each derivative is another of these rows, so
+derivatives of any order stay rows:
 
     gammaln' = digamma = polygamma(0, .),  polygamma(n, .)' = polygamma(n + 1, .),
-    i0' = i1,  i1' = i0 - i1 / a (1/2 at 0).
+    i0' = i1,  i1' = i0 - i1 / a (1/2 at 0),
+    j0' = -j1,  j1' = j0 - j1 / a (1/2 at 0),  y0' = -y1,  y1' = y0 - y1 / a,
+    d/dx jn(n, x) = (jn(n - 1, x) - jn(n + 1, x)) / 2, the same for yn (+-inf at x = 0).
+
+jn(n, x) and yn(n, x), of an integer order n (NaN for another), are binary rows whose order
+n is ``refused`` (no derivative), as gammainc's a below.
+
+The incomplete gamma functions gammainc(a, x) and gammaincc(a, x) (``special_gamma.py``)
+are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a); their derivative in a
+is not defined (nor in autograd): the operand is ``refused``, so differentiating it is an
+error that names it.
 
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
-from math import erfc, exp, fabs
+from math import erfc, exp, fabs, fmod, log
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
+from .special_bessel import j0, j1, jn, y0, y1, yn  # noqa: F401
+from .special_gamma import gammainc, gammaincc  # noqa: F401
 
 nan = float("nan")
 inf = float("inf")
@@ -38,6 +51,47 @@ def _i1_da(a, y, g):
     return g * (i0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
 
 
+# j1' = j0 - j1 / a: 1/2 at 0 (the limit), 0 at +-inf (both terms vanish); the division
+# guarded (traced derivatives)
+def _j1_da(a, y, g):
+    finite = a != 0.0 and fabs(a) < inf
+    q = y / (a if finite else 1.0)
+    return g * (j0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
+
+
+# y1' = y0 - y1 / a for a > 0: +inf at 0 (y1 ~ -2 / (pi a)), 0 at +inf, NaN below 0 (y0's)
+def _y1_da(a, y, g):
+    finite = a != 0.0 and fabs(a) < inf
+    q = y / (a if finite else 1.0)
+    return g * (y0(a) - q if finite else (inf if a == 0.0 else y0(a)))
+
+
+# d/dx P(a, x) = x^(a-1) e^-x / Gamma(a), in log space: exp((a - 1) log x - x - lgamma(a)).
+# Its limits: at x = 0, 1 for a = 1 (where (a - 1) log x would be 0 * -inf), +inf below 1
+# and 0 above; 0 at x = +inf and at a = +inf (where the exponent would be inf - inf); 0 for
+# a = 0 (P(0, x) = 1 for x > 0: lgamma(0) = inf); NaN where P is NaN (a < 0, x < 0, a = x =
+# 0, a = x = inf). (autograd
+# writes g exp(-x) x^(a-1) / gamma(a), the same numbers; JAX gives NaN at a = 1, x = 0.)
+def _gammainc_db(a, b, g):
+    t = (a - 1.0) * log(b) if a != 1.0 else 0.0
+    d = exp(t - b - lgamma(a)) if b < inf and a < inf else 0.0
+    return g * (d if a >= 0.0 and b >= 0.0 and (a < inf or b < inf) else nan)
+
+
+def _gammaincc_db(a, b, g):
+    t = (a - 1.0) * log(b) if a != 1.0 else 0.0
+    d = exp(t - b - lgamma(a)) if b < inf and a < inf else 0.0
+    return -g * (d if a >= 0.0 and b >= 0.0 and (a < inf or b < inf) else nan)
+
+
+# d/dx yn(n, x) = (yn(n - 1, x) - yn(n + 1, x)) / 2; at x = 0 (where that is -inf + inf)
+# the limit: +inf for n >= 0 or even, -inf for a negative odd n (a constant of n alone, so
+# that a traced second derivative never multiplies inf by the 0 of the unused branch)
+def _yn_db(a, b, g):
+    return g * ((yn(a - 1.0, b) - yn(a + 1.0, b)) * 0.5 if b != 0.0 else (
+        inf if a >= 0.0 or fmod(a, 2.0) == 0.0 else -inf))
+
+
 ROWS = (
     # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
     Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
@@ -61,4 +115,31 @@ ROWS = (
     # slowly than i0); the division guarded (traced derivatives)
     Op("i1", 1, "map", lambda a: i1(a), da=_i1_da,
        doc="the modified Bessel function of order 1 (scipy.special.i1)"),
+    # the Bessel functions of orders 0 and 1 (scipy.special.j0, j1, y0, y1); y0 and y1 are
+    # -inf at 0 and NaN below, as scipy's
+    Op("j0", 1, "map", lambda a: j0(a), da=lambda a, g: -g * j1(a), domain=((-12.0, 12.0),),
+       doc="the Bessel function of the first kind of order 0 (scipy.special.j0)"),
+    Op("j1", 1, "map", lambda a: j1(a), da=_j1_da, domain=((-12.0, 12.0),),
+       doc="the Bessel function of the first kind of order 1 (scipy.special.j1)"),
+    Op("y0", 1, "map", lambda a: y0(a), da=lambda a, g: -g * y1(a), domain=((0.2, 12.0),),
+       doc="the Bessel function of the second kind of order 0 (scipy.special.y0)"),
+    Op("y1", 1, "map", lambda a: y1(a), da=_y1_da, domain=((0.2, 12.0),),
+       doc="the Bessel function of the second kind of order 1 (scipy.special.y1)"),
+    # the regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x)
+    # (scipy.special.gammainc, gammaincc); no derivative in a (refused, as autograd)
+    Op("gammainc", 2, "map", lambda a, b: gammainc(a, b), db=_gammainc_db,
+       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+       doc="the regularized lower incomplete gamma function P(a, x) (scipy.special.gammainc)"),
+    Op("gammaincc", 2, "map", lambda a, b: gammaincc(a, b), db=_gammaincc_db,
+       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+       doc="the regularized upper incomplete gamma function Q(a, x) (scipy.special.gammaincc)"),
+    # the Bessel functions of integer order n (the first operand, refused: no derivative);
+    # the tests sample n = 3 and 2 (their domains), x in the rows' ranges
+    Op("jn", 2, "map", lambda a, b: jn(a, b),
+       db=lambda a, b, g: g * ((jn(a - 1.0, b) - jn(a + 1.0, b)) * 0.5),
+       domain=((3.0, 3.0), (-12.0, 12.0)), refused=("n",),
+       doc="the Bessel function of the first kind of integer order n (scipy.special.jn)"),
+    Op("yn", 2, "map", lambda a, b: yn(a, b), db=_yn_db, domain=((2.0, 2.0), (0.3, 12.0)),
+       refused=("n",),
+       doc="the Bessel function of the second kind of integer order n (scipy.special.yn)"),
 )

@@ -82,6 +82,7 @@ ORDER = (
     "cholesky", "eigh", "matmul_lanes", "gather_lanes", "sum_lanes", "logcumsumexp",
     # scipy.special's rows (maps_special.py, issue #31)
     "gammaln", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
+    "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn",
 )
 
 _DEFINED = {row.name: row for family in (LEAVES, maps.ROWS, blocks_gather.ROWS,

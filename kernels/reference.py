@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import _prims, layout, rules, special
+from . import _prims, layout, rules, special, special_bessel, special_gamma
 from .layout import views
 from .ops import ROWS
 
@@ -23,6 +23,8 @@ IEEE_MATH = {name: getattr(np, _NUMPY_NAMES.get(name, name))
 IEEE_MATH.update(erf=math.erf, erfc=math.erfc)
 IEEE_MATH["vexp"] = np.exp      # rules.BLOCK_MATH: exp, in loops that vectorize
 IEEE_MATH.update(special.FUNCTIONS)   # rules.SPECIAL: scipy.special's, in plain Python
+IEEE_MATH.update(special_bessel.FUNCTIONS)
+IEEE_MATH.update(special_gamma.FUNCTIONS)
 _MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np)
 
 

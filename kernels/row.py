@@ -116,6 +116,10 @@ class Op(NamedTuple):
     # for its k parameters (nb, n[, k]; matmul's nb, M, K, N, sa, sb): (the operands' shapes,
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
+    refused: Tuple[str, ...] = ()    # map rows: per operand, the name of the public
+    # function's argument whose derivative is not defined (gammainc's a: neither scipy nor
+    # autograd has it), or "": the tracer refuses that operand when it depends on a
+    # differentiated argument, with an error that names it, rather than give a silent zero
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
     # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
     # the tape-file
@@ -124,6 +128,13 @@ class Op(NamedTuple):
     # (``OnTrace``), for those no numpy name expresses
     appends: Tuple[str, ...] = ()   # the rows the ``on_trace`` rules append nodes of by name
     # (``t.append``, ``t.axis``), besides the row itself: take's take_add, scatter for gather
+
+    @property
+    def diff_operands(self):
+        """The operands (0, 1) whose derivative the row defines or holds zero: all but the
+        ``refused`` ones."""
+        return tuple(k for k in range(max(self.arity, 0))
+                     if not (k < len(self.refused) and self.refused[k]))
 
     def node_shapes(self, P):
         """The shapes in which a node of this row shows its operands and output to its

@@ -39,7 +39,15 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
         "rint", "trunc")
 # The special functions a map rule may call (kernels/special.py: scipy.special's, compiled
 # with numba where a kernel calls them; the rows of maps_special.py use them)
-SPECIAL = ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1")
+# (kernels/special_bessel.py: the Bessel functions; special_gamma.py: the incomplete gamma
+# functions). Each module's code keys only the
+# compiled objects whose rules call one of its functions (keys.py: SPECIAL_MODULES).
+SPECIAL_MODULES = {
+    "special.py": ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1"),
+    "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
+    "special_gamma.py": ("gammainc", "gammaincc"),
+}
+SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)
 # The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py
 # VECTOR_MATH), where the dispatcher's scalar case calls libm: the two may differ in the last
 # bit, so a node of such a row gives the same bits only where it stays a tensor or a scalar.

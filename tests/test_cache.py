@@ -274,3 +274,23 @@ def test_keys_are_the_code_not_the_text(tmp_path):
     assert kernels == {"sin exp", "sin"}
     assert all(a != b for a, b in zip(before["kernels"]["sin"], after["kernels"]["sin"]))
     assert after["update"] == before["update"]
+
+
+def test_a_special_module_keys_only_the_rows_that_call_it(tmp_path):
+    """Each special module (kernels/rules.SPECIAL_MODULES) is part of the keys of the rows
+    whose rules call one of its functions and of nothing else: an edit of the Bessel code
+    rebuilds the Bessel rows, not gammaln's nor a program without special rows; a program of
+    plain rows has no special digest at all."""
+    from burnumba.kernels import keys
+    assert keys.special(["add", "exp", "softmax"]) == []
+    assert len(keys.special(["gammaln", "j0"])) == 2
+    assert keys.special(["gammainc"]) == keys.special(["gammaln", "gammaincc"])  # lgamma too
+    before = _keys(tmp_path, "before", lambda p, text: text)
+    edit = "if fabs(t) < 1e-17:\n            break\n        k += 1.0\n    s = sin(x)"
+    assert edit in open(os.path.join(os.path.dirname(keys.__file__),
+                                     "special_bessel.py")).read()
+    after = _keys(tmp_path, "edited", lambda p, text: text.replace(
+        edit, edit.replace("1e-17", "2e-17")) if p.name == "special_bessel.py" else text)
+    rows = {n for n in before["rows"] if before["rows"][n] != after["rows"][n]}
+    assert rows == {"j0", "j1", "y0", "y1", "jn", "yn"}
+    assert after["kernels"] == before["kernels"]

@@ -93,6 +93,17 @@ CASES = {
     "log_ndtr": (bsp.log_ndtr, anorm.logcdf),
     "i0": (bsp.i0, asp.i0),
     "i1": (bsp.i1, asp.i1),
+    "j0": (bsp.j0, asp.j0),
+    "j1": (bsp.j1, asp.j1),
+    "y0": (bsp.y0, asp.y0),
+    "y1": (bsp.y1, asp.y1),
+    # (their a is refused: Op.refused, test_refused_operands_are_named_errors)
+    "gammainc": (bsp.gammainc, asp.gammainc),
+    "gammaincc": (bsp.gammaincc, asp.gammaincc),
+    # (n is refused: its domain holds n = 3 only; x broadcast first, as autograd's jn / yn
+    # vjp does not sum a broadcast x back)
+    "jn": (bsp.jn, lambda n, x: asp.jn(n, x + 0.0 * n)),
+    "yn": (bsp.yn, lambda n, x: asp.yn(n, x + 0.0 * n)),
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal,
@@ -131,7 +142,7 @@ def test_expression_produces_the_row(name):
     f = CASES[name][0]
     row = BY_NAME[name]
     args = [np.mean(d) + 0.1 for d in row.domain[:row.arity]]
-    tape = bn.trace(lambda *xs: f(*xs), *args, argnums=tuple(range(row.arity)))
+    tape = bn.trace(lambda *xs: f(*xs), *args, argnums=row.diff_operands)
     assert OPCODE[name] in set(tape.op.tolist())
 
 
@@ -151,15 +162,15 @@ def _check_scalar(name, xs):
     row = BY_NAME[name]
     assume(_valid(row, xs))
     ours, theirs = CASES[name]
-    argnums = tuple(range(row.arity))
+    argnums = row.diff_operands              # (an operand the row refuses is data)
     value, grads = bn.value_and_grad(lambda *a: ours(*a), argnums=argnums)(*xs)
     ref_grads = autograd.grad(lambda *a: theirs(*a), argnum=argnums)(*xs) \
         if row.arity > 1 else (autograd.grad(theirs)(*xs),)
     np.testing.assert_allclose(value, theirs(*xs), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(grads, ref_grads, rtol=1e-10, atol=1e-12)
-    for k in argnums:
+    for j, k in enumerate(argnums):
         fd = central_diff(theirs, xs, k)
-        np.testing.assert_allclose(grads[k], fd, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grads[j], fd, rtol=1e-5, atol=1e-6)
 
 
 # one hypothesis test per row, so that a failure names the op
@@ -193,13 +204,39 @@ def test_tensor_gradient_with_broadcasting(name, rng):
             if all(_valid(row, tuple(float(b.reshape(-1)[j]) for b in bx))
                    for j in range(bx[0].size)):
                 break
-        argnums = tuple(range(row.arity))
+        argnums = row.diff_operands
         g = bn.grad(lambda *a: np.sum(ours(*a) * w), argnums=argnums)(*xs)
         ref = autograd.grad(lambda *a: anp.sum(theirs(*a) * w), argnum=argnums)(*xs) \
             if row.arity > 1 else (autograd.grad(lambda a: anp.sum(theirs(a) * w))(*xs),)
-        for k in argnums:
-            assert np.shape(g[k]) == np.shape(xs[k])
-            np.testing.assert_allclose(g[k], ref[k], rtol=1e-10, atol=1e-12)
+        for j, k in enumerate(argnums):
+            assert np.shape(g[j]) == np.shape(xs[k])
+            np.testing.assert_allclose(g[j], ref[j], rtol=1e-10, atol=1e-12)
+
+
+REFUSED = [(r.name, k) for r in ROWS for k in range(max(r.arity, 0))
+           if k not in r.diff_operands]
+
+
+@pytest.mark.parametrize("name,k", REFUSED, ids=[f"{n}-{k}" for n, k in REFUSED])
+def test_refused_operands_are_named_errors(name, k):
+    """An operand whose derivative the row does not define (Op.refused) is an error that
+    names the argument when it is differentiated, in a scalar, a tensor and a nested trace;
+    held constant (data, or bn.stop_gradient) the other gradients run."""
+    row = BY_NAME[name]
+    f = CASES[name][0]
+    arg = row.refused[k]
+    xs = [float(np.mean(d)) for d in row.domain[:row.arity]]
+    for args in (xs, [np.full(3, x) for x in xs]):
+        with pytest.raises(bn.UnsupportedOpError, match=f"{name}: .*`{arg}`.*stop_gradient"):
+            bn.grad(lambda *a: np.sum(f(*a)), argnums=k)(*args)
+    with pytest.raises(bn.UnsupportedOpError, match=f"`{arg}`"):
+        bn.grad(lambda u: bn.grad(lambda *a: f(*a), argnums=1 - k)(
+            *[u if j == k else xs[j] for j in range(2)]))(xs[k])
+    held = bn.grad(lambda *a: f(*[bn.stop_gradient(x) if j == k else x
+                                  for j, x in enumerate(a)]), argnums=1 - k)(*xs)
+    assert np.isfinite(held)
+    with pytest.raises(bn.UnsupportedOpError, match=f"`{arg}`"):
+        bn.jvp(lambda u: f(*[u if j == k else xs[j] for j in range(2)]), (xs[k],), (1.0,))
 
 
 KINKS = [(r.name, k) for r in ROWS for k in r.kinks]
@@ -212,7 +249,7 @@ def test_kinks_at_exact_values(name, kink):
     row = BY_NAME[name]
     xs, expected = kink[:row.arity], kink[row.arity:]
     _, grads = bn.value_and_grad(lambda *a: CASES[name][0](*a),
-                                 argnums=tuple(range(row.arity)))(*xs)
+                                 argnums=row.diff_operands)(*xs)
     assert tuple(grads) == tuple(expected)
 
 
@@ -318,7 +355,7 @@ def test_float32_gradients_with_broadcasting(name, rng):
             break
     xs32 = [x.astype(np.float32) for x in xs]
     xs64 = [x.astype(np.float64) for x in xs32]         # the same numbers
-    argnums = tuple(range(row.arity))
+    argnums = row.diff_operands
     w = rng.normal(size=(3, 4))
 
     def loss(*a):

@@ -177,12 +177,24 @@ CASES = {
     "log_ndtr": (lambda x: bsp.log_ndtr(2.0 * x), lambda x: anorm.logcdf(2.0 * x)),
     "i0": (lambda x: bsp.i0(2.0 * x), lambda x: asp.i0(2.0 * x)),
     "i1": (lambda x: bsp.i1(2.0 * x), lambda x: asp.i1(2.0 * x)),
+    "j0": (lambda x: bsp.j0(3.0 * x), lambda x: asp.j0(3.0 * x)),
+    "j1": (lambda x: bsp.j1(3.0 * x), lambda x: asp.j1(3.0 * x)),
+    "y0": (lambda x: bsp.y0(x * x + 0.3), lambda x: asp.y0(x * x + 0.3)),
+    "y1": (lambda x: bsp.y1(x * x + 0.3), lambda x: asp.y1(x * x + 0.3)),
+    # (their first argument has no derivative: a constant here)
+    "gammainc": (lambda x: bsp.gammainc(2.5, x * x + 0.1),
+                 lambda x: asp.gammainc(2.5, x * x + 0.1)),
+    "gammaincc": (lambda x: bsp.gammaincc(0.7, x * x + 0.1),
+                  lambda x: asp.gammaincc(0.7, x * x + 0.1)),
+    "jn": (lambda x: bsp.jn(3, 3.0 * x), lambda x: asp.jn(3, 3.0 * x)),
+    "yn": (lambda x: bsp.yn(2, x * x + 0.3), lambda x: asp.yn(2, x * x + 0.3)),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
 # autograd has no JVP of erf, of its linalg functions, nor of scipy.special's
 NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "gammaln",
-                    "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1"}
+                    "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1", "j0",
+                    "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn"}
 
 
 def test_every_row_is_covered():

@@ -4,9 +4,11 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
-i0, i1); the rest are built from rows here, in the forms that keep their accuracy (ndtr
-through erfc, logit through log1p, xlogy with its 0 log 0 = 0 guarded so that no NaN enters
-a gradient). On plain numpy values each function calls scipy.special itself.
+i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn, the incomplete gamma functions gammainc,
+gammaincc); the rest are built from rows here, in the
+forms that keep their accuracy (ndtr through erfc, logit through log1p, xlogy with its
+0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy values each function
+calls scipy.special itself.
 
 scipy.special's own ufuncs (``scipy.special.gammaln(x)`` on a traced x) arrive here through
 numpy's ``__array_ufunc__``: each function below is registered for the ufunc of its name
@@ -24,10 +26,13 @@ from ..numpy import shapes as _shapes
 from ..numpy._common import _builder, namesake
 from ..tracing.dispatch import implements_scipy_ufunc
 
-__all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "beta",
+__all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "rgamma",
+           "gammasgn", "beta",
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
-           "i1", "expit", "logit", "log_expit", "xlogy", "xlog1py", "entr", "rel_entr",
-           "kl_div", "logsumexp", "softmax", "log_softmax"]
+           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn",
+           "expit", "logit",
+           "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp",
+           "softmax", "log_softmax"]
 
 
 def _scipy(name):
@@ -118,6 +123,93 @@ def i0(x):
 def i1(x):
     """The modified Bessel function of the first kind of order 1 (a row)."""
     return _row("i1", x)
+
+
+@implements_scipy_ufunc("j0")
+def j0(x):
+    """The Bessel function of the first kind of order 0 (a row; j0' = -j1).
+
+    >>> bn.grad(lambda x: j0(x))(1.5)             # -j1(1.5) = -0.5579365079100996
+    """
+    return _row("j0", x)
+
+
+@implements_scipy_ufunc("j1")
+def j1(x):
+    """The Bessel function of the first kind of order 1 (a row; j1' = j0 - j1 / x, 1/2 at
+    0)."""
+    return _row("j1", x)
+
+
+@implements_scipy_ufunc("y0")
+def y0(x):
+    """The Bessel function of the second kind of order 0 (a row; y0' = -y1): -inf at 0 and
+    NaN for x < 0, as scipy's."""
+    return _row("y0", x)
+
+
+@implements_scipy_ufunc("y1")
+def y1(x):
+    """The Bessel function of the second kind of order 1 (a row; y1' = y0 - y1 / x): -inf
+    at 0 and NaN for x < 0, as scipy's."""
+    return _row("y1", x)
+
+
+def _binary_row(name, a, x):
+    """The binary map row ``name`` on (a, x), or scipy.special's function on plain values."""
+    b = _builder(a, x)
+    if b is None:
+        return _scipy(name)(a, x)
+    return b.map(name, a, x)
+
+
+@implements_scipy_ufunc("gammainc")
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a) (a
+    row). Its derivative in x is x^(a-1) e^-x / Gamma(a); in ``a`` it is not defined (as in
+    autograd): differentiating ``a`` is an error that names it (hold it constant with
+    bn.stop_gradient).
+
+    >>> bn.grad(lambda x: gammainc(2.0, x))(1.5)  # 1.5 e^-1.5 = 0.33469524022264474
+    """
+    return _binary_row("gammainc", a, x)
+
+
+@implements_scipy_ufunc("gammaincc")
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (a row,
+    accurate in the upper tail); d/dx = -x^(a-1) e^-x / Gamma(a), none in ``a`` (as
+    gammainc)."""
+    return _binary_row("gammaincc", a, x)
+
+
+def _integer_order(name, n):
+    """An order n given as numbers must be integers (burnumba has no jv / yv); a traced n
+    gives NaN at a non-integer."""
+    if not _traced(n) and not np.all(np.asarray(n) == np.floor(np.asarray(n))):
+        raise InputError(at_user_site(
+            f"{name}(n, x): n must hold integers (the integer-order Bessel function), got "
+            f"{n!r}; a real order (scipy.special.jv / yv) is not supported on traced values"))
+
+
+@implements_scipy_ufunc("jn", "jv")    # scipy.special.jn is jv: an integer order reaches jn
+def jn(n, x):
+    """The Bessel function of the first kind of integer order n (a row; d/dx = (jn(n - 1, x)
+    - jn(n + 1, x)) / 2; no derivative in ``n``, refused as gammainc's ``a``). scipy's jn
+    is jv, of a real order: here the order must hold integers.
+
+    >>> bn.grad(lambda x: jn(2, x))(1.5)          # (j1 - jn(3)) / 2 = 0.23...
+    """
+    _integer_order("jn", n)
+    return _binary_row("jn", n, x)
+
+
+@implements_scipy_ufunc("yn")
+def yn(n, x):
+    """The Bessel function of the second kind of integer order n (a row; d/dx = (yn(n - 1,
+    x) - yn(n + 1, x)) / 2; -inf at 0 and NaN for x < 0, as scipy's)."""
+    _integer_order("yn", n)
+    return _binary_row("yn", n, x)
 
 
 @implements_scipy_ufunc("erf")
@@ -246,6 +338,36 @@ def gamma(x):
     if not _traced(x):
         return _scipy("gamma")(x)
     return _gamma_sign(x) * _ew.exp(gammaln(x))
+
+
+def _signed_gamma_sign(x):
+    """The sign of Gamma(x) with scipy's at the zeros: -1 at -0 (Gamma(-0) = -inf)."""
+    zero = _ew.where(_ew.signbit(x), -1.0, 1.0)
+    return _ew.where(_ew.equal(x, 0.0), zero, _gamma_sign(x))
+
+
+@implements_scipy_ufunc("gammasgn")
+def gammasgn(x):
+    """The sign of Gamma(x): 1 for x > 0 (and +0), -1 at -0, (-1)^ceil(-x) below; NaN at
+    NaN, -inf and the negative integers, as scipy's. Piecewise constant: gradient 0 (autograd
+    defines none)."""
+    if not _traced(x):
+        return _scipy("gammasgn")(x)
+    bad = _ew.logical_or(_ew.isnan(x), _ew.logical_and(
+        _ew.less(x, 0.0), _ew.equal(_ew.floor(x), x)))
+    return _ew.where(bad, np.nan, _signed_gamma_sign(x))
+
+
+@implements_scipy_ufunc("rgamma")
+def rgamma(x):
+    """1 / Gamma(x) = sign * exp(-gammaln(x)): 0 at the poles and at +-inf, -0 at -0 (as
+    scipy's); relative accuracy about 1e-16 |gammaln(x)|. Its gradient -psi(x) / Gamma(x) is
+    NaN at the poles (as autograd's psi(x) / -gamma(x)), where the limit is finite."""
+    if not _traced(x):
+        return _scipy("rgamma")(x)
+    inf = _ew.isinf(x)
+    xs = _ew.where(inf, 1.0, x)
+    return _ew.where(inf, 0.0, _signed_gamma_sign(xs) * _ew.exp(-gammaln(xs)))
 
 
 @implements_scipy_ufunc("beta")

@@ -126,3 +126,16 @@ def guarded_index(x, dtype):
                            "axis=0), or the array as a traced value (an argument, or computed "
                            "from one), reads the index when the tape runs, with no new trace]")
     return values if dtype is None else values.astype(dtype)
+
+
+def refuse(row, xs, need):
+    """A map row's operand without a derivative (``Op.refused``, e.g. gammainc's ``a``) that
+    depends on a differentiated argument (``need`` of its node): refused with an error that
+    names the argument, rather than a gradient silently zero. ``xs``: the traced operands."""
+    for k, name in enumerate(row.refused):
+        if name and k < len(xs) and need[xs[k].node]:
+            raise UnsupportedOpError(at_user_site(
+                f"{row.name}: the derivative with respect to its argument `{name}` is not "
+                f"defined (autograd has none either), and here `{name}` depends on a "
+                f"differentiated argument. Hold `{name}` constant: pass it as data (outside "
+                f"argnums), or as bn.stop_gradient({name})"))

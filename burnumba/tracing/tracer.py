@@ -14,7 +14,7 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
-from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check,  # noqa: F401 (cast_check: burnumba.numpy)
+from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
                           guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
                           user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
@@ -171,7 +171,7 @@ class Builder:
         is first expanded with a gather.
         """
         row = BY_NAME[name]
-        node = self._scalar_map(row, xs, imm)
+        node = None if row.refused else self._scalar_map(row, xs, imm)
         if node is not None:
             v = object.__new__(Var)             # Var(self, node, ()), without its two calls
             v._b, v._node, v.shape, v._view = self, node, (), None
@@ -193,6 +193,7 @@ class Builder:
             xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
         if name in EXACT_ROWS and all(self.op[x.node] == CONST for x in xs):
             return self._folded(name, xs, shape)
+        refuse(row, xs, self.need)                  # an operand without a derivative
         rules = (row.da, row.db)
         need = any(self.need[x.node] and rules[k] is not None for k, x in enumerate(xs))
         node = self.add(name, shape, xs[0].node, xs[1].node if len(xs) > 1 else -1,

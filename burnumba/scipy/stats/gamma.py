@@ -1,6 +1,8 @@
 """``burnumba.scipy.stats.gamma``: the gamma distribution, as scipy.stats.gamma (a, loc,
-scale): logpdf and pdf, with gradients to x, a, loc and scale. -inf below loc, as scipy.
-(cdf needs the incomplete gamma function, not a row yet.)"""
+scale): logpdf and pdf, with gradients to x, a, loc and scale, -inf below loc, as scipy; cdf,
+logcdf, sf and logsf from the incomplete gamma rows (special.gammainc / gammaincc), with
+gradients to x, loc and scale: their derivative in the shape a is not defined (as in
+autograd), and differentiating it is an error that names ``a``."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import eager, log_scale, positive, standard, traced, valid
@@ -21,3 +23,43 @@ def pdf(x, a, loc=0.0, scale=1.0):
     if not traced(x, a, loc, scale):
         return eager("gamma", "pdf", x, a, loc, scale)
     return ew.exp(logpdf(x, a, loc, scale))
+
+
+def _tail(fn, x, a, loc, scale, below):
+    """fn(a, z) for z = (x - loc) / scale >= 0 and ``below`` under loc; z held at 1 in the
+    unused branch (gammainc's d/dx is infinite at 0 for a < 1: no inf * 0 in a gradient)."""
+    z = standard(x, loc, scale)
+    inside = ew.greater_equal(z, 0.0)
+    zs = ew.where(inside, z, 1.0)
+    return valid(ew.where(inside, fn(a, zs), below), positive(scale), positive(a))
+
+
+def cdf(x, a, loc=0.0, scale=1.0):
+    """P(a, z) = gammainc(a, z) for z = (x - loc) / scale >= 0, 0 below.
+
+    >>> bn.grad(lambda x: cdf(x, 2.0))(1.5)      # the pdf: 1.5 e^-1.5 = 0.33469524022264474
+    """
+    if not traced(x, a, loc, scale):
+        return eager("gamma", "cdf", x, a, loc, scale)
+    return _tail(special.gammainc, x, a, loc, scale, 0.0)
+
+
+def sf(x, a, loc=0.0, scale=1.0):
+    """Q(a, z) = gammaincc(a, z) (accurate in the upper tail), 1 below loc."""
+    if not traced(x, a, loc, scale):
+        return eager("gamma", "sf", x, a, loc, scale)
+    return _tail(special.gammaincc, x, a, loc, scale, 1.0)
+
+
+def logcdf(x, a, loc=0.0, scale=1.0):
+    """log P(a, z): -inf below loc."""
+    if not traced(x, a, loc, scale):
+        return eager("gamma", "logcdf", x, a, loc, scale)
+    return ew.log(cdf(x, a, loc, scale))
+
+
+def logsf(x, a, loc=0.0, scale=1.0):
+    """log Q(a, z): 0 below loc."""
+    if not traced(x, a, loc, scale):
+        return eager("gamma", "logsf", x, a, loc, scale)
+    return ew.log(sf(x, a, loc, scale))

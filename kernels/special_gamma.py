@@ -1,0 +1,155 @@
+"""The regularized incomplete gamma functions that the gammainc / gammaincc map rows
+(``maps_special.py``) call: P(a, x) = gamma(a, x) / Gamma(a) (scipy.special.gammainc) and
+Q(a, x) = 1 - P(a, x) (scipy.special.gammaincc), checked against scipy.special in
+tests/test_scipy.py.
+
+As Numerical Recipes' gammp / gammq and Cephes' igam / igamc: both start from the
+prefactor x^a e^-x / Gamma(a), taken in log space; then
+
+* where x <= 1 or x <= a, the series P = x^a e^-x / Gamma(a + 1) sum_n x^n / ((a+1)..(a+n))
+  (its terms positive: no cancellation), and Q = 1 - P;
+* elsewhere the continued fraction Q = x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) /
+  (x + 3 - a - 2 (2 - a) / ...)), by Lentz's method, and P = 1 - Q.
+
+For a > 10 the log of the prefactor, a log x - x - log Gamma(a), is the difference of
+numbers of size a log a; it is taken instead as a (log1p(t) - t) + log(a / (2 pi)) / 2 -
+s(a), t = (x - a) / a (a log(x / a) + a - x for |t| >= 1/4), with Stirling's series
+s(a) = log Gamma(a) - (a - 1/2) log a + a - log(2 pi) / 2 (the terms cancel in closed form,
+so the error stays that of a number of size a t^2 rather than of a log a).
+
+Special values as scipy's: NaN for a < 0, x < 0, a = x = 0 and a NaN; P(0, x) = 1 for
+x > 0; P(a, 0) = 0; P(a, inf) = 1 and P(inf, x) = 0 for a finite x; NaN at a = x = inf.
+
+As ``special.py``'s, one code serves both engines (numpy's scalar functions, IEEE results,
+never a raise). Its code keys only the compiled objects whose rules call it (``keys.py``).
+"""
+import math
+
+from numpy import exp, fabs, float64, log, log1p
+
+inf = float("inf")
+nan = float("nan")
+HALF_LOG_2PI = 0.9189385332046728
+
+
+def _log1pmx(t):
+    """log(1 + t) - t, accurate for small t (the series -t^2/2 + t^3/3 - ... for |t| < 0.25,
+    whose 40 terms reach 1e-25 there)."""
+    if fabs(t) >= 0.25:
+        return log1p(t) - t
+    term = t
+    s = 0.0
+    k = 2.0
+    while k < 60.0:
+        term *= -t
+        s += term / k
+        if fabs(term) < 1e-18 * fabs(s):
+            break
+        k += 1.0
+    return s
+
+
+def _stirling(a):
+    """log Gamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) for a > 10: the series
+    1/(12a) - 1/(360a^3) + 1/(1260a^5) - ... (6 terms: the next is below 1e-17 there)."""
+    z = 1.0 / (a * a)
+    return (1.0 / 12.0 - z * (1.0 / 360.0 - z * (1.0 / 1260.0 - z * (
+        1.0 / 1680.0 - z * (1.0 / 1188.0 - z * (691.0 / 360360.0)))))) / a
+
+
+def _log_prefactor(a, x):
+    """log(x^a e^-x / Gamma(a)) for a > 0, x > 0."""
+    if a <= 10.0:
+        return a * log(x) - x - float64(math.lgamma(a))
+    t = (x - a) / a
+    # a (log(x / a) - t): through log1p(t) - t near x = a, through log(x / a) itself
+    # elsewhere (1 + t would lose the digits of a small x / a)
+    main = a * _log1pmx(t) if fabs(t) < 0.25 else a * log(x / a) + (a - x)
+    return main + 0.5 * log(a) - HALF_LOG_2PI - _stirling(a)
+
+
+def _series(a, x):
+    """P(a, x) by its series (x <= 1 or x <= a)."""
+    ap = a
+    term = 1.0 / a
+    s = term
+    n = 0.0
+    while n < 5000.0:
+        ap += 1.0
+        term *= x / ap
+        s += term
+        if term < 1e-17 * s:
+            break
+        n += 1.0
+    return exp(_log_prefactor(a, x)) * s
+
+
+def _fraction(a, x):
+    """Q(a, x) by its continued fraction, Lentz's method (x > 1 and x > a)."""
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    i = 1.0
+    while i < 5000.0:
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        if fabs(d) < tiny:
+            d = tiny
+        c = b + an / c
+        if fabs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if fabs(delta - 1.0) < 1e-16:
+            break
+        i += 1.0
+    return exp(_log_prefactor(a, x)) * h
+
+
+def _edge(a, x):
+    """The value of P at the special points (NaN, negative, zero, infinite operands), or -1
+    where the series or the fraction applies."""
+    if a != a or x != x or a < 0.0 or x < 0.0:
+        return nan
+    if a == inf:
+        return nan if x == inf else 0.0
+    if a == 0.0:
+        return nan if x == 0.0 else 1.0
+    if x == 0.0:
+        return 0.0
+    if x == inf:
+        return 1.0
+    return -1.0
+
+
+def gammainc(a, x):
+    """The regularized lower incomplete gamma function P(a, x) (scipy.special.gammainc)."""
+    a = float64(a)
+    x = float64(x)
+    e = _edge(a, x)
+    if e != -1.0:
+        return e
+    if x <= 1.0 or x <= a:
+        return _series(a, x)
+    return 1.0 - _fraction(a, x)
+
+
+def gammaincc(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)
+    (scipy.special.gammaincc)."""
+    a = float64(a)
+    x = float64(x)
+    e = _edge(a, x)
+    if e != -1.0:
+        return e if e != e else 1.0 - e
+    if x <= 1.0 or x <= a:
+        return 1.0 - _series(a, x)
+    return _fraction(a, x)
+
+
+# the functions the rules call (kernels/rules.py: SPECIAL), by the name a rule uses
+FUNCTIONS = {"gammainc": gammainc, "gammaincc": gammaincc}
