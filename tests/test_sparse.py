@@ -7,7 +7,9 @@ import scipy.sparse as sp
 
 import burnumba as bn
 from burnumba.derive.sparsity import EXACT
-from burnumba.transforms.colouring import column_colouring, is_valid, row_colouring
+from burnumba.transforms.colouring import (ORDERS, column_colouring, greedy, hessian_colouring,
+                                           is_star, is_valid, row_colouring, star_colouring,
+                                           star_recovery)
 
 RNG = np.random.default_rng(7)
 
@@ -119,6 +121,75 @@ def test_colourings_are_valid_on_random_patterns():
         assert is_valid(P, rows, "row") and count <= 30
         bad = np.zeros(25, dtype=np.int64)              # one colour: invalid unless diagonal
         assert not is_valid(P, bad, "column") or (P.getnnz(axis=1) <= 1).all()
+
+
+def _stencil(k):
+    """The 2-D five-point stencil's pattern on a k x k grid."""
+    t = sp.diags([np.ones(k - 1), np.ones(k), np.ones(k - 1)], [-1, 0, 1], shape=(k, k))
+    e = sp.eye(k)
+    return (sp.kron(t, e) + sp.kron(e, t)).tocsr()
+
+
+def test_five_point_stencil_takes_five_colours():
+    for k in (10, 40):
+        L = _stencil(k)
+        cols, count = column_colouring(L)
+        assert count == 5 and is_valid(L, cols, "column")
+        for order in ORDERS:                               # each order alone is valid
+            c, _ = column_colouring(L, orders=(order,))
+            assert is_valid(L, c, "column"), order
+
+
+def _random_symmetric(seed, n=40, density=0.08):
+    r = np.random.default_rng(seed)
+    a = sp.random(n, n, density=density, random_state=r, format="csr")
+    h = a + a.T + sp.diags(r.uniform(1.0, 2.0, n))
+    h = sp.csr_matrix(h)
+    h.sort_indices()
+    return h
+
+
+def test_star_colourings_are_stars_and_recover_symmetric_matrices():
+    for seed in range(25):
+        H = _random_symmetric(seed)
+        colour, count = star_colouring(H)
+        assert is_star(H, colour)
+        n = H.shape[0]
+        S = np.zeros((n, count))
+        S[np.arange(n), colour] = 1.0
+        C = np.ascontiguousarray((H @ S).T)                 # (colours x n), as the plan's
+        values = C.reshape(-1)[star_recovery(H, colour)]
+        np.testing.assert_array_equal(values, H.data)
+        assert count <= column_colouring(H)[1]              # never more than distance-2
+    assert not is_star(_stencil(4), np.zeros(16, dtype=np.int64))
+    path = sp.diags([np.ones(3), np.ones(3)], [-1, 1], shape=(4, 4)).tocsr()   # P4
+    assert not is_star(path, np.array([0, 1, 0, 1]))
+    assert is_star(path, np.array([0, 1, 2, 0]))
+
+
+def test_star_colouring_of_the_stencil_and_its_hessian_values():
+    L = _stencil(12)
+    colour, count, kind = hessian_colouring(L)
+    assert kind == "star" and count <= column_colouring(L)[1] == 5
+
+    def energy(x):                           # H has the five-point pattern
+        u = x.reshape(12, 12)
+        return (np.sum((u[1:, :] - u[:-1, :]) ** 2) + np.sum((u[:, 1:] - u[:, :-1]) ** 2)
+                + np.sum(np.cos(u)) + np.sum(u[1:, :] ** 2 * u[:-1, :] ** 2))
+    x = _point(144)
+    H = bn.sparse_hessian(energy)(x)
+    np.testing.assert_allclose(H.toarray(), np.asarray(bn.hessian(energy)(x)), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_every_order_colours_random_graphs_validly():
+    for seed in range(10):
+        P = sp.random(50, 40, density=0.1, random_state=np.random.default_rng(seed),
+                      format="csr")
+        g = (sp.csr_matrix(P.T) @ P).tocsr()
+        for order in ORDERS:
+            cols, _ = greedy(g, (order,))
+            assert is_valid(P, cols, "column"), order
 
 
 def test_several_arguments_and_data():
