@@ -205,6 +205,7 @@ class _IpoptProblem:
         self.args = args
         self.vg = value_and_grad(fun)
         self.last = (None, None, None)
+        self.iterations = 0
 
         def cons(x, *a):
             parts = [np.atleast_1d(f(x, *ca)) for f, ca in funs]     # their own args
@@ -250,6 +251,10 @@ class _IpoptProblem:
 
     def hessianstructure(self):
         return self.hess_structure
+
+    def intermediate(self, alg_mod, iter_count, *rest):
+        self.iterations = int(iter_count)
+        return True
 
     def hessian(self, x, lagrange, obj_factor):
         H = self.hess(x, np.array(float(obj_factor)), np.asarray(lagrange, dtype=float),
@@ -305,5 +310,5 @@ def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None)
         nlp.add_option(key, value)
     x, info = nlp.solve(x0)
     return so.OptimizeResult(x=x, fun=float(info["obj_val"]), status=int(info["status"]),
-                             success=int(info["status"]) in (0, 1),
+                             success=int(info["status"]) in (0, 1), nit=problem.iterations,
                              message=info["status_msg"], info=info)

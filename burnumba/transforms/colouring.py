@@ -52,10 +52,12 @@ def _order(cn, name, indptr, indices, n):
     return getattr(cn, name)(indptr, indices, n)
 
 
-def greedy(conflicts, orders=ORDERS):
+def greedy(conflicts, orders=ORDERS, lower=0):
     """Colours 0.. of the vertices of a symmetric conflict graph (CSR, self loops ignored):
     the greedy colouring (each vertex the smallest colour none of its neighbours has) in each
-    of ``orders``, the one with the fewest colours. Returns (colours, count)."""
+    of ``orders``, the one with the fewest colours; the search stops at a colouring of
+    ``lower`` colours (a known lower bound: no order can do better). Returns (colours,
+    count)."""
     indptr, indices, n = _arrays(conflicts)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
@@ -72,19 +74,23 @@ def greedy(conflicts, orders=ORDERS):
         count = int(colour.max()) + 1
         if best is None or count < best[1]:
             best = (colour, count)
+        if count <= lower:
+            break
     return best
 
 
 def column_colouring(pattern, orders=ORDERS):
-    """Colours of J's columns such that no row has two nonzeros of one colour."""
+    """Colours of J's columns such that no row has two nonzeros of one colour (at least
+    the most nonzeros a row holds: the search stops there)."""
     p = _ones(pattern)
-    return greedy((p.T @ p).tocsr(), orders)
+    return greedy((p.T @ p).tocsr(), orders, int(np.diff(p.indptr).max(initial=0)))
 
 
 def row_colouring(pattern, orders=ORDERS):
-    """Colours of J's rows such that no column has two nonzeros of one colour."""
+    """Colours of J's rows such that no column has two nonzeros of one colour (at least
+    the most nonzeros a column holds)."""
     p = _ones(pattern)
-    return greedy((p @ p.T).tocsr(), orders)
+    return greedy((p @ p.T).tocsr(), orders, int(p.getnnz(axis=0).max(initial=0)))
 
 
 def star_colouring(pattern, orders=("natural", "largest_first", "smallest_last",
