@@ -1,30 +1,35 @@
 """Sparsity patterns read off a tape: which inputs each value depends on (the Jacobian's
 pattern) and which pairs of inputs interact nonlinearly (the Hessian's).
 
-Each node gets a boolean matrix ``D`` (its elements x the differentiated input elements):
-``D[e, j]`` is true when element ``e`` may depend on input ``j``. The tape is read once,
-in order (tape order is execution order), and every row kind has a rule:
+Each value element gets the set of differentiated input elements it may depend on. The tape
+is read once, in order (tape order is execution order), and every row has a rule:
 
-* exact: input, const, the map rows (an element reads the same element of each operand, or
-  the one a scalar or a tile repeats; an operand with no derivative rule, as a comparison's,
-  adds nothing), where, gather (positions fixed at trace time), scatter, sum, sumsq, inner,
-  the axis reductions (sum_axis, max_axis, logsumexp), softmax / log_softmax (the whole
-  axis), the scans (cumsum, cumprod, logcumsumexp: the prefix), matmul (row i of A and
-  column j of B), argsort (integers: no derivative);
-* conservative: take and take_add (the rows read are data, so every row may be), and every
-  other block (cross_entropy, layer_norm, causal_softmax, the linear algebra rows, the
-  wide vmap rows): each output element depends on every operand element.
+* a map row: an element reads the same element of each operand, or the one a scalar or a
+  tile repeats; an operand with no derivative rule (a comparison's) adds nothing. Its
+  Hessian pairs: none for add, subtract, negative, positive; a x b for multiply; a x b and
+  b x b for divide; every pair of the element's set for the rest;
+* a block row: its ``Sparsity`` (``kernels/row.py``), held in its rule file
+  (``blocks_reduce.py``, ``blocks_scan.py``), or, for the rows of the rule files not
+  annotated yet (gather, softmax and matmul families), in ``_BY_NAME`` below; a block row
+  with neither (the linear algebra rows) is dense and nonlinear.
+
+Exact (``EXACT``: the pattern is the union over points of the true one): input, const, the
+map rows, where, gather (positions fixed at trace time), scatter, sum, sumsq, inner, the
+axis reductions (sum_axis, max_axis, logsumexp), softmax / log_softmax (the whole axis),
+the scans (cumsum, cumprod, logcumsumexp: the prefix), matmul (row i of A and column j of
+B), argsort (integers: no derivative). Conservative: take and take_add (the rows read are
+data, so every row may be), and every other block (cross_entropy, layer_norm,
+causal_softmax, the linear algebra rows, the wide vmap rows): each output element depends on
+every operand element. (Exact is per row: a Hessian pair from Walther's rule may still be
+zero, as max's second derivative.)
 
 The Hessian's pattern is the union, over the nonlinear rows, of the nonlinear interactions
-of their operands (Walther's rule): ``D_a^T D_b`` for a row bilinear in ``a`` and ``b``
-(multiply, matmul, inner) and ``D^T D`` over its operands' union for any other nonlinear row;
-linear rows (add, subtract, negative, gather, sum, ...) add nothing. Both patterns hold every
-nonzero of the true matrices at every point (they may hold more).
+of their operands (Walther's rule). Both patterns hold every nonzero of the true matrices
+at every point (they may hold more).
 
-One compiled loop over the tape (``sparsity_numba.py``): a node's rule is chosen by the
-code its row has in ``KIND`` / ``HESS`` below (a map row's by its ``da`` / ``db`` and its
-name). A 1000-variable chained Rosenbrock written as a scalar loop (about 7000 nodes) has
-its Hessian pattern in milliseconds.
+One compiled loop over the tape (``sparsity_numba.py``), each node's rule an integer code
+per opcode: a 1000-variable chained Rosenbrock written as a scalar loop (about 7000 nodes)
+has its Hessian pattern in about 10 ms (the pass in Python per node took 1.5 s).
 """
 import functools
 import math
@@ -34,34 +39,35 @@ import scipy.sparse as sp
 
 from ..kernels import ROWS
 
-# exact dependence rules and nonlinearity classes, by row name
+# the map rows' Hessian classes, by name (the rest are nonlinear)
 _LINEAR_MAPS = frozenset(("add", "subtract", "negative", "positive"))
 _BILINEAR_MAPS = frozenset(("multiply",))
-_LINEAR_BLOCKS = frozenset(("gather", "scatter", "sum", "sum_axis", "cumsum", "take",
-                            "take_add", "where", "gather_lanes", "sum_lanes"))
-_NO_DERIVATIVE = frozenset(("argsort",))
-_AXIS_WHOLE = frozenset(("softmax", "log_softmax"))
-_AXIS_PREFIX = frozenset(("cumsum", "cumprod", "logcumsumexp"))
-_AXIS_REDUCE = frozenset(("sum_axis", "max_axis", "logsumexp"))
-EXACT = frozenset({"input", "const", "where", "gather", "scatter", "sum", "sumsq", "inner",
-                   "matmul"} | _NO_DERIVATIVE | _AXIS_WHOLE | _AXIS_PREFIX | _AXIS_REDUCE
-                  | {r.name for r in ROWS if r.kind == "map"})
 
-
-# block rows: (how the pattern is found, which Hessian pairs the row adds), as codes of
-# sparsity_numba.py; a block row not named here is dense and nonlinear (conservative)
-_BLOCKS = {
-    "where": ("WHERE", "LINEAR"), "gather": ("GATHER", "LINEAR"),
-    "scatter": ("SCATTER", "LINEAR"), "sum": ("LISTED", "LINEAR"),
-    "sumsq": ("LISTED", "SQUARES"), "inner": ("INNER", "BILINEAR"),
-    "matmul": ("MATMUL", "BILINEAR"), "sum_axis": ("REDUCE", "LINEAR"),
-    "max_axis": ("REDUCE", "NONLINEAR"), "logsumexp": ("REDUCE", "NONLINEAR"),
-    "softmax": ("WHOLE", "NONLINEAR"), "log_softmax": ("WHOLE", "NONLINEAR"),
-    "cumsum": ("PREFIX", "LINEAR"), "cumprod": ("PREFIX", "NONLINEAR"),
-    "logcumsumexp": ("PREFIX", "NONLINEAR"), "argsort": ("NONE", "LINEAR"),
-    "take": ("DENSE_A0", "LINEAR"), "take_add": ("DENSE_A0", "LINEAR"),
-    "gather_lanes": ("DENSE", "LINEAR"), "sum_lanes": ("DENSE", "LINEAR"),
+# the block rules of the rows whose rule files hold no ``sparsity`` yet (blocks_gather.py,
+# blocks_softmax.py, blocks_matmul.py): (deps, hessian, exact), as ``Sparsity``'s fields
+_BY_NAME = {
+    "where": ("where", "linear", True), "gather": ("gather", "linear", True),
+    "scatter": ("scatter", "linear", True), "take": ("dense_a0", "linear", False),
+    "take_add": ("dense_a0", "linear", False), "gather_lanes": ("dense", "linear", False),
+    "matmul": ("matmul", "bilinear", True), "logsumexp": ("reduce", "nonlinear", True),
+    "softmax": ("whole", "nonlinear", True), "log_softmax": ("whole", "nonlinear", True),
 }
+
+
+def rule(row):
+    """(deps, hessian, exact) of a row (see ``kernels/row.py: Sparsity``)."""
+    if row.kind == "map":
+        return ("map", "linear" if row.name in _LINEAR_MAPS else "bilinear"
+                if row.name in _BILINEAR_MAPS else "quotient" if row.name == "divide"
+                else "nonlinear", True)
+    if row.kind != "block":
+        return ("none", "linear", True)        # inputs are set first; constants: nothing
+    if row.sparsity is not None:
+        return tuple(row.sparsity)
+    return _BY_NAME.get(row.name, ("dense", "nonlinear", False))
+
+
+EXACT = frozenset(r.name for r in ROWS if rule(r)[2])
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,22 +76,11 @@ def _tables():
     from . import sparsity_numba as sn          # numba: only when a pattern is asked for
     kind, hess, use_a, use_b = [], [], [], []
     for row in ROWS:
-        a = b = 0
-        if row.kind == "map":
-            k = "MAP"
-            a = int(row.da is not None)
-            b = int(row.arity == 2 and row.db is not None)
-            h = ("LINEAR" if row.name in _LINEAR_MAPS else "BILINEAR"
-                 if row.name in _BILINEAR_MAPS else "QUOTIENT" if row.name == "divide"
-                 else "NONLINEAR")
-        elif row.kind == "block":
-            k, h = _BLOCKS.get(row.name, ("DENSE", "NONLINEAR"))
-        else:
-            k, h = "NONE", "LINEAR"              # inputs are set first; constants: nothing
-        kind.append(getattr(sn, k))
-        hess.append(getattr(sn, h))
-        use_a.append(a)
-        use_b.append(b)
+        deps, h, _ = rule(row)
+        kind.append(getattr(sn, deps.upper()))
+        hess.append(getattr(sn, h.upper()))
+        use_a.append(int(row.kind == "map" and row.da is not None))
+        use_b.append(int(row.kind == "map" and row.arity == 2 and row.db is not None))
     return tuple(np.asarray(t, dtype=np.int64) for t in (kind, hess, use_a, use_b))
 
 
