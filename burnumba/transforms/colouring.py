@@ -46,10 +46,11 @@ def _numba():
     return colouring_numba
 
 
-def _order(cn, name, indptr, indices, n):
-    if name == "natural":
-        return np.arange(n, dtype=np.int64)
-    return getattr(cn, name)(indptr, indices, n)
+def _use(orders, names=ORDERS):
+    unknown = set(orders) - set(names)
+    if unknown:
+        raise ValueError(f"unknown colouring orders {sorted(unknown)}; the orders: {names}")
+    return np.array([name in orders for name in names], dtype=np.bool_)
 
 
 def greedy(conflicts, orders=ORDERS, lower=0):
@@ -61,22 +62,8 @@ def greedy(conflicts, orders=ORDERS, lower=0):
     indptr, indices, n = _arrays(conflicts)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    cn = _numba()
-    deg = np.diff(indptr)
-    best = None
-    for name in orders:
-        if name == "dsatur":
-            if int(np.dot(deg, deg)) > _DSATUR_WORK:
-                continue
-            colour = cn.dsatur(indptr, indices, n)
-        else:
-            colour = cn.greedy(indptr, indices, _order(cn, name, indptr, indices, n), n)
-        count = int(colour.max()) + 1
-        if best is None or count < best[1]:
-            best = (colour, count)
-        if count <= lower:
-            break
-    return best
+    colour = _numba().best_greedy(indptr, indices, n, _use(orders), lower, _DSATUR_WORK)
+    return colour, int(colour.max()) + 1
 
 
 def column_colouring(pattern, orders=ORDERS):
@@ -93,21 +80,14 @@ def row_colouring(pattern, orders=ORDERS):
     return greedy((p @ p.T).tocsr(), orders, int(p.getnnz(axis=0).max(initial=0)))
 
 
-def star_colouring(pattern, orders=("natural", "largest_first", "smallest_last",
-                                    "incidence_degree")):
+def star_colouring(pattern, orders=ORDERS[:4]):
     """A star colouring of a symmetric pattern's adjacency graph (the diagonal ignored), the
-    fewest colours over ``orders``. Returns (colours, count)."""
+    fewest colours over ``orders`` (DSATUR's is not one). Returns (colours, count)."""
     indptr, indices, n = _arrays(_ones(pattern))
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    cn = _numba()
-    best = None
-    for name in orders:
-        colour = cn.star(indptr, indices, _order(cn, name, indptr, indices, n), n)
-        count = int(colour.max()) + 1
-        if best is None or count < best[1]:
-            best = (colour, count)
-    return best
+    colour = _numba().best_star(indptr, indices, n, _use(orders, ORDERS[:4]))
+    return colour, int(colour.max()) + 1
 
 
 def hessian_colouring(pattern):

@@ -300,3 +300,68 @@ def distinct_per_row(indptr, indices, colour, n):
                 return False
             stamp[c] = i
     return True
+
+
+# the entry points the colouring module calls: one compiled function per task, so that a
+# process loads few objects from numba's cache on its first colouring (each load costs
+# about 0.1 s); ``use[k]`` says whether order k of ORDER_CODES is tried
+@njit(cache=True, nogil=True)
+def best_greedy(indptr, indices, n, use, lower, dsatur_limit):
+    """The fewest-colour distance-1 colouring over the orders ``use`` asks for (natural,
+    largest-first, smallest-last, incidence-degree, DSATUR), stopping at ``lower`` colours;
+    DSATUR only where its work (the sum of squared degrees) is at most ``dsatur_limit``."""
+    best = np.zeros(n, dtype=np.int64)
+    best_count = n + 1
+    work = 0
+    for v in range(n):
+        d = indptr[v + 1] - indptr[v]
+        work += d * d
+    for k in range(5):
+        if not use[k] or best_count <= lower:
+            continue
+        if k == 4:
+            if work > dsatur_limit:
+                continue
+            colour = dsatur(indptr, indices, n)
+        else:
+            if k == 0:
+                order = np.arange(n)
+            elif k == 1:
+                order = largest_first(indptr, indices, n)
+            elif k == 2:
+                order = smallest_last(indptr, indices, n)
+            else:
+                order = incidence_degree(indptr, indices, n)
+            colour = greedy(indptr, indices, order, n)
+        count = 0
+        for v in range(n):
+            count = max(count, colour[v] + 1)
+        if count < best_count:
+            best, best_count = colour, count
+    return best
+
+
+@njit(cache=True, nogil=True)
+def best_star(indptr, indices, n, use):
+    """The fewest-colour star colouring over the orders ``use`` asks for (natural,
+    largest-first, smallest-last, incidence-degree)."""
+    best = np.zeros(n, dtype=np.int64)
+    best_count = n + 1
+    for k in range(4):
+        if not use[k]:
+            continue
+        if k == 0:
+            order = np.arange(n)
+        elif k == 1:
+            order = largest_first(indptr, indices, n)
+        elif k == 2:
+            order = smallest_last(indptr, indices, n)
+        else:
+            order = incidence_degree(indptr, indices, n)
+        colour = star(indptr, indices, order, n)
+        count = 0
+        for v in range(n):
+            count = max(count, colour[v] + 1)
+        if count < best_count:
+            best, best_count = colour, count
+    return best
