@@ -133,3 +133,10 @@ def test_ipopt_gets_sparse_structures_and_matches_trust_constr():
     assert res.success, res.message
     np.testing.assert_allclose(res.fun, ref.fun, rtol=1e-7)
     np.testing.assert_allclose(res.x, ref.x, atol=1e-5)
+
+
+def test_ipopt_without_constraints():
+    pytest.importorskip("cyipopt")
+    res = ipopt(rosen, np.zeros(6), bounds=[(-2.0, 2.0)] * 6, tol=1e-12)
+    assert res.success and res.nit > 0
+    np.testing.assert_allclose(res.x, np.ones(6), atol=1e-6)

@@ -217,6 +217,8 @@ class _IpoptProblem:
         self.cons = cons if funs else None
         self.m = int(np.size(cons(x0, *args))) if funs else 0
         lam0 = np.ones(self.m)
+        empty = np.zeros(0, dtype=np.int64)
+        self.jac_structure = (empty, empty)          # no constraints: an empty Jacobian
         if funs:
             self.jac = sparse_jacobian(cons)
             jp = self.jac.sparsity(x0, *args)
@@ -241,12 +243,16 @@ class _IpoptProblem:
         return self._value_and_grad(x)[1]
 
     def constraints(self, x):
+        if self.cons is None:
+            return np.zeros(0)
         return np.asarray(self.cons(x, *self.args), dtype=float)
 
     def jacobianstructure(self):
         return self.jac_structure
 
     def jacobian(self, x):
+        if self.cons is None:
+            return np.zeros(0)
         return self.jac(x, *self.args).data
 
     def hessianstructure(self):
