@@ -3,7 +3,7 @@ and max along an axis, and sum's lanes form.
 
 The rows here join the op table in ``ops.py``, which gives them their opcodes.
 """
-from .row import Op, Traced, _always_fits
+from .row import Op, Sparsity, Traced, _always_fits
 from .templates import _axis
 
 
@@ -347,11 +347,11 @@ ROWS = (
     # be a scalar or a tensor. sum is scaled by c: c = 1 for sum, 1 / count for mean.
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
        fwd=_sum_fwd, bwd=_sum_bwd,
-       jvp=_sum_jvp, inline=True, layout="listed",
+       jvp=_sum_jvp, inline=True, layout="listed", sparsity=Sparsity("listed", "linear"),
        traced=Traced(_sum_value, _sum_vjp, _sum_tangent, _sum_batched, imm=(1.0, 0.25))),
     Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
        fwd=_sumsq_fwd, bwd=_sumsq_bwd,
-       jvp=_sumsq_jvp, layout="listed",
+       jvp=_sumsq_jvp, layout="listed", sparsity=Sparsity("listed", "squares"),
        traced=Traced(_sumsq_value, _sumsq_vjp, _sumsq_tangent, imm=(1.0, 0.25))),
     # inner product of two equally shaped lists of nodes, x = P[p+1 : p+1+m] and
     # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
@@ -359,21 +359,23 @@ ROWS = (
     Op("inner", -1, "block", doc="sum_k x_k . w_k (+ bias)",
        fwd=_inner_fwd, bwd=_inner_bwd,
        jvp=_inner_jvp, layout="inner", check=_inner_check,
+       sparsity=Sparsity("inner", "bilinear"),
        traced=Traced(_inner_value, _inner_vjp, _inner_tangent)),
 
     # -- tensor rows ---------------------------------------------------------------------
     # sum over one axis, scaled by c (c = 1 / m for mean)
     Op("sum_axis", 1, "block", doc="y[o, k] = c * sum_j a[o, j, k]", fwd=_sum_axis_fwd,
        bwd=_sum_axis_bwd,
-       jvp=_sum_axis_jvp, layout="axis_reduce",
+       jvp=_sum_axis_jvp, layout="axis_reduce", sparsity=Sparsity("reduce", "linear"),
        traced=Traced(_sum_axis_value, _sum_axis_vjp, _sum_axis_tangent, _sum_axis_batched,
                      imm=(1.0, 0.25))),
     # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
     # The gradient is split evenly among tied maxima, as jax and autograd do.
     Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd,
        bwd=_max_axis_bwd,
-       jvp=_max_axis_jvp, layout="axis_reduce",
+       jvp=_max_axis_jvp, layout="axis_reduce", sparsity=Sparsity("reduce"),
        traced=Traced(_max_axis_value, _max_axis_vjp, _max_axis_tangent, imm=(1.0, -1.0))),
     Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
-       fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits),
+       fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits,
+       sparsity=Sparsity("dense", "linear", exact=False)),
 )

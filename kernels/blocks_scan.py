@@ -6,7 +6,7 @@ from math import exp, inf, log1p, nan
 
 import numpy
 
-from .row import Op, Traced
+from .row import Op, Sparsity, Traced
 from .rules import template
 from .templates import _axis
 
@@ -357,9 +357,11 @@ ROWS = (
     # cumulative sum; for cumprod, y_{j-1} * (g_j + a_{j+1} (g_{j+1} + ...)), no division.
     Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
        fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis",
+       sparsity=Sparsity("prefix", "linear"),
        traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent)),
     Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
        fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis",
+       sparsity=Sparsity("prefix"),
        traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent)),
     # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
     # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
@@ -367,10 +369,12 @@ ROWS = (
     # so the permutation is computed at run time and the gradient scatters through it.
     Op("argsort", 1, "block", doc="y[o, :, k] = the stable order of a[o, :, k] (integers)",
        fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis",
+       sparsity=Sparsity("none", "linear"),
        traced=Traced(_argsort_value, _no_derivative, _no_derivative, _no_derivative,
                      imm=(0.0, 1.0))),
     Op("logcumsumexp", 1, "block", doc="y[o, j, k] = log sum_{i <= j} exp(a[o, i, k])",
        fwd=_logcumsumexp_fwd, bwd=_logcumsumexp_bwd, jvp=_logcumsumexp_jvp, layout="axis",
+       sparsity=Sparsity("prefix"),
        traced=Traced(_logcumsumexp_value, _logcumsumexp_vjp, _logcumsumexp_tangent),
        public="logcumsumexp"),
 )

@@ -43,6 +43,25 @@ class OnTrace(NamedTuple):
     # vectors
 
 
+class Sparsity(NamedTuple):
+    """What a block row's node adds to the Jacobian's and Hessian's patterns read off a tape
+    (burnumba/derive/sparsity.py runs it, compiled). A row without one is taken as dense
+    and nonlinear: each output element may depend on every operand element, and every pair
+    of those may meet in the Hessian (conservative)."""
+    deps: str           # which operand elements each output element reads: "listed" (a
+    # scalar of every element of the listed nodes), "inner" (the same, and the bias a0),
+    # "reduce" / "whole" / "prefix" (an axis row's line: y[o, k] reads a[o, :, k]; every
+    # y[o, j, k] reads the whole line; y[o, j, k] reads a[o, :j+1, k]), "where", "gather",
+    # "scatter", "matmul", "dense" (all of a0 and a1), "dense_a0" (all of a0), "none" (no
+    # derivative: integers)
+    hessian: str = "nonlinear"   # the pairs it adds: "linear" (none), "bilinear" (a
+    # element times b element: the listed x_k[e] w_k[e], matmul's A[i, k] B[k, j]),
+    # "squares" (each listed element with itself), "nonlinear" (every pair of what an
+    # output element reads)
+    exact: bool = True  # False: a superset of the true pattern at some points (the rows
+    # read are data, or the rule is coarser than the row)
+
+
 # How each block ``layout`` shows a node's operands and output to its ``Traced`` rules, from
 # the node's parameters P[p:]: (the operands' shapes, the output's, the work space that
 # follows the output in the node's slice). An axis row's P[p:p+3] = (outer, m, inner).
@@ -120,6 +139,8 @@ class Op(NamedTuple):
     # function's argument whose derivative is not defined (gammainc's a: neither scipy nor
     # autograd has it), or "": the tracer refuses that operand when it depends on a
     # differentiated argument, with an error that names it, rather than give a silent zero
+    sparsity: Optional[Sparsity] = None  # block rows: their rule for sparsity patterns;
+    # None: dense and nonlinear (conservative), or a rule derive/sparsity.py holds by name
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
     # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
     # the tape-file

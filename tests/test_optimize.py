@@ -109,3 +109,34 @@ def test_ipopt_needs_its_extra():
     ref = so.minimize(obj, np.zeros(5), constraints=cons, method="SLSQP",
                       options={"ftol": 1e-14})
     np.testing.assert_allclose(res.x, ref.x, atol=1e-6)
+
+
+def test_ipopt_gets_sparse_structures_and_matches_trust_constr():
+    pytest.importorskip("cyipopt")
+    n = 400
+
+    def obj(x):
+        return np.sum((x - 0.3) ** 2) + np.sum((x[1:] - x[:-1]) ** 2) + 0.1 * np.sum(x ** 4)
+    cons = [{"type": "eq", "fun": lambda x: x[0::2] ** 2 + x[1::2] ** 2 - 1.0},
+            {"type": "ineq", "fun": lambda x: x[:10] - 0.05}]
+    bounds = [(-2.0, 2.0)] * n
+    import burnumba.optimize as bo
+    from burnumba.optimize import _constraint_parts
+    funs, _, _ = _constraint_parts(cons, ())
+    problem = bo._IpoptProblem(obj, funs, (), np.full(n, 0.5))
+    rows, cols = problem.hessianstructure()
+    assert (rows >= cols).all() and rows.size <= 3 * n      # tridiagonal's lower triangle
+    assert problem.jacobianstructure()[0].size == n + 10
+    res = ipopt(obj, np.full(n, 0.5), constraints=cons, bounds=bounds, tol=1e-10)
+    ref = minimize(obj, np.full(n, 0.5), constraints=cons, bounds=bounds,
+                   method="trust-constr", options={"gtol": 1e-10, "xtol": 1e-12})
+    assert res.success, res.message
+    np.testing.assert_allclose(res.fun, ref.fun, rtol=1e-7)
+    np.testing.assert_allclose(res.x, ref.x, atol=1e-5)
+
+
+def test_ipopt_without_constraints():
+    pytest.importorskip("cyipopt")
+    res = ipopt(rosen, np.zeros(6), bounds=[(-2.0, 2.0)] * 6, tol=1e-12)
+    assert res.success and res.nit > 0
+    np.testing.assert_allclose(res.x, np.ones(6), atol=1e-6)

@@ -6,10 +6,20 @@ import pytest
 import scipy.sparse as sp
 
 import burnumba as bn
+import burnumba.numpy as bnp
+import burnumba.scipy.special as bss
 from burnumba.derive.sparsity import EXACT
-from burnumba.transforms.colouring import column_colouring, is_valid, row_colouring
+from burnumba.transforms.colouring import (ORDERS, column_colouring, greedy, hessian_colouring,
+                                           is_star, is_valid, row_colouring, star_colouring,
+                                           star_recovery)
 
 RNG = np.random.default_rng(7)
+_W9 = np.arange(9.0).reshape(3, 3) / 9.0
+
+
+def _spd(x):
+    m = x.reshape(3, 3)
+    return m @ m.T + 3.0 * np.eye(3)
 
 
 def _band(x):
@@ -78,6 +88,17 @@ SCALARS = [
     ("inner", lambda x: bn.inner([x[:2]], [x[2:4]]) + x[4], 5),
     ("max", lambda x: np.max(x.reshape(2, 3) ** 2, axis=1).sum(), 6),
     ("logsumexp", lambda x: bn.logsumexp(x[:3]) + x[3] ** 2, 5),
+    ("take", lambda x: np.sum(np.take(x.reshape(3, 2), np.array([2, 0, 2]), axis=0) ** 3), 6),
+    ("cross_entropy", lambda x: bn.cross_entropy(x.reshape(2, 3), np.array([0, 2])), 6),
+    ("layer_norm", lambda x: np.sum(bn.layer_norm(x[:6].reshape(2, 3)) * x[6:]), 9),
+    ("causal_softmax", lambda x: np.sum(bn.causal_softmax(x.reshape(3, 3)) * _W9), 9),
+    ("slogdet", lambda x: np.linalg.slogdet(x.reshape(2, 2) + 3.0 * np.eye(2))[1], 4),
+    ("cholesky", lambda x: np.sum(np.linalg.cholesky(_spd(x)) * _W9), 9),
+    ("eigh", lambda x: np.sum(np.linalg.eigh(_spd(x))[0] ** 3), 9),
+    ("sort", lambda x: np.sum(np.sort(x) * np.arange(5.0) * x), 5),
+    ("logcumsumexp", lambda x: np.sum(bnp.logcumsumexp(x) * np.arange(5.0)), 5),
+    ("where", lambda x: np.sum(np.where(x > 0.0, x ** 3, x[::-1] * x)), 6),
+    ("solve", lambda x: np.sum(np.linalg.solve(_spd(x[:9]), x[9:])), 12),
 ]
 
 
@@ -92,6 +113,59 @@ def test_hessian_pattern_and_values(name, f, n):
         assert not missed.any(), f"{name}: nonzeros outside the pattern at {np.argwhere(missed)}"
         H = bn.sparse_hessian(f)(x)
         np.testing.assert_allclose(H.toarray(), dense, rtol=1e-10, atol=1e-10)
+
+
+def test_the_programs_hold_every_row_kind():
+    """Every block row a trace can hold (the lanes rows are vmap's) is in a program above,
+    in f or in its gradient (scatter, take_add), so each pattern rule is checked against
+    dense derivatives."""
+    seen = set()
+    for _, f, n in PROGRAMS + SCALARS:
+        seen |= set(bn.trace(f, _point(n)).ops)
+        if (_, f, n) in SCALARS:
+            seen |= set(bn.trace(bn.grad(f), _point(n)).ops)
+    blocks = {r.name for r in bn.kernels.ROWS if r.kind == "block" and r.lanes_of is None}
+    assert blocks <= seen, sorted(blocks - seen)
+    maps = {r.name for r in bn.kernels.ROWS if r.kind == "map"}
+    assert len(maps & seen) >= 15
+
+
+MAP_ROWS = [r for r in bn.kernels.ROWS if r.kind == "map" and r.arity in (1, 2)]
+
+
+@pytest.mark.parametrize("row", MAP_ROWS, ids=[r.name for r in MAP_ROWS])
+def test_every_map_row(row):
+    """Each map row alone, on vectors and with a broadcast scalar: its Jacobian's and its
+    Hessian's patterns hold the dense ones' nonzeros."""
+    fn = (getattr(bnp, row.name, None) or getattr(bn, row.name, None)
+          or getattr(bss, row.name, None))
+    if fn is None:                      # cube, powi, pow_c, gelu_*: written by x ** k, gelu
+        pytest.skip(f"{row.name} has no public function")
+    lo, hi = row.domain[0]
+    r = np.random.default_rng(3)
+    if row.arity == 1:
+        n, f = 4, lambda x: fn(x) * 1.0
+    else:
+        lo2, hi2 = row.domain[1] if len(row.domain) > 1 else row.domain[0]
+        n, f = 7, lambda x: fn(x[:3], x[3:6]) + fn(x[:3], x[6])
+    x = r.uniform(lo, hi, n)
+    if row.arity == 2:
+        x[3:] = r.uniform(lo2, hi2, 4)
+    try:
+        dense = np.asarray(bn.jacobian(f)(x)).reshape(-1, n)
+    except (bn.BurnumbaError, TypeError) as e:       # polygamma(n, x): n an integer
+        pytest.skip(f"{row.name}: {e}")
+    pattern = bn.jacobian_sparsity(f)(x).toarray().astype(bool)
+    assert not ((dense != 0) & ~pattern).any()
+    w = r.uniform(0.5, 1.5, dense.shape[0])
+
+    def scalar(z):
+        return np.sum(f(z) * w)
+    h = np.asarray(bn.hessian(scalar)(x))
+    hp = bn.hessian_sparsity(scalar)(x).toarray().astype(bool)
+    assert not ((np.abs(h) > 1e-12) & ~hp).any()
+    np.testing.assert_allclose(bn.sparse_hessian(scalar)(x).toarray(), h, rtol=1e-10,
+                               atol=1e-10)
 
 
 def test_linear_function_has_empty_hessian():
@@ -119,6 +193,75 @@ def test_colourings_are_valid_on_random_patterns():
         assert is_valid(P, rows, "row") and count <= 30
         bad = np.zeros(25, dtype=np.int64)              # one colour: invalid unless diagonal
         assert not is_valid(P, bad, "column") or (P.getnnz(axis=1) <= 1).all()
+
+
+def _stencil(k):
+    """The 2-D five-point stencil's pattern on a k x k grid."""
+    t = sp.diags([np.ones(k - 1), np.ones(k), np.ones(k - 1)], [-1, 0, 1], shape=(k, k))
+    e = sp.eye(k)
+    return (sp.kron(t, e) + sp.kron(e, t)).tocsr()
+
+
+def test_five_point_stencil_takes_five_colours():
+    for k in (10, 40):
+        L = _stencil(k)
+        cols, count = column_colouring(L)
+        assert count == 5 and is_valid(L, cols, "column")
+        for order in ORDERS:                               # each order alone is valid
+            c, _ = column_colouring(L, orders=(order,))
+            assert is_valid(L, c, "column"), order
+
+
+def _random_symmetric(seed, n=40, density=0.08):
+    r = np.random.default_rng(seed)
+    a = sp.random(n, n, density=density, random_state=r, format="csr")
+    h = a + a.T + sp.diags(r.uniform(1.0, 2.0, n))
+    h = sp.csr_matrix(h)
+    h.sort_indices()
+    return h
+
+
+def test_star_colourings_are_stars_and_recover_symmetric_matrices():
+    for seed in range(25):
+        H = _random_symmetric(seed)
+        colour, count = star_colouring(H)
+        assert is_star(H, colour)
+        n = H.shape[0]
+        S = np.zeros((n, count))
+        S[np.arange(n), colour] = 1.0
+        C = np.ascontiguousarray((H @ S).T)                 # (colours x n), as the plan's
+        values = C.reshape(-1)[star_recovery(H, colour)]
+        np.testing.assert_array_equal(values, H.data)
+        assert count <= column_colouring(H)[1]              # never more than distance-2
+    assert not is_star(_stencil(4), np.zeros(16, dtype=np.int64))
+    path = sp.diags([np.ones(3), np.ones(3)], [-1, 1], shape=(4, 4)).tocsr()   # P4
+    assert not is_star(path, np.array([0, 1, 0, 1]))
+    assert is_star(path, np.array([0, 1, 2, 0]))
+
+
+def test_star_colouring_of_the_stencil_and_its_hessian_values():
+    L = _stencil(12)
+    colour, count, kind = hessian_colouring(L)
+    assert kind == "star" and count <= column_colouring(L)[1] == 5
+
+    def energy(x):                           # H has the five-point pattern
+        u = x.reshape(12, 12)
+        return (np.sum((u[1:, :] - u[:-1, :]) ** 2) + np.sum((u[:, 1:] - u[:, :-1]) ** 2)
+                + np.sum(np.cos(u)) + np.sum(u[1:, :] ** 2 * u[:-1, :] ** 2))
+    x = _point(144)
+    H = bn.sparse_hessian(energy)(x)
+    np.testing.assert_allclose(H.toarray(), np.asarray(bn.hessian(energy)(x)), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_every_order_colours_random_graphs_validly():
+    for seed in range(10):
+        P = sp.random(50, 40, density=0.1, random_state=np.random.default_rng(seed),
+                      format="csr")
+        g = (sp.csr_matrix(P.T) @ P).tocsr()
+        for order in ORDERS:
+            cols, _ = greedy(g, (order,))
+            assert is_valid(P, cols, "column"), order
 
 
 def test_several_arguments_and_data():

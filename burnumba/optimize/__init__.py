@@ -172,13 +172,115 @@ def least_squares(fun, x0, jac=None, bounds=(-np.inf, np.inf), method="trf", arg
                             **kwargs)
 
 
+def _constraint_parts(constraints, args):
+    """(functions of x, lower bounds, upper bounds) of scipy-style constraints (dicts with
+    'type' and 'fun', or NonlinearConstraint), for IPOPT's cl <= c(x) <= cu."""
+    so = _scipy_optimize()
+    funs, lows, highs = [], [], []
+    for c in _constraint_dicts(constraints):
+        if isinstance(c, so.NonlinearConstraint):
+            fun, a, lb, ub = c.fun, (), c.lb, c.ub
+        elif isinstance(c, dict):
+            if "fun" not in c or c.get("type") not in ("eq", "ineq"):
+                raise InputError("a constraint dict needs 'type' ('eq' or 'ineq') and 'fun', "
+                                 f"as scipy.optimize.minimize's; got keys {sorted(c)}")
+            fun, a = c["fun"], tuple(c.get("args", ()))
+            lb, ub = 0.0, (0.0 if c["type"] == "eq" else np.inf)
+        else:
+            raise InputError(f"ipopt's constraints: dicts or NonlinearConstraint objects, got "
+                             f"{type(c).__name__} (write a LinearConstraint as a function)")
+        funs.append((fun, a))
+        lows.append(lb)
+        highs.append(ub)
+    return funs, lows, highs
+
+
+class _IpoptProblem:
+    """cyipopt's problem object: value, gradient, constraints, their sparse Jacobian and
+    the Lagrangian's sparse Hessian ``sigma f + sum lam_i c_i`` (lower triangle), each from
+    one burnumba transformation traced once; the structures are the patterns read off the
+    tapes, fixed for the solve."""
+
+    def __init__(self, fun, funs, args, x0):
+        self.args = args
+        self.vg = value_and_grad(fun)
+        self.last = (None, None, None)
+        self.iterations = 0
+
+        def cons(x, *a):
+            parts = [np.atleast_1d(f(x, *ca)) for f, ca in funs]     # their own args
+            return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+        def lagrangian(x, sigma, lam, *a):
+            value = sigma * fun(x, *a)
+            return value + np.sum(lam * cons(x, *a)) if funs else value
+        self.cons = cons if funs else None
+        self.m = int(np.size(cons(x0, *args))) if funs else 0
+        lam0 = np.ones(self.m)
+        empty = np.zeros(0, dtype=np.int64)
+        self.jac_structure = (empty, empty)          # no constraints: an empty Jacobian
+        if funs:
+            self.jac = sparse_jacobian(cons)
+            jp = self.jac.sparsity(x0, *args)
+            self.jac_structure = (np.repeat(np.arange(jp.shape[0]), np.diff(jp.indptr)),
+                                  jp.indices.copy())
+        self.hess = sparse_hessian(lagrangian)
+        hp = self.hess.sparsity(x0, np.array(1.0), lam0, *args)
+        rows = np.repeat(np.arange(hp.shape[0]), np.diff(hp.indptr))
+        self.lower = rows >= hp.indices                 # IPOPT reads the lower triangle
+        self.hess_structure = (rows[self.lower], hp.indices[self.lower].copy())
+
+    def _value_and_grad(self, x):
+        if self.last[0] is None or not np.array_equal(self.last[0], x):
+            v, g = self.vg(x, *self.args)
+            self.last = (np.array(x), float(v), np.asarray(g, dtype=float))
+        return self.last[1], self.last[2]
+
+    def objective(self, x):
+        return self._value_and_grad(x)[0]
+
+    def gradient(self, x):
+        return self._value_and_grad(x)[1]
+
+    def constraints(self, x):
+        if self.cons is None:
+            return np.zeros(0)
+        return np.asarray(self.cons(x, *self.args), dtype=float)
+
+    def jacobianstructure(self):
+        return self.jac_structure
+
+    def jacobian(self, x):
+        if self.cons is None:
+            return np.zeros(0)
+        return self.jac(x, *self.args).data
+
+    def hessianstructure(self):
+        return self.hess_structure
+
+    def intermediate(self, alg_mod, iter_count, *rest):
+        self.iterations = int(iter_count)
+        return True
+
+    def hessian(self, x, lagrange, obj_factor):
+        H = self.hess(x, np.array(float(obj_factor)), np.asarray(lagrange, dtype=float),
+                      *self.args)
+        return H.data[self.lower]
+
+
 def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None):
-    """Minimise ``fun`` with IPOPT (``cyipopt.minimize_ipopt``, the ``ipopt`` extra), fed
-    the gradient and the constraints' sparse Jacobians (as the fixed-structure ``coo_array``
-    cyipopt reads as sparse), all from burnumba. cyipopt's scipy interface takes the
-    Hessians of the objective and of the constraints dense, so they are handed over dense
-    (from burnumba's sparse ones): beyond a few thousand variables, prefer
-    ``minimize(..., method="trust-constr")``. The arguments are ``minimize``'s."""
+    """Minimise ``fun`` with IPOPT (``cyipopt.Problem``, the ``ipopt`` extra), fed the
+    gradient, the constraints' sparse Jacobian and the Lagrangian's sparse Hessian with
+    their structures (the patterns read off the tapes), all from burnumba. ``constraints``:
+    scipy-style dicts or ``NonlinearConstraint`` objects; ``bounds``: a list of (low, high)
+    or None; ``options``: IPOPT's options by name. Returns scipy's ``OptimizeResult``
+    (``info`` holds cyipopt's dictionary, multipliers included).
+
+    >>> import numpy as np                                          # doctest: +SKIP
+    >>> from burnumba.optimize import ipopt
+    >>> ipopt(lambda x: np.sum((x - 1.0) ** 2), np.zeros(3)).x
+    array([1., 1., 1.])
+    """
     try:
         import cyipopt
     except ImportError:
@@ -186,33 +288,33 @@ def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None)
             "burnumba.optimize.ipopt needs cyipopt and the IPOPT library: pip install "
             "cyipopt (with IPOPT installed, e.g. apt install coinor-libipopt-dev), or use "
             "burnumba.optimize.minimize(..., method='trust-constr')") from None
+    so = _scipy_optimize()
     x0 = _vector(x0)
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    vg = value_and_grad(fun)
-    sh = sparse_hessian(fun)
-    import scipy.sparse as sp
-    cons = _constraints(constraints, "trust-constr")
-    dicts = []
-
-    def coo(jac):
-        # cyipopt reads a constraint Jacobian as sparse only as a coo_array, whose structure
-        # (rows, columns, order) must not change between calls: the pattern's is fixed
-        return lambda x, _j=jac: sp.coo_array(_j(x))
-    for c in cons:
-        # cyipopt takes scipy-style dicts; the interval lb <= c(x) <= ub as two 'ineq's
-        # unless it is an equality
-        lb, ub = np.atleast_1d(c.lb).astype(float), np.atleast_1d(c.ub).astype(float)
-        if np.all(lb == ub):
-            dicts.append({"type": "eq", "fun": lambda x, _c=c, _l=lb: _c.fun(x) - _l,
-                          "jac": coo(c.jac), "hess": lambda x, v, _c=c: _c.hess(x, v).toarray()})
-            continue
-        if np.any(np.isfinite(lb)):
-            dicts.append({"type": "ineq", "fun": lambda x, _c=c, _l=lb: _c.fun(x) - _l,
-                          "jac": coo(c.jac), "hess": lambda x, v, _c=c: _c.hess(x, v).toarray()})
-        if np.any(np.isfinite(ub)):
-            dicts.append({"type": "ineq", "fun": lambda x, _c=c, _u=ub: _u - _c.fun(x),
-                          "jac": coo(lambda x, _c=c: -_c.jac(x)),
-                          "hess": lambda x, v, _c=c: -_c.hess(x, v).toarray()})
-    return cyipopt.minimize_ipopt(vg, x0, args=args, jac=True,
-                                  hess=lambda x, *a: sh(x, *a).toarray(),
-                                  constraints=dicts, bounds=bounds, tol=tol, options=options)
+    funs, lows, highs = _constraint_parts(constraints, args)
+    problem = _IpoptProblem(fun, funs, args, x0)
+    m = problem.m
+    cl = np.concatenate([np.broadcast_to(np.asarray(lb, float), np.shape(np.atleast_1d(
+        f(x0, *a)))) for (f, a), lb in zip(funs, lows)]) if m else np.zeros(0)
+    cu = np.concatenate([np.broadcast_to(np.asarray(ub, float), np.shape(np.atleast_1d(
+        f(x0, *a)))) for (f, a), ub in zip(funs, highs)]) if m else np.zeros(0)
+    n = x0.size
+    if bounds is None:
+        lb, ub = np.full(n, -np.inf), np.full(n, np.inf)
+    else:
+        b = np.array([(-np.inf if lo is None else lo, np.inf if hi is None else hi)
+                      for lo, hi in bounds], dtype=float)
+        lb, ub = b[:, 0], b[:, 1]
+    nlp = cyipopt.Problem(n=n, m=m, problem_obj=problem, lb=np.nan_to_num(lb, neginf=-1e20),
+                          ub=np.nan_to_num(ub, posinf=1e20),
+                          cl=np.nan_to_num(cl, neginf=-1e20, posinf=1e20),
+                          cu=np.nan_to_num(cu, neginf=-1e20, posinf=1e20))
+    opts = {"print_level": 0, "sb": "yes", **(options or {})}
+    if tol is not None:
+        opts["tol"] = tol
+    for key, value in opts.items():
+        nlp.add_option(key, value)
+    x, info = nlp.solve(x0)
+    return so.OptimizeResult(x=x, fun=float(info["obj_val"]), status=int(info["status"]),
+                             success=int(info["status"]) in (0, 1), nit=problem.iterations,
+                             message=info["status_msg"], info=info)

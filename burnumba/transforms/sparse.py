@@ -14,7 +14,8 @@ nonzeros. Per input signature, once:
 Each call then runs that tape's forward sweep once (no Python per colour) and reads the
 nonzeros out of the compressed matrix with one precomputed index. ``bn.sparse_hessian(f)``
 is the same applied to ``grad f`` (forward over reverse), with the Hessian's pattern from
-the nonlinear interactions on f's tape.
+the nonlinear interactions on f's tape, and a star colouring with symmetric recovery where it
+needs fewer colours than colouring the columns directly.
 """
 import functools
 import math
@@ -147,11 +148,15 @@ class _Sparse(TapeCache):
 
     def plan(self, tape, sig, args, kwargs, argnums):
         from ..derive.sparsity import hessian_pattern, jacobian_pattern
-        from .colouring import column_colouring, row_colouring
+        from .colouring import column_colouring, hessian_colouring, row_colouring, \
+            star_recovery
+        take = None
         if self.hessian:
             pattern = hessian_pattern(tape)
-            colours, count = column_colouring(pattern)
+            colours, count, kind = hessian_colouring(pattern)
             mode = "fwd"
+            if kind == "star":
+                take = star_recovery(pattern, colours)
             fn = _seeded_forward(_gradient_of(self.f, argnums), argnums,
                                  _seeds(colours, count, pattern.shape[1]))
         else:
@@ -168,8 +173,9 @@ class _Sparse(TapeCache):
                 fn = _seeded_backward(self.f, argnums, _seeds(colours, count, pattern.shape[0]),
                                       tape.out_shape)
         ctape = _trace(fn, args, kwargs, argnums, False, sig, False)
-        plan = _Plan(pattern, colours, mode, ctape,
-                     _recovery(pattern, colours, mode, pattern.shape[1]))
+        if take is None:
+            take = _recovery(pattern, colours, mode, pattern.shape[1])
+        plan = _Plan(pattern, colours, mode, ctape, take)
         with self.lock:
             return self.plans.setdefault(tape, plan)
 
@@ -225,8 +231,8 @@ def sparse_jacobian(f, argnums=0, mode="auto"):
 def sparse_hessian(f, argnums=0):
     """Return a function computing the Hessian of scalar f as a ``scipy.sparse.csr_matrix``
     (inputs by inputs, flattened in argument order): its pattern from the nonlinear
-    interactions on f's tape, its columns coloured, and ``H S`` by forward-over-reverse in
-    one run of a compressed tape.
+    interactions on f's tape, a star colouring (or a distance-2 one, if fewer), and ``H S``
+    by forward-over-reverse in one run of a compressed tape.
 
     >>> import burnumba as bn, numpy as np
     >>> H = bn.sparse_hessian(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(np.ones(4))
