@@ -61,8 +61,6 @@ SCIPY_REFUSED = (
     ("stats.t.cdf, stats.gamma.cdf, stats.beta.cdf, stats.poisson.cdf, stats.binom.cdf, "
      "special.gammainc, special.betainc", "the incomplete gamma and beta functions are not rows "
      "yet"),
-    ("linalg.lu_factor, linalg.lu_solve", "a packed LU with pivots chosen from the values "
-     "cannot be a tape (use numpy.linalg.solve)"),
     ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",
      "sampling and fitting are not traced; call the module function with the parameters"),
 )
