@@ -9,7 +9,10 @@ the caller takes the general path, which retraces or finds another tape.
 """
 import numpy as np
 
+from ..kernels import layout
 from .pytree import ArgLeaves, unflatten
+
+FORWARD = layout.MODE_FORWARD
 
 # Python ints below 2**24 in magnitude are data (exact in a float32 tape as in a float64
 # one); larger ones stay static, part of the cache key, as before
@@ -114,6 +117,42 @@ class CallPlan:
         value = tape.run_value_and_grad(leaves, copy=False, state=state)
         grads = []
         for treedef, slots in state.views.get(self) or self.views(state):
+            parts = [view.copy() if not scalar else (float(view) if py else view[()])
+                     for view, scalar, py in slots]
+            grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
+        grads = grads[0] if self.single else tuple(grads)
+        if self.has_aux:
+            aux = tape.aux_values(state)
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads
+
+
+class ByOpsPlan(CallPlan):
+    """The call plan of a tape that computes a value and its gradient as traced ops (the
+    by-ops tape of a function with a user's derivative rule, transforms/custom.py): its
+    output is one vector, the value then each differentiated leaf's gradient in tape-input
+    order, so a call writes the leaves, runs the tape forward (its guards checked) and cuts
+    the gradient out of the output node's slice, without building the signature again."""
+
+    def views(self, state):
+        tape = self.tape
+        at = int(tape.off[tape.out])
+        val = state.val
+        slots = [(val[at + 1 + start:at + 1 + start + size].reshape(shape), shape == (), py)
+                 for start, size, shape, py in tape.in_slots[:tape.n_diff]]
+        views = (at, [(treedef, [slots[j] for j in leaves]) for treedef, leaves in self.outputs])
+        state.views[self] = views
+        return views
+
+    def run(self, leaves):
+        tape = self.tape
+        state = tape.state()
+        state.write(leaves)
+        state.run(FORWARD)
+        at, outputs = state.views.get(self) or self.views(state)
+        value = float(state.val[at])                 # as the kernel's value_and_grad gives it
+        grads = []
+        for treedef, slots in outputs:
             parts = [view.copy() if not scalar else (float(view) if py else view[()])
                      for view, scalar, py in slots]
             grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
