@@ -404,6 +404,32 @@ def test_a_traced_tape_with_a_rule_runs_its_gradient_by_ops(tmp_path):
     np.testing.assert_allclose(traced.value_and_grad(x, y)[1][0], want[1], rtol=1e-15)
 
 
+def test_the_scalar_fast_path_of_a_rule_switches_branches():
+    """Python floats: the by-ops tape's scalar path (one struct write, a forward run, one
+    read), through a branch that alternates (a failed guard finds the other variant), with
+    argnums in another order; the rule's derivative (twice the true one) every time."""
+    f = jvp_softplus(2.0)
+
+    def g(a, b):
+        c = a * b
+        return f(c) * b if c > 0.0 else c * c
+    vg = bn.value_and_grad(g, argnums=(1, 0))
+    for a, b in ((0.5, 2.0), (-0.5, 2.0), (0.25, 3.0), (-1.5, 0.5), (0.5, 2.0)):
+        value, (db, da) = vg(a, b)
+        c = a * b
+        if c > 0:
+            s = 1.0 / (1.0 + np.exp(-c))
+            want = (np.log1p(np.exp(c)) * b, 2 * s * a * b + np.log1p(np.exp(c)),
+                    2 * s * b * b)
+        else:
+            want = (c * c, 2 * c * a, 2 * c * b)
+        assert value == pytest.approx(want[0], rel=1e-14)
+        assert db == pytest.approx(want[1], rel=1e-14) and type(db) is float
+        assert da == pytest.approx(want[2], rel=1e-14)
+    state = vg._transformed
+    assert state.fast is not None and state.fast[2].grads_in_output
+
+
 def test_a_tape_with_a_rule_that_cannot_travel_says_why(tmp_path):
     """Without a value-and-gradient tape (a vector output: no scalar gradient), the tape
     refuses its kernel's own derivative sweeps (they would bypass the rule), files and

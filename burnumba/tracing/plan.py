@@ -7,12 +7,14 @@ small model. A plan checks each leaf against what was traced while extracting it
 builds the gradient pytree from slices fixed in advance. Any mismatch returns None, and
 the caller takes the general path, which retraces or finds another tape.
 """
+import struct
+
 import numpy as np
 
 from ..kernels import layout
 from .pytree import ArgLeaves, unflatten
 
-FORWARD = layout.MODE_FORWARD
+FORWARD, ERR = layout.MODE_FORWARD, layout.C_ERR
 
 # Python ints below 2**24 in magnitude are data (exact in a float32 tape as in a float64
 # one); larger ones stay static, part of the cache key, as before
@@ -161,3 +163,47 @@ class ByOpsPlan(CallPlan):
             aux = tape.aux_values(state)
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
+
+
+def scalar_by_ops(tape, order, with_value, single):
+    """The scalar fast path of a by-ops tape (``ByOpsPlan``'s) when every argument is a
+    differentiated Python float: one ``struct`` call writes them into the run's F, the
+    kernel runs forward (its guards checked: a failed one raises GuardError) and one reads
+    the output node's value and gradients back as Python floats. ``order[j]`` is the argument
+    position of the j-th entry of argnums."""
+    nd = tape.n_diff
+    itemsize = tape.dtype.itemsize
+    code = "d" if tape.dtype == np.float64 else "f"
+    pack_into = struct.Struct(f"{nd}{code}").pack_into
+    unpack_from = struct.Struct(f"{nd + 1}{code}").unpack_from
+    at_in = itemsize * tape.n                        # F = imm[n] | val | grad
+    at_out = itemsize * (tape.n + int(tape.off[tape.out]))
+    identity = not single and list(order) == list(range(nd))
+    first = order[0]
+
+    guarded = tape.guards is not None
+    local = tape._local
+
+    def run(args):
+        try:
+            state = local.state
+        except AttributeError:
+            state = tape.state()
+        mem = state.mem
+        if mem is None:
+            mem = state.mem = memoryview(state.F)
+        pack_into(mem, at_in, *args)
+        if state.guard is None:                      # State.run, inlined
+            value = state.call(FORWARD)
+            if guarded and not state.unguarded and tape.guard_read(mem) != tape.guard_expect:
+                state.check_guards()
+            if value != value and state.C[ERR]:
+                state.raise_error()
+        else:
+            state.run(FORWARD)
+        out = unpack_from(mem, at_out)
+        value, g = out[0], out[1:]
+        if not identity:
+            g = g[first] if single else tuple([g[k] for k in order])
+        return (value, g) if with_value else g
+    return run

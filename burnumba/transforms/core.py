@@ -14,7 +14,7 @@ import numpy as np
 from ..ir.checked import SWITCH
 from .._errors import (GuardError, InputError, NestedTrace, OutputError, VariantWarning,
                       nested_unsupported)
-from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, ByOpsPlan, CallPlan
+from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, ByOpsPlan, CallPlan, scalar_by_ops
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
@@ -339,10 +339,16 @@ class _Transformed(TapeCache):
         tape = self.tape_for(args, kwargs)[0]
         if tape.custom and tape.by_ops is None and tape.out_shape == ():
             self._ops_cache()
-            ops = self.ops.tape_for(args, kwargs)[0]
-            ops.grads_in_output = True
-            tape.by_ops = ops
+            tape.by_ops = self.ops.tape_for(args, kwargs)[0]
         return tape
+
+    def _ops_runner(self, tape, argnums):
+        """The scalar fast path of a by-ops tape (every argument a differentiated float)."""
+        runner = self.runners.get(tape)
+        if runner is None:
+            runner = self.runners[tape] = scalar_by_ops(tape, argnums, self.with_value,
+                                                        self.single)
+        return runner
 
     def _ops_cache(self):
         if self.ops is None:
@@ -455,8 +461,9 @@ class _Transformed(TapeCache):
         return self.call(args, {}, failed)
 
     def promoted(self, tape):
-        # the scalar fast path follows the variant in use
-        if self.fast is not None and self.fast[2] is not tape \
+        # the scalar fast path follows the variant in use (a tape with a rule never has
+        # one: its by-ops tapes' is set by by_ops)
+        if self.fast is not None and self.fast[2] is not tape and not tape.custom \
                 and tape.n_diff == self.fast[0] == len(tape.in_slots):
             self.fast = (self.fast[0], self._runner(tape), tape)
 
@@ -511,6 +518,10 @@ class _Transformed(TapeCache):
                             plan = self.plans.setdefault(tape, plan)
                 if not SWITCH.on:
                     self.plan = plan
+                    if (not self.has_aux and not tape.draws
+                            and sorted(argnums) == list(range(len(args)))
+                            and all(type(a) is float for a in args)):
+                        self.fast = (len(args), self._ops_runner(tape, argnums), tape)
                 return plan.run(sig.diff + sig.data)
             state = tape.state()
             flat = tape.run_forward(sig.diff + sig.data, state)
@@ -530,6 +541,9 @@ class _OpsCache(TapeCache):
     def __init__(self, owner, f, *args, **kwargs):
         super().__init__(f, *args, **kwargs)
         self.owner = owner
+
+    def traced(self, tape):
+        tape.grads_in_output = True              # its output: the value, then the gradients
 
     def dropped(self, tape):
         self.owner.dropped(tape)
