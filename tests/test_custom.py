@@ -369,20 +369,121 @@ def test_custom_root_errors():
         bn.fixed_point(np.tanh, 0.0, iters=0)
 
 
-def test_a_tape_with_a_rule_refuses_the_kernels_own_sweeps(tmp_path):
-    """Where no transformation computes the derivative as traced ops, a tape with a rule
-    refuses to run its compiled derivative sweeps (they would bypass the rule), and to be
-    saved or pickled (the rule is not in its arrays); its value still runs."""
+def test_a_traced_tape_with_a_rule_runs_its_gradient_by_ops(tmp_path):
+    """bn.trace of a scalar function with a rule keeps its value and gradient traced as ops
+    (tape.by_ops): the tape's value_and_grad and profile run it, and a file or a pickle
+    holds it (format 3), so the loaded tape gives the rule's gradient (twice the true one
+    here), never its body's."""
     import pickle
     f = vjp_sin(2.0)
-    tape = bn.trace(lambda x: np.sum(f(x)), np.ones(2))
-    assert tape(np.array([0.5, 1.0])) == pytest.approx(np.sin(0.5) + np.sin(1.0))
-    with pytest.raises(bn.UnsupportedOpError, match="custom derivative rule"):
+
+    def loss(x, y):
+        return np.sum(f(x) * y)
+    x, y = np.array([0.5, 1.0]), np.array([1.0, 3.0])
+    want = (float(np.sum(np.sin(x) * y)), 2.0 * np.cos(x) * y)
+    tape = bn.trace(loss, x, y)
+    assert tape(x, y) == pytest.approx(want[0], rel=1e-15)
+    value, g = tape.value_and_grad(x, y)
+    assert value == pytest.approx(want[0], rel=1e-15)
+    np.testing.assert_allclose(g, want[1], rtol=1e-15)
+    tape.save(tmp_path / "t.npz")
+    assert str(np.load(tmp_path / "t.npz")["format"]) == "burnumba-tape-3"
+    for other in (bn.load_tape(tmp_path / "t.npz"), pickle.loads(pickle.dumps(tape))):
+        assert other(x, y) == pytest.approx(want[0], rel=1e-15)
+        value, g = other.value_and_grad(x, y)
+        np.testing.assert_allclose(g, want[1], rtol=1e-15)
+        other.save(tmp_path / "again.npz")                     # and round again
+        np.testing.assert_allclose(bn.load_tape(tmp_path / "again.npz").value_and_grad(
+            x, y)[1], want[1], rtol=1e-15)
+    for p in (tape.profile(x, y, repeats=2), bn.profile(loss, x, y, repeats=2)):
+        assert "by ops" in p.mode and p.value == pytest.approx(want[0], rel=1e-15)
+        np.testing.assert_allclose(p.grads, want[1], rtol=1e-15)
+        assert "by ops" in str(p)
+    # the tape bn.grad runs: its trace carries the by-ops tape too
+    traced = bn.grad(loss, argnums=(0, 1)).trace(x, y)
+    np.testing.assert_allclose(traced.value_and_grad(x, y)[1][0], want[1], rtol=1e-15)
+
+
+def test_the_scalar_fast_path_of_a_rule_switches_branches():
+    """Python floats: the by-ops tape's scalar path (one struct write, a forward run, one
+    read), through a branch that alternates (a failed guard finds the other variant), with
+    argnums in another order; the rule's derivative (twice the true one) every time."""
+    f = jvp_softplus(2.0)
+
+    def g(a, b):
+        c = a * b
+        return f(c) * b if c > 0.0 else c * c
+    vg = bn.value_and_grad(g, argnums=(1, 0))
+    for a, b in ((0.5, 2.0), (-0.5, 2.0), (0.25, 3.0), (-1.5, 0.5), (0.5, 2.0)):
+        value, (db, da) = vg(a, b)
+        c = a * b
+        if c > 0:
+            s = 1.0 / (1.0 + np.exp(-c))
+            want = (np.log1p(np.exp(c)) * b, 2 * s * a * b + np.log1p(np.exp(c)),
+                    2 * s * b * b)
+        else:
+            want = (c * c, 2 * c * a, 2 * c * b)
+        assert value == pytest.approx(want[0], rel=1e-14)
+        assert db == pytest.approx(want[1], rel=1e-14) and type(db) is float
+        assert da == pytest.approx(want[2], rel=1e-14)
+    state = vg._transformed
+    assert state.fast is not None and state.fast[2].grads_in_output
+
+
+def test_a_tape_with_a_rule_that_cannot_travel_says_why(tmp_path):
+    """Without a value-and-gradient tape (a vector output: no scalar gradient), the tape
+    refuses its kernel's own derivative sweeps (they would bypass the rule), files and
+    pickles, each with the fix; its value still runs."""
+    import pickle
+    f = vjp_sin(2.0)
+    tape = bn.trace(lambda x: f(x) * 2.0, np.ones(2))
+    np.testing.assert_allclose(tape(np.array([0.5, 1.0])), 2 * np.sin([0.5, 1.0]))
+    with pytest.raises(bn.OutputError, match="scalar output"):
         tape.value_and_grad(np.ones(2))
-    with pytest.raises(bn.UnsupportedOpError, match="cannot be saved"):
+    with pytest.raises(bn.UnsupportedOpError, match="cannot be saved.*scalar output.*bn.vjp"):
         tape.save(tmp_path / "t.npz")
     with pytest.raises(bn.UnsupportedOpError, match="cannot be pickled"):
         pickle.dumps(tape)
+    with pytest.raises(bn.UnsupportedOpError, match="custom derivative rule"):
+        tape.state().run(1)                   # the kernel's value-and-gradient sweep
+
+
+def test_grad_of_a_rule_takes_the_fast_path():
+    """After the first call, bn.grad of a function with a rule runs its by-ops tape through
+    a ByOpsPlan (no signature built again): same numbers as the general path, the rule's
+    (twice the true derivative), with pytrees, has_aux and a branch that switches."""
+    from burnumba.tracing.plan import ByOpsPlan
+    f = vjp_sin(2.0)
+
+    def loss(p, x):
+        s = np.sum(f(p["w"] * x)) + p["b"] ** 2
+        if s > 0.0:
+            return s, {"s": s}
+        return -s, {"s": s}
+    g = bn.grad(loss, has_aux=True)
+    p = {"w": np.array([0.5, 1.0]), "b": 0.25}
+    for x in (np.array([1.0, 2.0]), np.array([-1.0, -2.0]), np.array([0.5, 0.7]),
+              np.array([-1.0, -2.0])):
+        grads, aux = g(p, x)
+        sign = 1.0 if aux["s"] > 0 else -1.0
+        np.testing.assert_allclose(grads["w"], sign * 2.0 * np.cos(p["w"] * x) * x,
+                                   rtol=1e-14)
+        assert grads["b"] == pytest.approx(sign * 0.5, rel=1e-15)
+        assert type(grads["b"]) is float
+    state = g._transformed
+    assert isinstance(state.plan, ByOpsPlan)
+    assert len(state.ops.variants[state.plan.tape.key]) == 2
+    vg = bn.value_and_grad(lambda a, b: np.sum(f(a) * b), argnums=(0, 1))
+    a, b = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+    first = vg(a, b)
+    again = vg(a, b)
+    assert isinstance(vg._transformed.plan, ByOpsPlan)
+    assert first[0] == again[0] == pytest.approx(np.sum(np.sin(a) * b), rel=1e-15)
+    np.testing.assert_array_equal(first[1][0], again[1][0])
+    np.testing.assert_allclose(again[1][0], 2 * np.cos(a) * b, rtol=1e-15)
+    # a result is the caller's: the next call does not overwrite it
+    again[1][0][0] = 99.0
+    np.testing.assert_allclose(vg(a, b)[1][0], 2 * np.cos(a) * b, rtol=1e-15)
 
 
 def test_threads_get_the_same_numbers(rng):

@@ -633,3 +633,38 @@ def test_hostile_f0_runs(tmp_path):
         refused(path, "F0")
         with pytest.raises(bn.TapeFormatError, match="F0"):
             pickle.loads(pickle.dumps(_Reduced(entries, meta)))
+
+
+def test_a_tape_with_a_rule_is_format_3_and_formats_1_and_2_still_load(tmp_path):
+    """A tape holding a custom derivative rule is written as its value-and-gradient tape
+    (format 3, meta by_ops); a tape without guards is still format 1 and one with guards
+    format 2, read as before. The by_ops flag and the format must agree, and a format-3
+    output must be the value and the gradients."""
+    f = bn.custom_vjp(lambda x: np.sin(x))
+    f.defvjp(lambda x: (np.sin(x), np.cos(x)), lambda c, g: (3.0 * c * g,))
+    x = np.array([0.25, 0.5])
+    ruled = bn.trace(lambda x: np.sum(f(x) * x), x)
+    guarded = bn.trace(lambda a: a * a if a > 0 else -a, 2.0)
+    plain = bn.trace(small, -4.0, 2.0, argnums=(0, 1))
+    for tape, fmt in ((plain, _tapefile.FORMAT), (guarded, _tapefile.FORMAT_GUARDS),
+                      (ruled, _tapefile.FORMAT_BY_OPS)):
+        tape.save(tmp_path / "t.npz")
+        with np.load(tmp_path / "t.npz", allow_pickle=False) as z:
+            assert str(z["format"]) == fmt
+            assert ("by_ops" in json.loads(z["meta"].tobytes())) == (fmt == "burnumba-tape-3")
+    back = bn.load_tape(tmp_path / "t.npz")
+    value, g = back.value_and_grad(x)
+    assert value == pytest.approx(np.sum(np.sin(x) * x), rel=1e-15)
+    np.testing.assert_allclose(g, 3.0 * np.cos(x) * x + np.sin(x), rtol=1e-15)
+    I, F0, meta = parts(ruled.by_ops)
+    assert meta["format"] == _tapefile.FORMAT_BY_OPS and meta["by_ops"] is True
+    refused(write(tmp_path / "flag.npz", I, F0, dict(meta, by_ops=False),
+                  _tapefile.FORMAT_BY_OPS), "by_ops")
+    refused(write(tmp_path / "fmt.npz", I, F0, dict(meta, format=_tapefile.FORMAT_GUARDS),
+                  _tapefile.FORMAT_GUARDS), "by_ops")
+    refused(write(tmp_path / "type.npz", I, F0, dict(meta, by_ops=1),
+                  _tapefile.FORMAT_BY_OPS), "by_ops")
+    I2, F02, meta2 = parts(plain)
+    refused(write(tmp_path / "shape.npz", I2, F02,
+                  dict(meta2, format=_tapefile.FORMAT_BY_OPS, by_ops=True),
+                  _tapefile.FORMAT_BY_OPS), "value-and-gradient", "shape ()")

@@ -275,9 +275,24 @@ def _check_options(mode, repeats):
                          f"each node's median is taken over, e.g. {REPEATS})")
 
 
+# the mode a profile of a tape with a user's rule reports: its value-and-gradient tape's
+# forward sweep, whose nodes hold the derivative too
+BY_OPS = "value_and_grad (by ops: the derivative traced as forward nodes)"
+
+
 def run_profile(tape, sig, argnums, single, mode, repeats, name):
     """Profile ``tape`` on the leaves of ``sig``, in a run state of its own."""
     _check_options(mode, repeats)
+    if mode == "value_and_grad" and (tape.custom or tape.grads_in_output):
+        # a user's rule in it: the value and gradient traced as ops, profiled forward (the
+        # derivative's nodes are forward steps of that tape)
+        ops = tape if tape.grads_in_output else tape._by_ops("be profiled")
+        profile = run_profile(ops, sig, argnums, single, "forward", repeats, name)
+        flat = profile.value
+        profile.value = float(flat[0])
+        profile.grads = structure(tape, flat[1:], sig, argnums, single)
+        profile.mode = BY_OPS
+        return profile
     if mode == "value_and_grad" and tape.out_shape != ():
         raise OutputError(f"bn.profile: mode='value_and_grad' needs a scalar output; this "
                           f"tape's output has shape {tape.out_shape}: use mode='forward'")
@@ -343,7 +358,8 @@ def _measure(tape, state, sig, argnums, single, mode, repeats, name):
     stepped(0)
     for r in range(repeats):           # interleaved, so that a change of load hits both
         _timed(call, C, step_fwd, empty, empty_ns[r, 0], state)
-        _timed(call, C, step_bwd, empty, empty_ns[r, 1], state)
+        # (a forward profile steps no backward: a tape with a user's rule refuses that mode)
+        _timed(call, C, step_bwd if grads_flow else step_fwd, empty, empty_ns[r, 1], state)
         whole_ns[r] = unstepped()
         stepped(r)
 

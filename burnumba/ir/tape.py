@@ -74,8 +74,8 @@ def _forward_only(call):
                 "compiled kernel's own derivative sweeps do not know: differentiate it "
                 "with bn.grad, value_and_grad, jvp, vjp, linearize, the Jacobians, hessian, "
                 "hvp, vmap or njit_value_and_grad, which compute its derivatives as traced "
-                "ops (bn.Trainer, a traced Tape's value_and_grad and bn.profile do not "
-                "yet)"))
+                "ops, as do a Tape's value_and_grad and profile when bn.trace made it "
+                "(bn.Trainer does not yet)"))
         return call(mode)
     return forward
 
@@ -218,6 +218,13 @@ class Tape:
     """
 
     custom = False       # True: a user's derivative rule is in it (only run forward)
+    # a tape with a rule and a scalar output, traced by bn.trace: its value and gradient
+    # traced as ops (transforms/custom.value_and_grads), run forward by value_and_grad,
+    # profile, save and pickle
+    by_ops = None
+    # True: this tape is such a value-and-gradient tape: its output is the value, then the
+    # differentiated leaves' gradients in input order (a by_ops tape, or one loaded)
+    grads_in_output = False
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
                  single=True, static=(), forward_mode=False, draws=()):
@@ -247,6 +254,7 @@ class Tape:
         tape = cls.__new__(cls)
         tape._setup(ints, F0, **{k: meta[k] for k in tapefile.META},
                     guards=meta.get("guards"))
+        tape.grads_in_output = bool(meta.get("by_ops", False))
         return tape
 
     def _setup(self, ints, F0, key, argnums, static, single, shapes, sites, n_diff, in_slots,
@@ -330,9 +338,9 @@ class Tape:
     def __reduce__(self):
         """Pickled as its arrays and metadata (never the traced function, the kernel or the
         per-thread states); unpickling validates them and finds the kernel in the cache."""
-        self._no_file("pickled")
+        tape = self._file_tape("pickled")
         self._refuse_draws("pickled (or sent to another process)")
-        arrays, meta = tapefile.tape_state(self)
+        arrays, meta = tapefile.tape_state(tape)
         return from_pickle, (tapefile.compact(arrays), meta)
 
     def save(self, file):
@@ -343,20 +351,40 @@ class Tape:
         >>> tape = bn.trace(lambda a: a * a, 3.0)                     # doctest: +SKIP
         >>> tape.save("square.npz"); bn.load_tape("square.npz")(4.0)  # doctest: +SKIP
         16.0
-        """
-        self._no_file("saved")
-        self._refuse_draws("saved to a file")
-        tapefile.save_tape(self, file)
 
-    def _no_file(self, what):
-        """A tape with a user's derivative rule keeps the rule in the trace only: its arrays
-        alone would differentiate the rule's body."""
-        if self.custom:
+        A tape holding a custom derivative rule is written as its value-and-gradient tape
+        (``by_ops``: the rule's derivative traced as ops), format 3: the loaded tape's call
+        and value_and_grad give the same numbers, its gradient the rule's.
+        """
+        tape = self._file_tape("saved")
+        self._refuse_draws("saved to a file")
+        tapefile.save_tape(tape, file)
+
+    def _file_tape(self, what):
+        """The tape whose arrays a file or a pickle holds: this one, or for a tape with a
+        user's derivative rule (Python code, not part of the arrays, which alone would
+        differentiate the rule's body), its value-and-gradient tape."""
+        if self.grads_in_output or not self.custom:
+            return self
+        return self._by_ops(f"be {what}")
+
+    def _by_ops(self, what):
+        """The value-and-gradient tape of a tape with a rule, or the error naming the fix."""
+        if self.by_ops is None:
+            scalar = self.out_shape == ()
             raise UnsupportedOpError(at_user_site(
                 f"a tape holding a custom derivative rule (bn.custom_vjp, custom_jvp, "
-                f"extend.primitive, custom_root, fixed_point) cannot be {what}: the rule is "
-                "Python code, not part of the tape's arrays. Trace the function again where "
-                "it runs"))
+                f"extend.primitive, custom_root, fixed_point) cannot {what} by itself: the "
+                "rule is Python code, not part of the tape's arrays, so it goes as its value "
+                "and gradient traced as ops, "
+                + ("which bn.trace(f, *args) and bn.grad(f).trace(*args) make (this tape "
+                   "was traced without it, by another transformation): trace f with "
+                   "bn.trace(f, *args), or differentiate it with bn.value_and_grad(f)"
+                   if scalar else
+                   f"which needs a scalar output (this one has shape {self.out_shape}): trace "
+                   "a scalar function of it (a loss) with bn.trace, or use bn.vjp / "
+                   "bn.jacobian on the function")))
+        return self.by_ops
 
     def without_draws(self):
         """This tape without its random draws' recipes (the same arrays), for a process
@@ -418,6 +446,9 @@ class Tape:
         """leaves: the input leaves in slot order. Returns (value, a copy of the flat
         gradient of the differentiated inputs), or only the value when not ``copy``."""
         state = state or self.state()
+        if self.grads_in_output and copy:        # the gradient is in the output, by ops
+            flat = self.run_forward(leaves, state)
+            return float(flat[0]), flat[1:].copy()
         state.write(leaves)
         value = state.run(layout.MODE_VALUE_AND_GRAD)
         return (value, state.grad[:self.n_diff_elems].copy()) if copy else value
@@ -564,15 +595,21 @@ class Tape:
     def __call__(self, *args, **kwargs):
         """The output for these arguments (same structure, shapes and dtypes as traced)."""
         _, leaves = self._leaves(args, kwargs)
+        if self.grads_in_output:                  # the value, then the gradients
+            return self.run_forward(leaves)[0]
         return self.run_forward(leaves)
 
     def value_and_grad(self, *args, **kwargs):
         """``(value, grad)`` for these arguments, for the argnums the tape was traced with."""
         sig, leaves = self._leaves(args, kwargs)
-        if self.out_shape != ():
+        if self.out_shape != () and not self.grads_in_output:
             raise OutputError(at_user_site(
                 f"value_and_grad needs a scalar output; this tape's output has shape "
                 f"{self.out_shape}: use bn.vjp"))
+        if self.custom or self.grads_in_output:  # the gradient as traced ops, run forward
+            flat = (self if self.grads_in_output else self._by_ops("run value_and_grad")
+                    ).run_forward(leaves)
+            return float(flat[0]), structure(self, flat[1:], sig, self.argnums, self.single)
         value, flat = self.run_value_and_grad(leaves)
         return value, structure(self, flat, sig, self.argnums, self.single)
 

@@ -35,7 +35,12 @@ FORMAT = "burnumba-tape-1"
 # as format 2, which a burnumba without guards refuses (it would run the tape on any
 # branch); a tape without guards is still written as format 1, and both are read
 FORMAT_GUARDS = "burnumba-tape-2"
-FORMATS = (FORMAT, FORMAT_GUARDS)
+# a tape with a user's derivative rule is written as its value-and-gradient tape (the rule's
+# derivative traced as ops, Tape.by_ops), whose output is the value and then the gradients:
+# format 3 (meta "by_ops": true), which a burnumba that would read that vector as the output
+# refuses; formats 1 and 2 are read as before
+FORMAT_BY_OPS = "burnumba-tape-3"
+FORMATS = (FORMAT, FORMAT_GUARDS, FORMAT_BY_OPS)
 FIX = "retrace the function with this burnumba (bn.trace, or bn.grad's .trace) and save it again"
 
 
@@ -103,6 +108,8 @@ def tape_state(tape):
         nodes, kinds, values, sites = tape.guards
         meta.update(format=FORMAT_GUARDS,       # JSON lists (NaN and inf as json writes them)
                     guards=(nodes.tolist(), kinds.tolist(), values.tolist(), list(sites)))
+    if tape.grads_in_output:
+        meta.update(format=FORMAT_BY_OPS, by_ops=True)
     return {"I": tape.I, "F0": tape.F0}, meta
 
 
@@ -672,6 +679,7 @@ def _validate(arrays, meta):
     norm["in_slots"], norm["n_diff"] = _in_slots(meta, t, shapes, cols["need"])
     norm["aux"] = _aux(meta["aux"], t)
     norm["guards"] = _guards(meta.get("guards"), t)
+    norm["by_ops"] = _by_ops(meta, norm, out_shape)
     norm.update(_plain(meta))
     return ints, F0, norm
 
@@ -776,6 +784,22 @@ def _guards(guards, t):
     for a in arrays:
         a.flags.writeable = False
     return arrays + (tuple(sites),)
+
+
+def _by_ops(meta, norm, out_shape):
+    """Format 3's flag: the output is the value, then the differentiated leaves' gradients
+    (one vector, 1 + their size long)."""
+    by_ops = meta.get("by_ops", False)
+    if type(by_ops) is not bool:
+        raise _Bad(f"meta by_ops is {by_ops!r}, not a bool")
+    if by_ops != (meta.get("format") == FORMAT_BY_OPS):
+        raise _Bad(f"meta by_ops is {by_ops} in a {meta.get('format')} tape")
+    if by_ops:
+        size = 1 + sum(slot[1] for slot in norm["in_slots"][:norm["n_diff"]])
+        if out_shape != (size,):
+            raise _Bad(f"a value-and-gradient tape's output has shape {out_shape}, not "
+                       f"({size},): the value and its {size - 1} gradient entries")
+    return by_ops
 
 
 def _plain(meta):

@@ -7,7 +7,7 @@ signatures and defaults, so that ``import burnumba.scipy.stats.norm as norm`` or
                 logsumexp, softmax, expit, logit, xlogy, betaln, ...
     stats       norm, multivariate_normal, t, gamma, beta, dirichlet, poisson, bernoulli,
                 binom, laplace, cauchy, logistic, expon, uniform, ... (one module each)
-    linalg      solve_triangular, cho_factor / cho_solve, lu_factor / lu_solve, expm
+    linalg      solve_triangular, cho_factor / cho_solve, lu_factor / lu_solve / lu, expm
     signal      convolve, correlate (N-d; full / valid / same), convolve2d, correlate2d
     integrate   odeint, solve_ivp (a fixed-step Runge-Kutta traced as ops)
 

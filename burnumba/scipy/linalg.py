@@ -1,13 +1,19 @@
-"""``burnumba.scipy.linalg``: scipy.linalg's solve_triangular, cho_factor / cho_solve and expm
-on traced values, built from the solve, cholesky and matmul rows; inv, det, solve, cholesky,
-eigh, eigvalsh, svd, svdvals, norm and block_diag with scipy's conventions (``_dense.py``).
+"""``burnumba.scipy.linalg``: scipy.linalg's solve_triangular, cho_factor / cho_solve,
+lu_factor / lu_solve / lu and expm on traced values, built from the solve, cholesky and
+matmul rows; inv, det, solve, cholesky, eigh, eigvalsh, svd, svdvals, norm and block_diag
+with scipy's conventions (``_dense.py``).
 
 A triangular system goes through the general solve row (LU with partial pivoting of a
 triangular matrix: backward stable, as the triangular substitution); only the triangle
 scipy reads is read (the other is replaced by zeros), so values and gradients match scipy's
-(gradients are 0 in the ignored triangle). lu_factor / lu_solve are not provided: scipy's
-packed LU with row pivots chosen from the values cannot be a tape (the pivots would be frozen
-at the first call); use bnp.linalg.solve, which is LU inside one row.
+(gradients are 0 in the ignored triangle).
+
+lu_factor / lu choose their row pivots from the values, as LAPACK does: a decision, taken at
+trace time from the matrix's values (the elimination's own columns, evaluated as the tape
+computes them) and recorded as one guard of the tape, "every pivot is still the first
+largest of its column" (docs/guide/control-flow.md). The elimination itself is traced as
+ops with those pivots fixed, so gradients flow through it; a call whose matrix would pivot
+otherwise fails the guard and is traced again (a new variant), never a wrong factorization.
 """
 import numpy as np
 
@@ -16,11 +22,13 @@ from ..numpy import elementwise as ew
 from ..numpy import linalg as _la
 from ..numpy import products, reductions as red, shapes
 from ..numpy._common import _builder, namesake
+from ..tracing.concrete import decide, peek
 from . import _dense
 from ._dense import (block_diag, cholesky, det, eigh, eigvalsh, inv, mirrored,  # noqa: F401
                      norm, solve, svd, svdvals)
 
-__all__ = ["solve_triangular", "cho_factor", "cho_solve", "expm", *_dense.__all__]
+__all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu",
+           "expm", *_dense.__all__]
 
 
 def _scipy(name):
@@ -36,11 +44,11 @@ def _triangle(a, lower, unit_diagonal=False):
     return shapes.tril(a) if lower else shapes.triu(a)
 
 
-def _trans(trans):
+def _trans(trans, name="solve_triangular"):
     t = {0: 0, "N": 0, 1: 1, "T": 1, 2: 1, "C": 1}.get(trans)
     if t is None:
         raise InputError(at_user_site(
-            f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"))
+            f"{name}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}"))
     return t
 
 
@@ -83,6 +91,168 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
         return _la.solve(shapes.swapaxes(L, -1, -2), _la.solve(L, b))
     U = shapes.triu(c)
     return _la.solve(U, _la.solve(shapes.swapaxes(U, -1, -2), b))
+
+
+# -- LU with partial pivoting: the pivots decided at trace time, guarded -------------------
+_LU_FIX = ("pass the matrix as an argument of the transformed function, or use "
+           "numpy.linalg.solve (LU inside one row, no decision)")
+
+
+def _lu_args(name, a):
+    if len(a.shape) != 2:
+        raise UnsupportedOpError(at_user_site(
+            f"{name} of a traced value needs one matrix (m, n), got shape {a.shape}: call it "
+            "per matrix, or use numpy.linalg.solve for stacks"))
+
+
+def _eliminate(name, a):
+    """a = P L U by Doolittle's elimination with partial pivoting, as LAPACK's getrf:
+    (order, piv, L, U), ``order[i]`` being the row of a at row i of L U (a[order] = L U),
+    ``piv`` LAPACK's 0-based row interchanges, L (m, K) unit lower, U (K, n), K = min(m, n).
+
+    At step k the remaining block S (rows in the order the swaps so far left them) is
+    evaluated now, from the trace's input values (tracing/concrete.peek), and the pivot is
+    the first row of largest |S[:, 0]| (LAPACK's idamax). The step is traced as ops with
+    that row fixed: a static row gather, the multipliers S[1:, 0] / pivot and the update
+    S[1:, 1:] - outer(multipliers, pivot row). The decisions are kept as one guard: every
+    other candidate's |S[j, 0]| is below the pivot's (or equal, for a row after it),
+    checked on the traced values of every run. O(K) steps of O(m n) ops: suited to small
+    matrices, as expm."""
+    m, n = a.shape
+    K = min(m, n)
+    order = np.arange(m)
+    piv = np.zeros(K, dtype=np.int32)
+    cols, rows, gaps, strict = [], [], [], []
+    S = a
+    for k in range(K):
+        column = peek(S, name, _LU_FIX)[:, 0]
+        p = int(np.argmax(np.abs(column)))        # the first largest, as idamax
+        piv[k] = k + p
+        if m - k > 1:                             # the guard's part of this step
+            others = np.array([j for j in range(m - k) if j != p])
+            c = ew.absolute(S[:, 0])
+            gaps.append(c[others] - c[p])
+            strict.append(others < p)
+        if p:
+            idx = np.arange(m - k)
+            idx[0], idx[p] = p, 0
+            S = S[idx]
+            order[k], order[k + p] = order[k + p], order[k]
+        pivot = S[0, 0]
+        rows.append(S[0, :])
+        if m - k > 1:
+            # a zero pivot leaves its column's zeros (no division), as LAPACK
+            mult = S[1:, 0] / ew.where(ew.equal(pivot, 0.0), 1.0, pivot)
+            cols.append((mult, order[k + 1:].copy()))
+            if n - k > 1:
+                S = S[1:, 1:] - products.outer(mult, S[0, 1:])
+        else:
+            cols.append((None, None))
+    if gaps:
+        gap = shapes.concatenate(gaps) if len(gaps) > 1 else gaps[0]
+        mask = np.concatenate(strict)
+        bad = red.sum(ew.where(mask, ew.greater_equal(gap, 0.0), ew.greater(gap, 0.0)))
+        decide(bad, f"{name}'s pivot choice: a row other than the largest of its column "
+               "would be the pivot")
+    # L's columns are in the row order of their step; later swaps move their rows
+    where_now = np.argsort(order)
+    L_cols = []
+    for k, (mult, at) in enumerate(cols):
+        head = np.zeros(k + 1)
+        head[k] = 1.0
+        if mult is None:
+            L_cols.append(head)
+            continue
+        moved = np.argsort(where_now[at])
+        L_cols.append(shapes.concatenate([head, mult[moved]]))
+    L = shapes.stack(L_cols, axis=1)
+    U = shapes.stack([shapes.concatenate([np.zeros(k), r]) if k else r
+                      for k, r in enumerate(rows)])
+    return order, piv, L, U
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """(lu, piv) of a (m, n), as scipy.linalg.lu_factor: L (unit diagonal, not stored) and U
+    packed in one matrix, ``piv`` LAPACK's 0-based row interchanges (row i was swapped with
+    row piv[i]; int32). Differentiable in a; the pivots are a decision of the trace, guarded
+    (a matrix that pivots otherwise is traced again). For ``lu_solve``.
+
+    >>> bn.grad(lambda a: lu_solve(lu_factor(a), np.ones(2)).sum())(np.array([[1.0, 2],
+    ...                                                                        [3, 4]]))
+    """
+    if _builder(a) is None:
+        return _scipy("lu_factor")(a, check_finite=check_finite)
+    _lu_args("lu_factor", a)
+    m, n = a.shape
+    _, piv, L, U = _eliminate("lu_factor", a)
+    lower = L - np.eye(m, min(m, n))                # the unit diagonal is not stored
+    if m > n:
+        return lower + shapes.concatenate([U, np.zeros((m - n, n))]), piv
+    if m < n:
+        return shapes.concatenate([lower, np.zeros((m, n - m))], axis=1) + U, piv
+    return lower + U, piv
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """(P, L, U) with a = P @ L @ U, as scipy.linalg.lu: P a permutation matrix (m, m),
+    L (m, K) unit lower triangular, U (K, n), K = min(m, n); ``permute_l``: (P @ L, U);
+    ``p_indices``: (p, L, U) with a = L[p] @ U. P and p are constants of the trace (the
+    pivots, guarded as in ``lu_factor``); L and U carry the gradients."""
+    if _builder(a) is None:
+        return _scipy("lu")(a, permute_l=permute_l, check_finite=check_finite,
+                            p_indices=p_indices)
+    _lu_args("lu", a)
+    order, _, L, U = _eliminate("lu", a)
+    p = np.argsort(order)                           # a = L[p] @ U
+    if permute_l:
+        return L[p], U
+    if p_indices:
+        return p.astype(np.int32), L, U
+    m = a.shape[0]
+    P = np.zeros((m, m))
+    P[np.arange(m), p] = 1.0
+    return P, L, U
+
+
+def _pivots(piv, n):
+    """The row order (a[order] = L U) of LAPACK's interchanges ``piv``; a traced piv (an
+    argument) is read now and guarded to stay the same."""
+    if _builder(piv) is not None:
+        values = peek(piv, "lu_solve", "pass piv as a numpy array, not a traced argument")
+        changed = red.sum(ew.not_equal(piv, values))
+        decide(changed, "lu_solve's pivots, read from a traced piv")
+        piv = values
+    piv = np.asarray(piv).astype(np.int64)
+    order = np.arange(n)
+    for k, p in enumerate(piv):
+        if not 0 <= p < n:
+            raise InputError(at_user_site(
+                f"lu_solve: piv[{k}] = {p} is not a row of the {n} x {n} factor (LAPACK's "
+                "0-based interchanges, as lu_factor returns them)"))
+        order[k], order[p] = order[p], order[k]
+    return order
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """x with a x = b (trans 0) or a^T x = b (1, 2), from lu_factor(a) = (lu, piv), as
+    scipy.linalg.lu_solve: two triangular solves and the pivots' row permutation."""
+    lu_, piv = lu_and_piv
+    if _builder(lu_, piv, b) is None:
+        return _scipy("lu_solve")((lu_, piv), b, trans=trans, check_finite=check_finite)
+    t = _trans(trans, "lu_solve")
+    shape = np.shape(lu_) if _builder(lu_) is None else lu_.shape
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise InputError(at_user_site(
+            f"lu_solve: the factor must be square (n, n), as lu_factor's of a square matrix, "
+            f"got shape {shape}"))
+    n = shape[0]
+    order = _pivots(piv, n)
+    L = _triangle(lu_, True, unit_diagonal=True)
+    U = _triangle(lu_, False)
+    if not t:                                       # L U x = b[order]
+        return _la.solve(U, _la.solve(L, b[order]))
+    y = _la.solve(shapes.swapaxes(L, -1, -2), _la.solve(shapes.swapaxes(U, -1, -2), b))
+    return y[np.argsort(order)]                     # x[order] = y
 
 
 # Higham's (2005) degree-13 Pade approximant of exp, valid to double precision for a 1-norm

@@ -14,6 +14,7 @@ from ..ir.profile import REPEATS, _check_options, run_profile
 from ..ir.tape import Tape
 from ..tracing.pytree import flatten
 from ..tracing.tracer import Var
+from ..transforms import custom
 from ..transforms.core import _norm_argnums, _norm_static, _positive, trace_once
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # burnumba/
@@ -120,6 +121,11 @@ def profile(f, *args, argnums=0, static_argnums=(), mode="value_and_grad", repea
     static = _positive(_norm_static(static_argnums, argnums_t), len(args))
     tape, sig = _trace_with_sites(f, args, argnums_t, static, single,
                                   need_scalar=mode == "value_and_grad")
+    if tape.custom and mode == "value_and_grad":
+        # a user's rule in it: its value and gradient traced as ops (with source lines)
+        tape.by_ops = _trace_with_sites(custom.value_and_grads(f, argnums_t, False), args,
+                                        argnums_t, static, single, need_scalar=False)[0]
+        tape.by_ops.grads_in_output = True
     name = getattr(f, "__qualname__", None) or type(f).__name__
     if getattr(f, "__self__", None) is not None and hasattr(f, "__name__"):
         name = f"{type(f.__self__).__name__}.{f.__name__}"       # a model's method

@@ -65,8 +65,6 @@ SCIPY_REFUSED = (
     ("the derivative of special.gammainc / gammaincc in a, of jn / yn in n, of stats.gamma / "
      "chi2 cdf and sf in their shape", "not defined (nor in autograd): an error names the "
      "argument; hold it constant (data, or bn.stop_gradient)"),
-    ("linalg.lu_factor, linalg.lu_solve", "a packed LU with pivots chosen from the values "
-     "cannot be a tape (use numpy.linalg.solve)"),
     ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",
      "sampling and fitting are not traced; call the module function with the parameters"),
 )

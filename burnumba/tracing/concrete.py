@@ -15,7 +15,7 @@ transformation trace again (``transforms/core.TapeCache``).
 """
 import numpy as np
 
-from .._errors import DataError, at_user_site
+from .._errors import ConcretizationError, DataError, at_user_site, user_site
 from ..kernels import ROWS, layout
 
 # guard kinds: what was asked of the value, so what must hold again
@@ -155,3 +155,33 @@ class Guards:
 
     def __len__(self):
         return len(self.node)
+
+
+def peek(x, what, fix):
+    """The value of traced array ``x`` now (a numpy array of its shape), computed from the
+    trace's input values as a decision's is, for a function that decides from the values
+    (``what``: its name) and records that decision as a guard itself (a pivot choice: the
+    guard is the decision's own condition, on traced values, so ``peek`` records none).
+    ``fix``: what to use when the trace has no input values."""
+    b = x._b
+    if b.given is None or not b.live:
+        raise ConcretizationError(at_user_site(
+            f"{what} decides from the values of a traced array, in a trace that has no input "
+            f"values (a value that leaked out of its trace, or a tape being rebuilt): {fix}"))
+    if b.evaluator is None:
+        b.evaluator = Evaluator(b, b.given)
+    return b.evaluator.value(x.node).reshape(x.shape).copy()
+
+
+def decide(x, what):
+    """Record the traced scalar ``x``'s truth now as a guard (as ``bool(x)``), its source
+    line annotated with ``what``, the decision a library function took (a GuardError then
+    names it): for a function that decides from ``peek``'s values and states its decision
+    as one traced condition. Returns the outcome."""
+    b = x._b
+    v = peek(x, what, "")
+    if b.guards is None:
+        b.guards = Guards()
+    site = user_site()
+    b.guards.add(x.node, TRUTH, v.ravel()[0] != 0, f"{site} [{what}]" if site else what)
+    return bool(v.ravel()[0] != 0)

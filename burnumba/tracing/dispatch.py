@@ -249,6 +249,12 @@ def _scipy_name(frame):
     for a distribution's method, "scipy.special.logsumexp" for a function of a private
     module)."""
     module = frame.f_globals.get("__name__", "")
+    wrapped = frame.f_locals.get("f")
+    if module.startswith("scipy._lib.") and callable(wrapped):
+        # scipy's own decorator (linalg's batching wrapper) around the function called
+        module = getattr(wrapped, "__module__", None) or module
+        package = ".".join(module.split(".")[:2])
+        return f"{package}.{getattr(wrapped, '__name__', frame.f_code.co_name)}"
     package = ".".join(module.split(".")[:2])
     this = frame.f_locals.get("self")
     if package == "scipy.stats" and this is not None:

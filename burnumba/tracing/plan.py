@@ -7,9 +7,14 @@ small model. A plan checks each leaf against what was traced while extracting it
 builds the gradient pytree from slices fixed in advance. Any mismatch returns None, and
 the caller takes the general path, which retraces or finds another tape.
 """
+import struct
+
 import numpy as np
 
+from ..kernels import layout
 from .pytree import ArgLeaves, unflatten
+
+FORWARD, ERR = layout.MODE_FORWARD, layout.C_ERR
 
 # Python ints below 2**24 in magnitude are data (exact in a float32 tape as in a float64
 # one); larger ones stay static, part of the cache key, as before
@@ -122,3 +127,83 @@ class CallPlan:
             aux = tape.aux_values(state)
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
+
+
+class ByOpsPlan(CallPlan):
+    """The call plan of a tape that computes a value and its gradient as traced ops (the
+    by-ops tape of a function with a user's derivative rule, transforms/custom.py): its
+    output is one vector, the value then each differentiated leaf's gradient in tape-input
+    order, so a call writes the leaves, runs the tape forward (its guards checked) and cuts
+    the gradient out of the output node's slice, without building the signature again."""
+
+    def views(self, state):
+        tape = self.tape
+        at = int(tape.off[tape.out])
+        val = state.val
+        slots = [(val[at + 1 + start:at + 1 + start + size].reshape(shape), shape == (), py)
+                 for start, size, shape, py in tape.in_slots[:tape.n_diff]]
+        views = (at, [(treedef, [slots[j] for j in leaves]) for treedef, leaves in self.outputs])
+        state.views[self] = views
+        return views
+
+    def run(self, leaves):
+        tape = self.tape
+        state = tape.state()
+        state.write(leaves)
+        state.run(FORWARD)
+        at, outputs = state.views.get(self) or self.views(state)
+        value = float(state.val[at])                 # as the kernel's value_and_grad gives it
+        grads = []
+        for treedef, slots in outputs:
+            parts = [view.copy() if not scalar else (float(view) if py else view[()])
+                     for view, scalar, py in slots]
+            grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
+        grads = grads[0] if self.single else tuple(grads)
+        if self.has_aux:
+            aux = tape.aux_values(state)
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads
+
+
+def scalar_by_ops(tape, order, with_value, single):
+    """The scalar fast path of a by-ops tape (``ByOpsPlan``'s) when every argument is a
+    differentiated Python float: one ``struct`` call writes them into the run's F, the
+    kernel runs forward (its guards checked: a failed one raises GuardError) and one reads
+    the output node's value and gradients back as Python floats. ``order[j]`` is the argument
+    position of the j-th entry of argnums."""
+    nd = tape.n_diff
+    itemsize = tape.dtype.itemsize
+    code = "d" if tape.dtype == np.float64 else "f"
+    pack_into = struct.Struct(f"{nd}{code}").pack_into
+    unpack_from = struct.Struct(f"{nd + 1}{code}").unpack_from
+    at_in = itemsize * tape.n                        # F = imm[n] | val | grad
+    at_out = itemsize * (tape.n + int(tape.off[tape.out]))
+    identity = not single and list(order) == list(range(nd))
+    first = order[0]
+
+    guarded = tape.guards is not None
+    local = tape._local
+
+    def run(args):
+        try:
+            state = local.state
+        except AttributeError:
+            state = tape.state()
+        mem = state.mem
+        if mem is None:
+            mem = state.mem = memoryview(state.F)
+        pack_into(mem, at_in, *args)
+        if state.guard is None:                      # State.run, inlined
+            value = state.call(FORWARD)
+            if guarded and not state.unguarded and tape.guard_read(mem) != tape.guard_expect:
+                state.check_guards()
+            if value != value and state.C[ERR]:
+                state.raise_error()
+        else:
+            state.run(FORWARD)
+        out = unpack_from(mem, at_out)
+        value, g = out[0], out[1:]
+        if not identity:
+            g = g[first] if single else tuple([g[k] for k in order])
+        return (value, g) if with_value else g
+    return run

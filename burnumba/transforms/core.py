@@ -14,7 +14,7 @@ import numpy as np
 from ..ir.checked import SWITCH
 from .._errors import (GuardError, InputError, NestedTrace, OutputError, VariantWarning,
                       nested_unsupported)
-from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, CallPlan
+from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, ByOpsPlan, CallPlan, scalar_by_ops
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
@@ -369,6 +369,32 @@ class _Transformed(TapeCache):
         self.plan = None           # the CallPlan of the tape used last
         self.ops = None            # tapes with custom rules: their gradients as traced ops
 
+    def trace(self, *args, **kwargs):
+        """The Tape this function runs for these arguments; for a function with a user's
+        rule, with its value-and-gradient tape (``by_ops``), which this function runs."""
+        tape = self.tape_for(args, kwargs)[0]
+        if tape.custom and tape.by_ops is None and tape.out_shape == ():
+            self._ops_cache()
+            tape.by_ops = self.ops.tape_for(args, kwargs)[0]
+        return tape
+
+    def _ops_runner(self, tape, argnums):
+        """The scalar fast path of a by-ops tape (every argument a differentiated float)."""
+        runner = self.runners.get(tape)
+        if runner is None:
+            runner = self.runners[tape] = scalar_by_ops(tape, argnums, self.with_value,
+                                                        self.single)
+        return runner
+
+    def _ops_cache(self):
+        if self.ops is None:
+            ops = _OpsCache(self, custom.value_and_grads(self.f, self.argnums, self.has_aux),
+                            self.argnums, self.has_aux, self.cache_size, self.static,
+                            need_scalar=False)
+            with self.lock:
+                if self.ops is None:
+                    self.ops = ops
+
     def function(self):
         """A plain closure (cheaper to call than an object's __call__) over this state."""
         state = self
@@ -453,7 +479,10 @@ class _Transformed(TapeCache):
         made already), most recently used first, on the same leaves; when none holds, the
         general path, which traces a new variant."""
         tape = failed.tape
-        for other in tuple(self.variants.get(tape.key, ())):
+        variants = self.variants.get(tape.key, ())
+        if self.ops is not None and tape not in variants:      # a by-ops tape's plan
+            variants = self.ops.variants.get(tape.key, ())
+        for other in tuple(variants):
             plan = self.plans.get(other)
             if other is tape or plan is None:
                 continue
@@ -468,8 +497,9 @@ class _Transformed(TapeCache):
         return self.call(args, {}, failed)
 
     def promoted(self, tape):
-        # the scalar fast path follows the variant in use
-        if self.fast is not None and self.fast[2] is not tape \
+        # the scalar fast path follows the variant in use (a tape with a rule never has
+        # one: its by-ops tapes' is set by by_ops)
+        if self.fast is not None and self.fast[2] is not tape and not tape.custom \
                 and tape.n_diff == self.fast[0] == len(tape.in_slots):
             self.fast = (self.fast[0], self._runner(tape), tape)
 
@@ -481,7 +511,7 @@ class _Transformed(TapeCache):
             return nested.value_and_grad(builder, self.f, args, kwargs, argnums,
                                          self.single, self.has_aux, self.with_value)
         if tape.custom:
-            return self.by_ops(args, kwargs, sig, argnums)
+            return self.by_ops(args, kwargs, sig, argnums, failed)
         return self.guarded(tape, sig, argnums, args, kwargs,
                             lambda t: self._run(t, sig, argnums, kwargs), failed)
 
@@ -505,19 +535,30 @@ class _Transformed(TapeCache):
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
-    def by_ops(self, args, kwargs, sig, argnums):
+    def by_ops(self, args, kwargs, sig, argnums, failed=None):
         """The call when f's tape holds a user's derivative rule: the value and gradients
-        traced as ops into a second tape (custom.value_and_grads), run forward."""
-        if self.ops is None:
-            ops = TapeCache(custom.value_and_grads(self.f, self.argnums, self.has_aux),
-                            self.argnums, self.has_aux, self.cache_size, self.static,
-                            need_scalar=False)
-            with self.lock:
-                if self.ops is None:
-                    self.ops = ops
+        traced as ops into a second tape (custom.value_and_grads), run forward. Its plan
+        (ByOpsPlan) becomes the fast path, as a plain tape's CallPlan does."""
+        self._ops_cache()
         tape = self.ops.tape_for(args, kwargs)[0]
 
         def run(tape):
+            if not kwargs:
+                plan = self.plans.get(tape)
+                if plan is None:
+                    plan = ByOpsPlan(tape, sig, argnums, self.single, self.with_value,
+                                     self.has_aux)
+                    with self.lock:
+                        if tape in self.ops.tapes.values() or any(
+                                tape in v for v in self.ops.variants.values()):
+                            plan = self.plans.setdefault(tape, plan)
+                if not SWITCH.on:
+                    self.plan = plan
+                    if (not self.has_aux and not tape.draws
+                            and sorted(argnums) == list(range(len(args)))
+                            and all(type(a) is float for a in args)):
+                        self.fast = (len(args), self._ops_runner(tape, argnums), tape)
+                return plan.run(sig.diff + sig.data)
             state = tape.state()
             flat = tape.run_forward(sig.diff + sig.data, state)
             value = float(flat[0])                     # as the kernel returns it
@@ -526,7 +567,22 @@ class _Transformed(TapeCache):
                 aux = tape.aux_values(state)
                 return ((value, aux), grads) if self.with_value else (grads, aux)
             return (value, grads) if self.with_value else grads
-        return self.ops.guarded(tape, sig, argnums, args, kwargs, run)
+        return self.ops.guarded(tape, sig, argnums, args, kwargs, run, failed)
+
+
+class _OpsCache(TapeCache):
+    """The by-ops tapes of a function with a user's rule (their gradients as traced ops),
+    whose plans the function's own state keeps: a tape dropped here drops its plan there."""
+
+    def __init__(self, owner, f, *args, **kwargs):
+        super().__init__(f, *args, **kwargs)
+        self.owner = owner
+
+    def traced(self, tape):
+        tape.grads_in_output = True              # its output: the value, then the gradients
+
+    def dropped(self, tape):
+        self.owner.dropped(tape)
 
 
 def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
@@ -566,13 +622,29 @@ def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
     argnums_t = _positive(argnums_t, len(args))
     static = _positive(_norm_static(static_argnums, argnums_t), len(args))
     tape, sig = trace_once("bn.trace", f, args, kwargs, argnums_t, static, single=single)
-    state = tape.state()
-    state.unguarded = True                 # the branches numpy took while tracing
-    try:
-        tape.run_forward(sig.diff + sig.data, state=state)
-    finally:
-        state.unguarded = False
+    if tape.custom and tape.out_shape == ():
+        # a user's rule in it: its value and gradient traced as ops, for value_and_grad,
+        # profile, save and pickle (Tape.by_ops)
+        tape.by_ops = by_ops_tape("bn.trace", f, args, kwargs, argnums_t, static, single)
+    for t in (tape, tape.by_ops):
+        if t is None:
+            continue
+        state = t.state()
+        state.unguarded = True             # the branches numpy took while tracing
+        try:
+            t.run_forward(sig.diff + sig.data, state=state)
+        finally:
+            state.unguarded = False
     return tape
+
+
+def by_ops_tape(name, f, args, kwargs, argnums, static, single):
+    """The value-and-gradient tape of ``f`` (a scalar function with a user's rule), traced
+    once: its output is the value, then the gradients (custom.value_and_grads)."""
+    ops, _ = trace_once(name, custom.value_and_grads(f, argnums, False), args, kwargs,
+                        argnums, static, single=single)
+    ops.grads_in_output = True
+    return ops
 
 
 def trace_once(name, f, args, kwargs, argnums, static=(), need_scalar=False, single=False):
