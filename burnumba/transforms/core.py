@@ -7,7 +7,9 @@ import gc
 import os
 import sys
 import threading
+import types
 import warnings
+import weakref
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from ..ir.tape import Tape
 from ..tracing.tracer import Builder, Var
 from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
-from . import custom, nested
+from . import custom, nested, shared
 from .outputs import as_output, stacked
 
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
@@ -181,6 +183,27 @@ class TapeCache:
         self.warned = set()        # keys whose variants warned (VariantWarning), once each
         self.lock = threading.Lock()
 
+    # the entry of transforms/shared.py whose tapes these are (shared with equal functions)
+    shared = None
+
+    def detach(self):
+        """A cache of this function's own, empty: its values are no longer the ones the
+        shared tapes were traced with (transforms/shared.py)."""
+        self.shared = None
+        self.tapes = collections.OrderedDict()
+        self.variants, self.traces, self.warned = {}, {}, set()
+        self.lock = threading.Lock()
+
+    def keep(self):
+        """After a trace of ``self.f``, before its tape is stored: a shared cache takes the
+        tape only when ``f`` read the values the cache is keyed on (an array captured by f
+        may have changed in place since it was keyed); else f's cache becomes its own."""
+        entry = self.shared
+        if entry is not None and not entry.key.same(self.f):
+            if entry.value is self:
+                entry.table.remove(entry)
+            self.detach()
+
     def key(self, sig):
         # under debug_nans, a tape with source lines is kept beside the plain one
         return sig.key + ("debug_nans",) if SWITCH.on else sig.key
@@ -200,6 +223,8 @@ class TapeCache:
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                       self.single, static, self.forward_mode)
+        if self.shared is not None:
+            self.keep()
         self.traced(tape)
         with self.lock:
             tape = self.tapes.setdefault(key, tape)       # another thread may have won
@@ -240,6 +265,8 @@ class TapeCache:
             return result
         new = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                      self.single, _positive(self.static, len(args)), self.forward_mode)
+        if self.shared is not None:
+            self.keep()                  # a cache of its own now: the new variant alone
         self.traced(new)
         self._add_variant(key, tape, new, failure)
         state = new.state()
@@ -314,8 +341,16 @@ class TapeCache:
         """A tape entered the cache (under the lock)."""
 
     def trace(self, *args, **kwargs):
-        """The Tape this function runs for these arguments."""
-        return self.tape_for(args, kwargs)[0]
+        """The Tape this function runs for these arguments: of a signature's variants, one
+        whose Python decisions hold at them (traced now if none does)."""
+        tape, sig, argnums = self.tape_for(args, kwargs)
+        if tape.guards is None:
+            return tape
+
+        def run(t):
+            t.run_forward(sig.diff + sig.data, t.state())
+            return t
+        return self.guarded(tape, sig, argnums, args, kwargs, run)
 
 
 class _Transformed(TapeCache):
@@ -333,11 +368,44 @@ class _Transformed(TapeCache):
         self.plan = None           # the CallPlan of the tape used last
         self.ops = None            # tapes with custom rules: their gradients as traced ops
 
-    def function(self):
-        """A plain closure (cheaper to call than an object's __call__) over this state."""
+    def view(self, f):
+        """This state for ``f``, a function equal to ``self.f`` (transforms/shared.py): the
+        same tape cache, plans and runners (the same objects), its fast paths as they are
+        now, and ``f`` to trace. The cache of a user's derivative rules is f's own."""
+        view = object.__new__(_Transformed)
+        view.__dict__.update(self.__dict__)
+        view.f = f
+        view.ops = None
+        return view
+
+    def detach(self):
+        super().detach()
+        self.plans, self.runners = {}, {}
+        self.fast = self.plan = self.ops = None
+        wrapper = self.wrapper()
+        if wrapper is not None:
+            wrapper.tapes, wrapper.variants, wrapper.plans = \
+                self.tapes, self.variants, self.plans
+
+    def first_call(self):
+        """The first call of a function that found a shared cache when it was transformed: a
+        cache of its own if what it reads has changed since (rebound or changed in place)."""
+        entry = self.shared
+        if entry is not None and not entry.key.same(self.f):
+            self.detach()
+
+    def function(self, check=False):
+        """A plain closure (cheaper to call than an object's __call__) over this state;
+        ``check``: the state is shared (transforms/shared.py), and the first call checks
+        that ``f`` still reads the values it is shared for."""
         state = self
+        pending = check
 
         def transformed(*args, **kwargs):
+            nonlocal pending
+            if pending:
+                pending = False
+                state.first_call()
             if SWITCH.on:                # debug_nans: traced again, with source lines
                 return state.call(args, kwargs)
             fast = state.fast
@@ -360,12 +428,22 @@ class _Transformed(TapeCache):
                         return state.switch_plan(args, leaves, e)
             return state.call(args, kwargs)
 
-        functools.update_wrapper(transformed, self.f)
-        transformed.tapes = self.tapes              # per signature: the variant used last
-        transformed.variants = self.variants        # per signature: all its variants (> 1)
-        transformed.trace = self.trace
-        transformed.plans = self.plans
-        transformed._transformed = self          # what bn.vmap runs per sample
+        f = self.f
+        if type(f) is types.FunctionType:        # functools.update_wrapper's, at a third
+            transformed.__module__, transformed.__name__ = f.__module__, f.__name__
+            transformed.__qualname__, transformed.__doc__ = f.__qualname__, f.__doc__
+            attrs = dict(f.__dict__) if f.__dict__ else {}
+            attrs["__wrapped__"] = f
+        else:
+            functools.update_wrapper(transformed, f)
+            attrs = transformed.__dict__
+        attrs["tapes"] = self.tapes              # per signature: the variant used last
+        attrs["variants"] = self.variants        # per signature: all its variants (> 1)
+        attrs["trace"] = self.trace
+        attrs["plans"] = self.plans
+        attrs["_transformed"] = self             # what bn.vmap runs per sample
+        transformed.__dict__ = attrs
+        self.wrapper = weakref.ref(transformed)
         return transformed
 
     def dropped(self, old):
@@ -506,7 +584,7 @@ def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_ar
     >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
     >>> value, (da, db) = vg(0.5, -1.5)
     """
-    return _Transformed(f, argnums, has_aux, True, cache_size, static_argnums).function()
+    return _transform(f, True, argnums, has_aux, cache_size, static_argnums)
 
 
 def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
@@ -517,7 +595,32 @@ def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
     >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
     (5,)
     """
-    return _Transformed(f, argnums, has_aux, False, cache_size, static_argnums).function()
+    return _transform(f, False, argnums, has_aux, cache_size, static_argnums)
+
+
+def _transform(f, with_value, argnums, has_aux, cache_size, static_argnums):
+    """The function grad / value_and_grad return. Its tape cache is shared with the functions
+    transformed before that have the same code and read the same values (transforms/shared.py:
+    a lambda made again on each pass of a loop traces once)."""
+    if type(argnums) is list:
+        argnums = tuple(argnums)
+    if type(static_argnums) is list:
+        static_argnums = tuple(static_argnums)
+    made = []
+
+    def make():
+        made.append(_Transformed(f, argnums, has_aux, with_value, cache_size,
+                                 static_argnums))
+        return made[0]
+    state = shared.TABLE.get(f, (with_value, argnums, has_aux, cache_size, static_argnums),
+                             make, _share)
+    if made and state is made[0]:
+        return state.function()
+    return state.view(f).function(check=True)
+
+
+def _share(state, entry):
+    state.shared = entry
 
 
 def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
