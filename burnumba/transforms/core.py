@@ -183,8 +183,10 @@ class TapeCache:
         self.warned = set()        # keys whose variants warned (VariantWarning), once each
         self.lock = threading.Lock()
 
-    # the entry of transforms/shared.py whose tapes these are (shared with equal functions)
+    # the entry of transforms/shared.py whose tapes these are (shared with equal functions),
+    # and whether f is still to be compared with it (a view's, until its first use)
     shared = None
+    pending = False
 
     def detach(self):
         """A cache of this function's own, empty: its values are no longer the ones the
@@ -211,6 +213,8 @@ class TapeCache:
     def tape_for(self, args, kwargs):
         """(tape, signature, argnums) for these arguments, tracing on a cache miss. Of a
         signature's variants (tapes traced on different branches), the one used last."""
+        if self.pending:
+            self.first_call()
         argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
         sig = Signature(args, kwargs, argnums, static)
         key = self.key(sig)
@@ -369,42 +373,54 @@ class _Transformed(TapeCache):
         self.ops = None            # tapes with custom rules: their gradients as traced ops
 
     def view(self, f):
-        """This state for ``f``, a function equal to ``self.f`` (transforms/shared.py): the
-        same tape cache, plans and runners (the same objects), its fast paths as they are
-        now, and ``f`` to trace. The cache of a user's derivative rules is f's own."""
+        """This state for ``f``, a function that may equal ``self.f`` (transforms/shared.py):
+        the same tape cache, plans and runners (the same objects), its fast paths as they
+        are now, and ``f`` to trace; the first use checks that f is equal (``first_call``).
+        The cache of a user's derivative rules is f's own."""
         view = object.__new__(_Transformed)
-        view.__dict__.update(self.__dict__)
-        view.f = f
-        view.ops = None
+        attrs = self.__dict__.copy()
+        attrs["f"], attrs["ops"], attrs["pending"] = f, None, True
+        view.__dict__ = attrs
         return view
 
     def detach(self):
         super().detach()
         self.plans, self.runners = {}, {}
         self.fast = self.plan = self.ops = None
+        self._rewrap()
+
+    def _rewrap(self):
         wrapper = self.wrapper()
         if wrapper is not None:
             wrapper.tapes, wrapper.variants, wrapper.plans = \
                 self.tapes, self.variants, self.plans
 
     def first_call(self):
-        """The first call of a function that found a shared cache when it was transformed: a
-        cache of its own if what it reads has changed since (rebound or changed in place)."""
+        """The first use of a view: ``f`` reads the values its shared cache is keyed on (none
+        changed since bn.grad(f), nothing was rebound), or this becomes a view of the entry
+        that f's values key, or a state of f's own, entered in the table."""
+        self.pending = False
         entry = self.shared
-        if entry is not None and not entry.key.same(self.f):
-            self.detach()
+        if entry.key.same(self.f):
+            entry.touch()
+            return
+        found = entry.table.find(self.f, entry.params)
+        if found is not None:
+            f, wrapper = self.f, self.wrapper
+            self.__dict__.update(found.__dict__)
+            self.f, self.ops, self.pending, self.wrapper = f, None, False, wrapper
+            self._rewrap()
+            return
+        self.detach()
+        entry.table.add(self.f, entry.params, self, _share)
 
-    def function(self, check=False):
-        """A plain closure (cheaper to call than an object's __call__) over this state;
-        ``check``: the state is shared (transforms/shared.py), and the first call checks
-        that ``f`` still reads the values it is shared for."""
+    def function(self):
+        """A plain closure (cheaper to call than an object's __call__) over this state; a
+        view (``pending``) checks its function at the first call (transforms/shared.py)."""
         state = self
-        pending = check
 
         def transformed(*args, **kwargs):
-            nonlocal pending
-            if pending:
-                pending = False
+            if state.pending:
                 state.first_call()
             if SWITCH.on:                # debug_nans: traced again, with source lines
                 return state.call(args, kwargs)
@@ -601,22 +617,20 @@ def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
 def _transform(f, with_value, argnums, has_aux, cache_size, static_argnums):
     """The function grad / value_and_grad return. Its tape cache is shared with the functions
     transformed before that have the same code and read the same values (transforms/shared.py:
-    a lambda made again on each pass of a loop traces once)."""
+    a lambda made again on each pass of a loop traces once): a view of the state of the
+    entry most recently used for the code, compared with ``f`` at its first use."""
     if type(argnums) is list:
         argnums = tuple(argnums)
     if type(static_argnums) is list:
         static_argnums = tuple(static_argnums)
-    made = []
-
-    def make():
-        made.append(_Transformed(f, argnums, has_aux, with_value, cache_size,
-                                 static_argnums))
-        return made[0]
-    state = shared.TABLE.get(f, (with_value, argnums, has_aux, cache_size, static_argnums),
-                             make, _share)
-    if made and state is made[0]:
-        return state.function()
-    return state.view(f).function(check=True)
+    params = (with_value, argnums, has_aux, cache_size, static_argnums)
+    if type(f) is types.FunctionType:
+        entry = shared.TABLE.guess(f, params)
+        if entry is not None:
+            return entry.value.view(f).function()
+    state = _Transformed(f, argnums, has_aux, with_value, cache_size, static_argnums)
+    shared.TABLE.add(f, params, state, _share)
+    return state.function()
 
 
 def _share(state, entry):

@@ -2,9 +2,9 @@
 
 A lambda or a nested ``def`` written inside a loop or a function body is a new function
 object on every pass, with the same code. Keyed by the function object, each would trace
-again (0.5 ms for a small function, 95x the call). Here the transformations look the new
-function up by its code object and what it reads, and find the transformed function made for
-an equal one before, tapes and fast paths included.
+again (0.5 ms for a small function, 95x the call; issue #32). Here the transformations
+look the new function up by its code object and what it reads, and find the transformed
+function made for an equal one before, tapes and fast paths included.
 
 Two functions are equal here when they have the same code and globals dict, and every value
 the code can read is the same: its closure cells' contents, its defaults, and the globals
@@ -22,16 +22,22 @@ and builtins its code (nested code included) names. A value is compared by its k
   functools.partial) as functions, recursively.
 
 A function that reads anything else (an object of a user's class, a traced value, a bound
-method) is not shared: it keeps its own cache, as before. So a shared transformed function
-never computes with values other than the caller's.
+method, a function with a ``self`` in its closure) is not shared: it keeps its own cache, as
+before. So a shared transformed function never computes with values other than the caller's.
 
-The values are the ones the tapes were traced with: a shared entry is checked again after
-each trace of its function (``Entry.verify``), and leaves the table if the function's values
-changed since the entry was made (an array changed in place between ``bn.grad(f)`` and the
-first call): later functions cannot find a tape traced with other values. The table is
-bounded (``SIZE`` entries, ``PER_CODE`` per code object, least recently used out) and
-thread-safe: lookups read without a lock (one dict read, tuples replaced whole), changes are
-made under one.
+How it is used (transforms/core.py): ``bn.grad(f)`` takes the entry most recently entered for
+f's code (``Table.guess``, no comparison yet) and returns a new function over a *view* of
+its state: the same tape cache, plans and runners, and f to trace. The view's first use
+compares f with the entry's key (``_Transformed.first_call``): a value rebound or changed in
+place since ``bn.grad(f)`` sends f to another entry whose key it has, or to a state of its
+own, entered in the table. After each trace, before the tape is stored, the traced function
+is compared again (``TapeCache.keep``): a function whose values changed since its first call
+(a captured array changed in place) gets a cache of its own, so the shared cache only ever
+holds tapes traced with the key's values.
+
+The table is bounded (``SIZE`` entries, ``PER_CODE`` per code object, least recently used
+out) and thread-safe: lookups read without a lock (one dict read, tuples replaced whole);
+changes are made under one.
 """
 import dis
 import functools
@@ -269,15 +275,14 @@ _MISSINGS = itertools.repeat(_MISSING)
 
 
 class Function:
-    """The key of a function: its code, its globals dict, and the values it reads."""
+    """The key of a function: its code, its globals dict, and the values it reads (its
+    attributes are not read by its code, and are not part of the key)."""
 
     __slots__ = ("code", "globals", "names", "builtin", "leaves")
 
     def __init__(self, f, depth=0, count=None):
         if count is None:
             count = [0, set()]
-        if f.__dict__:
-            raise Unkeyable("a function with attributes")
         self.code, self.globals = f.__code__, f.__globals__
         names = _global_names(self.code)
         self.names = tuple(n for n in names if n in self.globals)
@@ -289,13 +294,26 @@ class Function:
             count[1].discard(self.code)
 
     def same(self, f):
-        if type(f) is not types.FunctionType or f.__code__ is not self.code \
-                or f.__globals__ is not self.globals or f.__dict__:
+        """Whether ``f`` is this function now: the same code and globals, the same values
+        read (``_read``, inlined: this runs once per function made)."""
+        if type(f) is not types.FunctionType or f.__code__ is not self.code:
             return False
-        try:
-            now = _read(f, self.names, self.builtin)
-        except Unkeyable:
+        g = f.__globals__
+        if g is not self.globals:
             return False
+        now = list(map(g.get, self.names, _MISSINGS)) if self.names else []
+        if self.builtin:
+            for name in self.builtin:
+                now.append(g[name] if name in g else f.__builtins__.get(name, _MISSING))
+        cells = f.__closure__
+        if cells is not None:
+            try:
+                now += [c.cell_contents for c in cells]
+            except ValueError:
+                return False
+        now.append(f.__defaults__)
+        kw = f.__kwdefaults__
+        now.append(kw if kw is None else tuple(sorted(kw.items())))
         return self.leaves.same(now)
 
 
@@ -309,11 +327,8 @@ class Entry:
         self.table, self.f, self.params, self.key, self.value = table, f, params, key, value
         self.used = next(_CLOCK)
 
-    def verify(self):
-        """After a trace of ``f``: the values it read were the key's, or the entry leaves the
-        table (the tape holds other values than the ones a later function is compared on)."""
-        if not self.key.same(self.f):
-            self.table.remove(self)
+    def touch(self):
+        self.used = next(_CLOCK)
 
 
 class Table:
@@ -326,38 +341,41 @@ class Table:
         self.count = 0
         self.lock = threading.Lock()
 
+    def guess(self, f, params):
+        """The entry most recently entered for ``f``'s code with ``params``, not compared
+        with ``f`` (the caller compares at the function's first use), or None."""
+        entries = self.by_code.get(id(f.__code__))
+        if entries is not None:
+            code = f.__code__
+            for e in entries:
+                if e.params == params and e.key.code is code:
+                    return e
+        return None
+
     def find(self, f, params):
         """The value shared for a function equal to ``f`` made with ``params``, or None."""
         entries = self.by_code.get(id(f.__code__))
         if entries is not None:
             for e in entries:
                 if e.params == params and e.key.same(f):
-                    e.used = next(_CLOCK)
+                    e.touch()
                     return e.value
         return None
 
-    def get(self, f, params, make, share=None):
-        """``make()``'s value, shared with equal functions: the one an equal function made
-        before (with the same ``params``), or a new one, entered in the table.
-        ``share(value, entry)`` is called on a new shared value before it is entered (the
-        value then checks its traces against the entry's key)."""
+    def add(self, f, params, value, share):
+        """Enter ``value``, made for ``f`` with ``params``, unless f reads a value that
+        cannot be compared (then it stays f's own). ``share(value, entry)`` is called
+        before the entry can be found (the value then checks its traces against the
+        entry's key)."""
         if type(f) is not types.FunctionType:
-            return make()
-        hit = self.find(f, params)
-        if hit is not None:
-            return hit
-        value = make()
+            return
         try:
             key = Function(f)
         except Unkeyable:
-            return value
+            return
+        entry = Entry(self, f, params, key, value)
+        share(value, entry)
         with self.lock:
-            hit = self.find(f, params)            # another thread's, made meanwhile
-            if hit is not None:
-                return hit
-            entry = Entry(self, f, params, key, value)
-            if share is not None:
-                share(value, entry)                 # before another thread can find it
             code = id(f.__code__)
             entries = self.by_code.get(code, ())
             if len(entries) >= self.per_code:
@@ -368,7 +386,6 @@ class Table:
             self.count += 1
             while self.count > self.size:
                 self._drop_oldest()
-        return value
 
     def _drop_oldest(self):
         code, old = min(((c, e) for c, es in self.by_code.items() for e in es),
