@@ -222,3 +222,17 @@ def test_the_table_is_bounded(monkeypatch):
     assert sum(len(es) for es in table.by_code.values()) == 5
     table.clear()
     assert len(table) == 0
+
+
+def test_a_branch_switch_never_runs_another_functions_variants(traces):
+    def make(w):
+        return lambda x: x * w[0] if x > 0 else -x * w[0]
+    w1, w2 = np.array([1.0]), np.array([1.0])
+    g1 = bn.grad(make(w1))
+    assert g1(1.0) == 1.0
+    g2 = bn.grad(make(w2))                  # shares g1's cache (its scalar runner too)
+    assert g2(1.0) == 1.0
+    w1[0] = 5.0
+    assert g1(-1.0) == -5.0                 # a new branch, traced with w1 as it is now
+    assert g2(-1.0) == -1.0                 # not g1's variant: traced with w2
+    assert g2(1.0) == 1.0

@@ -402,7 +402,7 @@ class _Transformed(TapeCache):
         self.pending = False
         entry = self.shared
         if entry.key.same(self.f):
-            entry.touch()
+            entry.used = next(shared.CLOCK)
             return
         found = entry.table.find(self.f, entry.params)
         if found is not None:
@@ -489,7 +489,15 @@ class _Transformed(TapeCache):
         """The scalar fast path's guard ``k`` failed on ``tape``: the signature's other
         variants, most recently used first, each tried by its runner without an exception
         (a switch between two variants costs about two plain calls); when none holds, the
-        general path, which traces a new variant."""
+        general path, which traces a new variant.
+
+        The runner may be another function's (a shared cache's, transforms/shared.py: this
+        state made it, another function's call runs it): the variants tried are this state's
+        only while the runner is still in its cache, and the general path is the calling
+        function's own (the GuardError raised here reaches the caller's call, which traces
+        with its own function)."""
+        if self.runners.get(tape) is None:   # this state's cache is another one now
+            raise tape.guard_error(k)
         key = tape.key                   # the fast path is off under debug_nans: sig.key
         for other in tuple(self.variants.get(key, ())):   # a copy (one step under the GIL)
             if other is tape:
@@ -504,7 +512,7 @@ class _Transformed(TapeCache):
                 if fast is not None:
                     self.fast = (fast[0], runner, other)
                 return result
-        return self.call(args, {}, tape.guard_error(k))
+        raise tape.guard_error(k)
 
     def switch_plan(self, args, leaves, failed):
         """A call plan's run failed a guard: the signature's other variants' plans (those

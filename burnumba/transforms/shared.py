@@ -56,7 +56,7 @@ _BYTES_KEPT = 1 << 16   # an array up to this size is kept as bytes, above as a 
 _MAX_LEAVES = 512       # values read by one function, nested ones included; more: not shared
 _MAX_DEPTH = 6          # helpers calling helpers, containers in containers
 
-_CLOCK = itertools.count()          # recency stamps (next() is atomic under the GIL)
+CLOCK = itertools.count()          # recency stamps (next() is atomic under the GIL)
 _is = operator.is_
 
 
@@ -314,7 +314,11 @@ class Function:
         now.append(f.__defaults__)
         kw = f.__kwdefaults__
         now.append(kw if kw is None else tuple(sorted(kw.items())))
-        return self.leaves.same(now)
+        leaves = self.leaves
+        if not leaves.deep and len(now) == len(leaves.values) \
+                and all(map(_is, now, leaves.values)):
+            return True                     # the common case: every value the same object
+        return leaves.same(now)
 
 
 class Entry:
@@ -325,10 +329,10 @@ class Entry:
 
     def __init__(self, table, f, params, key, value):
         self.table, self.f, self.params, self.key, self.value = table, f, params, key, value
-        self.used = next(_CLOCK)
+        self.used = next(CLOCK)
 
     def touch(self):
-        self.used = next(_CLOCK)
+        self.used = next(CLOCK)
 
 
 class Table:
