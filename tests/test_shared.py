@@ -236,3 +236,24 @@ def test_a_branch_switch_never_runs_another_functions_variants(traces):
     assert g1(-1.0) == -5.0                 # a new branch, traced with w1 as it is now
     assert g2(-1.0) == -1.0                 # not g1's variant: traced with w2
     assert g2(1.0) == 1.0
+
+
+def test_a_function_made_again_reuses_only_what_nothing_holds(traces):
+    import weakref
+    x = np.array([0.5, 1.0])
+    held = [bn.grad(lambda x: np.sum(x * x))]
+    for _ in range(3):
+        g = bn.grad(lambda x: np.sum(x * x))
+        np.testing.assert_array_equal(g(x), 2 * x)
+        held.append(g)                          # each kept: never lent again
+    assert len({id(g) for g in held}) == 4
+    assert all(g.__wrapped__ is not h.__wrapped__ for g, h in zip(held, held[1:]))
+    ref = weakref.ref(held.pop())
+    again = bn.grad(lambda x: np.sum(x * x))
+    assert again is not ref()                   # a weak reference holds it too
+    np.testing.assert_array_equal(again(x), 2 * x)
+    s = 1.0
+    for k in range(4):                          # dropped each time: lent again, reset
+        s = float(k)
+        np.testing.assert_array_equal(bn.grad(lambda x: np.sum(x * x) * s)(x), 2 * x * k)
+    assert traces[0] == 2 + 4                   # three codes, the first never called

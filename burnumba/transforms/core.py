@@ -26,6 +26,7 @@ from ..derive.sweeps import eliminate_dead
 from . import custom, nested, shared
 from .outputs import as_output, stacked
 
+_refcount, _weakcount = sys.getrefcount, weakref.getweakrefcount
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
 VARIANT_LIMIT = 8        # variants (branch combinations) kept per signature; more warn once
 
@@ -383,6 +384,38 @@ class _Transformed(TapeCache):
         view.__dict__ = attrs
         return view
 
+    def lend(self, f, entry):
+        """The function bn.grad(f) returns when this state is ``entry``'s (shared) and ``f``
+        may equal its function: over a new view of this state, or over the view made for an
+        earlier function when nothing holds that one or its function any more (a lambda
+        made again on each call drops both at once): its view is reset to this state for
+        ``f``, as a new one. (The reference counts are those of a wrapper and a view that
+        only this code holds: the local names, the closure, the wrapper's attributes.)"""
+        spares = entry.spares
+        try:
+            wrapper, view, refs = spares.pop()
+        except IndexError:
+            pass
+        else:
+            if (_refcount(wrapper) == 2 and _refcount(view) == refs
+                    and _weakcount(wrapper) == 1 and not _weakcount(view) and not f.__dict__):
+                attrs = view.__dict__
+                weak = attrs["wrapper"]
+                moved = attrs["tapes"] is not self.tapes        # detached, or another entry's
+                attrs.update(self.__dict__)
+                attrs["f"], attrs["ops"], attrs["pending"], attrs["wrapper"] = \
+                    f, None, True, weak
+                wrapper.__wrapped__ = f
+                if moved:
+                    view._rewrap()
+                spares.append((wrapper, view, refs))
+                return wrapper
+        view = self.view(f)
+        wrapper = view.function()
+        refs = sys.getrefcount(view)
+        spares.append((wrapper, view, refs))
+        return wrapper
+
     def detach(self):
         super().detach()
         self.plans, self.runners = {}, {}
@@ -635,7 +668,7 @@ def _transform(f, with_value, argnums, has_aux, cache_size, static_argnums):
     if type(f) is types.FunctionType:
         entry = shared.TABLE.guess(f, params)
         if entry is not None:
-            return entry.value.view(f).function()
+            return entry.value.lend(f, entry)
     state = _Transformed(f, argnums, has_aux, with_value, cache_size, static_argnums)
     shared.TABLE.add(f, params, state, _share)
     return state.function()

@@ -296,12 +296,14 @@ class Function:
     def same(self, f):
         """Whether ``f`` is this function now: the same code and globals, the same values
         read (``_read``, inlined: this runs once per function made)."""
-        if type(f) is not types.FunctionType or f.__code__ is not self.code:
+        if type(f) is not _FUNCTION or f.__code__ is not self.code:
             return False
         g = f.__globals__
         if g is not self.globals:
             return False
-        now = list(map(g.get, self.names, _MISSINGS)) if self.names else []
+        names = self.names
+        now = [g.get(names[0], _MISSING)] if len(names) == 1 else \
+            list(map(g.get, names, _MISSINGS))
         if self.builtin:
             for name in self.builtin:
                 now.append(g[name] if name in g else f.__builtins__.get(name, _MISSING))
@@ -315,21 +317,25 @@ class Function:
         kw = f.__kwdefaults__
         now.append(kw if kw is None else tuple(sorted(kw.items())))
         leaves = self.leaves
-        if not leaves.deep and len(now) == len(leaves.values) \
-                and all(map(_is, now, leaves.values)):
+        values = leaves.values
+        if not leaves.deep and len(now) == len(values) and all(map(_is, now, values)):
             return True                     # the common case: every value the same object
         return leaves.same(now)
+
+
+_FUNCTION = types.FunctionType
 
 
 class Entry:
     """One shared transformed function: ``value`` (what the transformation returns), made
     for ``f`` with ``params``; ``key`` compares other functions with ``f``."""
 
-    __slots__ = ("table", "f", "params", "key", "value", "used")
+    __slots__ = ("table", "f", "params", "key", "value", "used", "spares")
 
     def __init__(self, table, f, params, key, value):
         self.table, self.f, self.params, self.key, self.value = table, f, params, key, value
         self.used = next(CLOCK)
+        self.spares = []        # (wrapper, view, refs) the value lent, for the next one
 
     def touch(self):
         self.used = next(CLOCK)
