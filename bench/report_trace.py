@@ -8,13 +8,13 @@ Methodology
 * Trace µs/node: ``bn.trace(f, x)`` timed after a first one (which finds the kernel), per
   tape node; the median and the range of ``--repeats`` runs (the user's Python that builds
   the graph included, as a user pays it). Scalar: report_interp.py's random scalar graph
-  (``--ops`` operations, softmaxes of stacked scalars included). Tensor: a 12-layer MLP of
-  width 32 on a batch of 16, tanh and softmax cross-entropy, ``--layers`` times over
-  (matmuls, broadcasts, reductions, slices).
+  (``--ops`` operations, softmaxes of stacked scalars included). Tensor: the LSTM below
+  (matmuls, concatenations, slices, elementwise gates), differentiated in its parameters.
 * Recreated closures: ``bn.grad(lambda x: ...)(x)`` with the lambda written in the timed
-  loop (a new function object each call) against ``g(x)`` of one ``g = bn.grad(f)``; the
-  two loops alternate, each the median of ``--repeats`` loops, and the ratio is taken per
-  pair (median and range). Three cases: an array argument and no closure, an array
+  loop (a new function object each call) against ``g(x)`` of one ``g = bn.grad(f)``, in
+  this thread's CPU time (``time.thread_time``: the waits of a loaded machine left out); the
+  two loops alternate, ``--repeats`` pairs, and the ratio is taken per pair (median and
+  range). Three cases: an array argument and no closure, an array
   argument and a closure over a captured array and a float, a Python float argument (the
   scalar fast path).
 * LSTM first call: a 2-layer LSTM (input 16, hidden 64, 20 steps, batch 8, a linear head,
@@ -38,7 +38,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import burnumba as bn  # noqa: E402
-from _child import print_table, run_child, time_per_call  # noqa: E402
+from _child import print_table, run_child  # noqa: E402
 from report_interp import random_graph  # noqa: E402
 
 
@@ -50,31 +50,22 @@ def _fmt(s, digits=2):
     return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}-{s['max']:.{digits}f})"
 
 
-def mlp_loss(layers):
-    """A tensor program: ``layers`` dense tanh layers and a softmax cross-entropy."""
-    rng = np.random.default_rng(0)
-    ws = [rng.standard_normal((32, 32)) * 0.2 for _ in range(layers)]
-    labels = rng.integers(0, 32, 16)
-
-    def loss(x):
-        h = x
-        for w in ws:
-            h = np.tanh(h @ w + 0.1)
-            h = h - h.mean(axis=1, keepdims=True) * 0.5
-        z = h - h.max(axis=1, keepdims=True)
-        logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-        return -logp[np.arange(16), labels].mean()
-    return loss, rng.standard_normal((16, 32))
-
-
-def trace_per_node(f, x, repeats):
-    tape = bn.trace(f, x)
+def trace_per_node(f, args, repeats):
+    tape = bn.trace(f, *args)
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        bn.trace(f, x)
+        bn.trace(f, *args)
         times.append((time.perf_counter() - t0) / tape.n * 1e6)
     return tape.n, _stats(times)
+
+
+def _cpu_per_call(call, n):
+    """Seconds of this thread's CPU time per call (a loaded machine's waits left out)."""
+    t0 = time.thread_time()
+    for _ in range(n):
+        call()
+    return (time.thread_time() - t0) / n
 
 
 def closures(repeats, calls):
@@ -101,8 +92,8 @@ def closures(repeats, calls):
             g(*args)
         reused_us, recreated_us, ratios = [], [], []
         for _ in range(repeats):
-            a = time_per_call(lambda: g(*args), calls, 1)[0] * 1e6
-            b = time_per_call(recreated, calls, 1)[0] * 1e6
+            a = _cpu_per_call(lambda: g(*args), calls) * 1e6
+            b = _cpu_per_call(recreated, calls) * 1e6
             reused_us.append(a)
             recreated_us.append(b)
             ratios.append(b / a)
@@ -175,7 +166,6 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--ops", type=int, default=3000, help="scalar graph: operations")
-    ap.add_argument("--layers", type=int, default=12, help="tensor program: MLP layers")
     ap.add_argument("--calls", type=int, default=2000, help="calls per timed closure loop")
     ap.add_argument("--lstm-runs", type=int, default=3, help="fresh processes for the LSTM")
     ap.add_argument("--markdown", action="store_true")
@@ -186,12 +176,12 @@ def main(argv=None):
         return lstm_child()
     print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
     x = np.random.default_rng(1).uniform(-1.0, 1.0, 64)
-    n_scalar, scalar = trace_per_node(random_graph(args.ops), x, args.repeats)
-    f, xt = mlp_loss(args.layers)
-    n_tensor, tensor = trace_per_node(f, xt, args.repeats)
+    n_scalar, scalar = trace_per_node(random_graph(args.ops), (x,), args.repeats)
+    f, fargs = lstm()
+    n_tensor, tensor = trace_per_node(f, fargs, args.repeats)
     head = ("program", "tape nodes", "trace µs/node: median (range)")
     print_table(head, [("scalar (random graph)", f"{n_scalar:,}", _fmt(scalar)),
-                       (f"tensor (MLP, {args.layers} layers)", f"{n_tensor:,}", _fmt(tensor))],
+                       ("tensor (2-layer LSTM)", f"{n_tensor:,}", _fmt(tensor))],
                 args.markdown, {0}, 1)
     print()
     rows = closures(args.repeats, args.calls)
