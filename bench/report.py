@@ -1,7 +1,7 @@
 """The main benchmark command: a representative part of the reports, one line per stage.
 
     .venv/bin/python bench/report.py            # a short part of 10 reports (3 repeats each)
-    .venv/bin/python bench/report.py --full     # all 11 reports in full (tens of minutes)
+    .venv/bin/python bench/report.py --full     # all 12 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
 Each stage runs one report (``bench/report_*.py``) in a process of its own, with the
@@ -55,12 +55,17 @@ STAGES = {
                      "programs as written: branches, a Newton loop, Adam passing i, VI draws"),
     "sparse": ("report_sparse.py", ["--quick"], [],
                "sparse Hessians and Jacobians against dense ones and CasADi; a solve"),
+    # a separate report (--only trace, or --full): issue #32's targets 5 and 6, about a
+    # minute of its own (an LSTM traced in fresh processes)
+    "trace": ("report_trace.py", None, [],
+              "tracing us/node, recreated vs reused closures, an LSTM's first call"),
     "startup": ("report_startup.py", None, [],
                 "cold and warm first gradients and training steps, peak memory"),
 }
 MARKDOWN_FLAG = {"scalar": ["--markdown"], "tensor": ["--markdown"],
                  "transforms": ["--markdown"], "interp": ["--markdown"],
-                 "tapefile": ["--markdown"], "distributed": ["--markdown", "{out}/distributed.md"]}
+                 "tapefile": ["--markdown"], "distributed": ["--markdown", "{out}/distributed.md"],
+                 "trace": ["--markdown"]}
 
 
 def peers():

@@ -37,6 +37,14 @@ def rng():
     return np.random.default_rng(20250529)
 
 
+@pytest.fixture(autouse=True)
+def own_shared_table(monkeypatch):
+    """Each test with a table of shared tape caches of its own (transforms/shared.py): an
+    equal function of an earlier test lends no tapes to this one's (``len(g.tapes)``)."""
+    from burnumba.transforms import shared
+    monkeypatch.setattr(shared, "TABLE", shared.Table())
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compiled_kernels():
     """Compile the kernel of every op once per dtype (minutes on an empty cache; nothing on a

@@ -7,7 +7,9 @@ import gc
 import os
 import sys
 import threading
+import types
 import warnings
+import weakref
 
 import numpy as np
 
@@ -21,9 +23,10 @@ from ..ir.tape import Tape
 from ..tracing.tracer import Builder, Var
 from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
-from . import custom, nested
+from . import custom, nested, shared
 from .outputs import as_output, stacked
 
+_refcount, _weakcount = sys.getrefcount, weakref.getweakrefcount
 CACHE_SIZE = 64          # tapes a transformed function keeps by default (least recently used go)
 VARIANT_LIMIT = 8        # variants (branch combinations) kept per signature; more warn once
 
@@ -238,6 +241,29 @@ class TapeCache(Cache):
         self.traces = {}           # key -> how many times it was traced (when > 1)
         self.warned = set()        # keys whose variants warned (VariantWarning), once each
 
+    # the entry of transforms/shared.py whose tapes these are (shared with equal functions),
+    # and whether f is still to be compared with it (a view's, until its first use)
+    shared = None
+    pending = False
+
+    def detach(self):
+        """A cache of this function's own, empty: its values are no longer the ones the
+        shared tapes were traced with (transforms/shared.py)."""
+        self.shared = None
+        self.tapes = collections.OrderedDict()
+        self.variants, self.traces, self.warned = {}, {}, set()
+        self.lock = threading.Lock()
+
+    def keep(self):
+        """After a trace of ``self.f``, before its tape is stored: a shared cache takes the
+        tape only when ``f`` read the values the cache is keyed on (an array captured by f
+        may have changed in place since it was keyed); else f's cache becomes its own."""
+        entry = self.shared
+        if entry is not None and not entry.key.same(self.f):
+            if entry.value is self:
+                entry.table.remove(entry)
+            self.detach()
+
     def key(self, sig):
         # under debug_nans, a tape with source lines is kept beside the plain one
         return sig.key + ("debug_nans",) if SWITCH.on else sig.key
@@ -245,6 +271,8 @@ class TapeCache(Cache):
     def tape_for(self, args, kwargs):
         """(tape, signature, argnums) for these arguments, tracing on a cache miss. Of a
         signature's variants (tapes traced on different branches), the one used last."""
+        if self.pending:
+            self.first_call()
         argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
         sig = Signature(args, kwargs, argnums, static)
         key = self.key(sig)
@@ -253,6 +281,8 @@ class TapeCache(Cache):
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                       self.single, static, self.forward_mode)
+        if self.shared is not None:
+            self.keep()
         self.traced(tape)
         tape = self.keep(key, tape, lambda kept: self.added(kept, args, kwargs, argnums))
         return tape, sig, argnums
@@ -287,6 +317,8 @@ class TapeCache(Cache):
             return result
         new = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                      self.single, _positive(self.static, len(args)), self.forward_mode)
+        if self.shared is not None:
+            self.keep()                  # a cache of its own now: the new variant alone
         self.traced(new)
         self._add_variant(key, tape, new, failure)
         state = new.state()
@@ -350,8 +382,16 @@ class TapeCache(Cache):
         """A tape entered the cache (under the lock)."""
 
     def trace(self, *args, **kwargs):
-        """The Tape this function runs for these arguments."""
-        return self.tape_for(args, kwargs)[0]
+        """The Tape this function runs for these arguments: of a signature's variants, one
+        whose Python decisions hold at them (traced now if none does)."""
+        tape, sig, argnums = self.tape_for(args, kwargs)
+        if tape.guards is None:
+            return tape
+
+        def run(t):
+            t.run_forward(sig.diff + sig.data, t.state())
+            return t
+        return self.guarded(tape, sig, argnums, args, kwargs, run)
 
 
 class _Transformed(TapeCache):
@@ -395,11 +435,88 @@ class _Transformed(TapeCache):
                 if self.ops is None:
                     self.ops = ops
 
+    def view(self, f):
+        """This state for ``f``, a function that may equal ``self.f`` (transforms/shared.py):
+        the same tape cache, plans and runners (the same objects), its fast paths as they
+        are now, and ``f`` to trace; the first use checks that f is equal (``first_call``).
+        The cache of a user's derivative rules is f's own."""
+        view = object.__new__(_Transformed)
+        attrs = self.__dict__.copy()
+        attrs["f"], attrs["ops"], attrs["pending"] = f, None, True
+        view.__dict__ = attrs
+        return view
+
+    def lend(self, f, entry):
+        """The function bn.grad(f) returns when this state is ``entry``'s (shared) and ``f``
+        may equal its function: over a new view of this state, or over the view made for an
+        earlier function when nothing holds that one or its function any more (a lambda
+        made again on each call drops both at once): its view is reset to this state for
+        ``f``, as a new one. (The reference counts are those of a wrapper and a view that
+        only this code holds: the local names, the closure, the wrapper's attributes.)"""
+        spares = entry.spares
+        try:
+            wrapper, view, refs = spares.pop()
+        except IndexError:
+            pass
+        else:
+            if (_refcount(wrapper) == 2 and _refcount(view) == refs
+                    and _weakcount(wrapper) == 1 and not _weakcount(view) and not f.__dict__):
+                attrs = view.__dict__
+                weak = attrs["wrapper"]
+                moved = attrs["tapes"] is not self.tapes        # detached, or another entry's
+                attrs.update(self.__dict__)
+                attrs["f"], attrs["ops"], attrs["pending"], attrs["wrapper"] = \
+                    f, None, True, weak
+                wrapper.__wrapped__ = f
+                if moved:
+                    view._rewrap()
+                spares.append((wrapper, view, refs))
+                return wrapper
+        view = self.view(f)
+        wrapper = view.function()
+        refs = sys.getrefcount(view)
+        spares.append((wrapper, view, refs))
+        return wrapper
+
+    def detach(self):
+        super().detach()
+        self.plans, self.runners = {}, {}
+        self.fast = self.plan = self.ops = None
+        self._rewrap()
+
+    def _rewrap(self):
+        wrapper = self.wrapper()
+        if wrapper is not None:
+            wrapper.tapes, wrapper.variants, wrapper.plans = \
+                self.tapes, self.variants, self.plans
+
+    def first_call(self):
+        """The first use of a view: ``f`` reads the values its shared cache is keyed on (none
+        changed since bn.grad(f), nothing was rebound), or this becomes a view of the entry
+        that f's values key, or a state of f's own, entered in the table."""
+        self.pending = False
+        entry = self.shared
+        if entry.key.same(self.f):
+            entry.used = next(shared.CLOCK)
+            return
+        found = entry.table.find(self.f, entry.params)
+        if found is not None:
+            f, wrapper = self.f, self.wrapper
+            self.__dict__.update(found.__dict__)
+            self.f, self.ops, self.pending, self.wrapper = f, None, False, wrapper
+            self._rewrap()
+            return
+        self.detach()
+        entry.table.add(self.f, entry.params, self, _share)
+
     def function(self):
-        """A plain closure (cheaper to call than an object's __call__) over this state."""
+        """A plain closure (cheaper to call than an object's __call__) over this state; a
+        view (``pending``) checks its function at the first call (transforms/shared.py)."""
         state = self
 
         def transformed(*args, **kwargs):
+            if state.pending:
+                state.first_call()
             if SWITCH.on:                # debug_nans: traced again, with source lines
                 return state.call(args, kwargs)
             fast = state.fast
@@ -422,12 +539,22 @@ class _Transformed(TapeCache):
                         return state.switch_plan(args, leaves, e)
             return state.call(args, kwargs)
 
-        functools.update_wrapper(transformed, self.f)
-        transformed.tapes = self.tapes              # per signature: the variant used last
-        transformed.variants = self.variants        # per signature: all its variants (> 1)
-        transformed.trace = self.trace
-        transformed.plans = self.plans
-        transformed._transformed = self          # what bn.vmap runs per sample
+        f = self.f
+        if type(f) is types.FunctionType:        # functools.update_wrapper's, at a third
+            transformed.__module__, transformed.__name__ = f.__module__, f.__name__
+            transformed.__qualname__, transformed.__doc__ = f.__qualname__, f.__doc__
+            attrs = dict(f.__dict__) if f.__dict__ else {}
+            attrs["__wrapped__"] = f
+        else:
+            functools.update_wrapper(transformed, f)
+            attrs = transformed.__dict__
+        attrs["tapes"] = self.tapes              # per signature: the variant used last
+        attrs["variants"] = self.variants        # per signature: all its variants (> 1)
+        attrs["trace"] = self.trace
+        attrs["plans"] = self.plans
+        attrs["_transformed"] = self             # what bn.vmap runs per sample
+        transformed.__dict__ = attrs
+        self.wrapper = weakref.ref(transformed)
         return transformed
 
     def dropped(self, old):
@@ -457,7 +584,15 @@ class _Transformed(TapeCache):
         """The scalar fast path's guard ``k`` failed on ``tape``: the signature's other
         variants, most recently used first, each tried by its runner without an exception
         (a switch between two variants costs about two plain calls); when none holds, the
-        general path, which traces a new variant."""
+        general path, which traces a new variant.
+
+        The runner may be another function's (a shared cache's, transforms/shared.py: this
+        state made it, another function's call runs it): the variants tried are this state's
+        only while the runner is still in its cache, and the general path is the calling
+        function's own (the GuardError raised here reaches the caller's call, which traces
+        with its own function)."""
+        if self.runners.get(tape) is None:   # this state's cache is another one now
+            raise tape.guard_error(k)
         key = tape.key                   # the fast path is off under debug_nans: sig.key
         for other in tuple(self.variants.get(key, ())):   # a copy (one step under the GIL)
             if other is tape:
@@ -472,7 +607,7 @@ class _Transformed(TapeCache):
                 if fast is not None:
                     self.fast = (fast[0], runner, other)
                 return result
-        return self.call(args, {}, tape.guard_error(k))
+        raise tape.guard_error(k)
 
     def switch_plan(self, args, leaves, failed):
         """A call plan's run failed a guard: the signature's other variants' plans (those
@@ -598,7 +733,7 @@ def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_ar
     >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
     >>> value, (da, db) = vg(0.5, -1.5)
     """
-    return _Transformed(f, argnums, has_aux, True, cache_size, static_argnums).function()
+    return _transform(f, True, argnums, has_aux, cache_size, static_argnums)
 
 
 def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
@@ -609,7 +744,30 @@ def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
     >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
     (5,)
     """
-    return _Transformed(f, argnums, has_aux, False, cache_size, static_argnums).function()
+    return _transform(f, False, argnums, has_aux, cache_size, static_argnums)
+
+
+def _transform(f, with_value, argnums, has_aux, cache_size, static_argnums):
+    """The function grad / value_and_grad return. Its tape cache is shared with the functions
+    transformed before that have the same code and read the same values (transforms/shared.py:
+    a lambda made again on each pass of a loop traces once): a view of the state of the
+    entry most recently used for the code, compared with ``f`` at its first use."""
+    if type(argnums) is list:
+        argnums = tuple(argnums)
+    if type(static_argnums) is list:
+        static_argnums = tuple(static_argnums)
+    params = (with_value, argnums, has_aux, cache_size, static_argnums)
+    if type(f) is types.FunctionType:
+        entry = shared.TABLE.guess(f, params)
+        if entry is not None:
+            return entry.value.lend(f, entry)
+    state = _Transformed(f, argnums, has_aux, with_value, cache_size, static_argnums)
+    shared.TABLE.add(f, params, state, _share)
+    return state.function()
+
+
+def _share(state, entry):
+    state.shared = entry
 
 
 def trace(f, *args, argnums=0, static_argnums=(), **kwargs):
