@@ -254,7 +254,7 @@ class TapeCache(Cache):
         self.variants, self.traces, self.warned = {}, {}, set()
         self.lock = threading.Lock()
 
-    def keep(self):
+    def keep_shared(self):
         """After a trace of ``self.f``, before its tape is stored: a shared cache takes the
         tape only when ``f`` read the values the cache is keyed on (an array captured by f
         may have changed in place since it was keyed); else f's cache becomes its own."""
@@ -282,7 +282,7 @@ class TapeCache(Cache):
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                       self.single, static, self.forward_mode)
         if self.shared is not None:
-            self.keep()
+            self.keep_shared()
         self.traced(tape)
         tape = self.keep(key, tape, lambda kept: self.added(kept, args, kwargs, argnums))
         return tape, sig, argnums
@@ -318,7 +318,7 @@ class TapeCache(Cache):
         new = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                      self.single, _positive(self.static, len(args)), self.forward_mode)
         if self.shared is not None:
-            self.keep()                  # a cache of its own now: the new variant alone
+            self.keep_shared()           # a cache of its own now: the new variant alone
         self.traced(new)
         self._add_variant(key, tape, new, failure)
         state = new.state()
