@@ -287,17 +287,17 @@ def jn(n, x):
         x = -x
         if float64(int(0.5 * n)) * 2.0 != n:
             sign = -sign
-    if n == 0.0:
-        return j0(x)
-    if n == 1.0:
-        return sign * j1(x)
     if x == inf:
         return 0.0
-    if x == 0.0:
+    if x == 0.0 and n >= 2.0:
         return sign * 0.0
-    if x > n:
+    # j0 and j1 are called at one place each: every call site is compiled (inlined) again,
+    # and this function's own derivative rule calls it twice
+    if n < 2.0 or x > n:
         a = j0(x)
         b = j1(x)
+        if n == 0.0:
+            return a
         k = 1.0
         while k < n:
             c = 2.0 * k / x * b - a
@@ -330,13 +330,13 @@ def yn(n, x):
             sign = -1.0
     if x < 0.0:
         return nan
-    if n == 0.0:
-        return y0(x)
     if x == 0.0:
-        return -sign * inf
+        return -inf if n == 0.0 else -sign * inf
     if x == inf:
         return 0.0
-    a = y0(x)
+    a = y0(x)                                # one call site each (see jn)
+    if n == 0.0:
+        return a
     b = y1(x)
     k = 1.0
     while k < n:
