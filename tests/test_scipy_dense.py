@@ -8,6 +8,7 @@ import scipy.linalg as sl
 
 import burnumba as bn
 import burnumba.scipy.linalg as L
+from conftest import central_diff
 
 rng = np.random.default_rng(7)
 A = rng.normal(size=(4, 4))
@@ -16,15 +17,6 @@ M = rng.normal(size=(4, 4))
 BPD = M @ M.T + 4 * np.eye(4)
 RHS = rng.normal(size=(4, 2))
 W = rng.normal(size=(4, 4))
-
-
-def central(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
 
 
 # name: (loss of burnumba's function, the same loss of scipy's, the point)
@@ -70,7 +62,8 @@ def test_values_and_gradients_match_scipy(name):
     f, ref, x = CASES[name]
     value, g = bn.value_and_grad(f)(x)
     assert abs(value - ref(x)) <= 1e-13 * max(1.0, abs(ref(x)))
-    np.testing.assert_allclose(g, central(ref, x), rtol=1e-6, atol=1e-7 * np.abs(g).max())
+    np.testing.assert_allclose(g, central_diff(ref, (x,), 0), rtol=1e-6,
+                               atol=1e-7 * np.abs(g).max())
 
 
 AUTOGRAD = {   # the same function in HIPS autograd's numpy.linalg (numpy's conventions)

@@ -117,14 +117,20 @@ class CallPlan:
         tape = self.tape
         state = tape.state()
         value = tape.run_value_and_grad(leaves, copy=False, state=state)
+        return self.result(state, value, state.views.get(self) or self.views(state))
+
+    def result(self, state, value, outputs):
+        """The call's return: the gradients read from their views (``outputs``: per
+        argument, its treedef and (view, scalar, Python float) slots), with the value and
+        aux as the transformation returns them."""
         grads = []
-        for treedef, slots in state.views.get(self) or self.views(state):
+        for treedef, slots in outputs:
             parts = [view.copy() if not scalar else (float(view) if py else view[()])
                      for view, scalar, py in slots]
             grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
         grads = grads[0] if self.single else tuple(grads)
         if self.has_aux:
-            aux = tape.aux_values(state)
+            aux = self.tape.aux_values(state)
             return ((value, aux), grads) if self.with_value else (grads, aux)
         return (value, grads) if self.with_value else grads
 
@@ -153,16 +159,7 @@ class ByOpsPlan(CallPlan):
         state.run(FORWARD)
         at, outputs = state.views.get(self) or self.views(state)
         value = float(state.val[at])                 # as the kernel's value_and_grad gives it
-        grads = []
-        for treedef, slots in outputs:
-            parts = [view.copy() if not scalar else (float(view) if py else view[()])
-                     for view, scalar, py in slots]
-            grads.append(parts[0] if treedef is None else unflatten(treedef, parts))
-        grads = grads[0] if self.single else tuple(grads)
-        if self.has_aux:
-            aux = tape.aux_values(state)
-            return ((value, aux), grads) if self.with_value else (grads, aux)
-        return (value, grads) if self.with_value else grads
+        return self.result(state, value, outputs)
 
 
 def scalar_by_ops(tape, order, with_value, single):
