@@ -27,6 +27,9 @@ from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
 from .transforms.implicit import custom_root, fixed_point
+from .transforms.autograd_names import (deriv, grad_and_aux, grad_named, hessian_tensor_product,
+                                        hessian_vector_product, make_hvp, make_jvp, make_vjp,
+                                        tensor_jacobian_product, vector_jacobian_product)
 from .tools.profile import profile
 from .tools.check import check_grads, flatten, flatten_func
 from .train.checkpoint import load_checkpoint, save_checkpoint
@@ -38,6 +41,9 @@ __all__ = [
     "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
     "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
     "flatten_func",
+    # autograd's names (transforms/autograd_names.py)
+    "grad_and_aux", "hessian_tensor_product", "hessian_vector_product", "vector_jacobian_product",
+    "tensor_jacobian_product", "make_vjp", "make_jvp", "make_hvp", "deriv", "grad_named",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",
     "relu", "sigmoid", "rsqrt", "inner", "sumsq", "softmax", "causal_softmax", "log_softmax",

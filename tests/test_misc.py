@@ -71,3 +71,9 @@ def test_misc_flatten_is_bn_flatten():
     vec, unflatten = flatten(start())
     assert vec.shape == (7,)              # dict keys in sorted order: b's leaves, then w
     assert unflatten(np.arange(7.0))["w"].tolist() == [[3.0, 4.0], [5.0, 6.0]]
+
+
+def test_autograds_import_paths():
+    from burnumba.misc.flatten import flatten as f2, flatten_func as ff2
+    import burnumba.misc
+    assert f2 is bn.flatten and ff2 is bn.flatten_func and burnumba.misc.flatten is bn.flatten

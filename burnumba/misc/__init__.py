@@ -2,6 +2,7 @@
 ``from burnumba.misc.optimizers import adam`` replace autograd's imports unchanged:
 ``flatten`` and ``flatten_func`` are ``bn.flatten`` and ``bn.flatten_func``; ``optimizers``
 has autograd's ``sgd``, ``rmsprop`` and ``adam`` loops."""
-from ..tools.check import flatten, flatten_func
+# as in autograd, the name flatten is the function; the module stays importable by its path
+from .flatten import flatten, flatten_func
 
 __all__ = ["flatten", "flatten_func"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir.checked import SWITCH
 from .._errors import (GuardError, InputError, NestedTrace, OutputError, VariantWarning,
-                      nested_unsupported)
+                      at_user_site, nested_unsupported)
 from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, ByOpsPlan, CallPlan, scalar_by_ops
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
@@ -720,7 +720,19 @@ class _OpsCache(TapeCache):
         self.owner.dropped(tape)
 
 
-def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
+def argnums_of(argnums, argnum, default=0):
+    """``argnums``, or autograd's keyword ``argnum`` for it (only one of the two): a program
+    written for autograd passes ``argnum=``."""
+    if argnum is None:
+        return argnums
+    if argnums is not None and argnums != default:
+        raise InputError(at_user_site(
+            "argnums and argnum (autograd's name for it) were both given: pass one"))
+    return tuple(argnum) if isinstance(argnum, list) else argnum
+
+
+def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(), *,
+                   argnum=None):
     """Return a function computing ``(f(*args), grad)``, as ``jax.value_and_grad``.
 
     ``f`` is traced once per input signature: pytree structure, shapes and dtypes, and the
@@ -732,19 +744,24 @@ def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_ar
     >>> import burnumba as bn, numpy as np
     >>> vg = bn.value_and_grad(lambda a, b: (a * b + np.tanh(a)) ** 2, argnums=(0, 1))
     >>> value, (da, db) = vg(0.5, -1.5)
+
+    ``argnum`` is autograd's name for ``argnums``.
     """
-    return _transform(f, True, argnums, has_aux, cache_size, static_argnums)
+    return _transform(f, True, argnums_of(argnums, argnum), has_aux, cache_size,
+                      static_argnums)
 
 
-def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=()):
+def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(), *,
+         argnum=None):
     """Return a function computing the gradient of scalar ``f``, as ``jax.grad``; the
-    arguments are as for ``value_and_grad``.
+    arguments are as for ``value_and_grad`` (``argnum``, autograd's name, too).
 
     >>> import burnumba as bn, numpy as np
     >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
     (5,)
     """
-    return _transform(f, False, argnums, has_aux, cache_size, static_argnums)
+    return _transform(f, False, argnums_of(argnums, argnum), has_aux, cache_size,
+                      static_argnums)
 
 
 def _transform(f, with_value, argnums, has_aux, cache_size, static_argnums):

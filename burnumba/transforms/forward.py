@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, grad
+from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, argnums_of, grad
 from ..ir.checked import SWITCH
 from .._errors import (InputError, PytreeError, RandomSourceError, ShapeError,
                       at_user_site)
@@ -750,14 +750,15 @@ def jacrev(f, argnums=0, has_aux=False):
     return _jacobian(f, argnums, "rev", has_aux)
 
 
-def jacobian(f, argnums=0, has_aux=False):
+def jacobian(f, argnums=0, has_aux=False, *, argnum=None):
     """The Jacobian of ``f``, in forward mode when the differentiated inputs have at most as
     many elements as the output (fewer sweeps), else in reverse mode: the choice JAX's users
-    are taught to make between jacfwd and jacrev."""
-    return _jacobian(f, argnums, "auto", has_aux)
+    are taught to make between jacfwd and jacrev. ``argnum`` is autograd's name for
+    ``argnums``."""
+    return _jacobian(f, argnums_of(argnums, argnum), "auto", has_aux)
 
 
-def elementwise_grad(f, argnums=0):
+def elementwise_grad(f, argnums=0, *, argnum=None):
     """The gradient of ``sum(f(x))``, as ``autograd.elementwise_grad``: for an ``f`` that
     acts elementwise, the derivative of each output element with respect to its input.
 
@@ -769,10 +770,10 @@ def elementwise_grad(f, argnums=0):
     @functools.wraps(f)
     def summed(*args, **kwargs):
         return bnp.sum(f(*args, **kwargs))
-    return grad(summed, argnums=argnums)
+    return grad(summed, argnums=argnums_of(argnums, argnum))
 
 
-def hessian(f, argnums=0, has_aux=False):
+def hessian(f, argnums=0, has_aux=False, *, argnum=None):
     """The Hessian of scalar ``f``: ``jacfwd(jacrev(f))``, as ``jax.hessian``. The gradient
     is traced once, as traced ops (its backward sweep becomes part of the tape); each column
     of the Hessian is then one tangent sweep over that tape. Its shape is the argument's
@@ -785,6 +786,7 @@ def hessian(f, argnums=0, has_aux=False):
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
+    argnums = argnums_of(argnums, argnum)
     return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
