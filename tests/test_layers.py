@@ -29,7 +29,7 @@ LAYERS = [
     ("train", ("burnumba.train",)),
     ("api", ("burnumba", "burnumba.__main__", "burnumba.nn", "burnumba.optim", "burnumba.data",
              "burnumba.distributed", "burnumba.cli",      # the public paths of train/'s modules
-             "burnumba.extend", "burnumba.misc",      # autograd's misc paths
+             "burnumba.extend", "burnumba.misc", "burnumba.test_util",   # autograd's paths
              "burnumba._tape", "burnumba._tapefile")),    # old paths that old pickles name
 ]
 

@@ -77,3 +77,41 @@ def test_autograds_import_paths():
     from burnumba.misc.flatten import flatten as f2, flatten_func as ff2
     import burnumba.misc
     assert f2 is bn.flatten and ff2 is bn.flatten_func and burnumba.misc.flatten is bn.flatten
+
+
+def _sqrt(fixed_point, np_, a, tol):
+    """autograd's examples/fixed_points.py: x <- x - 0.05 (x^2 - a) has the fixed point
+    sqrt(a)."""
+    return fixed_point(lambda a: lambda x: x - 0.05 * (x ** 2 - a), a, 10.0,
+                       lambda x, y: np_.abs(x - y), tol)
+
+
+@pytest.mark.parametrize("a", [2.0, 5.0])
+def test_fixed_point_is_autograds_with_the_implicit_derivative(a):
+    import autograd.numpy as anp
+    from autograd.misc.fixed_points import fixed_point as theirs
+
+    from burnumba.misc.fixed_points import fixed_point as ours
+    value = float(_sqrt(ours, bnp, a, 1e-4))
+    assert value == float(_sqrt(theirs, anp, a, 1e-4))     # the same iterations, same point
+    # the derivative by the implicit function theorem at the point reached, 1 / (2 x*)
+    # (autograd's adjoint iteration stops at its tolerance: it agrees to about 1e-4)
+    assert abs(float(bn.grad(lambda a: _sqrt(ours, bnp, a, 1e-4))(a)) - 0.5 / value) < 1e-12
+    assert abs(float(autograd.grad(lambda a: _sqrt(theirs, anp, a, 1e-4))(a))
+               - 0.5 / value) < 1e-3
+    # converged: the second derivative of sqrt(a), -a^(-3/2) / 4
+    second = bn.grad(bn.grad(lambda a: _sqrt(ours, bnp, a, 1e-13)))(a)
+    assert abs(float(second) + 0.25 * a ** -1.5) < 1e-9
+
+
+def test_the_docstring_examples_run():
+    import doctest
+
+    from burnumba.misc import fixed_points
+    assert doctest.testmod(fixed_points).attempted and not doctest.testmod(fixed_points).failed
+
+
+def test_test_util_path():
+    from burnumba.test_util import check_grads
+    assert check_grads is bn.check_grads
+    check_grads(lambda x: bnp.sum(bnp.tanh(x) ** 2), modes=["rev"])(np.array([0.3, -0.7]))

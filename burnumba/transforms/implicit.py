@@ -7,9 +7,10 @@ adjoint system (dF/dx)^T u = -g at x*, then pull u back through one evaluation o
 whatever F reads besides x (its parameters, passed in or closed over). Neither the solver's
 iterations nor their derivatives are differentiated: the solver is only the forward value.
 
-Tracing is symbolic here (a traced value has no number yet), so under a transformation the
-solver is traced too: it must be written with a fixed number of steps (a Python ``for``
-loop, unrolled into the tape), not a ``while`` on a tolerance. Called on plain numbers, it
+Under a transformation the solver runs on traced values and is traced too (its steps are
+on the tape for the value; the derivative skips them). A Python ``for`` loop unrolls; a
+``while`` on a traced tolerance records guards, so a call that needs another number of
+iterations traces again (docs/guide/control-flow.md). Called on plain numbers, the solver
 runs as it is. The derivative is exact at the point the solver reached, as with JAX.
 """
 import numpy as np
@@ -95,8 +96,10 @@ def custom_root(f, initial_guess, solve, tangent_solve=None):
     linearization of ``f`` at the root; ``lambda g, y: y / g(1.0)`` for a scalar); by
     default a dense solve with ``f``'s Jacobian. ``initial_guess`` is one array or float.
 
-    Under a transformation the solver is traced, so it runs a fixed number of steps (a
-    Python ``for`` loop). See ``bn.fixed_point`` for iterations x = g(x).
+    Under a transformation the solver is traced: a ``for`` loop unrolls, and a ``while`` on
+    a traced tolerance is guarded (another iteration count traces again). See
+    ``bn.fixed_point`` for iterations x = g(x), and ``burnumba.misc.fixed_points`` for
+    autograd's ``fixed_point(f, a, x0, distance, tol)``.
 
     >>> import burnumba as bn, numpy as np
     >>> def newton(f, x):
