@@ -5,7 +5,9 @@ tangent rule is the same expression with the upstream gradient replaced by the o
 tangent.
 """
 import ast
+import functools
 import math
+import types
 
 import numpy as np
 
@@ -28,7 +30,10 @@ _NUMPY_NAME = {"fabs": "absolute", "asin": "arcsin", "acos": "arccos", "atan": "
                "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh"}
 
 
+@functools.lru_cache(maxsize=1)
 def _math():
+    """The rules' math names as traced functions (read-only: one mapping for every
+    evaluator, made at the first derivative traced)."""
     own = vars(bnp)        # burnumba's own functions (numpy's other names are numpy's)
     out = {m: own[_NUMPY_NAME.get(m, m)] for m in rules.MATH if _NUMPY_NAME.get(m, m) in own}
     out["erfc"] = _erfc
@@ -38,13 +43,16 @@ def _math():
                j0=bsp.j0, j1=bsp.j1, y0=bsp.y0, y1=bsp.y1, gammainc=bsp.gammainc,
                gammaincc=bsp.gammaincc, jn=bsp.jn, yn=bsp.yn)
     assert set(rules.SPECIAL) <= set(out)
-    return out
+    return types.MappingProxyType(out)
 
 
 _CONSTANTS = {"inf": math.inf, "nan": math.nan}
 
 
+@functools.lru_cache(maxsize=4096)
 def _parsed(code, mode):
+    """A rule's parsed source (the rules are a fixed table's: the same few hundred strings;
+    the evaluator only reads the tree)."""
     return ast.parse(code, mode=mode)
 
 
