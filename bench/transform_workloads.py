@@ -18,6 +18,14 @@ Four cases, float64, each on data drawn once with a seeded numpy Generator (``da
   ``jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))``;
   ``torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))`` (eager and under
   ``torch.compile``). HIPS autograd has no vmap, so no row.
+* ``hessdiag-kmeans``: the gradient and the Hessian's diagonal of a k-means objective, the sum
+  over N = 1000 points in 2-D of the squared distance to the nearest of K = 8 centres
+  (``sum(min_k |x_i - c_k|^2)``, the centres a (8, 2) array), by forward over reverse (the
+  diagonal of a Hessian is not cheaper to get than the Hessian in any of these systems:
+  16 tangent sweeps of the gradient). burnumba ``bn.grad(f)`` and ``bn.hessian(f)`` (two
+  calls, each traced once); ``jax.jit`` of ``(grad(f), diag(jacfwd(grad(f))))`` as one
+  program; ``torch.func``'s the same, eager and compiled; ``autograd.grad`` and
+  ``autograd.hessian``. (Issue #32 measured burnumba at 8-9x jax.jit's time here.)
 * ``njit-tiny``: the BurTorch paper's tiny graph ``((a + b) - (a * b + b ** 3)) ** 2 / 2``
   at (a, b) = (-41, 2) (bench/workloads.py ``tiny``). One call is one value and gradient
   through ``h = bn.njit_value_and_grad(tiny, 1.0, 2.0, argnums=(0, 1))``,
@@ -60,6 +68,7 @@ RTOL = 1e-10
 # -- sizes and data ----------------------------------------------------------------------------
 ROSEN_N = 1000
 LOGREG_D, LOGREG_N, LOGREG_LAM = 50, 1000, 1e-2
+KMEANS_N, KMEANS_K = 1000, 8
 MLP_SIZES = (2, 16, 16, 1)
 MLP_KEYS = ("W1", "b1", "W2", "b2", "W3", "b3")
 MLP_BATCH = 1024
@@ -82,6 +91,10 @@ CASES = {
         f"per-sample gradients of an MLP 2-16-16-1 (tanh), squared error, B = {MLP_BATCH}",
         ("burnumba", "burnumba-2t", "jax", "jax-async", "torch", "torch-compile", "casadi"),
         "burnumba"),
+    "hessdiag-kmeans": (
+        (f"gradient and Hessian diagonal of a k-means objective, N = {KMEANS_N} points in "
+         f"2-D, K = {KMEANS_K} centres (forward over reverse)"),
+        ("burnumba", "jax", "jax-async", "torch", "torch-compile", "autograd"), "burnumba"),
     "njit-tiny": (
         "value and gradient of the paper's tiny graph at (a, b) = (-41, 2)",
         ("burnumba-njit", "burnumba-python"), "burnumba-njit"),
@@ -122,6 +135,10 @@ def data_for(case):
         out["X"] = X
         out["y"] = np.sin(X[:, 0]) * np.cos(X[:, 1])
         return out
+    if case == "hessdiag-kmeans":
+        centres = rng.normal(size=(KMEANS_K, 2)) * 2.0
+        points = centres[rng.integers(0, KMEANS_K, KMEANS_N)] + rng.normal(size=(KMEANS_N, 2))
+        return {"c": centres + 0.3 * rng.normal(size=(KMEANS_K, 2)), "x": points}
     if case == "njit-tiny":
         return {"a": np.float64(TINY_POINT[0]), "b": np.float64(TINY_POINT[1])}
     raise KeyError(case)
@@ -146,6 +163,12 @@ def mlp_loss(p, x, y, xp=np):
     h = xp.tanh(h @ p["W2"] + p["b2"])
     out = (h @ p["W3"] + p["b3"])[0]
     return (out - y) ** 2
+
+
+def kmeans(c, x, xp=np):
+    """sum_i min_k |x_i - c_k|^2: c (K, 2), x (N, 2)."""
+    d = xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2)      # (N, K)
+    return xp.sum(xp.min(d, axis=1))
 
 
 def tiny(a, b):
@@ -178,6 +201,13 @@ def reference(case):
         da1 = (da2 @ p["W2"].T) * (1.0 - h1 * h1)
         g["W1"], g["b1"] = X[:, :, None] * da1[:, None, :], da1
         return _flat_dict(g)
+    if case == "hessdiag-kmeans":         # each point pulls its nearest centre: 2 (c_k - x_i)
+        c, x = d["c"], d["x"]
+        near = np.argmin(np.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=2), axis=1)
+        g = np.zeros_like(c)
+        np.add.at(g, near, 2.0 * (c[near] - x))
+        count = np.bincount(near, minlength=len(c)).astype(np.float64)
+        return np.concatenate([g.ravel(), np.repeat(2.0 * count, 2)])
     if case == "njit-tiny":
         return np.array(TINY_EXPECTED)
     raise KeyError(case)
@@ -198,6 +228,10 @@ def _flat(r):
     return np.asarray(r, dtype=np.float64).ravel()
 
 
+def _grad_and_diag(r):
+    return np.concatenate([_flat(r[0]), _flat(r[1])])
+
+
 # -- burnumba ----------------------------------------------------------------------------------
 def make_burnumba(case, threads=1):
     import burnumba as bn
@@ -213,6 +247,13 @@ def make_burnumba(case, threads=1):
     if case == "per-sample-mlp":
         per_sample = bn.vmap(bn.grad(mlp_loss), in_axes=(None, 0, 0), threads=threads)
         return functools.partial(per_sample, mlp_params(d), d["X"], d["y"]), _flat_dict, 1
+    if case == "hessdiag-kmeans":
+        grad, hess = bn.grad(kmeans), bn.hessian(kmeans)
+        c, x = d["c"], d["x"]
+
+        def call():
+            return grad(c, x), np.diag(hess(c, x).reshape(c.size, c.size))
+        return call, _grad_and_diag, 1
     raise KeyError(case)
 
 
@@ -283,6 +324,12 @@ def make_jax(case, sync=True):
                               in_axes=(None, 0, 0)))
         args = (mlp_params(d), d["X"], d["y"])
         to_array = _flat_dict
+    elif case == "hessdiag-kmeans":
+        g = jax.grad(functools.partial(kmeans, xp=jnp))
+        fn = jax.jit(lambda c, x: (g(c, x), jnp.diag(jax.jacfwd(g)(c, x).reshape(
+            c.size, c.size))))
+        args = (d["c"], d["x"])
+        to_array = _grad_and_diag
     else:
         raise KeyError(case)
 
@@ -316,6 +363,14 @@ def make_torch(case, compiled=False):
         fn = tf.vmap(tf.grad(functools.partial(mlp_loss, xp=torch)), in_dims=(None, 0, 0))
         args = (mlp_params(d), d["X"], d["y"])
         to_array = _flat_dict
+    elif case == "hessdiag-kmeans":
+        tnp = types.SimpleNamespace(sum=torch.sum, min=lambda a, axis: torch.amin(a, dim=axis))
+        g = tf.grad(functools.partial(kmeans, xp=tnp))
+
+        def fn(c, x):
+            return g(c, x), torch.diagonal(tf.jacfwd(g)(c, x).reshape(c.numel(), c.numel()))
+        args = (d["c"], d["x"])
+        to_array = _grad_and_diag
     else:
         raise KeyError(case)
     if compiled:
@@ -326,8 +381,14 @@ def make_torch(case, compiled=False):
         # CPU, one thread: the result tensors are computed when the call returns
         return fn(*args)
 
-    return call, lambda r: to_array({k: t.detach().numpy() for k, t in r.items()}
-                                    if isinstance(r, dict) else r.detach().numpy()), 1
+    def numpy_of(r):
+        if isinstance(r, dict):
+            return {k: t.detach().numpy() for k, t in r.items()}
+        if isinstance(r, tuple):
+            return tuple(t.detach().numpy() for t in r)
+        return r.detach().numpy()
+
+    return call, lambda r: to_array(numpy_of(r)), 1
 
 
 # -- autograd ----------------------------------------------------------------------------------
@@ -343,6 +404,14 @@ def make_autograd(case):
     if case == "hessian-logreg":
         H = autograd.hessian(functools.partial(logreg_loss, xp=anp))
         return functools.partial(H, d["w"], d["X"], d["y"]), _flat, 1
+    if case == "hessdiag-kmeans":
+        f = functools.partial(kmeans, xp=anp)
+        grad, hess = autograd.grad(f), autograd.hessian(f)
+        c, x = d["c"], d["x"]
+
+        def call():
+            return grad(c, x), np.diag(hess(c, x).reshape(c.size, c.size))
+        return call, _grad_and_diag, 1
     raise KeyError(case)
 
 
