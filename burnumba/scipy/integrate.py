@@ -10,10 +10,11 @@ runs the tape backwards, which is the discrete adjoint of the scheme, and forwar
 gives the forward sensitivities. Nothing is integrated a second time, and the gradient is
 consistent with the value returned to the last bit.
 
-Why not scipy's adaptive LSODA / RK45: a tape has no data-dependent control flow, so a step
-size chosen from the values would be frozen at the first call and silently wrong for the next
-inputs. With a fixed number of steps the tape is correct for every input it replays. The
-price is accuracy control: RK4's global error is O(h^4) (h the step), so with 32 substeps
+Why not scipy's adaptive LSODA / RK45: a step size chosen from the values is a decision of
+the trace. Written in Python, each accept / reject would be a guard, so almost every new input
+(a new iterate of an optimiser) would take another step sequence and trace again. With a fixed
+number of steps the tape is correct for every input it replays, with no guard. The price is
+accuracy control: RK4's global error is O(h^4) (h the step), so with 32 substeps
 per interval the error is about 1e-8 of the solution's scale for a smooth problem with
 unit time constants over unit intervals; stiff problems need many more steps (RK4 is
 explicit: stable only for h |lambda| < 2.8). Raise ``substeps`` until the answer stops moving.
