@@ -27,6 +27,7 @@ from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
 from .transforms.implicit import custom_root, fixed_point
+from .transforms.loops import fori_loop, scan, while_loop
 from .tools.profile import profile
 from .tools.check import check_grads, flatten, flatten_func
 from .train.checkpoint import load_checkpoint, save_checkpoint
@@ -36,7 +37,8 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "sparse_jacobian", "sparse_hessian",
     "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
-    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
+    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "fori_loop", "scan",
+    "while_loop", "check_grads", "flatten",
     "flatten_func",
     "NjitArgumentError", "trace", "debug_nans", "profile", "precompile", "Tape", "load_tape",
     "numpy",

@@ -58,6 +58,13 @@ class Builder:
         self.given = None
         self.evaluator = None
         self.guards = None
+        # structured loops (tracing/loops.py): in order, by their first node; the input
+        # nodes their runner writes; whether bn.fori_loop / scan / while_loop may trace one
+        # here (the transformation that traces says so; else they are unrolled)
+        self.loops = []
+        self.loop_starts = {}
+        self.loop_owned = set()
+        self.loops_ok = False
 
     @property
     def n(self):
