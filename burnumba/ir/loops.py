@@ -91,7 +91,7 @@ class Runner:
         try:
             self._forward(0, self.n, self.top)
             if mode == layout.MODE_FORWARD:
-                return val[oo]
+                return float(val[oo])
             if mode == layout.MODE_VJP:
                 seed = grad[oo:int(off[self.out + 1])].copy()
                 grad[:] = 0.0
@@ -102,7 +102,7 @@ class Runner:
             self._backward(0, self.stop, self.top)
         except _Failed:
             return np.nan
-        return val[oo]
+        return float(val[oo])
 
     # -- the sweeps over node ranges, loops run by their steps -------------------------------
     def _step(self, mode, a, b):

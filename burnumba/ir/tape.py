@@ -375,7 +375,7 @@ class Tape:
         if self.loops:
             raise UnsupportedOpError(at_user_site(
                 f"a tape holding a structured loop (bn.fori_loop, bn.scan, bn.while_loop) "
-                f"cannot {what}: its loop is run by Python between the kernel's sweeps. "
+                f"cannot be {what}: its loop is run by Python between the kernel's sweeps. "
                 "Trace the function with bn.trace (which unrolls the loop into the tape), or "
                 "pass unroll=True to the loop"))
         if self.grads_in_output or not self.custom:

@@ -25,6 +25,7 @@ from .. import numpy as bnp
 from .._errors import InputError, PytreeError, ShapeError, at_user_site
 from ..derive.graph import builder_of, copy, var
 from ..kernels import OPCODE
+from ..tracing import randomness
 from ..tracing.loops import Loop, owned
 from ..tracing.pytree import describe, flatten, unflatten
 from ..tracing.tracer import Var
@@ -99,7 +100,8 @@ def scan(f, init, xs=None, length=None, *, checkpoint=None, unroll=False):
     leaves, treedef = flatten(init)
     b = _structured_builder(leaves + x_leaves, unroll)
     if b is not None and n > 0:
-        done = _trace_loop(b, "scan", "scan", leaves, treedef, f, xs=(x_leaves, x_def),
+        done = _trace_loop(b, "scan", "scan", leaves, treedef, lambda i, c, x: f(c, x),
+                           xs=(x_leaves, x_def),
                            length=n, checkpoint=every)
         if done is not None:
             return done
@@ -152,6 +154,10 @@ def _structured_builder(leaves, unroll):
     """The trace to put a structured loop in, or None (plain numbers, ``unroll``, or a
     trace whose run cannot step through loops)."""
     b = builder_of(leaves)
+    if b is None:              # no traced argument: the body may close over traced values
+        rec = randomness.current()
+        b = rec.builder if rec is not None else None
+        b = b if b is not None and b.live else None
     if b is None or unroll or not b.loops_ok:
         return None
     return b
