@@ -55,16 +55,10 @@ class Builder:
         # Python decisions on traced values (tracing/concrete.py): the input nodes' values
         # (set by the transformation that traces; None: no values, decisions are refused),
         # the evaluator made at the first decision, and the guards recorded
-        self.given = None
-        self.evaluator = None
-        self.guards = None
-        # structured loops (tracing/loops.py): in order, by their first node; the input
-        # nodes their runner writes; whether bn.fori_loop / scan / while_loop may trace one
-        # here (the transformation that traces says so; else they are unrolled)
-        self.loops = []
-        self.loop_starts = {}
-        self.loop_owned = set()
-        self.loops_ok = False
+        self.given = self.evaluator = self.guards = None
+        # structured loops (tracing/loops.py), by first node; the input nodes they write;
+        # whether one may be traced here (the transformation says so; else: unrolled)
+        self.loops, self.loop_starts, self.loop_owned, self.loops_ok = [], {}, set(), False
 
     @property
     def n(self):

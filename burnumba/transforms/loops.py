@@ -82,7 +82,7 @@ def scan(f, init, xs=None, length=None, *, checkpoint=None, unroll=False):
     True
     """
     every = _checkpoint(checkpoint, "scan")
-    x_leaves, x_def = flatten(xs)
+    x_leaves, x_def = flatten(xs) if xs is not None else ([], None)
     lengths = {int(_shape(x)[0]) for x in x_leaves if len(_shape(x)) >= 1}
     if any(_shape(x) == () for x in x_leaves):
         raise ShapeError(at_user_site("scan: every leaf of xs needs a leading axis to scan "
@@ -213,6 +213,10 @@ def _trace_loop(b, name, kind, leaves, treedef, body, *, cond_fun=None, lower=No
     if ((len(b.guards) if b.guards else 0) != marks[0] or len(b.custom) != marks[1]
             or b.evaluator is not None and b.evaluator.done > lo or drew
             or not b.loops_ok):
+        rec = randomness.current()
+        if rec is not None and rec.builder is b:     # the dead step's draws are not drawn
+            start = b.off[lo]
+            rec.draws[:] = [d for d in rec.draws if d.start < start]
         return None
     res = [b.add("input", b.shapes[c], need=1) for c in cin]
     ys = [b.add("input", (length,) + b.shapes[c], need=1) for c in ycopy]
