@@ -133,10 +133,23 @@ class Runner:
             b = loop.body_lo
         self._step(SB, a, b)
 
-    def _body(self, loop):
-        """Forward over a loop's step range (its own loops run by their steps)."""
-        def run(a, b):
-            self._forward(a, b, [c for c in loop.children if a <= c.lo < b])
+    def _body(self, loop, mode=SF):
+        """A sweep over a range of a loop's body (its own loops run by their steps)."""
+        if loop.children:
+            if mode == SF:
+                return lambda a, b: self._forward(
+                    a, b, [c for c in loop.children if a <= c.lo < b])
+            return lambda a, b: self._backward(
+                a, b, [c for c in loop.children if a <= c.lo < b])
+        C, raw, ERR = self.C, self.raw, layout.C_ERR
+        LO, HI = layout.C_LO, layout.C_HI
+
+        def run(a, b):                            # _step, inlined: once per step
+            C[LO] = a
+            C[HI] = b
+            value = raw(mode)
+            if value != value and C[ERR]:
+                raise _Failed
         return run
 
     def _loop_forward(self, loop):
@@ -148,13 +161,19 @@ class Runner:
         self.every[loop] = every
         kept = full if every == 0 else carry
         kept.reset(every, guess or 16, val.dtype)
-        if every == 0:
+        region, preamble = val[lo:hi], val[lo:mid]
+        if every == 0 and guess is not None:
+            rows = full.rows
+
             def keep(k):
-                full.row(k)[:] = val[lo:hi]
+                rows[k] = region
+        elif every == 0:
+            def keep(k):
+                full.row(k)[:] = region
         else:
             def keep(k):
                 if k % every == 0:
-                    carry.row(k // every)[:] = val[lo:mid]
+                    carry.row(k // every)[:] = preamble
         kept.steps = run_forward(loop, val, off, self._body(loop), keep)
 
     def _loop_backward(self, loop):
@@ -163,52 +182,57 @@ class Runner:
         (ci, cj), (co, _), (ri, rj), ys = self.slices[loop]
         lo, hi, mid = int(off[loop.lo]), int(off[loop.hi]), int(off[loop.body_lo])
         every = self.every[loop]
-        kept = carry if every else full
-        steps = kept.steps
-        body = self._body(loop)
+        steps = (carry if every else full).steps
+        forward, backward = self._body(loop), self._body(loop, SB)
         g = grad[ri:rj].copy()                    # the final carry's cotangent
-        yg = [grad[s:s + size * steps].copy() for _, size, s in ys]
+        yg = [(grad[y:y + size], grad[s:s + size * steps].reshape(-1, size).copy())
+              for y, size, s in ys if size]
         size_c = cj - ci
+        region, region_grad, preamble = val[lo:hi], grad[lo:hi], val[lo:mid]
+        cin, cout, cin_grad, cout_grad = (val[ci:cj], val[co:co + size_c], grad[ci:cj],
+                                          grad[co:co + size_c])
         nested = bool(loop.children)
         counter = int(off[loop.counter]) if loop.counter >= 0 else -1
         first = loop.first(val, off) if counter >= 0 else 0
+        step_lo, step_hi = loop.step_lo, loop.hi
 
         def back(k):
-            grad[lo:hi] = 0.0
-            grad[co:co + size_c] = g
-            for (y, size, _), gy in zip(ys, yg):
-                grad[y:y + size] = gy[k * size:(k + 1) * size]
-            self._backward(loop.step_lo, loop.hi,
-                           [c for c in loop.children if loop.step_lo <= c.lo < loop.hi])
-            g[:] = grad[ci:cj]
+            region_grad[:] = 0.0
+            cout_grad[:] = g
+            for y, rows in yg:
+                y[:] = rows[k]
+            backward(step_lo, step_hi)
+            g[:] = cin_grad
 
         if every == 0:
+            rows = full.rows
             for k in range(steps - 1, -1, -1):
-                val[lo:hi] = full.rows[k]
+                region[:] = rows[k]
                 if nested:                        # the inner loops' kept values, again
-                    body(loop.step_lo, loop.hi)
+                    forward(step_lo, step_hi)
                 back(k)
         else:
             # recompute each segment of ``every`` steps from its kept carry, keeping every
             # step's values of the segment, then sweep the segment backward
             seg = full
             seg.reset(0, every, val.dtype)
+            rows = seg.rows
             for s in range((steps - 1) // every * every if steps else -1, -1, -every):
                 e = min(s + every, steps)
-                val[lo:mid] = carry.rows[s // every]
+                preamble[:] = carry.rows[s // every]
                 for k in range(s, e):
                     if counter >= 0:
                         val[counter] = first + k
-                    body(loop.step_lo, loop.hi)
-                    seg.row(k - s)[:] = val[lo:hi]
-                    val[ci:cj] = val[co:co + size_c]
+                    forward(step_lo, step_hi)
+                    rows[k - s] = region
+                    cin[:] = cout
                 for k in range(e - 1, s - 1, -1):
-                    val[lo:hi] = seg.rows[k - s]
+                    region[:] = rows[k - s]
                     if nested:
-                        body(loop.step_lo, loop.hi)
+                        forward(step_lo, step_hi)
                     back(k)
-        grad[lo:hi] = 0.0
-        grad[ci:cj] = g                           # on to the initial values' gathers
+        region_grad[:] = 0.0
+        cin_grad[:] = g                           # on to the initial values' gathers
 
 
 def _all(loops):

@@ -105,29 +105,33 @@ def run_forward(loop, val, off, run, kept=None):
     caller has evaluated the carry in, nodes lo .. body_lo - 1); ``kept(k)`` is called
     after step k's body, before its carry moves on. Returns the number of steps run."""
     (ci, cj), (co, _), (ri, rj), ys = slices(loop, off)
+    cin, cout = val[ci:cj], val[co:co + (cj - ci)]        # views, made once
+    ys = [(val[y:y + size], val[s:s + loop.length * size].reshape(-1, size))
+          for y, size, s in ys if size]
     n = loop.steps(val, off)
     counter = int(off[loop.counter]) if loop.counter >= 0 else -1
     if counter >= 0:
         val[counter] = loop.first(val, off)
     cond = int(off[loop.cond]) if loop.cond >= 0 else -1
+    body_lo, step_lo, hi = loop.body_lo, loop.step_lo, loop.hi
     k = 0
     while True:
         if cond >= 0:
-            run(loop.body_lo, loop.step_lo)
+            run(body_lo, step_lo)
             if val[cond] == 0:                   # NaN is true, as in Python
                 break
         elif k >= n:
             break
-        run(loop.step_lo, loop.hi)
+        run(step_lo, hi)
         if kept is not None:
             kept(k)
-        for y, size, s in ys:
-            val[s + k * size:s + (k + 1) * size] = val[y:y + size]
-        val[ci:cj] = val[co:co + (cj - ci)]
+        for y, rows in ys:
+            rows[k] = y
+        cin[:] = cout
         if counter >= 0:
             val[counter] += 1
         k += 1
-    val[ri:rj] = val[ci:cj]
+    val[ri:rj] = cin
     return k
 
 
