@@ -21,7 +21,7 @@ import numpy as np
 
 from .._errors import UnsupportedOpError, at_user_site
 from ..kernels import layout
-from ..tracing.loops import run_forward, slices
+from ..tracing.loops import Bound, run_forward
 
 SF, SB = layout.MODE_STEP_FORWARD, layout.MODE_STEP_BACKWARD
 RUNS = frozenset((layout.MODE_FORWARD, layout.MODE_VALUE_AND_GRAD, layout.MODE_VJP))
@@ -32,28 +32,113 @@ class _Failed(Exception):
 
 
 class _Kept:
-    """What one loop's forward kept for its reverse sweep: the steps run, and either every
-    step's values of nodes lo .. hi - 1 (``every`` 0) or the carry in (nodes lo ..
-    body_lo - 1) of every ``every``-th step."""
+    """Rows kept by a loop's forward for its reverse sweep, grown by doubling (while_loop's
+    trip count is not known in advance): every step's values of nodes lo .. hi - 1, or the
+    carry in (nodes lo .. body_lo - 1) of every k-th step."""
 
-    __slots__ = ("steps", "every", "rows", "width")
+    __slots__ = ("rows",)
 
-    def __init__(self, width):
-        self.steps, self.every, self.rows, self.width = 0, 0, None, width
+    def __init__(self, width, dtype):
+        self.rows = np.empty((1, width), dtype=dtype)
 
-    def reset(self, every, guess, val_dtype):
-        self.every = every
-        count = guess if every == 0 else (guess + every - 1) // every if guess else 0
-        if self.rows is None or self.rows.shape[0] < count:
-            self.rows = np.empty((max(count, 1), self.width), dtype=val_dtype)
+    def fit(self, count):
+        if count > self.rows.shape[0]:
+            self.rows = np.empty((count, self.rows.shape[1]), dtype=self.rows.dtype)
+        return self.rows
 
-    def row(self, j):
-        """Row j, grown by doubling (while_loop's trip count is not known in advance)."""
-        if j >= self.rows.shape[0]:
-            grown = np.empty((2 * self.rows.shape[0], self.width), dtype=self.rows.dtype)
-            grown[:self.rows.shape[0]] = self.rows
-            self.rows = grown
-        return self.rows[j]
+    def grow(self):
+        grown = np.empty((2 * self.rows.shape[0], self.rows.shape[1]), dtype=self.rows.dtype)
+        grown[:self.rows.shape[0]] = self.rows
+        self.rows = grown
+        return grown
+
+
+class _LoopRun:
+    """One loop on one State's arrays: its bound views, its sweeps over the body, what it
+    kept; all made once per State."""
+
+    def __init__(self, runner, loop):
+        self.loop = loop
+        self.b = Bound(loop, runner.val, runner.off, runner.grad)
+        self.full = _Kept(self.b.width, runner.val.dtype)           # every step's values
+        self.carry = _Kept(self.b.carry_width, runner.val.dtype)    # every k-th carry
+        self.forward, self.backward = runner.sweep(loop, SF), runner.sweep(loop, SB)
+        self.steps = self.every = 0
+
+    def run_forward(self):
+        b, loop = self.b, self.loop
+        guess = b.steps()
+        every = self.every = loop.every(guess or 0)
+        region, preamble = b.region, b.preamble
+        if every == 0:
+            kept = self.full
+            rows = kept.fit(guess if guess is not None else 16)
+
+            def keep(k):
+                nonlocal rows
+                if k >= rows.shape[0]:
+                    rows = kept.grow()
+                rows[k] = region
+        else:
+            kept = self.carry
+            rows = kept.fit(-(-guess // every) if guess is not None else 16)
+
+            def keep(k):
+                nonlocal rows
+                if k % every == 0:
+                    if k // every >= rows.shape[0]:
+                        rows = kept.grow()
+                    rows[k // every] = preamble
+        self.steps = run_forward(b, self.forward, keep)
+
+    def run_backward(self):
+        b, loop, steps, every = self.b, self.loop, self.steps, self.every
+        forward, backward = self.forward, self.backward
+        val = b.val
+        g = b.res_grad.copy()                     # the final carry's cotangent
+        yg = [(y, rows[:steps].copy()) for y, rows in b.ys_grad]
+        region, region_grad, preamble = b.region, b.region_grad, b.preamble
+        cin, cout, cin_grad, cout_grad = b.cin, b.cout, b.cin_grad, b.cout_grad
+        nested = bool(loop.children)
+        counter = b.counter
+        first = b.first() if counter >= 0 else 0
+        step_lo, step_hi = loop.step_lo, loop.hi
+
+        def back(k):
+            region_grad[:] = 0.0
+            cout_grad[:] = g
+            for y, rows in yg:
+                y[:] = rows[k]
+            backward(step_lo, step_hi)
+            g[:] = cin_grad
+
+        if every == 0:
+            rows = self.full.rows
+            for k in range(steps - 1, -1, -1):
+                region[:] = rows[k]
+                if nested:                        # the inner loops' kept values, again
+                    forward(step_lo, step_hi)
+                back(k)
+        else:
+            # recompute each segment of ``every`` steps from its kept carry, keeping every
+            # step's values of the segment, then sweep the segment backward
+            rows, carries = self.full.fit(every), self.carry.rows
+            for s in range((steps - 1) // every * every if steps else -1, -1, -every):
+                e = min(s + every, steps)
+                preamble[:] = carries[s // every]
+                for k in range(s, e):
+                    if counter >= 0:
+                        val[counter] = first + k
+                    forward(step_lo, step_hi)
+                    rows[k - s] = region
+                    cin[:] = cout
+                for k in range(e - 1, s - 1, -1):
+                    region[:] = rows[k - s]
+                    if nested:
+                        forward(step_lo, step_hi)
+                    back(k)
+        region_grad[:] = 0.0
+        cin_grad[:] = g                           # on to the initial values' gathers
 
 
 class Runner:
@@ -64,14 +149,11 @@ class Runner:
         self.tape, self.raw, self.C, self.val, self.grad = tape, call, C, val, grad
         self.off = tape.off
         self.top = tape.loop_tree
-        self.kept, self.every = {}, {}
-        self.slices = {}
+        self.runs = {}
         for loop in _all(self.top):
-            cin_lo = int(self.off[loop.lo])
-            self.kept[loop] = (_Kept(int(self.off[loop.hi]) - cin_lo),
-                               _Kept(int(self.off[loop.body_lo]) - cin_lo))
-            self.slices[loop] = slices(loop, self.off)
+            self.runs[loop] = _LoopRun(self, loop)
         self.n, self.out = tape.n, tape.out
+        self.oo, self.oe = int(self.off[self.out]), int(self.off[self.out + 1])
         # the reverse sweep starts at the output's node, or after the loop it lies in
         stop = self.out + 1
         for loop in _all(self.top):
@@ -86,16 +168,15 @@ class Runner:
                 "step by step, which this transformation's run does not do (mode "
                 f"{mode}): burnumba traces loops so only under bn.grad, bn.value_and_grad and "
                 "bn.Trainer; pass unroll=True to the loop to trace it step by step"))
-        val, grad, off = self.val, self.grad, self.off
-        oo = int(off[self.out])
+        val, grad, oo = self.val, self.grad, self.oo
         try:
             self._forward(0, self.n, self.top)
             if mode == layout.MODE_FORWARD:
                 return float(val[oo])
             if mode == layout.MODE_VJP:
-                seed = grad[oo:int(off[self.out + 1])].copy()
+                seed = grad[oo:self.oe].copy()
                 grad[:] = 0.0
-                grad[oo:oo + seed.size] = seed
+                grad[oo:self.oe] = seed
             else:
                 grad[:] = 0.0
                 grad[oo] = 1.0
@@ -120,7 +201,7 @@ class Runner:
             if loop.lo >= b:
                 break
             self._step(SF, a, loop.body_lo)
-            self._loop_forward(loop)
+            self.runs[loop].run_forward()
             a = loop.end
         self._step(SF, a, b)
 
@@ -129,11 +210,11 @@ class Runner:
             if loop.end > b:
                 continue
             self._step(SB, loop.end, b)
-            self._loop_backward(loop)
+            self.runs[loop].run_backward()
             b = loop.body_lo
         self._step(SB, a, b)
 
-    def _body(self, loop, mode=SF):
+    def sweep(self, loop, mode):
         """A sweep over a range of a loop's body (its own loops run by their steps)."""
         if loop.children:
             if mode == SF:
@@ -151,88 +232,6 @@ class Runner:
             if value != value and C[ERR]:
                 raise _Failed
         return run
-
-    def _loop_forward(self, loop):
-        val, off = self.val, self.off
-        full, carry = self.kept[loop]
-        lo, hi, mid = int(off[loop.lo]), int(off[loop.hi]), int(off[loop.body_lo])
-        guess = loop.steps(val, off)
-        every = loop.every(guess or 0)
-        self.every[loop] = every
-        kept = full if every == 0 else carry
-        kept.reset(every, guess or 16, val.dtype)
-        region, preamble = val[lo:hi], val[lo:mid]
-        if every == 0 and guess is not None:
-            rows = full.rows
-
-            def keep(k):
-                rows[k] = region
-        elif every == 0:
-            def keep(k):
-                full.row(k)[:] = region
-        else:
-            def keep(k):
-                if k % every == 0:
-                    carry.row(k // every)[:] = preamble
-        kept.steps = run_forward(loop, val, off, self._body(loop), keep)
-
-    def _loop_backward(self, loop):
-        val, grad, off = self.val, self.grad, self.off
-        full, carry = self.kept[loop]
-        (ci, cj), (co, _), (ri, rj), ys = self.slices[loop]
-        lo, hi, mid = int(off[loop.lo]), int(off[loop.hi]), int(off[loop.body_lo])
-        every = self.every[loop]
-        steps = (carry if every else full).steps
-        forward, backward = self._body(loop), self._body(loop, SB)
-        g = grad[ri:rj].copy()                    # the final carry's cotangent
-        yg = [(grad[y:y + size], grad[s:s + size * steps].reshape(-1, size).copy())
-              for y, size, s in ys if size]
-        size_c = cj - ci
-        region, region_grad, preamble = val[lo:hi], grad[lo:hi], val[lo:mid]
-        cin, cout, cin_grad, cout_grad = (val[ci:cj], val[co:co + size_c], grad[ci:cj],
-                                          grad[co:co + size_c])
-        nested = bool(loop.children)
-        counter = int(off[loop.counter]) if loop.counter >= 0 else -1
-        first = loop.first(val, off) if counter >= 0 else 0
-        step_lo, step_hi = loop.step_lo, loop.hi
-
-        def back(k):
-            region_grad[:] = 0.0
-            cout_grad[:] = g
-            for y, rows in yg:
-                y[:] = rows[k]
-            backward(step_lo, step_hi)
-            g[:] = cin_grad
-
-        if every == 0:
-            rows = full.rows
-            for k in range(steps - 1, -1, -1):
-                region[:] = rows[k]
-                if nested:                        # the inner loops' kept values, again
-                    forward(step_lo, step_hi)
-                back(k)
-        else:
-            # recompute each segment of ``every`` steps from its kept carry, keeping every
-            # step's values of the segment, then sweep the segment backward
-            seg = full
-            seg.reset(0, every, val.dtype)
-            rows = seg.rows
-            for s in range((steps - 1) // every * every if steps else -1, -1, -every):
-                e = min(s + every, steps)
-                preamble[:] = carry.rows[s // every]
-                for k in range(s, e):
-                    if counter >= 0:
-                        val[counter] = first + k
-                    forward(step_lo, step_hi)
-                    rows[k - s] = region
-                    cin[:] = cout
-                for k in range(e - 1, s - 1, -1):
-                    region[:] = rows[k - s]
-                    if nested:
-                        forward(step_lo, step_hi)
-                    back(k)
-        region_grad[:] = 0.0
-        cin_grad[:] = g                           # on to the initial values' gathers
 
 
 def _all(loops):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._errors import ConcretizationError, DataError, at_user_site, user_site
 from ..kernels import ROWS, layout
-from .loops import run_forward
+from .loops import Bound, run_forward
 
 # guard kinds: what was asked of the value, so what must hold again
 TRUTH = 0        # bool(x): (x != 0) is the recorded outcome (NaN is true, as in Python)
@@ -96,7 +96,7 @@ class Evaluator:
                 grown[:self.val.size] = self.val
                 self.val = grown
             self._range(loop.lo, loop.body_lo)
-            run_forward(loop, self.val, b.off, self._range)
+            run_forward(Bound(loop, self.val, b.off), self._range)
             i = loop.end
         return i
 

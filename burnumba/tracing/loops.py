@@ -52,21 +52,6 @@ class Loop:
         self.checkpoint = checkpoint
         self.children = ()          # the loops nested directly in this one's body
 
-    def first(self, val, off):
-        """The counter's first value: fori_loop's lower bound, else 0."""
-        node, value = self.lower
-        return int(val[off[node]]) if node >= 0 else int(value)
-
-    def steps(self, val, off):
-        """The trip count for the values ``val`` (None for while_loop: until cond fails)."""
-        if self.kind == "while":
-            return None
-        if self.kind == "scan":
-            return self.length
-        node, value = self.upper
-        upper = int(val[off[node]]) if node >= 0 else int(value)
-        return max(0, upper - self.first(val, off))
-
     def every(self, steps):
         """How many steps apart the carry is kept (0: every step's values are kept)."""
         if self.checkpoint == -1:
@@ -89,30 +74,62 @@ def nest(loops):
     return tuple(top)
 
 
-def slices(loop, off):
-    """(cin, cout, res) as (start, stop) slices of val, and the step outputs' (ycopy start,
-    size, ys start) triples: the runner's copies, in arena positions."""
-    cin = (int(off[loop.cin[0]]), int(off[loop.cin[-1] + 1])) if loop.cin else (0, 0)
-    cout = (int(off[loop.cout[0]]), int(off[loop.cout[-1] + 1])) if loop.cout else (0, 0)
-    res = (int(off[loop.res[0]]), int(off[loop.res[-1] + 1])) if loop.res else (0, 0)
-    ys = [(int(off[y]), int(off[y + 1]) - int(off[y]), int(off[s]))
-          for y, s in zip(loop.ycopy, loop.ys)]
-    return cin, cout, res, ys
+class Bound:
+    """A loop's places in one arena (``val``; ``grad`` too for a run's reverse sweep): the
+    positions and the views the runner copies between steps, made once."""
+
+    def __init__(self, loop, val, off, grad=None):
+        self.loop = loop
+        self.val = val
+
+        def span(nodes):
+            return (int(off[nodes[0]]), int(off[nodes[-1] + 1])) if nodes else (0, 0)
+        (ci, cj), (co, _), (ri, rj) = span(loop.cin), span(loop.cout), span(loop.res)
+        lo, mid, hi = int(off[loop.lo]), int(off[loop.body_lo]), int(off[loop.hi])
+        self.cin, self.cout, self.res = val[ci:cj], val[co:co + (cj - ci)], val[ri:rj]
+        self.region, self.preamble = val[lo:hi], val[lo:mid]
+        self.width, self.carry_width = hi - lo, mid - lo
+        # (a step output's view, the rows of the stacked outputs' views), for scan
+        ys = [(int(off[y]), int(off[y + 1]) - int(off[y]), int(off[s]))
+              for y, s in zip(loop.ycopy, loop.ys)]
+        self.ys = [(val[y:y + size], val[s:s + loop.length * size].reshape(-1, size))
+                   for y, size, s in ys if size]
+        self.counter = int(off[loop.counter]) if loop.counter >= 0 else -1
+        self.cond = int(off[loop.cond]) if loop.cond >= 0 else -1
+        self.lower = (int(off[loop.lower[0]]) if loop.lower[0] >= 0 else None, loop.lower[1])
+        self.upper = (int(off[loop.upper[0]]) if loop.upper[0] >= 0 else None, loop.upper[1])
+        if grad is not None:
+            self.cin_grad, self.cout_grad = grad[ci:cj], grad[co:co + (cj - ci)]
+            self.res_grad, self.region_grad = grad[ri:rj], grad[lo:hi]
+            self.ys_grad = [(grad[y:y + size], grad[s:s + loop.length * size].reshape(-1, size))
+                            for y, size, s in ys if size]
+
+    def first(self):
+        """The counter's first value: fori_loop's lower bound, else 0."""
+        pos, value = self.lower
+        return int(self.val[pos]) if pos is not None else int(value)
+
+    def steps(self):
+        """The trip count for the arena's values (None for while_loop: until cond fails)."""
+        loop = self.loop
+        if loop.kind == "while":
+            return None
+        if loop.kind == "scan":
+            return loop.length
+        pos, value = self.upper
+        upper = int(self.val[pos]) if pos is not None else int(value)
+        return max(0, upper - self.first())
 
 
-def run_forward(loop, val, off, run, kept=None):
-    """Run ``loop`` on the arena ``val``: ``run(a, b)`` evaluates nodes a .. b - 1 (the
-    caller has evaluated the carry in, nodes lo .. body_lo - 1); ``kept(k)`` is called
-    after step k's body, before its carry moves on. Returns the number of steps run."""
-    (ci, cj), (co, _), (ri, rj), ys = slices(loop, off)
-    cin, cout = val[ci:cj], val[co:co + (cj - ci)]        # views, made once
-    ys = [(val[y:y + size], val[s:s + loop.length * size].reshape(-1, size))
-          for y, size, s in ys if size]
-    n = loop.steps(val, off)
-    counter = int(off[loop.counter]) if loop.counter >= 0 else -1
+def run_forward(bound, run, kept=None):
+    """Run a loop on its bound arena: ``run(a, b)`` evaluates nodes a .. b - 1 (the caller
+    has evaluated the carry in, nodes lo .. body_lo - 1); ``kept(k)`` is called after step
+    k's body, before its carry moves on. Returns the number of steps run."""
+    loop, val = bound.loop, bound.val
+    cin, cout, ys, counter, cond = bound.cin, bound.cout, bound.ys, bound.counter, bound.cond
+    n = bound.steps()
     if counter >= 0:
-        val[counter] = loop.first(val, off)
-    cond = int(off[loop.cond]) if loop.cond >= 0 else -1
+        val[counter] = bound.first()
     body_lo, step_lo, hi = loop.body_lo, loop.step_lo, loop.hi
     k = 0
     while True:
@@ -131,7 +148,7 @@ def run_forward(loop, val, off, run, kept=None):
         if counter >= 0:
             val[counter] += 1
         k += 1
-    val[ri:rj] = cin
+    bound.res[:] = cin
     return k
 
 
