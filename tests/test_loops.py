@@ -430,3 +430,52 @@ def test_data_error_inside_a_step_is_raised():
     _close(vg(X3, np.array(1))[0], 3 * X3[1])
     with pytest.raises(bn.DataError, match="out of bounds"):
         vg(X3, np.array(7))
+
+
+def test_decisions_around_a_loop_are_guards():
+    """A Python decision on the loop's result evaluates the loop's steps while tracing
+    (tracing/concrete.py); the tape keeps the loop and the guard, and retraces only when the
+    decision goes the other way."""
+    def f(x, n):
+        if np.sum(x) > 0.0:                      # before the loop
+            x = x * 2.0
+        y = bn.fori_loop(0, n, lambda i, y: y * 0.5 + np.sin(y), x)
+        if np.sum(y) > 1.0:                      # after it: the loop's steps evaluated
+            return np.sum(y * y)
+        return np.sum(y)
+
+    def f_ag(x, n):
+        if anp.sum(x) > 0.0:
+            x = x * 2.0
+        y = x
+        for i in range(n):
+            y = y * 0.5 + anp.sin(y)
+        return anp.sum(y * y) if anp.sum(y) > 1.0 else anp.sum(y)
+    vg = bn.value_and_grad(f)
+    for x, n in ((X3, 3), (X3, 9), (-X3, 3), (-X3 * 3.0, 7), (X3, 3)):
+        value, g = vg(x, n)
+        _close(value, f_ag(x, n))
+        _close(g, ag.grad(f_ag)(x, n))
+    tapes = [next(iter(vg.tapes.values()))] + [t for v in vg.variants.values() for t in v]
+    assert all(t.loops for t in tapes) and all(t.guards is not None for t in tapes)
+
+
+def test_decision_after_nested_and_while_loops():
+    def f(a):
+        z = bn.while_loop(lambda z: z < 10.0, lambda z: z * a + 0.5, 1.0)
+        w = bn.fori_loop(0, 2, lambda i, w: bn.fori_loop(0, 3, lambda j, v: v * a, w), z)
+        if w > 500.0:
+            return np.sqrt(w)
+        return w
+
+    def f_ag(a):
+        z = 1.0
+        while z < 10.0:
+            z = z * a + 0.5
+        w = z * a ** 6
+        return anp.sqrt(w) if w > 500.0 else w
+    vg = bn.value_and_grad(f)
+    for a in (1.5, 2.5, 1.2, 3.0):
+        value, g = vg(a)
+        _close(value, f_ag(a))
+        _close(g, ag.grad(f_ag)(a))

@@ -95,7 +95,8 @@ class Evaluator:
                 grown = np.zeros(b.off[-1], dtype=b.dtype)
                 grown[:self.val.size] = self.val
                 self.val = grown
-            self._range(loop.lo, loop.body_lo)
+            for j in range(loop.lo, loop.body_lo):     # the carry in's gathers, the counter
+                self._node(j)
             run_forward(Bound(loop, self.val, b.off), self._range)
             i = loop.end
         return i
