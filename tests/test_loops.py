@@ -479,3 +479,19 @@ def test_decision_after_nested_and_while_loops():
         value, g = vg(a)
         _close(value, f_ag(a))
         _close(g, ag.grad(f_ag)(a))
+
+
+def test_while_loop_checkpoint_keeps_fewer_carries():
+    """checkpoint=True on a while_loop: k from the previous run's trip count, the same
+    gradient bit for bit."""
+    def f(a, ck):
+        return bn.while_loop(lambda c: c[1] < 400.0,
+                             lambda c: (np.sin(c[0]) * a + c[0], c[1] + 1.0), (a, 0.0),
+                             checkpoint=ck)[0]
+    g_all = bn.grad(f)(0.3, None)
+    gck = bn.grad(f)
+    for _ in range(2):
+        np.testing.assert_array_equal(gck(0.3, True), g_all)
+    (tape,) = [t for t in gck.tapes.values() if t.loops[0].checkpoint == -1]
+    run = tape.state().call.runs[tape.loops[0]]
+    assert run.steps == 400 and run.every == 20           # ceil(sqrt(400))

@@ -68,7 +68,8 @@ class _LoopRun:
     def run_forward(self):
         b, loop = self.b, self.loop
         guess = b.steps()
-        every = self.every = loop.every(guess or 0)
+        # while_loop's count is known only at its end: the sqrt policy takes the last run's
+        every = self.every = loop.every(guess if guess is not None else self.steps)
         region, preamble = b.region, b.preamble
         if every == 0:
             kept = self.full
