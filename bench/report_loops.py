@@ -12,9 +12,10 @@ Parts (float64, one thread each, bench/_single_thread.py, all in this process):
   loop and of lax.fori_loop. Per call: the median of 7 repeats of a loop of calls.
 * ``overhead``: the per-step cost of bn.fori_loop's runner with almost no arithmetic (a
   state of one element): (time at 2000 steps - time at 20 steps) / 1980.
-* ``long``: the step on a state of 100 for 10 .. 10^4 steps: the first call's time (trace
-  and first run; jax: trace and compile), the tape's nodes, the time per call and the peak
-  memory of a run. burnumba's memory is tracemalloc's peak over one call in a new thread
+* ``long``: the step on a state of 100 for 10 .. 10^4 steps: the trace time (burnumba: the
+  trace alone, ``bn.grad(loss).trace(...)`` on a new function, the kernel already built;
+  jax.jit: its first call, trace and XLA compile), the tape's nodes, the time per call and
+  the peak memory of a run. burnumba's memory is tracemalloc's peak over one call in a new thread
   (its run state is made there: values, gradients and what the loop keeps for the reverse
   sweep); jax.jit's is XLA's ``memory_analysis()`` (temporaries, arguments and outputs).
 
@@ -117,16 +118,24 @@ def long(steps_list, budget, unrolled_max):
     rows = []
     for steps in steps_list:
         want = None
-        systems = [("burnumba fori_loop", lambda: lw.make_bn(lw.bn_fori(steps), lw.LONG_N)),
+        fori, fori_ck, python = lw.bn_fori(steps), lw.bn_fori(steps, True), lw.bn_python(steps)
+        systems = [("burnumba fori_loop", lambda: lw.make_bn(fori, lw.LONG_N), fori),
                    ("burnumba fori_loop checkpoint=True",
-                    lambda: lw.make_bn(lw.bn_fori(steps, True), lw.LONG_N))]
+                    lambda: lw.make_bn(fori_ck, lw.LONG_N), fori_ck)]
         if steps <= unrolled_max:
-            systems.insert(0, ("burnumba python loop",
-                               lambda: lw.make_bn(lw.bn_python(steps), lw.LONG_N)))
+            systems.insert(0, ("burnumba python loop", lambda: lw.make_bn(python, lw.LONG_N),
+                               python))
         if _has_jax():
-            systems.append(("jax.jit fori_loop", lambda: lw.make_jax(steps, lw.LONG_N, "fori")))
-        for name, make in systems:
+            systems.append(("jax.jit fori_loop", lambda: lw.make_jax(steps, lw.LONG_N, "fori"),
+                            None))
+        for name, make, loss in systems:
             first, made = _first_call(make)
+            if loss is not None:                  # the trace alone, on a new function
+                y0, x = lw._state(lw.LONG_N)
+                fresh = bn.grad(lambda *a: loss(*a))
+                t = time.perf_counter()
+                fresh.trace(y0, x)
+                first = time.perf_counter() - t
             want = made[1] if want is None else want
             _check(f"{name} ({steps} steps)", made[1], want)
             per_call = timed(made[0], budget)[0]
@@ -139,9 +148,9 @@ def long(steps_list, budget, unrolled_max):
                 nodes = None
                 memory = (m.temp_size_in_bytes + m.argument_size_in_bytes
                           + m.output_size_in_bytes)
-            rows.append({"system": name, "steps": steps, "first_call_s": first,
+            rows.append({"system": name, "steps": steps, "trace_s": first,
                          "nodes": nodes, "per_call_s": per_call, "memory_bytes": memory})
-            print(f"  {steps:>6} {name:<36} first {first * 1e3:9.1f} ms  "
+            print(f"  {steps:>6} {name:<36} trace {first * 1e3:9.1f} ms  "
                   f"{'' if nodes is None else nodes:>7} nodes  {per_call * 1e6:11.1f} us  "
                   f"{memory / 1e6:9.2f} MB", flush=True)
     return rows
