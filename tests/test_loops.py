@@ -495,3 +495,30 @@ def test_while_loop_checkpoint_keeps_fewer_carries():
     (tape,) = [t for t in gck.tapes.values() if t.loops[0].checkpoint == -1]
     run = tape.state().call.runs[tape.loops[0]]
     assert run.steps == 400 and run.every == 20           # ceil(sqrt(400))
+
+
+def test_threads_and_float32():
+    """Each thread runs its own State (and so its own loop runner); float32 tapes loop too."""
+    import threading
+    g = bn.grad(scalar)
+    want = ag.grad(scalar_ag)(X3)
+    inputs = [X3 * (1.0 + 0.1 * k) for k in range(4)]
+    wants = [ag.grad(scalar_ag)(x) for x in inputs]
+    errors = []
+
+    def work(k):
+        for _ in range(30):
+            got = g(inputs[k])
+            if not np.allclose(got, wants[k], rtol=RTOL, atol=1e-12):
+                errors.append((k, got))
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    x32 = X3.astype(np.float32)
+    g32 = bn.grad(scalar)(x32)
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, want, rtol=1e-5)
+    assert next(t for t in bn.grad(scalar).tapes.values() if t.dtype == np.float32).loops
