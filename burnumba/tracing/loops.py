@@ -39,12 +39,11 @@ class Loop:
 
     __slots__ = ("kind", "name", "lo", "body_lo", "step_lo", "hi", "end", "cin", "counter",
                  "cond", "cout", "ycopy", "res", "ys", "lower", "upper", "length",
-                 "checkpoint", "children", "site")
+                 "checkpoint", "children")
 
     def __init__(self, kind, name, lo, body_lo, step_lo, hi, end, cin, counter, cond, cout,
-                 ycopy, res, ys, lower=(-1, 0), upper=(-1, 0), length=0, checkpoint=0,
-                 site=None):
-        self.kind, self.name, self.site = kind, name, site
+                 ycopy, res, ys, lower=(-1, 0), upper=(-1, 0), length=0, checkpoint=0):
+        self.kind, self.name = kind, name
         self.lo, self.body_lo, self.step_lo, self.hi, self.end = lo, body_lo, step_lo, hi, end
         self.cin, self.counter, self.cond = tuple(cin), counter, cond
         self.cout, self.ycopy, self.res, self.ys = tuple(cout), tuple(ycopy), tuple(res), tuple(ys)
