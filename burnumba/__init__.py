@@ -30,6 +30,7 @@ from .transforms.implicit import custom_root, fixed_point
 from .transforms.autograd_names import (deriv, grad_and_aux, grad_named, hessian_tensor_product,
                                         hessian_vector_product, make_hvp, make_jvp, make_vjp,
                                         tensor_jacobian_product, vector_jacobian_product)
+from .transforms.loops import fori_loop, scan, while_loop
 from .tools.profile import profile
 from .tools.check import check_grads, flatten, flatten_func
 from .train.checkpoint import load_checkpoint, save_checkpoint
@@ -39,7 +40,8 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "sparse_jacobian", "sparse_hessian",
     "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
-    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "check_grads", "flatten",
+    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "fori_loop", "scan",
+    "while_loop", "check_grads", "flatten",
     "flatten_func",
     # autograd's names (transforms/autograd_names.py)
     "grad_and_aux", "hessian_tensor_product", "hessian_vector_product", "vector_jacobian_product",

@@ -3,6 +3,7 @@ rules, block rows from the rules in their rows), the backward sweep (last node t
 the forward sweep, and dead-node elimination for traces with derivatives in them.
 """
 from .. import numpy as bnp
+from .._errors import UnsupportedOpError, at_user_site
 from ..kernels import OPCODE, ROWS
 from ..tracing.tracer import Var, broadcast_to
 from . import traced
@@ -83,10 +84,23 @@ def eliminate_dead(b, roots):
     return dead
 
 
+def _no_loops_after(b, start):
+    """The sweeps differentiate nodes, and a structured loop's nodes are its body's first
+    step only (tracing/loops.py): one after ``start`` would give a wrong derivative, so it is
+    an error (transforms/nested.py unrolls the loops traced under a nested transformation,
+    so this is only reached by code that bypasses that)."""
+    for loop in b.loops:
+        if loop.lo >= start:
+            raise UnsupportedOpError(at_user_site(
+                f"{loop.name}: a structured loop cannot be differentiated as traced ops; "
+                "pass unroll=True to it"))
+
+
 def backward(b, start, seeds, wrt):
     """Cotangents {node: traced value or None} of the nodes in ``wrt`` (the copies made at
     ``start``), pulled back from ``seeds`` {node: cotangent} through the nodes appended
     since, last to first. Only nodes that depend on ``wrt`` pass cotangents on."""
+    _no_loops_after(b, start)
     b.derived = True
     end = b.n                                   # the rules append nodes: stop at these
     dep = _reaches(b, start, wrt)
@@ -106,6 +120,7 @@ def backward(b, start, seeds, wrt):
 def forward(b, start, tangents):
     """Tangents {node: traced value} of every node appended since ``start`` that a node of
     ``tangents`` (copies made at ``start``) reaches, first to last."""
+    _no_loops_after(b, start)
     b.derived = True
     t = dict(tangents)
     end = b.n

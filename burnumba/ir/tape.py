@@ -15,9 +15,11 @@ import numpy as np
 from .. import kernels
 from . import tapefile
 from .checked import SWITCH, checked_run
+from .loops import Runner
 from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
+from ..tracing.loops import nest
 from ..tracing.concrete import EXACT, KIND_NAMES, TRUTH, holds, holds_rows
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into
@@ -106,6 +108,8 @@ class State:
         # True for the first run of a tape just traced at these arguments: its branches are
         # the ones numpy decided, kept even where the kernel's value differs by an ulp
         self.unguarded = False
+        if tape.loops:                  # run step by step over the loops' node ranges
+            self.call = Runner(tape, self.call, self.F, self.C, self.val, self.grad)
         if tape.custom:
             self.call = _forward_only(self.call)
 
@@ -225,6 +229,7 @@ class Tape:
     # True: this tape is such a value-and-gradient tape: its output is the value, then the
     # differentiated leaves' gradients in input order (a by_ops tape, or one loaded)
     grads_in_output = False
+    loops = loop_tree = ()    # structured loops: bn.fori_loop, scan, while_loop (ir/loops.py)
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
                  single=True, static=(), forward_mode=False, draws=()):
@@ -245,6 +250,9 @@ class Tape:
                     largest_product=b.largest_product, guards=guard_arrays(b.guards))
         # the random draws' recipes (tracing/randomness.py): each run draws them again
         self.draws = draws
+        # structured loops (tracing/loops.py): a State runs them step by step (ir/loops.py)
+        self.loops = tuple(b.loops)
+        self.loop_tree = nest(self.loops)
 
     @classmethod
     def from_arrays(cls, ints, F0, meta):
@@ -364,6 +372,12 @@ class Tape:
         """The tape whose arrays a file or a pickle holds: this one, or for a tape with a
         user's derivative rule (Python code, not part of the arrays, which alone would
         differentiate the rule's body), its value-and-gradient tape."""
+        if self.loops:
+            raise UnsupportedOpError(at_user_site(
+                f"a tape holding a structured loop (bn.fori_loop, bn.scan, bn.while_loop) "
+                f"cannot be {what}: its loop is run by Python between the kernel's sweeps. "
+                "Trace the function with bn.trace (which unrolls the loop into the tape), or "
+                "pass unroll=True to the loop"))
         if self.grads_in_output or not self.custom:
             return self
         return self._by_ops(f"be {what}")
@@ -505,7 +519,8 @@ class Tape:
         identity = not single and list(order) == list(range(nd))
         first = order[0]
         guarded = self.guards is not None
-        native = self.kernel.address is not None and kernels.engine.has_scalar_calls()
+        native = self.kernel.address is not None and kernels.engine.has_scalar_calls() \
+            and not self.loops
         # the guards checked by the C call after its run (one loop over a few floats), or,
         # with an extension built before it could, here by reading their values
         in_c = guarded and native and kernels.engine.has_guard_checks()

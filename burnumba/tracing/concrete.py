@@ -17,6 +17,7 @@ import numpy as np
 
 from .._errors import ConcretizationError, DataError, at_user_site, user_site
 from ..kernels import ROWS, layout
+from .loops import Bound, run_forward
 
 # guard kinds: what was asked of the value, so what must hold again
 TRUTH = 0        # bool(x): (x != 0) is the recorded outcome (NaN is true, as in Python)
@@ -75,10 +76,30 @@ class Evaluator:
                 grown[:self.val.size] = self.val
                 self.val = grown
             with np.errstate(all="ignore"):
-                for i in range(self.done, node + 1):
-                    self._node(i)
-            self.done = node + 1
+                self.done = max(node + 1, self._range(self.done, node + 1))
         return self.val[b.off[node]:b.off[node + 1]]
+
+    def _range(self, a, z):
+        """Evaluate nodes a .. z - 1, a structured loop (tracing/loops.py) as all its steps;
+        returns the node after the last one evaluated (past z when z falls inside a loop)."""
+        starts = self.b.loop_starts
+        i = a
+        while i < z:
+            loop = starts.get(i)
+            if loop is None:
+                self._node(i)
+                i += 1
+                continue
+            b = self.b
+            if b.off[loop.end] > self.val.size:
+                grown = np.zeros(b.off[-1], dtype=b.dtype)
+                grown[:self.val.size] = self.val
+                self.val = grown
+            for j in range(loop.lo, loop.body_lo):     # the carry in's gathers, the counter
+                self._node(j)
+            run_forward(Bound(loop, self.val, b.off), self._range)
+            i = loop.end
+        return i
 
     def _node(self, i):
         b, val = self.b, self.val
@@ -87,6 +108,8 @@ class Evaluator:
         if row.kind == "leaf":
             if row.name == "const":
                 val[o:e] = b.consts[i]
+            elif i in b.loop_owned:              # a loop's counter or result: its runner's
+                return
             else:
                 val[o:e] = np.ravel(np.asarray(self.given[i], dtype=np.float64))
             return

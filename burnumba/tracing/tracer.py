@@ -55,9 +55,10 @@ class Builder:
         # Python decisions on traced values (tracing/concrete.py): the input nodes' values
         # (set by the transformation that traces; None: no values, decisions are refused),
         # the evaluator made at the first decision, and the guards recorded
-        self.given = None
-        self.evaluator = None
-        self.guards = None
+        self.given = self.evaluator = self.guards = None
+        # structured loops (tracing/loops.py), by first node; the input nodes they write;
+        # whether one may be traced here (the transformation says so; else: unrolled)
+        self.loops, self.loop_starts, self.loop_owned, self.loops_ok = [], {}, set(), False
 
     @property
     def n(self):

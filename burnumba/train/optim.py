@@ -260,6 +260,7 @@ class _Variants(TapeCache):
 
     def __init__(self, loss_fn):
         super().__init__(loss_fn, 0)
+        self.loops = True          # its runs step through structured loops (ir/loops.py)
         self.states = {}           # tape -> the trainer's State of it
 
     def dropped(self, tape):

@@ -84,19 +84,22 @@ def _collector_paused():
 
 
 def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, static=(),
-           forward_mode=False):
+           forward_mode=False, loops=False):
     """The Tape of ``f`` on arguments of signature ``sig``, the collector paused until the
     trace's objects are gone (``_traced`` returns the tape only)."""
     with _collector_paused():
         # random draws are recorded as recipes that every run draws again (randomness.py)
         return randomness.traced(f, args, kwargs, lambda rec, args, kwargs: _traced(
             f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
-            forward_mode, rec))
+            forward_mode, rec, loops))
 
 
 def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
-            forward_mode, rec):
+            forward_mode, rec, loops=False):
     b = Builder(tape_dtype(sig.diff + sig.data), record_sites=SWITCH.on)
+    # bn.fori_loop / scan / while_loop trace their body once (a structured loop) where the
+    # tape's run can step through it: grad and value_and_grad, not under debug_nans
+    b.loops_ok = loops and not SWITCH.on and not forward_mode
     rec.builder = b
     b.given = {}                           # the inputs' values, for Python's decisions
     in_slots = []
@@ -154,7 +157,7 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         aux = None
     out = as_output(b, result, need_scalar)
     out_node = out.node                    # a pending view becomes a node here
-    if b.derived:                          # derivatives traced as ops: drop what is unread
+    if b.derived and not b.loops:          # derivatives traced as ops: drop what is unread
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
         eliminate_dead(b, roots + (b.guards.node if b.guards else []))
     b.live = False
@@ -239,6 +242,7 @@ class TapeCache(Cache):
         self.need_scalar = need_scalar
         self.forward_mode = forward_mode
         self.traces = {}           # key -> how many times it was traced (when > 1)
+        self.loops = False         # True: structured loops may be traced (grad, value_and_grad)
         self.warned = set()        # keys whose variants warned (VariantWarning), once each
 
     # the entry of transforms/shared.py whose tapes these are (shared with equal functions),
@@ -280,7 +284,7 @@ class TapeCache(Cache):
         if tape is not None:
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
-                      self.single, static, self.forward_mode)
+                      self.single, static, self.forward_mode, self.loops)
         if self.shared is not None:
             self.keep_shared()
         self.traced(tape)
@@ -316,7 +320,8 @@ class TapeCache(Cache):
             self._use(key, other)
             return result
         new = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
-                     self.single, _positive(self.static, len(args)), self.forward_mode)
+                     self.single, _positive(self.static, len(args)), self.forward_mode,
+                     self.loops)
         if self.shared is not None:
             self.keep_shared()           # a cache of its own now: the new variant alone
         self.traced(new)
@@ -401,6 +406,7 @@ class _Transformed(TapeCache):
     def __init__(self, f, argnums, has_aux, with_value, cache_size=CACHE_SIZE,
                  static_argnums=()):
         super().__init__(f, argnums, has_aux, cache_size, static_argnums)
+        self.loops = True          # its runs step through structured loops (ir/loops.py)
         self.with_value = with_value
         self.plans = {}            # tape -> its CallPlan
         self.fast = None           # (nargs, runner, tape) once every argument is a traced float

@@ -29,6 +29,9 @@ def _substitute(b, args, argnums):
     """The arguments with each leaf of the differentiated ones replaced by a copy node, and
     those copies in order (with their argument's pytree layout for the results)."""
     new, copies, layout = list(args), [], []
+    # the derivative sweeps (derive/) see a trace's nodes, not a loop's steps: from here on,
+    # bn.fori_loop / scan / while_loop in this trace are unrolled
+    b.loops_ok = False
     for k in argnums:
         leaves, treedef = flatten(args[k])
         fresh = []

@@ -508,7 +508,8 @@ class _VMapped(Cache):
             leaves = tsig.diff + tsig.data
             tape = tr.guarded(tape, tsig, argnums, sample, {},
                               lambda t: (t, t.run_forward(leaves))[0])
-            traced = self._trace_gradient(sample, batched_leaves, (tape, tsig, argnums))
+            traced = (self._trace_outputs(sample, batched_leaves, sig) if tape.loops else
+                      self._trace_gradient(sample, batched_leaves, (tape, tsig, argnums)))
         else:
             traced = self._trace_outputs(sample, batched_leaves, sig)
         f = tr.f if tr is not None else self.f
@@ -561,7 +562,9 @@ class _VMapped(Cache):
         """The traced form of f on one sample, once per signature."""
         if self.transformed is not None:          # the gradient's tape orders the leaves
             tape, sig, _ = self.transformed.tape_for(sample, {})
-            if tape.custom:      # a user's rule in it: the gradient as traced ops
+            # a user's rule in it, or a structured loop (run step by step, not by the batch
+            # mode): the gradient as traced ops, the loop unrolled
+            if tape.custom or tape.loops:
                 sig = Signature(sample, {}, ())
                 key = ("custom", batched_leaves, sig.key)
                 found = self.lookup(key)
