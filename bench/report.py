@@ -55,6 +55,8 @@ STAGES = {
                      "programs as written: branches, a Newton loop, Adam passing i, VI draws"),
     "sparse": ("report_sparse.py", ["--quick"], [],
                "sparse Hessians and Jacobians against dense ones and CasADi; a solve"),
+    "loops": ("report_loops.py", ["--quick"], [],
+              "bn.fori_loop against the unrolled loop and jax.jit: time, trace, memory"),
     # a separate report (--only trace, or --full): issue #32's targets 5 and 6, about a
     # minute of its own (an LSTM traced in fresh processes)
     "trace": ("report_trace.py", None, [],

@@ -190,7 +190,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--json", help="write the JSON here (the SVG beside it), as the other "
+                        "reports do for bench/report.py")
     args = parser.parse_args()
+    if args.json:
+        args.out = os.path.dirname(os.path.abspath(args.json))
     budget = 0.05 if args.quick else 0.2
     print(f"load {os.getloadavg()}, {platform.processor() or platform.machine()}")
     print(f"ode: {lw.ODE_STEPS} Euler steps on a state of {lw.ODE_N}, gradient")
