@@ -1,6 +1,6 @@
 """Block rows that scan or sort along an axis: cumsum, cumprod, logcumsumexp and argsort.
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
 from math import exp, inf, log1p, nan
 
@@ -358,11 +358,11 @@ ROWS = (
     Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
        fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis",
        sparsity=Sparsity("prefix", "linear"),
-       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent)),
+       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent), opcode=73),
     Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
        fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis",
        sparsity=Sparsity("prefix"),
-       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent)),
+       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent), opcode=74),
     # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
     # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
     # positions in the flat operand, which a take row reads: np.sort(x) is take(x, argsort),
@@ -371,10 +371,10 @@ ROWS = (
        fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis",
        sparsity=Sparsity("none", "linear"),
        traced=Traced(_argsort_value, _no_derivative, _no_derivative, _no_derivative,
-                     imm=(0.0, 1.0))),
+                     imm=(0.0, 1.0)), opcode=75),
     Op("logcumsumexp", 1, "block", doc="y[o, j, k] = log sum_{i <= j} exp(a[o, i, k])",
        fwd=_logcumsumexp_fwd, bwd=_logcumsumexp_bwd, jvp=_logcumsumexp_jvp, layout="axis",
        sparsity=Sparsity("prefix"),
        traced=Traced(_logcumsumexp_value, _logcumsumexp_vjp, _logcumsumexp_tangent),
-       public="logcumsumexp"),
+       public="logcumsumexp", opcode=101),
 )

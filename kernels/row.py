@@ -1,5 +1,5 @@
 """What a row of the op table holds: ``Op``. The rows themselves are in ``maps.py`` and the
-``blocks_*.py`` modules; ``ops.py`` puts them in opcode order."""
+``blocks_*.py`` modules, each with its opcode; ``ops.py`` puts them in opcode order."""
 from typing import Callable, NamedTuple, Optional, Tuple
 
 
@@ -149,6 +149,9 @@ class Op(NamedTuple):
     # (``OnTrace``), for those no numpy name expresses
     appends: Tuple[str, ...] = ()   # the rows the ``on_trace`` rules append nodes of by name
     # (``t.append``, ``t.axis``), besides the row itself: take's take_add, scatter for gather
+    opcode: Optional[int] = None    # the row's number in a tape (its place in ops.ROWS),
+    # declared where the row is defined and fixed forever: tape files store opcodes, so a new
+    # row takes the next free one (ops.py checks that they are unique and run 0 .. n - 1)
 
     @property
     def diff_operands(self):
