@@ -7,7 +7,9 @@ derived from this table: ``_gen.py`` writes the kernels' ``if op == ...`` branch
 
 The rows live by kind: the elementwise ones in ``maps.py``, each family of block rows in a
 ``blocks_*.py`` module with its rules and the templates only it uses (``templates.py`` has
-the shared ones), and their special-value cases in ``ieee_cases.py``. Each row declares its
+the shared ones), and their special-value cases in ``ieee_cases.py`` or, for a rule file that
+keeps its rows' cases next to them, in its ``IEEE_CASES`` (test data; ``special_cases()``
+gathers both). Each row declares its
 opcode (``opcode=``, fixed forever: tape files store it); this module gathers the families'
 rows in opcode order and checks that the opcodes are unique and run 0 .. n - 1.
 
@@ -107,3 +109,22 @@ ORDER = tuple(row.name for row in ROWS)                       # the names in opc
 OPCODE = {row.name: row.opcode for row in ROWS}
 BY_NAME = {row.name: row for row in ROWS}
 LANES = {row.lanes_of: row for row in ROWS if row.lanes_of}   # a row's lanes form, by name
+
+
+def special_cases():
+    """Every row's IEEE special-value cases by name (``Op.special``): ``ieee_cases.CASES`` and
+    the rule files' ``IEEE_CASES`` (a rule file may hold its rows' cases next to them, as
+    data). A name in both places, or one that names no row of that file, is an error."""
+    from . import ieee_cases                   # data only tests read: loaded when asked
+    cases = dict(ieee_cases.CASES)
+    for family in FAMILIES:
+        own = {row.name for row in family.ROWS}
+        for name, rows_cases in getattr(family, "IEEE_CASES", {}).items():
+            if name not in own:
+                raise KernelError(f"{family.__name__}.IEEE_CASES names {name!r}, not a row of "
+                                  "that file")
+            if name in cases:
+                raise KernelError(f"the IEEE cases of {name!r} are both in ieee_cases.py and "
+                                  f"in {family.__name__}.IEEE_CASES: keep one")
+            cases[name] = rows_cases
+    return cases

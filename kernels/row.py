@@ -1,5 +1,6 @@
 """What a row of the op table holds: ``Op``. The rows themselves are in ``maps.py`` and the
 ``blocks_*.py`` modules, each with its opcode; ``ops.py`` puts them in opcode order."""
+import sys
 from typing import Callable, NamedTuple, Optional, Tuple
 
 
@@ -168,7 +169,15 @@ class Op(NamedTuple):
 
     @property
     def special(self):
-        """The row's IEEE special-value cases (``ieee_cases.CASES``, by name; () for none)."""
+        """The row's IEEE special-value cases, test data kept out of the row (no kernel is
+        generated from them, so no key sees them): the entry under its name in its rule
+        file's ``IEEE_CASES`` (the module that defines its forward rule, already loaded), else
+        in ``ieee_cases.CASES``; () for none. ``ops.special_cases()`` checks that no row has
+        both."""
+        module = sys.modules.get(getattr(self.fwd, "__module__", None) or "")
+        here = getattr(module, "IEEE_CASES", {})
+        if self.name in here:
+            return here[self.name]
         from .ieee_cases import CASES          # data only tests read: loaded when asked
         return CASES.get(self.name, ())
 
