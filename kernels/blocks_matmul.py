@@ -5,7 +5,7 @@ The rows here join the op table in ``ops.py`` by the opcodes they declare (``opc
 """
 import numpy
 
-from .row import OnTrace, Op, Traced
+from .row import OnTrace, Op, Sparsity, Traced
 from .rules import template
 from .templates import _eight_sums, _four_sums
 
@@ -497,7 +497,8 @@ ROWS = (
     Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
        jvp=_matmul_jvp, tangent_reads="cross", layout="matrices", shapes=_matmul_shapes,
        traced=Traced(_matmul_value, _matmul_vjp, _matmul_tangent),
-       on_trace=OnTrace(batched=_matmul_batched), opcode=51),
+       on_trace=OnTrace(batched=_matmul_batched), sparsity=Sparsity("matmul", "bilinear"),
+       opcode=51),
     # the lanes form (bn.vmap's wide tapes; see _matmul_lanes_fwd). Its tests are vmap's:
     # every sample's bits against a loop.
     Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "

@@ -9,7 +9,7 @@ from ._prims import exp as vexp  # rules.BLOCK_MATH (compiled: kernels/_native)
 from .layout import ERR_TARGET  # the block rules' error codes
 import numpy
 
-from .row import OnTrace, Op, Traced
+from .row import OnTrace, Op, Sparsity, Traced
 from .rules import template
 from .templates import _axis, _dot4, _max4, _max_along, _sum4
 
@@ -588,7 +588,8 @@ ROWS = (
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
        fwd=_softmax_fwd, bwd=_softmax_bwd,
        jvp=_softmax_jvp, inline=True, layout="axis",
-       traced=Traced(_softmax_value, _softmax_vjp, _softmax_tangent), opcode=42),
+       traced=Traced(_softmax_value, _softmax_vjp, _softmax_tangent), sparsity=Sparsity("whole"),
+       opcode=42),
     # attention's scale, causal mask and softmax in one row: x is (..., T, T), row t of each
     # (T, T) block keeps columns j <= t, y = softmax(c * x) over those and 0 beyond, c > 0.
     # The masked half is never exponentiated. dx_j = c * y_j * (g_j - sum_k g_k y_k), j <= t.
@@ -600,7 +601,8 @@ ROWS = (
     Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis",
        fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
        jvp=_log_softmax_jvp, layout="axis",
-       traced=Traced(_log_softmax_value, _log_softmax_vjp, _log_softmax_tangent), opcode=44),
+       traced=Traced(_log_softmax_value, _log_softmax_vjp, _log_softmax_tangent),
+       sparsity=Sparsity("whole"), opcode=44),
     # logsumexp over one axis (the output drops the axis), shifted by the line's maximum when
     # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a line of -inf gives
     # -inf (log 0), NaN propagates. The gradient is exp(a - y); a line of -inf (fully masked)
@@ -608,7 +610,8 @@ ROWS = (
     Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])",
        fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,
        jvp=_logsumexp_jvp, layout="axis_reduce",
-       traced=Traced(_logsumexp_value, _logsumexp_vjp, _logsumexp_tangent), opcode=45),
+       traced=Traced(_logsumexp_value, _logsumexp_vjp, _logsumexp_tangent),
+       sparsity=Sparsity("reduce"), opcode=45),
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
     # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",

@@ -141,7 +141,7 @@ class Op(NamedTuple):
     # autograd has it), or "": the tracer refuses that operand when it depends on a
     # differentiated argument, with an error that names it, rather than give a silent zero
     sparsity: Optional[Sparsity] = None  # block rows: their rule for sparsity patterns;
-    # None: dense and nonlinear (conservative), or a rule derive/sparsity.py holds by name
+    # None: dense and nonlinear (conservative)
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
     # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
     # the tape-file

@@ -292,6 +292,19 @@ def test_conservative_rows_are_listed():
         assert name in EXACT
 
 
+def test_a_block_rows_rule_is_its_rows_own():
+    """Every block row's sparsity rule is the ``Sparsity`` its rule file gives it (a row
+    without one is dense and nonlinear): derive/sparsity.py holds no rule by row name."""
+    from burnumba.derive import sparsity
+    from burnumba.kernels import ROWS
+    for row in ROWS:
+        if row.kind == "block":
+            want = tuple(row.sparsity) if row.sparsity else ("dense", "nonlinear", False)
+            assert sparsity.rule(row) == want, row.name
+    assert all(r.sparsity is not None for r in ROWS if r.kind == "block" and r.name in EXACT)
+    assert not [k for k, v in vars(sparsity).items() if isinstance(v, dict) and "gather" in v]
+
+
 # -- the differential fuzz's random programs (tests/test_fuzz.py) --------------------------
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from test_fuzz import programs  # noqa: E402
