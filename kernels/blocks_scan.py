@@ -358,11 +358,13 @@ ROWS = (
     Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
        fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis",
        sparsity=Sparsity("prefix", "linear"),
-       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent), opcode=73),
+       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent), accumulate="add",
+       opcode=73),
     Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
        fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis",
        sparsity=Sparsity("prefix"),
-       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent), opcode=74),
+       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent), accumulate="multiply",
+       opcode=74),
     # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
     # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
     # positions in the flat operand, which a take row reads: np.sort(x) is take(x, argsort),
@@ -376,5 +378,5 @@ ROWS = (
        fwd=_logcumsumexp_fwd, bwd=_logcumsumexp_bwd, jvp=_logcumsumexp_jvp, layout="axis",
        sparsity=Sparsity("prefix"),
        traced=Traced(_logcumsumexp_value, _logcumsumexp_vjp, _logcumsumexp_tangent),
-       public="logcumsumexp", opcode=101),
+       public="logcumsumexp", accumulate="logaddexp", opcode=101),
 )

@@ -196,6 +196,58 @@ def test_scan_methods_and_dispatch(rng):
         np.testing.assert_allclose(y, want, rtol=1e-13)
 
 
+# ufunc.accumulate: the scan rows that declare themselves a ufunc's accumulation
+# (kernels/row.py: Op.accumulate), from the table: a new such row is tested here unnamed
+ACCUMULATING = [r for r in bn.kernels.ROWS if r.accumulate]
+ACCUMULATE_CASES = [((6,), None), ((6,), -1), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -1),
+                    ((2, 3, 4), 0), ((4, 1), 1)]
+
+
+def test_the_accumulating_rows_are_registered():
+    from burnumba.tracing.dispatch import ACCUMULATE
+    assert {"cumsum": "add", "cumprod": "multiply", "logcumsumexp": "logaddexp"}.items() <= {
+        r.name: r.accumulate for r in ACCUMULATING}.items()
+    assert set(ACCUMULATE) == {getattr(np, r.accumulate) for r in ACCUMULATING}
+
+
+@pytest.mark.parametrize("row", ACCUMULATING, ids=lambda r: r.name)
+@pytest.mark.parametrize("shape,axis", ACCUMULATE_CASES)
+def test_ufunc_accumulate_is_its_row(rng, row, shape, axis):
+    """np.<ufunc>.accumulate(x, axis) on a traced x is a node of the row: numpy's value, and
+    a gradient that matches central differences (axis 0 when not given, as numpy)."""
+    ufunc = getattr(np, row.accumulate)
+    lo, hi = row.domain[0]
+    x = rng.uniform(lo, hi, size=shape)
+    call = ((lambda x: ufunc.accumulate(x)) if axis is None
+            else (lambda x: ufunc.accumulate(x, axis=axis)))
+    if shape[axis or 0] > 1:
+        tape = bn.grad(lambda x: np.sum(call(x))).trace(x)
+        assert row.name in tape.ops
+    check(call, (x,))
+
+
+def test_ufunc_accumulate_writes_out_and_refuses_what_numpy_refuses(rng):
+    x = _point(rng, (3, 4))
+
+    def into_out(x):
+        out = np.zeros_like(x)
+        np.add.accumulate(x, axis=1, out=out)
+        return out * x
+    check(into_out, (x,))
+    for call, error, words in (
+            (lambda x: np.add.accumulate(x, axis=None), bn.ShapeError,
+             ["numpy.add.accumulate", "axis=None", "1-d"]),
+            (lambda x: np.add.accumulate(np.sum(x)), bn.ShapeError, ["scalar"]),
+            (lambda x: np.add.accumulate(x, axis=2), bn.ShapeError, ["axis 2"]),
+            (lambda x: np.hypot.accumulate(x), bn.UnsupportedOpError,
+             ["numpy.hypot.accumulate", "accumulate is supported for add"]),
+            (lambda x: np.add.accumulate(x, dtype=np.int64), bn.UnsupportedOpError,
+             ["dtype"])):
+        with pytest.raises(error) as e:
+            bn.grad(lambda x: np.sum(call(x)))(x)
+        assert all(w in str(e.value) for w in words), str(e.value)
+
+
 # ==============================================================================================
 # sort
 # ==============================================================================================
