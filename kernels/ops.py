@@ -53,9 +53,10 @@ Axis rows see their operand as ``(outer, m, inner)`` = ``P[p:p+3]``: the reduced
 normalised) axis has length ``m``; element ``(o, j, k)`` sits at ``(o * m + j) * inner + k``.
 
 **IEEE conventions.** Each row's behaviour at NaN, +-inf and +-0 is fixed by its special-value
-cases, data kept apart in ``ieee_cases.py`` by row name (``Op.special`` reads them): values as
+cases, data kept out of the rows: in ``ieee_cases.py`` by row name, or in the rule file's
+``IEEE_CASES`` (``Op.special`` reads them, ``special_cases()`` gathers them): values as
 numpy's, gradients as JAX's, with the exceptions noted at the row (absolute at NaN and at 0, a
-fully masked logsumexp lane).
+fully masked logsumexp lane, cummax's ties split step by step).
 """
 from . import blocks_gather, blocks_linalg, blocks_matmul, blocks_reduce, blocks_scan
 from . import blocks_softmax, maps, maps_special
