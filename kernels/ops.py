@@ -9,9 +9,9 @@ The rows live by kind: the elementwise ones in ``maps.py``, each family of block
 ``blocks_*.py`` module with its rules and the templates only it uses (``templates.py`` has
 the shared ones), and their special-value cases in ``ieee_cases.py`` or, for a rule file that
 keeps its rows' cases next to them, in its ``IEEE_CASES`` (test data; ``special_cases()``
-gathers both). Each row declares its
-opcode (``opcode=``, fixed forever: tape files store it); this module gathers the families'
-rows in opcode order and checks that the opcodes are unique and run 0 .. n - 1.
+gathers both). Each row declares its opcode (``opcode=``, fixed forever: tape files store
+it); this module gathers the families' rows in opcode order and checks that the opcodes are
+unique and run 0 .. n - 1.
 
 Two kinds of row carry rules:
 

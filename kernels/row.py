@@ -132,9 +132,6 @@ class Op(NamedTuple):
     # a row that has them needs no derivative code in burnumba/derive
     public: Optional[str] = None     # the burnumba.numpy function made from the row and its
     # layout: for an "axis" row, ``public(x, axis=None)`` (None: the flattened array)
-    accumulate: Optional[str] = None  # "axis" rows: the numpy ufunc, by name, whose method
-    # ``accumulate`` the row computes (cumsum: "add"): np.add.accumulate(x, axis=0) on a
-    # traced x makes a node of the row (burnumba/numpy/reductions.py registers it)
     shapes: Optional[Callable] = None  # "matrices" rows: the shape rule, shapes(*P[p:p+k])
     # for its k parameters (nb, n[, k]; matmul's nb, M, K, N, sa, sb): (the operands' shapes,
     # the result's shape, the size of the work space after the result in the node's slice),
@@ -156,6 +153,9 @@ class Op(NamedTuple):
     opcode: Optional[int] = None    # the row's number in a tape (its place in ops.ROWS),
     # declared where the row is defined and fixed forever: tape files store opcodes, so a new
     # row takes the next free one (ops.py checks that they are unique and run 0 .. n - 1)
+    accumulate: Optional[str] = None  # "axis" rows: the numpy ufunc, by name, whose method
+    # ``accumulate`` the row computes (cumsum: "add"): np.add.accumulate(x, axis=0) on a
+    # traced x makes a node of the row (burnumba/numpy/reductions.py registers it)
 
     @property
     def diff_operands(self):
