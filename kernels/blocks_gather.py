@@ -1,14 +1,14 @@
 """Block rows that move values: where, gather (indexing, slicing, transposes, stacking),
 take (embedding lookup), scatter and take_add (their adjoints), and gather's lanes form.
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
 import math
 
 import numpy
 
 from .layout import ERR_INDEX  # the block rules' error codes
-from .row import OnTrace, Op, Traced, _always_fits
+from .row import OnTrace, Op, Sparsity, Traced, _always_fits
 from .rules import template
 
 
@@ -499,7 +499,8 @@ ROWS = (
     Op("where", 2, "block", doc="elementwise cond ? a : b; no gradient into cond",
        fwd=_where_fwd, bwd=_where_bwd,
        jvp=_where_jvp, layout="tiles", check=_where_check,
-       traced=Traced(_where_value, _where_vjp, _where_tangent)),
+       traced=Traced(_where_value, _where_vjp, _where_tangent),
+       sparsity=Sparsity("where", "linear"), opcode=35),
 
     # -- gather: y[j] = val[P[p + j]], absolute positions in the value buffer fixed at
     # trace time. One row covers indexing, slicing, transposes, broadcast_to, stack and
@@ -509,24 +510,30 @@ ROWS = (
     Op("gather", -1, "block", doc="y[j] = val[P[p + j]]",
        fwd=_gather_fwd, bwd=_gather_bwd,
        jvp=_gather_jvp, inline=True, tangent_reads="", check=_gather_check,
-       on_trace=OnTrace(_gather_vjp, _gather_tangent, _gather_batched), appends=("scatter",)),
+       on_trace=OnTrace(_gather_vjp, _gather_tangent, _gather_batched), appends=("scatter",),
+       sparsity=Sparsity("gather", "linear"), opcode=36),
     # take rows: y[k, :] = a[idx[k], :] for a table a0 of P[p] rows of P[p+1] elements and
     # indices read at run time from the node a1 (data: new indices do not retrace).
     # Negative indices count from the end, as numpy; anything else outside raises.
     Op("take", 2, "block", doc="embedding lookup: rows of a0 picked by the values of a1",
        fwd=_take_fwd, bwd=_take_bwd,
        jvp=_take_jvp, check=_take_check(False),
-       on_trace=OnTrace(_take_vjp, _take_tangent), appends=("take_add",)),
+       on_trace=OnTrace(_take_vjp, _take_tangent), appends=("take_add",),
+       # the rows read are data (read at run time): each output element may read any of a0
+       sparsity=Sparsity("dense_a0", "linear", exact=False), opcode=48),
     # -- the adjoints of gather and take, which traced (higher-order) derivatives emit.
     # scatter: y (ny elements) = 0, then y[P[p + j]] += a[j] for every element j of a0.
     Op("scatter", 1, "block", doc="y = zeros(ny); y[positions] += a (the adjoint of gather)",
        fwd=_scatter_fwd, bwd=_scatter_bwd, jvp=_scatter_jvp, tangent_reads="",
-       check=_scatter_check, on_trace=OnTrace(_scatter_vjp, _scatter_tangent)),
+       check=_scatter_check, on_trace=OnTrace(_scatter_vjp, _scatter_tangent),
+       sparsity=Sparsity("scatter", "linear"), opcode=49),
     # take_add: y (P[p] rows of P[p+1]) = 0, then y[idx[k], :] += a[k, :] (the adjoint of
     # take); idx is the integer node a1, negative indices count from the end
     Op("take_add", 2, "block", doc="y = zeros((rows, width)); y[idx] += a (the adjoint of take)",
        fwd=_take_add_fwd, bwd=_take_add_bwd, jvp=_take_add_jvp, check=_take_check(True),
-       on_trace=OnTrace(_take_add_vjp, _take_add_tangent), appends=("take",)),
+       on_trace=OnTrace(_take_add_vjp, _take_add_tangent), appends=("take",),
+       sparsity=Sparsity("dense_a0", "linear", exact=False), opcode=50),
     Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
-       fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits),
+       fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits,
+       sparsity=Sparsity("dense", "linear", exact=False), opcode=99),
 )

@@ -1,7 +1,7 @@
 """numpy.linalg's factorizations on stacks of (n, n) matrices, as loops: solve (LU with
 partial pivoting), slogdet, cholesky and eigh (cyclic Jacobi).
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
 from math import fabs, log, sqrt
 
@@ -665,21 +665,21 @@ ROWS = (
        "pivoting. P = nb, n, k. Singular or non-finite A: X is NaN",
        fwd=_solve_fwd, bwd=_solve_bwd, jvp=_solve_jvp, layout="matrices",
        shapes=_solve_shapes,
-       traced=Traced(_solve_value, _solve_vjp, _solve_tangent)),
+       traced=Traced(_solve_value, _solve_vjp, _solve_tangent), opcode=94),
     Op("slogdet", 1, "block", doc="(sign, log|det A|) of nb matrices (n, n), by LU; "
        "singular: (0, -inf) as numpy, with a NaN gradient; non-finite: NaN. P = nb, n",
        fwd=_slogdet_fwd, bwd=_slogdet_bwd, jvp=_slogdet_jvp, layout="matrices",
        shapes=_slogdet_shapes,
-       traced=Traced(_slogdet_value, _slogdet_vjp, _slogdet_tangent)),
+       traced=Traced(_slogdet_value, _slogdet_vjp, _slogdet_tangent), opcode=95),
     Op("cholesky", 1, "block", doc="the lower Cholesky factor of nb matrices (n, n) (their "
        "lower triangle read); not positive definite: NaN. P = nb, n",
        fwd=_cholesky_fwd, bwd=_cholesky_bwd, jvp=_cholesky_jvp, layout="matrices",
        shapes=_cholesky_shapes,
-       traced=Traced(_cholesky_value, _cholesky_vjp, _cholesky_tangent)),
+       traced=Traced(_cholesky_value, _cholesky_vjp, _cholesky_tangent), opcode=96),
     Op("eigh", 1, "block", doc="eigenvalues (ascending) and eigenvectors of nb symmetric "
        "matrices (n, n) (their lower triangle read), cyclic Jacobi; c = eps^2 of the "
        "dtype. P = nb, n",
        fwd=_eigh_fwd, bwd=_eigh_bwd, jvp=_eigh_jvp, layout="matrices",
        shapes=_eigh_shapes,
-       traced=Traced(_eigh_value, _eigh_vjp, _eigh_tangent)),
+       traced=Traced(_eigh_value, _eigh_vjp, _eigh_tangent), opcode=97),
 )

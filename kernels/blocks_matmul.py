@@ -1,11 +1,11 @@
 """The batched matrix product (loops for small products, BLAS's gemm and gemv for larger
 ones) and its lanes form for bn.vmap's wide tapes.
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
 import numpy
 
-from .row import OnTrace, Op, Traced
+from .row import OnTrace, Op, Sparsity, Traced
 from .rules import template
 from .templates import _eight_sums, _four_sums
 
@@ -497,11 +497,12 @@ ROWS = (
     Op("matmul", 2, "block", doc="Y_b = A_b @ B_b, b < nb", fwd=_matmul_fwd, bwd=_matmul_bwd,
        jvp=_matmul_jvp, tangent_reads="cross", layout="matrices", shapes=_matmul_shapes,
        traced=Traced(_matmul_value, _matmul_vjp, _matmul_tangent),
-       on_trace=OnTrace(batched=_matmul_batched)),
+       on_trace=OnTrace(batched=_matmul_batched), sparsity=Sparsity("matmul", "bilinear"),
+       opcode=51),
     # the lanes form (bn.vmap's wide tapes; see _matmul_lanes_fwd). Its tests are vmap's:
     # every sample's bits against a loop.
     Op("matmul_lanes", 2, "block", doc="matmul for L samples side by side, sample "
        "innermost; c = 1: float64 slots hold its sums, + 2: B is the same in every lane. "
        "P = nb, M, K, N, sa, sb", fwd=_matmul_lanes_fwd, bwd=_matmul_lanes_bwd,
-       lanes_of="matmul", fits=_matmul_lanes_fits),
+       lanes_of="matmul", fits=_matmul_lanes_fits, opcode=98),
 )

@@ -1,7 +1,7 @@
 """Block rows that reduce: the n-ary sum, sumsq and inner (BurTorch's fused neuron), sum
 and max along an axis, and sum's lanes form.
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
 from .row import Op, Sparsity, Traced, _always_fits
 from .templates import _axis
@@ -348,11 +348,11 @@ ROWS = (
     Op("sum", -1, "block", doc="c * (sum of every element of the listed nodes)",
        fwd=_sum_fwd, bwd=_sum_bwd,
        jvp=_sum_jvp, inline=True, layout="listed", sparsity=Sparsity("listed", "linear"),
-       traced=Traced(_sum_value, _sum_vjp, _sum_tangent, _sum_batched, imm=(1.0, 0.25))),
+       traced=Traced(_sum_value, _sum_vjp, _sum_tangent, _sum_batched, imm=(1.0, 0.25)), opcode=37),
     Op("sumsq", -1, "block", doc="c * (sum of squares of every element of the listed nodes)",
        fwd=_sumsq_fwd, bwd=_sumsq_bwd,
        jvp=_sumsq_jvp, layout="listed", sparsity=Sparsity("listed", "squares"),
-       traced=Traced(_sumsq_value, _sumsq_vjp, _sumsq_tangent, imm=(1.0, 0.25))),
+       traced=Traced(_sumsq_value, _sumsq_vjp, _sumsq_tangent, imm=(1.0, 0.25)), opcode=38),
     # inner product of two equally shaped lists of nodes, x = P[p+1 : p+1+m] and
     # w = P[p+1+m : p+1+2m], plus an optional bias node a0[i] (-1 for none): BurTorch's
     # fused neuron. The same node may appear in both lists (x . x).
@@ -360,7 +360,7 @@ ROWS = (
        fwd=_inner_fwd, bwd=_inner_bwd,
        jvp=_inner_jvp, layout="inner", check=_inner_check,
        sparsity=Sparsity("inner", "bilinear"),
-       traced=Traced(_inner_value, _inner_vjp, _inner_tangent)),
+       traced=Traced(_inner_value, _inner_vjp, _inner_tangent), opcode=39),
 
     # -- tensor rows ---------------------------------------------------------------------
     # sum over one axis, scaled by c (c = 1 / m for mean)
@@ -368,14 +368,15 @@ ROWS = (
        bwd=_sum_axis_bwd,
        jvp=_sum_axis_jvp, layout="axis_reduce", sparsity=Sparsity("reduce", "linear"),
        traced=Traced(_sum_axis_value, _sum_axis_vjp, _sum_axis_tangent, _sum_axis_batched,
-                     imm=(1.0, 0.25))),
+                     imm=(1.0, 0.25)), opcode=40),
     # max over one axis (c = 1), or min (c = -1: y = -max(-a)). NaN propagates, as numpy.
     # The gradient is split evenly among tied maxima, as jax and autograd do.
     Op("max_axis", 1, "block", doc="y[o, k] = c * max_j (c * a[o, j, k])", fwd=_max_axis_fwd,
        bwd=_max_axis_bwd,
        jvp=_max_axis_jvp, layout="axis_reduce", sparsity=Sparsity("reduce"),
-       traced=Traced(_max_axis_value, _max_axis_vjp, _max_axis_tangent, imm=(1.0, -1.0))),
+       traced=Traced(_max_axis_value, _max_axis_vjp, _max_axis_tangent, imm=(1.0, -1.0)),
+       opcode=41),
     Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
        fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits,
-       sparsity=Sparsity("dense", "linear", exact=False)),
+       sparsity=Sparsity("dense", "linear", exact=False), opcode=100),
 )

@@ -1,7 +1,9 @@
-"""Block rows that scan or sort along an axis: cumsum, cumprod, logcumsumexp and argsort.
+"""Block rows that scan or sort along an axis: cumsum, cumprod, logcumsumexp, cummax, cummin
+and argsort.
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
+import operator
 from math import exp, inf, log1p, nan
 
 import numpy
@@ -228,6 +230,190 @@ def _logcumsumexp_tangent(np, a, y, t, c):
     return np.stack(ty, axis=1)
 
 
+# -- cummax / cummin: np.maximum.accumulate / np.minimum.accumulate along the axis, the chain
+# of steps y_j = maximum(y_{j-1}, a_j) in one node, with the maximum (minimum) row's
+# conventions at every step: its value (the new element on a tie, as numpy: signed zeros
+# too; NaN propagates) and its slopes, 1 to the larger operand, 1/2 each at a tie, 0 to both
+# where one is NaN (JAX's lax.max rule; HIPS autograd's np.maximum). So a tie splits the
+# cotangent between the running extreme and the new element at each step: cummax of
+# [1, 1, 1] gives d y_2 / d a = (1/4, 1/4, 1/2), the gradient of the chain written with
+# np.maximum (max_axis splits a line's ties evenly instead). ``sgn`` is 1.0 for the maximum,
+# -1.0 for the minimum.
+@template
+def _extreme_step(su, sx, sgn):
+    """maximum(su, sx) (sgn = 1) or minimum (sgn = -1), as the maximum / minimum rows."""
+    if sgn * su > sgn * sx or su != su:
+        s = su
+    else:
+        s = sx
+    return s
+
+
+@template
+def _extreme_slopes(su, sx, sgn):
+    """(d s / d su, d s / d sx) of that step, as the maximum / minimum rows' da, db."""
+    if sgn * su > sgn * sx:
+        wu = 1.0
+        wx = 0.0
+    elif sgn * sx > sgn * su:
+        wu = 0.0
+        wx = 1.0
+    elif su == sx:
+        wu = 0.5
+        wx = 0.5
+    else:
+        wu = 0.0
+        wx = 0.0
+    return wu, wx
+
+
+def _cummax_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    sgn = 1.0                  # the maximum (cummin: -1.0)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            val[oy + b0 + k] = val[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                su = val[oy + q - inner]
+                sx = val[oa + q]
+                s = _extreme_step(su, sx, sgn)
+                val[oy + q] = s
+
+
+def _cummin_fwd(i, oy, p, P, off, a0, val):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    sgn = -1.0                 # the minimum (cummax: 1.0)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            val[oy + b0 + k] = val[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                su = val[oy + q - inner]
+                sx = val[oa + q]
+                s = _extreme_step(su, sx, sgn)
+                val[oy + q] = s
+
+
+# The backward runs the chain rule through the steps, last to first: acc = d out / d y_j
+# reaches a_j through the step's slope in a_j and y_{j-1} through its slope in y_{j-1}. A
+# zero slope passes 0, not 0 * acc (the rows' literal 0: an infinite cotangent stays off
+# the losing operand); the tangent likewise.
+def _cummax_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    sgn = 1.0                  # the maximum (cummin: -1.0)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                acc = 0.0
+                for j in range(m - 1, 0, -1):
+                    q = (o * m + j) * inner + k
+                    acc += grad[oy + q]
+                    su = val[oy + q - inner]
+                    sx = val[oa + q]
+                    wu, wx = _extreme_slopes(su, sx, sgn)
+                    if wx != 0.0:
+                        grad[oa + q] += acc * wx
+                    acc = acc * wu if wu != 0.0 else 0.0
+                q = o * m * inner + k
+                grad[oa + q] += acc + grad[oy + q]
+
+
+def _cummin_bwd(i, oy, p, P, off, a0, need, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    sgn = -1.0                 # the minimum (cummax: 1.0)
+    if need[ia]:
+        for o in range(outer):
+            for k in range(inner):
+                acc = 0.0
+                for j in range(m - 1, 0, -1):
+                    q = (o * m + j) * inner + k
+                    acc += grad[oy + q]
+                    su = val[oy + q - inner]
+                    sx = val[oa + q]
+                    wu, wx = _extreme_slopes(su, sx, sgn)
+                    if wx != 0.0:
+                        grad[oa + q] += acc * wx
+                    acc = acc * wu if wu != 0.0 else 0.0
+                q = o * m * inner + k
+                grad[oa + q] += acc + grad[oy + q]
+
+
+def _cummax_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    sgn = 1.0                  # the maximum (cummin: -1.0)
+    # t_j = slope_u * t_{j-1} + slope_x * ta_j, the steps' tangents first to last
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            grad[oy + b0 + k] = grad[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                su = val[oy + q - inner]
+                sx = val[oa + q]
+                wu, wx = _extreme_slopes(su, sx, sgn)
+                tu = grad[oy + q - inner] * wu if wu != 0.0 else 0.0
+                tx = grad[oa + q] * wx if wx != 0.0 else 0.0
+                grad[oy + q] = tu + tx
+
+
+def _cummin_jvp(i, oy, p, P, off, a0, val, grad):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    sgn = -1.0                 # the minimum (cummax: 1.0)
+    for o in range(outer):
+        b0 = o * m * inner
+        for k in range(inner):
+            grad[oy + b0 + k] = grad[oa + b0 + k]
+        for j in range(1, m):
+            for k in range(inner):
+                q = b0 + j * inner + k
+                su = val[oy + q - inner]
+                sx = val[oa + q]
+                wu, wx = _extreme_slopes(su, sx, sgn)
+                tu = grad[oy + q - inner] * wu if wu != 0.0 else 0.0
+                tx = grad[oa + q] * wx if wx != 0.0 else 0.0
+                grad[oy + q] = tu + tx
+
+
+def _extreme_rules(extreme, wins):
+    """cummax's (extreme = np.maximum's name, wins = operator.gt) or cummin's rules in
+    numpy's names: a, y, g are (outer, m, inner), the axis 1; the tangent takes t of a's
+    shape or, batched, (B,) + a's shape (it indexes from the end), so it is both."""
+    def pick(np, s, win, tie):
+        """s where the slope is 1, s / 2 at a tie, 0 elsewhere (a NaN operand too)."""
+        return np.where(win, s, np.where(tie, 0.5 * s, 0.0))
+
+    def value(np, a, c):
+        steps = [a[:, 0]]
+        for j in range(1, a.shape[1]):
+            steps.append(getattr(np, extreme)(steps[-1], a[:, j]))
+        return np.stack(steps, axis=1)
+
+    def vjp(np, a, y, g, c):
+        m = a.shape[1]
+        acc, da = g[:, m - 1], [None] * m
+        for j in range(m - 1, 0, -1):
+            u, x = y[:, j - 1], a[:, j]
+            da[j] = pick(np, acc, wins(x, u), x == u)
+            acc = g[:, j - 1] + pick(np, acc, wins(u, x), u == x)
+        da[0] = acc
+        return np.stack(da, axis=1)
+
+    def tangent(np, a, y, t, c):
+        ty = [t[..., 0, :]]
+        for j in range(1, a.shape[1]):
+            u, x = y[:, j - 1], a[:, j]
+            ty.append(pick(np, ty[-1], wins(u, x), u == x)
+                      + pick(np, t[..., j, :], wins(x, u), x == u))
+        return np.stack(ty, axis=-2)
+    return Traced(value, vjp, tangent, tangent)
+
+
 # -- cumsum, cumprod and argsort in numpy's names (``Traced``): a, y, g, t are (outer, m,
 # inner), the axis is 1. Their reference and their derivative as traced ops.
 def _cumsum_value(np, a, c):
@@ -349,6 +535,82 @@ def _argsort_jvp(oy, ny, grad):
         grad[oy + j] = 0.0
 
 
+# The special-value (IEEE) cases of cummax and cummin, test data next to their rows (the form
+# of ieee_cases.py's block cases: expression, inputs, value, cotangent, gradients; no kernel
+# is generated from them, so no key sees them). Values are numpy 2.4's accumulate; gradients
+# HIPS autograd's of the chain of np.maximum / np.minimum steps (its balanced rule at ties),
+# which is JAX's lax.max at every step (jax.lax.cummax scans as a tree, so a tie of three or
+# more can split differently there).
+IEEE_CASES = {
+    "cummax": (
+        # NaN propagates; a NaN step passes no slope (the maximum row's 0, 0)
+        ("np.maximum.accumulate(a)", [[1.5, nan, -2.0]], [1.5, nan, nan], [1.0, -2.0, 0.5],
+         [[1.0, 0.0, 0.0]]),
+        # NaN first: every later step is NaN
+        ("np.maximum.accumulate(a)", [[nan, 1.0, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5],
+         [[1.0, 0.0, 0.0]]),
+        # -inf loses, +inf takes over
+        ("np.maximum.accumulate(a)", [[-inf, 1.0, inf]], [-inf, 1.0, inf], [1.0, -2.0, 0.5],
+         [[1.0, -2.0, 0.5]]),
+        # a tie of +inf: 1/2 each
+        ("np.maximum.accumulate(a)", [[inf, inf, 2.0]], [inf, inf, inf], [1.0, -2.0, 0.5],
+         [[0.25, -0.75, 0.0]]),
+        # all -inf: a tie at every step
+        ("np.maximum.accumulate(a)", [[-inf, -inf, -inf]], [-inf, -inf, -inf], [1.0, -2.0, 0.5],
+         [[0.125, -0.875, 0.25]]),
+        # signed zeros tie: the new element's sign (numpy's value)
+        ("np.maximum.accumulate(a)", [[-0.0, 0.0, -0.0]], [-0.0, 0.0, -0.0], [1.0, -2.0, 0.5],
+         [[0.125, -0.875, 0.25]]),
+        # the kink: ties split at each step, (1/4, 1/4, 1/2) of y_2
+        ("np.maximum.accumulate(a)", [[1.0, 1.0, 1.0]], [1.0, 1.0, 1.0], [1.0, -2.0, 0.5],
+         [[0.125, -0.875, 0.25]]),
+        # a later tie with the running maximum
+        ("np.maximum.accumulate(a)", [[2.0, -0.5, 2.0]], [2.0, 2.0, 2.0], [1.0, -2.0, 0.5],
+         [[-0.75, 0.0, 0.25]]),
+        # the public function: the flattened array
+        ("bnp.cummax(a)", [[[0.5, -inf], [0.5, 2.0]]], [0.5, 0.5, 0.5, 2.0],
+         [1.0, -2.0, 0.5, 0.25], [[[-0.75, 0.0], [0.25, 0.25]]]),
+        # along axis 0 (inner > 1)
+        ("np.maximum.accumulate(a, axis=0)", [[[1.0, -inf], [inf, 2.0], [nan, 2.0]]],
+         [[1.0, -inf], [inf, 2.0], [nan, 2.0]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0]],
+         [[[1.0, -2.0], [0.5, 2.0], [0.0, 1.0]]]),
+    ),
+    "cummin": (
+        # NaN propagates; a NaN step passes no slope (the minimum row's 0, 0)
+        ("np.minimum.accumulate(a)", [[1.5, nan, -2.0]], [1.5, nan, nan], [1.0, -2.0, 0.5],
+         [[1.0, 0.0, 0.0]]),
+        # NaN first: every later step is NaN
+        ("np.minimum.accumulate(a)", [[nan, 1.0, 2.0]], [nan, nan, nan], [1.0, -2.0, 0.5],
+         [[1.0, 0.0, 0.0]]),
+        # +inf loses, -inf takes over
+        ("np.minimum.accumulate(a)", [[inf, 1.0, -inf]], [inf, 1.0, -inf], [1.0, -2.0, 0.5],
+         [[1.0, -2.0, 0.5]]),
+        # a tie of -inf: 1/2 each
+        ("np.minimum.accumulate(a)", [[-inf, -inf, 2.0]], [-inf, -inf, -inf], [1.0, -2.0, 0.5],
+         [[0.25, -0.75, 0.0]]),
+        # all +inf: a tie at every step
+        ("np.minimum.accumulate(a)", [[inf, inf, inf]], [inf, inf, inf], [1.0, -2.0, 0.5],
+         [[0.125, -0.875, 0.25]]),
+        # signed zeros tie: the new element's sign (numpy's value)
+        ("np.minimum.accumulate(a)", [[0.0, -0.0, 0.0]], [0.0, -0.0, 0.0], [1.0, -2.0, 0.5],
+         [[0.125, -0.875, 0.25]]),
+        # the kink: ties split at each step, (1/4, 1/4, 1/2) of y_2
+        ("np.minimum.accumulate(a)", [[1.0, 1.0, 1.0]], [1.0, 1.0, 1.0], [1.0, -2.0, 0.5],
+         [[0.125, -0.875, 0.25]]),
+        # a later tie with the running minimum
+        ("np.minimum.accumulate(a)", [[-2.0, 0.5, -2.0]], [-2.0, -2.0, -2.0], [1.0, -2.0, 0.5],
+         [[-0.75, 0.0, 0.25]]),
+        # the public function: the flattened array
+        ("bnp.cummin(a)", [[[0.5, inf], [0.5, -2.0]]], [0.5, 0.5, 0.5, -2.0],
+         [1.0, -2.0, 0.5, 0.25], [[[-0.75, 0.0], [0.25, 0.25]]]),
+        # along axis 0 (inner > 1)
+        ("np.minimum.accumulate(a, axis=0)", [[[1.0, inf], [-inf, -2.0], [nan, -2.0]]],
+         [[1.0, inf], [-inf, -2.0], [nan, -2.0]], [[1.0, -2.0], [0.5, 1.0], [-1.0, 2.0]],
+         [[[1.0, -2.0], [0.5, 2.0], [0.0, 1.0]]]),
+    ),
+}
+
+
 ROWS = (
     # -- reductions and scans (#11) --
     # cumsum and cumprod along one axis (np.cumsum / np.cumprod; np.prod is cumprod's last
@@ -358,11 +620,13 @@ ROWS = (
     Op("cumsum", 1, "block", doc="y[o, j, k] = sum_{i <= j} a[o, i, k]",
        fwd=_cumsum_fwd, bwd=_cumsum_bwd, jvp=_cumsum_jvp, layout="axis",
        sparsity=Sparsity("prefix", "linear"),
-       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent)),
+       traced=Traced(_cumsum_value, _cumsum_vjp, _cumsum_tangent), accumulate="add",
+       opcode=73),
     Op("cumprod", 1, "block", doc="y[o, j, k] = prod_{i <= j} a[o, i, k]",
        fwd=_cumprod_fwd, bwd=_cumprod_bwd, jvp=_cumprod_jvp, layout="axis",
        sparsity=Sparsity("prefix"),
-       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent)),
+       traced=Traced(_cumprod_value, _cumprod_vjp, _cumprod_tangent), accumulate="multiply",
+       opcode=74),
     # argsort along one axis, as numpy's stable sort: NaN last, equal values (-0.0 and 0.0
     # too) in their original order. Integer data (need 0, no gradient); with c = 1 it gives
     # positions in the flat operand, which a take row reads: np.sort(x) is take(x, argsort),
@@ -371,10 +635,18 @@ ROWS = (
        fwd=_argsort_fwd, bwd=_argsort_bwd, jvp=_argsort_jvp, layout="axis",
        sparsity=Sparsity("none", "linear"),
        traced=Traced(_argsort_value, _no_derivative, _no_derivative, _no_derivative,
-                     imm=(0.0, 1.0))),
+                     imm=(0.0, 1.0)), opcode=75),
     Op("logcumsumexp", 1, "block", doc="y[o, j, k] = log sum_{i <= j} exp(a[o, i, k])",
        fwd=_logcumsumexp_fwd, bwd=_logcumsumexp_bwd, jvp=_logcumsumexp_jvp, layout="axis",
        sparsity=Sparsity("prefix"),
        traced=Traced(_logcumsumexp_value, _logcumsumexp_vjp, _logcumsumexp_tangent),
-       public="logcumsumexp"),
+       public="logcumsumexp", accumulate="logaddexp", opcode=101),
+    Op("cummax", 1, "block", doc="y[o, j, k] = max_{i <= j} a[o, i, k]",
+       fwd=_cummax_fwd, bwd=_cummax_bwd, jvp=_cummax_jvp, layout="axis",
+       sparsity=Sparsity("prefix"), traced=_extreme_rules("maximum", operator.gt),
+       public="cummax", accumulate="maximum", opcode=118),
+    Op("cummin", 1, "block", doc="y[o, j, k] = min_{i <= j} a[o, i, k]",
+       fwd=_cummin_fwd, bwd=_cummin_bwd, jvp=_cummin_jvp, layout="axis",
+       sparsity=Sparsity("prefix"), traced=_extreme_rules("minimum", operator.lt),
+       public="cummin", accumulate="minimum", opcode=119),
 )

@@ -1,7 +1,7 @@
 """Block rows that normalise along an axis: softmax, causal_softmax (attention's scale,
 mask and softmax in one row), log_softmax, logsumexp, layer_norm and cross_entropy.
 
-The rows here join the op table in ``ops.py``, which gives them their opcodes.
+The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
 from math import exp, log, sqrt
 
@@ -9,7 +9,7 @@ from ._prims import exp as vexp  # rules.BLOCK_MATH (compiled: kernels/_native)
 from .layout import ERR_TARGET  # the block rules' error codes
 import numpy
 
-from .row import OnTrace, Op, Traced
+from .row import OnTrace, Op, Sparsity, Traced
 from .rules import template
 from .templates import _axis, _dot4, _max4, _max_along, _sum4
 
@@ -588,7 +588,8 @@ ROWS = (
     Op("softmax", 1, "block", doc="y = exp(a - max) / sum(exp(a - max)) along the axis",
        fwd=_softmax_fwd, bwd=_softmax_bwd,
        jvp=_softmax_jvp, inline=True, layout="axis",
-       traced=Traced(_softmax_value, _softmax_vjp, _softmax_tangent)),
+       traced=Traced(_softmax_value, _softmax_vjp, _softmax_tangent), sparsity=Sparsity("whole"),
+       opcode=42),
     # attention's scale, causal mask and softmax in one row: x is (..., T, T), row t of each
     # (T, T) block keeps columns j <= t, y = softmax(c * x) over those and 0 beyond, c > 0.
     # The masked half is never exponentiated. dx_j = c * y_j * (g_j - sum_k g_k y_k), j <= t.
@@ -596,11 +597,12 @@ ROWS = (
        fwd=_causal_softmax_fwd, bwd=_causal_softmax_bwd,
        jvp=_causal_softmax_jvp, layout="axis_rows",
        traced=Traced(_causal_softmax_value, _causal_softmax_vjp, _causal_softmax_tangent,
-                     imm=(1.0, 0.3))),
+                     imm=(1.0, 0.3)), opcode=43),
     Op("log_softmax", 1, "block", doc="y = a - logsumexp(a) along the axis",
        fwd=_log_softmax_fwd, bwd=_log_softmax_bwd,
        jvp=_log_softmax_jvp, layout="axis",
-       traced=Traced(_log_softmax_value, _log_softmax_vjp, _log_softmax_tangent)),
+       traced=Traced(_log_softmax_value, _log_softmax_vjp, _log_softmax_tangent),
+       sparsity=Sparsity("whole"), opcode=44),
     # logsumexp over one axis (the output drops the axis), shifted by the line's maximum when
     # it is finite (JAX's jax.nn.logsumexp): an +inf input gives +inf, a line of -inf gives
     # -inf (log 0), NaN propagates. The gradient is exp(a - y); a line of -inf (fully masked)
@@ -608,19 +610,21 @@ ROWS = (
     Op("logsumexp", 1, "block", doc="y[o, k] = log sum_j exp(a[o, j, k])",
        fwd=_logsumexp_fwd, bwd=_logsumexp_bwd,
        jvp=_logsumexp_jvp, layout="axis_reduce",
-       traced=Traced(_logsumexp_value, _logsumexp_vjp, _logsumexp_tangent)),
+       traced=Traced(_logsumexp_value, _logsumexp_vjp, _logsumexp_tangent),
+       sparsity=Sparsity("reduce"), opcode=45),
     # layer norm over the last axis (inner = 1), c = eps: y = (a - mean) / sqrt(var + eps).
     # Backward: da = rs * (g - mean(g) - y * mean(g * y)), rs = 1 / sqrt(var + eps).
     Op("layer_norm", 1, "block", doc="(a - mean) / sqrt(var + eps) over the last axis",
        fwd=_layer_norm_fwd, bwd=_layer_norm_bwd,
        jvp=_layer_norm_jvp, layout="axis_rows",
        traced=Traced(_layer_norm_value, _layer_norm_vjp, _layer_norm_tangent,
-                     imm=(1e-5, 0.5))),
+                     imm=(1e-5, 0.5)), opcode=46),
     # cross entropy of logits a0 (rows x classes = P[p], P[p+1]) with integer targets in the
     # node a1, fused: c * sum_r (logsumexp(l_r) - l_r[t_r]), c = 1 / rows for the mean.
     # Backward: c * g * (softmax(l_r) - onehot(t_r)).
     Op("cross_entropy", 2, "block", doc="mean_r -log softmax(logits_r)[target_r]",
        fwd=_cross_entropy_fwd, bwd=_cross_entropy_bwd,
        jvp=_cross_entropy_jvp, check=_cross_entropy_check,
-       on_trace=OnTrace(_cross_entropy_vjp, _cross_entropy_tangent), appends=("softmax",)),
+       on_trace=OnTrace(_cross_entropy_vjp, _cross_entropy_tangent), appends=("softmax",),
+       opcode=47),
 )

@@ -13,7 +13,9 @@ and JAX 0.10 (x64). Gradients are compared up to the sign of a zero: a slot star
 and +0.0 + -0.0 is +0.0.
 
 No kernel is generated from this file, so no cache key depends on it (``keys.py``); a row
-reads its cases as ``Op.special``.
+reads its cases as ``Op.special``. A rule file may instead keep its rows' cases next to them,
+in the same form, as its dict ``IEEE_CASES`` (``ops.special_cases()`` gathers both and refuses
+a row with cases in both places).
 """
 inf = float("inf")
 nan = float("nan")

@@ -95,51 +95,57 @@ def _yn_db(a, b, g):
 ROWS = (
     # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
     Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
-       domain=((0.2, 6.0),), doc="log |Gamma(a)| (scipy.special.gammaln)"),
+       domain=((0.2, 6.0),), doc="log |Gamma(a)| (scipy.special.gammaln)", opcode=102),
     # psi^(c)(a) for the integer order c >= 0 in the immediate (c = 0: digamma)
     Op("polygamma", 1, "map", lambda a, c: polygamma(c, a),
        da=lambda a, c, g: g * polygamma(c + 1.0, a), domain=((0.2, 6.0),),
-       doc="psi^(c)(a), the c-th derivative of digamma, the integer c >= 0 the immediate"),
-    Op("erfc", 1, "map", lambda a: erfc(a), da=lambda a, g: -g * 1.1283791670955126 * exp(-a * a)),
+       doc="psi^(c)(a), the c-th derivative of digamma, the integer c >= 0 the immediate",
+       opcode=103),
+    Op("erfc", 1, "map", lambda a: erfc(a), da=lambda a, g: -g * 1.1283791670955126 * exp(-a * a),
+       opcode=104),
     # erfinv' = sqrt(pi) / 2 exp(y^2); ndtri' = sqrt(2 pi) exp(y^2 / 2)
     Op("erfinv", 1, "map", lambda a: erfinv(a), da=lambda y, g: g * 0.886226925452758 * exp(y * y),
-       domain=((-0.95, 0.95),), doc="the inverse of erf (scipy.special.erfinv)"),
+       domain=((-0.95, 0.95),), doc="the inverse of erf (scipy.special.erfinv)", opcode=105),
     Op("ndtri", 1, "map", lambda a: ndtri(a),
        da=lambda y, g: g * 2.5066282746310002 * exp(0.5 * y * y), domain=((0.02, 0.98),),
-       doc="the standard normal quantile (scipy.special.ndtri, norm.ppf)"),
+       doc="the standard normal quantile (scipy.special.ndtri, norm.ppf)", opcode=106),
     Op("log_ndtr", 1, "map", lambda a: log_ndtr(a), da=_log_ndtr_da, domain=((-8.0, 8.0),),
-       doc="log of the standard normal CDF (scipy.special.log_ndtr)"),
+       doc="log of the standard normal CDF (scipy.special.log_ndtr)", opcode=107),
     Op("i0", 1, "map", lambda a: i0(a), da=lambda a, g: g * i1(a),
-       doc="the modified Bessel function of order 0 (scipy.special.i0)"),
+       doc="the modified Bessel function of order 0 (scipy.special.i0)", opcode=108),
     # i1' = i0 - i1 / a, whose limit is 1/2 at 0 and +inf at +-inf (i1 / a -> inf more
     # slowly than i0); the division guarded (traced derivatives)
     Op("i1", 1, "map", lambda a: i1(a), da=_i1_da,
-       doc="the modified Bessel function of order 1 (scipy.special.i1)"),
+       doc="the modified Bessel function of order 1 (scipy.special.i1)", opcode=109),
     # the Bessel functions of orders 0 and 1 (scipy.special.j0, j1, y0, y1); y0 and y1 are
     # -inf at 0 and NaN below, as scipy's
     Op("j0", 1, "map", lambda a: j0(a), da=lambda a, g: -g * j1(a), domain=((-12.0, 12.0),),
-       doc="the Bessel function of the first kind of order 0 (scipy.special.j0)"),
+       doc="the Bessel function of the first kind of order 0 (scipy.special.j0)", opcode=110),
     Op("j1", 1, "map", lambda a: j1(a), da=_j1_da, domain=((-12.0, 12.0),),
-       doc="the Bessel function of the first kind of order 1 (scipy.special.j1)"),
+       doc="the Bessel function of the first kind of order 1 (scipy.special.j1)", opcode=111),
     Op("y0", 1, "map", lambda a: y0(a), da=lambda a, g: -g * y1(a), domain=((0.2, 12.0),),
-       doc="the Bessel function of the second kind of order 0 (scipy.special.y0)"),
+       doc="the Bessel function of the second kind of order 0 (scipy.special.y0)", opcode=112),
     Op("y1", 1, "map", lambda a: y1(a), da=_y1_da, domain=((0.2, 12.0),),
-       doc="the Bessel function of the second kind of order 1 (scipy.special.y1)"),
+       doc="the Bessel function of the second kind of order 1 (scipy.special.y1)", opcode=113),
     # the regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x)
     # (scipy.special.gammainc, gammaincc); no derivative in a (refused, as autograd)
     Op("gammainc", 2, "map", lambda a, b: gammainc(a, b), db=_gammainc_db,
        domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
-       doc="the regularized lower incomplete gamma function P(a, x) (scipy.special.gammainc)"),
+       doc="the regularized lower incomplete gamma function P(a, x) (scipy.special.gammainc)",
+       opcode=114),
     Op("gammaincc", 2, "map", lambda a, b: gammaincc(a, b), db=_gammaincc_db,
        domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
-       doc="the regularized upper incomplete gamma function Q(a, x) (scipy.special.gammaincc)"),
+       doc="the regularized upper incomplete gamma function Q(a, x) (scipy.special.gammaincc)",
+       opcode=115),
     # the Bessel functions of integer order n (the first operand, refused: no derivative);
     # the tests sample n = 3 and 2 (their domains), x in the rows' ranges
     Op("jn", 2, "map", lambda a, b: jn(a, b),
        db=lambda a, b, g: g * ((jn(a - 1.0, b) - jn(a + 1.0, b)) * 0.5),
        domain=((3.0, 3.0), (-12.0, 12.0)), refused=("n",),
-       doc="the Bessel function of the first kind of integer order n (scipy.special.jn)"),
+       doc="the Bessel function of the first kind of integer order n (scipy.special.jn)",
+       opcode=116),
     Op("yn", 2, "map", lambda a, b: yn(a, b), db=_yn_db, domain=((2.0, 2.0), (0.3, 12.0)),
        refused=("n",),
-       doc="the Bessel function of the second kind of integer order n (scipy.special.yn)"),
+       doc="the Bessel function of the second kind of integer order n (scipy.special.yn)",
+       opcode=117),
 )

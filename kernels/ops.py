@@ -7,8 +7,11 @@ derived from this table: ``_gen.py`` writes the kernels' ``if op == ...`` branch
 
 The rows live by kind: the elementwise ones in ``maps.py``, each family of block rows in a
 ``blocks_*.py`` module with its rules and the templates only it uses (``templates.py`` has
-the shared ones), and their special-value cases in ``ieee_cases.py``. This module puts them
-in opcode order.
+the shared ones), and their special-value cases in ``ieee_cases.py`` or, for a rule file that
+keeps its rows' cases next to them, in its ``IEEE_CASES`` (test data; ``special_cases()``
+gathers both). Each row declares its opcode (``opcode=``, fixed forever: tape files store
+it); this module gathers the families' rows in opcode order and checks that the opcodes are
+unique and run 0 .. n - 1.
 
 Two kinds of row carry rules:
 
@@ -50,49 +53,79 @@ Axis rows see their operand as ``(outer, m, inner)`` = ``P[p:p+3]``: the reduced
 normalised) axis has length ``m``; element ``(o, j, k)`` sits at ``(o * m + j) * inner + k``.
 
 **IEEE conventions.** Each row's behaviour at NaN, +-inf and +-0 is fixed by its special-value
-cases, data kept apart in ``ieee_cases.py`` by row name (``Op.special`` reads them): values as
+cases, data kept out of the rows: in ``ieee_cases.py`` by row name, or in the rule file's
+``IEEE_CASES`` (``Op.special`` reads them, ``special_cases()`` gathers them): values as
 numpy's, gradients as JAX's, with the exceptions noted at the row (absolute at NaN and at 0, a
-fully masked logsumexp lane).
+fully masked logsumexp lane, cummax's ties split step by step).
 """
 from . import blocks_gather, blocks_linalg, blocks_matmul, blocks_reduce, blocks_scan
 from . import blocks_softmax, maps, maps_special
+from .errors import KernelError
 from .row import Op
 
 # leaves: their slices are written by the caller (inputs) or at trace time (consts)
 LEAVES = (
-    Op("input", 0, "leaf", doc="an argument of the traced function"),
-    Op("const", 0, "leaf", doc="a value captured at trace time, stored once in the tape"),
+    Op("input", 0, "leaf", doc="an argument of the traced function", opcode=0),
+    Op("const", 0, "leaf", doc="a value captured at trace time, stored once in the tape",
+       opcode=1),
 )
 
-# The opcodes: a row's opcode is its place here. Tape files store opcodes, so rows are only
-# ever appended (the lanes rows, bn.vmap's wide tapes, came last: the opcodes above stayed
-# as they were).
-ORDER = (
-    "input", "const", "add", "subtract", "multiply", "divide", "negative", "square", "cube",
-    "powi", "pow_c", "power", "exp", "log", "sqrt", "reciprocal", "rsqrt", "tanh", "sigmoid",
-    "gelu_tanh", "gelu_erf", "sin", "cos", "erf", "stop_gradient", "relu", "absolute", "maximum",
-    "minimum", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "where",
-    "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "softmax", "causal_softmax",
-    "log_softmax", "logsumexp", "layer_norm", "cross_entropy", "take", "scatter", "take_add",
-    "matmul", "sign", "sinh", "cosh", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot",
-    "exp2", "expm1", "log1p", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin", "floor",
-    "ceil", "remainder", "cumsum", "cumprod", "argsort", "arcsinh", "arccosh", "arctanh", "cbrt",
-    "copysign", "fmod", "heaviside", "rint", "trunc", "floor_divide", "isnan", "isinf", "isfinite",
-    "signbit", "logical_not", "logical_and", "logical_or", "logical_xor", "solve", "slogdet",
-    "cholesky", "eigh", "matmul_lanes", "gather_lanes", "sum_lanes", "logcumsumexp",
-    # scipy.special's rows (maps_special.py, issue #31)
-    "gammaln", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
-    "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn",
-)
+# The rule files, each a tuple ``ROWS`` of rows. A row declares its opcode where it is defined
+# (``Op.opcode``): tape files store opcodes, so a row's opcode never changes, and a new row
+# (in any family) takes the next free one, ``len(ROWS)``. Adding a row to a family's ``ROWS``
+# is all it takes; a new family module is listed here.
+FAMILIES = (maps, blocks_gather, blocks_reduce, blocks_softmax, blocks_matmul, blocks_scan,
+            blocks_linalg, maps_special)
 
-_DEFINED = {row.name: row for family in (LEAVES, maps.ROWS, blocks_gather.ROWS,
-                                          blocks_reduce.ROWS, blocks_softmax.ROWS,
-                                          blocks_matmul.ROWS, blocks_scan.ROWS,
-                                          blocks_linalg.ROWS, maps_special.ROWS)
-            for row in family}
-assert sorted(_DEFINED) == sorted(ORDER), "every row has one opcode, every opcode one row"
-ROWS = tuple(_DEFINED[name] for name in ORDER)
 
-OPCODE = {row.name: code for code, row in enumerate(ROWS)}
+def _in_opcode_order(families):
+    """The rows of ``families`` (tuples of rows) sorted by opcode, which must be unique and
+    run 0 .. n - 1 without a gap (a gap would leave an opcode no row has; a repeat, two
+    meanings for one opcode in a tape file)."""
+    rows = [row for family in families for row in family]
+    free = len(rows) - 1              # the opcode a row added last takes
+    by_code = {}
+    for row in rows:
+        if not isinstance(row.opcode, int) or row.opcode < 0:
+            raise KernelError(f"the row {row.name!r} declares no opcode: give it the next "
+                              f"free one, opcode={free}, where it is defined")
+        if row.opcode in by_code:
+            raise KernelError(f"the rows {by_code[row.opcode].name!r} and {row.name!r} both "
+                              f"declare opcode {row.opcode}: the opcodes of existing rows never "
+                              f"change (tape files store them); the new row takes {free}")
+        by_code[row.opcode] = row
+    if len({row.name for row in rows}) < len(rows):
+        raise KernelError("two rows of the op table have one name")
+    missing = sorted(set(range(len(rows))) - set(by_code))
+    if missing:
+        raise KernelError(f"no row declares opcode {missing[0]}: opcodes run 0 .. {free} "
+                          f"without a gap, so the row {by_code[max(by_code)].name!r} takes "
+                          f"{missing[0]}")
+    return tuple(by_code[k] for k in range(len(rows)))
+
+
+ROWS = _in_opcode_order((LEAVES,) + tuple(family.ROWS for family in FAMILIES))
+ORDER = tuple(row.name for row in ROWS)                       # the names in opcode order
+
+OPCODE = {row.name: row.opcode for row in ROWS}
 BY_NAME = {row.name: row for row in ROWS}
 LANES = {row.lanes_of: row for row in ROWS if row.lanes_of}   # a row's lanes form, by name
+
+
+def special_cases():
+    """Every row's IEEE special-value cases by name (``Op.special``): ``ieee_cases.CASES`` and
+    the rule files' ``IEEE_CASES`` (a rule file may hold its rows' cases next to them, as
+    data). A name in both places, or one that names no row of that file, is an error."""
+    from . import ieee_cases                   # data only tests read: loaded when asked
+    cases = dict(ieee_cases.CASES)
+    for family in FAMILIES:
+        own = {row.name for row in family.ROWS}
+        for name, rows_cases in getattr(family, "IEEE_CASES", {}).items():
+            if name not in own:
+                raise KernelError(f"{family.__name__}.IEEE_CASES names {name!r}, not a row of "
+                                  "that file")
+            if name in cases:
+                raise KernelError(f"the IEEE cases of {name!r} are both in ieee_cases.py and "
+                                  f"in {family.__name__}.IEEE_CASES: keep one")
+            cases[name] = rows_cases
+    return cases

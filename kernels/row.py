@@ -1,5 +1,6 @@
 """What a row of the op table holds: ``Op``. The rows themselves are in ``maps.py`` and the
-``blocks_*.py`` modules; ``ops.py`` puts them in opcode order."""
+``blocks_*.py`` modules, each with its opcode; ``ops.py`` puts them in opcode order."""
+import sys
 from typing import Callable, NamedTuple, Optional, Tuple
 
 
@@ -140,7 +141,7 @@ class Op(NamedTuple):
     # autograd has it), or "": the tracer refuses that operand when it depends on a
     # differentiated argument, with an error that names it, rather than give a silent zero
     sparsity: Optional[Sparsity] = None  # block rows: their rule for sparsity patterns;
-    # None: dense and nonlinear (conservative), or a rule derive/sparsity.py holds by name
+    # None: dense and nonlinear (conservative)
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes
     # (gather, scatter, take, take_add, cross_entropy) or is the row's alone (inner, where):
     # the tape-file
@@ -149,6 +150,12 @@ class Op(NamedTuple):
     # (``OnTrace``), for those no numpy name expresses
     appends: Tuple[str, ...] = ()   # the rows the ``on_trace`` rules append nodes of by name
     # (``t.append``, ``t.axis``), besides the row itself: take's take_add, scatter for gather
+    opcode: Optional[int] = None    # the row's number in a tape (its place in ops.ROWS),
+    # declared where the row is defined and fixed forever: tape files store opcodes, so a new
+    # row takes the next free one (ops.py checks that they are unique and run 0 .. n - 1)
+    accumulate: Optional[str] = None  # "axis" rows: the numpy ufunc, by name, whose method
+    # ``accumulate`` the row computes (cumsum: "add"): np.add.accumulate(x, axis=0) on a
+    # traced x makes a node of the row (burnumba/numpy/reductions.py registers it)
 
     @property
     def diff_operands(self):
@@ -165,7 +172,15 @@ class Op(NamedTuple):
 
     @property
     def special(self):
-        """The row's IEEE special-value cases (``ieee_cases.CASES``, by name; () for none)."""
+        """The row's IEEE special-value cases, test data kept out of the row (no kernel is
+        generated from them, so no key sees them): the entry under its name in its rule
+        file's ``IEEE_CASES`` (the module that defines its forward rule, already loaded), else
+        in ``ieee_cases.CASES``; () for none. ``ops.special_cases()`` checks that no row has
+        both."""
+        module = sys.modules.get(getattr(self.fwd, "__module__", None) or "")
+        here = getattr(module, "IEEE_CASES", {})
+        if self.name in here:
+            return here[self.name]
         from .ieee_cases import CASES          # data only tests read: loaded when asked
         return CASES.get(self.name, ())
 

@@ -81,6 +81,8 @@ def test_the_supported_numpy_list_names_every_table_entry(monkeypatch):
     generated = hooks.supported_numpy()
     for uf in dispatch.UFUNCS:
         assert f"`{uf.__name__}" in generated, uf
+    for uf in dispatch.ACCUMULATE:
+        assert f"`{uf.__name__}.accumulate`" in generated, uf
     for f in dispatch.FUNCTIONS:
         assert f"`{_supported._public_name(f)}" in generated, f
     for m in supported_methods():

@@ -108,13 +108,36 @@ def same_grad(got, want, rtol=1e-13):
 
 
 def test_the_cases_are_data_kept_apart_by_row_name():
-    """The cases live in kernels/ieee_cases.py, not in the table (no kernel is generated from
-    them): every entry names a row, and every row but the leaves and the lanes rows has one."""
+    """The cases live in kernels/ieee_cases.py or in a rule file's ``IEEE_CASES``, not in the
+    table (no kernel is generated from them): every entry names a row, and every row but the
+    leaves and the lanes rows has one."""
     from burnumba.kernels import ieee_cases, ops
     assert "special" not in ops.Op._fields
-    assert set(ieee_cases.CASES) == {r.name for r in ROWS
-                                     if r.kind != "leaf" and not r.lanes_of}
-    assert all(r.special is ieee_cases.CASES[r.name] for r in MAP_ROWS + BLOCK_ROWS)
+    cases = ops.special_cases()
+    assert set(cases) == {r.name for r in ROWS if r.kind != "leaf" and not r.lanes_of}
+    assert set(ieee_cases.CASES) <= set(cases)
+    assert all(r.special is cases[r.name] for r in MAP_ROWS + BLOCK_ROWS)
+
+
+def test_a_rule_file_may_hold_its_rows_cases(monkeypatch):
+    """A row's cases moved from ieee_cases.py into its rule file's ``IEEE_CASES`` are read
+    from there (``Op.special``, ``ops.special_cases``); a row with cases in both places, or
+    an entry that names no row of its file, is refused."""
+    from burnumba.kernels import BY_NAME, KernelError, ieee_cases, ops
+    row, family = BY_NAME["cumsum"], ops.blocks_scan
+    theirs = getattr(family, "IEEE_CASES", {})
+    before = ops.special_cases()
+    moved = ieee_cases.CASES["cumsum"]
+    monkeypatch.setattr(ieee_cases, "CASES", {k: v for k, v in ieee_cases.CASES.items()
+                                              if k != "cumsum"})
+    monkeypatch.setattr(family, "IEEE_CASES", {**theirs, "cumsum": moved}, raising=False)
+    assert row.special is moved and ops.special_cases() == before
+    monkeypatch.setattr(ieee_cases, "CASES", {**ieee_cases.CASES, "cumsum": moved})
+    with pytest.raises(KernelError, match="'cumsum' are both in ieee_cases.py and in"):
+        ops.special_cases()
+    monkeypatch.setattr(family, "IEEE_CASES", {**theirs, "tanh": moved})
+    with pytest.raises(KernelError, match="names 'tanh', not a row of that file"):
+        ops.special_cases()
 
 
 def test_every_row_meets_every_special_value():

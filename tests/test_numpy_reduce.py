@@ -1,5 +1,6 @@
 """Reductions, scans, sort and contractions on traced values (#11): prod, cumsum, cumprod,
-sort, einsum, tensordot and select.
+cummax / cummin (np.maximum / np.minimum.accumulate), ufunc.accumulate, sort, einsum,
+tensordot and select.
 
 Values are checked against numpy, gradients against HIPS autograd where it has the function
 (prod, cumsum, einsum, tensordot, 1-D sort) and against central differences everywhere, at
@@ -194,6 +195,179 @@ def test_scan_methods_and_dispatch(rng):
                     (lambda x: bnp.cumprod(x), np.cumprod(x))):
         y = bn.trace(f, x)(x)
         np.testing.assert_allclose(y, want, rtol=1e-13)
+
+
+# cummax / cummin: np.maximum.accumulate / np.minimum.accumulate (kernels/blocks_scan.py), the
+# chain of maximum (minimum) steps with that row's conventions at every step
+
+def _chain(ext, x, axis):
+    """The accumulation written as its chain of steps with ``ext`` (anp.maximum, or
+    np.maximum on traced values: the maximum row), an independent reference."""
+    lib = anp if ext in (anp.maximum, anp.minimum) else np
+    if axis is None:
+        x, axis = lib.ravel(x), 0
+    xt = lib.moveaxis(x, axis, 0)
+    steps = [xt[0]]
+    for k in range(1, xt.shape[0]):
+        steps.append(ext(steps[-1], xt[k]))
+    return lib.moveaxis(lib.stack(steps), 0, axis)
+
+
+@pytest.mark.parametrize("shape,axis", [s for s in SCANS if s[0]])
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_cummax_cummin_against_autograd_and_central_differences(rng, name, shape, axis):
+    x = _point(rng, shape)
+    ufunc, ext = getattr(np, name), getattr(anp, name)
+    if axis is None:
+        fn = getattr(bnp, "cummax" if name == "maximum" else "cummin")
+        check(lambda x: fn(x), (x,), lambda x: _chain(ext, x, None))
+        np.testing.assert_array_equal(fn(x), ufunc.accumulate(np.ravel(x)))
+    else:
+        check(lambda x: ufunc.accumulate(x, axis=axis), (x,), lambda x: _chain(ext, x, axis))
+        np.testing.assert_array_equal(fn_axis := getattr(bnp, "cummax" if name == "maximum"
+                                                         else "cummin")(x, axis=axis),
+                                      ufunc.accumulate(x, axis=axis))
+        assert fn_axis.shape == shape
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_cummax_cummin_float32(rng, name):
+    x = _point(rng, (3, 4))
+    check(lambda x: getattr(np, name).accumulate(x, axis=1), (x,), dtype=np.float32)
+
+
+# lines with exact ties (kinks): each step's tie splits its cotangent 1/2, 1/2
+KINKS = [[1.0, 1.0, 1.0], [3.0, 1.0, 3.0, 2.0, 3.0], [-0.5, 2.0, 2.0, -1.0, 2.0, 4.0],
+         [0.0, -0.0, 0.0, 0.0], [2.0, 2.0, 1.0, 2.0, 5.0, 5.0]]
+
+
+@pytest.mark.parametrize("line", KINKS)
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_cummax_cummin_kinks_at_exact_values(name, line):
+    """At ties the gradient and the tangent are exactly those of the chain of np.maximum
+    (np.minimum) steps: burnumba's maximum row's and HIPS autograd's (both 1/2 each at a
+    tie); cummin is -cummax(-x) bit for bit."""
+    sign = 1.0 if name == "maximum" else -1.0
+    x = sign * np.array(line)
+    w = np.linspace(-1.0, 2.0, x.size)
+    ufunc = getattr(np, name)
+    g = bn.grad(lambda x: np.sum(ufunc.accumulate(x) * w))(x)
+    np.testing.assert_array_equal(g, bn.grad(lambda x: np.sum(_chain(ufunc, x, 0) * w))(x))
+    np.testing.assert_array_equal(g, autograd.grad(
+        lambda x: anp.sum(_chain(getattr(anp, name), x, 0) * w))(x))
+    t = np.cos(np.arange(x.size))
+    y, ty = bn.jvp(lambda x: ufunc.accumulate(x), (x,), (t,))
+    np.testing.assert_array_equal(y, ufunc.accumulate(x))
+    np.testing.assert_array_equal(ty, bn.jvp(lambda x: _chain(ufunc, x, 0), (x,), (t,))[1])
+    other = np.minimum if name == "maximum" else np.maximum
+    np.testing.assert_array_equal(
+        g, bn.grad(lambda x: np.sum(-other.accumulate(-x) * w))(x))
+
+
+def test_cummax_by_hand():
+    """cummax of [1, 1, 1]: y_1 = max(y_0, a_1) ties (1/2, 1/2), y_2 = max(y_1, a_2) ties
+    (1/2 to y_1, 1/2 to a_2): d y_2 / d a = (1/4, 1/4, 1/2), so d sum(y) / d a = (1 + 1/2 +
+    1/4, 1/2 + 1/4, 1/2); [0.5, 2, 1]: 2 takes over from the second on, with slope 1."""
+    g = bn.grad(lambda x: np.sum(np.maximum.accumulate(x)))(np.ones(3))
+    np.testing.assert_array_equal(g, [1.75, 0.75, 0.5])
+    g = bn.grad(lambda x: np.sum(np.maximum.accumulate(x)))(np.array([0.5, 2.0, 1.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0, 0.0])
+    _, t = bn.jvp(lambda x: np.minimum.accumulate(x), (np.array([2.0, 2.0, 3.0]),),
+                  (np.array([1.0, 3.0, 5.0]),))
+    np.testing.assert_array_equal(t, [1.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_cummax_cummin_second_order_and_forward_jacobian(rng, name):
+    """Nested: the Hessian of a loss through the row (its traced rules) against central
+    differences of the gradient, and the forward Jacobian (the batched rule) equal to the
+    reverse one."""
+    ufunc = getattr(np, name)
+    w = rng.normal(size=(2, 4))
+
+    def loss(x):
+        return np.sum(ufunc.accumulate(np.sin(x) * x, axis=1) * w)
+    x = _point(rng, (2, 4))
+    H = np.reshape(bn.hessian(loss)(x), (8, 8))
+    grad = bn.grad(loss)
+    fd = np.stack([np.ravel(grad(x + e.reshape(2, 4) * 1e-6) - grad(x - e.reshape(2, 4) * 1e-6))
+                   / 2e-6 for e in np.eye(8)], axis=1)
+    np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-7)
+    f = lambda x: ufunc.accumulate(x * x, axis=0)               # noqa: E731
+    np.testing.assert_allclose(bn.jacfwd(f)(x), bn.jacobian(f)(x), rtol=1e-14)
+    np.testing.assert_allclose(bn.jacobian(lambda x: bn.jacfwd(f)(x).sum(axis=(0, 1)))(x),
+                               bn.jacobian(lambda x: bn.jacobian(f)(x).sum(axis=(0, 1)))(x),
+                               rtol=1e-14)
+
+
+def test_cummax_kernel_agrees_with_the_plain_python_sweep():
+    """Two engines, one table: the compiled kernel and kernels/reference.py at ties and at
+    the special values (NaN, +-inf, signed zeros)."""
+    from burnumba.kernels import engine, layout, reference
+    x = np.array([[1.0, np.nan, 1.0, -np.inf], [-0.0, 0.0, np.inf, np.inf],
+                  [2.0, 2.0, -1.0, 2.0]])
+    w = np.arange(12.0).reshape(3, 4) - 5.0
+    for f in (lambda x: np.maximum.accumulate(x, axis=1),
+              lambda x: np.minimum.accumulate(x, axis=0)):
+        tape = bn.trace(lambda x: np.sum(f(x) * w), x)
+        F1, C = tape.F0.copy(), engine.control_block(tape.dtype)
+        v_kernel = tape.kernel.caller(tape.I, F1, C)(layout.MODE_VALUE_AND_GRAD)
+        F2 = tape.F0.copy()
+        v_ref = reference.value_and_grad(tape.I, F2)
+        np.testing.assert_array_equal(v_kernel, v_ref)
+        np.testing.assert_array_equal(F1, F2)
+
+
+# ufunc.accumulate: the scan rows that declare themselves a ufunc's accumulation
+# (kernels/row.py: Op.accumulate), from the table: a new such row is tested here unnamed
+ACCUMULATING = [r for r in bn.kernels.ROWS if r.accumulate]
+ACCUMULATE_CASES = [((6,), None), ((6,), -1), ((3, 4), 0), ((3, 4), 1), ((2, 3, 4), -1),
+                    ((2, 3, 4), 0), ((4, 1), 1)]
+
+
+def test_the_accumulating_rows_are_registered():
+    from burnumba.tracing.dispatch import ACCUMULATE
+    assert {"cumsum": "add", "cumprod": "multiply", "logcumsumexp": "logaddexp"}.items() <= {
+        r.name: r.accumulate for r in ACCUMULATING}.items()
+    assert set(ACCUMULATE) == {getattr(np, r.accumulate) for r in ACCUMULATING}
+
+
+@pytest.mark.parametrize("row", ACCUMULATING, ids=lambda r: r.name)
+@pytest.mark.parametrize("shape,axis", ACCUMULATE_CASES)
+def test_ufunc_accumulate_is_its_row(rng, row, shape, axis):
+    """np.<ufunc>.accumulate(x, axis) on a traced x is a node of the row: numpy's value, and
+    a gradient that matches central differences (axis 0 when not given, as numpy)."""
+    ufunc = getattr(np, row.accumulate)
+    lo, hi = row.domain[0]
+    x = rng.uniform(lo, hi, size=shape)
+    call = ((lambda x: ufunc.accumulate(x)) if axis is None
+            else (lambda x: ufunc.accumulate(x, axis=axis)))
+    if shape[axis or 0] > 1:
+        tape = bn.grad(lambda x: np.sum(call(x))).trace(x)
+        assert row.name in tape.ops
+    check(call, (x,))
+
+
+def test_ufunc_accumulate_writes_out_and_refuses_what_numpy_refuses(rng):
+    x = _point(rng, (3, 4))
+
+    def into_out(x):
+        out = np.zeros_like(x)
+        np.add.accumulate(x, axis=1, out=out)
+        return out * x
+    check(into_out, (x,))
+    for call, error, words in (
+            (lambda x: np.add.accumulate(x, axis=None), bn.ShapeError,
+             ["numpy.add.accumulate", "axis=None", "1-d"]),
+            (lambda x: np.add.accumulate(np.sum(x)), bn.ShapeError, ["scalar"]),
+            (lambda x: np.add.accumulate(x, axis=2), bn.ShapeError, ["axis 2"]),
+            (lambda x: np.hypot.accumulate(x), bn.UnsupportedOpError,
+             ["numpy.hypot.accumulate", "accumulate is supported for add"]),
+            (lambda x: np.add.accumulate(x, dtype=np.int64), bn.UnsupportedOpError,
+             ["dtype"])):
+        with pytest.raises(error) as e:
+            bn.grad(lambda x: np.sum(call(x)))(x)
+        assert all(w in str(e.value) for w in words), str(e.value)
 
 
 # ==============================================================================================

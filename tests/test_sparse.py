@@ -1,6 +1,8 @@
 """Sparse Jacobians and Hessians (burnumba/derive/sparsity.py, transforms/colouring.py,
 transforms/sparse.py): patterns hold every nonzero of the dense derivatives, colourings are
 valid, and the compressed values equal the dense ones, over programs that use each row kind."""
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -125,9 +127,41 @@ def test_the_programs_hold_every_row_kind():
         if (_, f, n) in SCALARS:
             seen |= set(bn.trace(bn.grad(f), _point(n)).ops)
     blocks = {r.name for r in bn.kernels.ROWS if r.kind == "block" and r.lanes_of is None}
-    assert blocks <= seen, sorted(blocks - seen)
+    assert blocks <= seen | {r.name for r in AXIS_ROWS}, sorted(blocks - seen)
     maps = {r.name for r in bn.kernels.ROWS if r.kind == "map"}
     assert len(maps & seen) >= 15
+
+
+# the axis rows with rules in numpy's names, each alone along each axis (below): a new such
+# row is checked here without a program of its own
+AXIS_ROWS = [r for r in bn.kernels.ROWS if r.traced is not None and r.layout in
+             ("axis", "axis_reduce", "axis_rows")]
+
+
+@pytest.mark.parametrize("row", AXIS_ROWS, ids=[r.name for r in AXIS_ROWS])
+def test_every_axis_row(row):
+    """Each axis row alone on a (2, 3) array, along each axis it takes (with each immediate
+    its tests try), at random points and on a grid of ties: its Jacobian's pattern holds the
+    dense Jacobian's nonzeros, and the Hessian's pattern the dense Hessian's."""
+    lo, hi = row.domain[0]
+    r = np.random.default_rng(5)
+    axes = (1,) if row.layout == "axis_rows" else (0, 1)
+    for axis, c, ties in [(a, c, t) for a in axes for c in row.traced.imm for t in (0, 1)]:
+        shape = (2, 2) if row.layout == "axis_rows" else (2, 3)
+        out = shape[:axis] + shape[axis + 1:] if row.layout == "axis_reduce" else shape
+        x = r.uniform(lo, hi, math.prod(shape))
+        x = np.clip(np.round(2.0 * x) / 2.0, lo, hi) if ties else x
+        w = r.uniform(0.5, 1.5, out)
+
+        def f(x):
+            x = np.reshape(x, shape)
+            return np.ravel(x._b.axis(row.name, x, axis, out, imm=c) * 1.0)
+        dense = np.asarray(bn.jacobian(f)(x)).reshape(-1, x.size)
+        pattern = bn.jacobian_sparsity(f)(x).toarray().astype(bool)
+        assert not ((dense != 0) & ~pattern).any(), (row.name, axis, c, ties)
+        h = bn.hessian(lambda x: np.sum(f(x) * np.ravel(w)))(x)
+        hp = bn.hessian_sparsity(lambda x: np.sum(f(x) * np.ravel(w)))(x).toarray()
+        assert not ((np.abs(h) > 1e-12) & ~hp.astype(bool)).any(), (row.name, axis, c, ties)
 
 
 MAP_ROWS = [r for r in bn.kernels.ROWS if r.kind == "map" and r.arity in (1, 2)]
@@ -290,6 +324,19 @@ def test_conservative_rows_are_listed():
         assert name not in EXACT
     for name in ("gather", "matmul", "softmax", "cumsum", "tanh", "multiply"):
         assert name in EXACT
+
+
+def test_a_block_rows_rule_is_its_rows_own():
+    """Every block row's sparsity rule is the ``Sparsity`` its rule file gives it (a row
+    without one is dense and nonlinear): derive/sparsity.py holds no rule by row name."""
+    from burnumba.derive import sparsity
+    from burnumba.kernels import ROWS
+    for row in ROWS:
+        if row.kind == "block":
+            want = tuple(row.sparsity) if row.sparsity else ("dense", "nonlinear", False)
+            assert sparsity.rule(row) == want, row.name
+    assert all(r.sparsity is not None for r in ROWS if r.kind == "block" and r.name in EXACT)
+    assert not [k for k, v in vars(sparsity).items() if isinstance(v, dict) and "gather" in v]
 
 
 # -- the differential fuzz's random programs (tests/test_fuzz.py) --------------------------

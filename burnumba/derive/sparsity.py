@@ -8,10 +8,10 @@ is read once, in order (tape order is execution order), and every row has a rule
   tile repeats; an operand with no derivative rule (a comparison's) adds nothing. Its
   Hessian pairs: none for add, subtract, negative, positive; a x b for multiply; a x b and
   b x b for divide; every pair of the element's set for the rest;
-* a block row: its ``Sparsity`` (``kernels/row.py``), held in its rule file
-  (``blocks_reduce.py``, ``blocks_scan.py``), or, for the rows of the rule files not
-  annotated yet (gather, softmax and matmul families), in ``_BY_NAME`` below; a block row
-  with neither (the linear algebra rows) is dense and nonlinear.
+* a block row: its ``Sparsity`` (``kernels/row.py``), a field of the row in its rule file
+  (``kernels/blocks_*.py``); a block row without one (the linear algebra rows,
+  causal_softmax, layer_norm, cross_entropy) is dense and nonlinear. This module holds no
+  rule of its own for any block row.
 
 Exact (``EXACT``: the pattern is the union over points of the true one): input, const, the
 map rows, where, gather (positions fixed at trace time), scatter, sum, sumsq, inner, the
@@ -43,17 +43,6 @@ from ..kernels import ROWS
 _LINEAR_MAPS = frozenset(("add", "subtract", "negative", "positive"))
 _BILINEAR_MAPS = frozenset(("multiply",))
 
-# the block rules of the rows whose rule files hold no ``sparsity`` yet (blocks_gather.py,
-# blocks_softmax.py, blocks_matmul.py): (deps, hessian, exact), as ``Sparsity``'s fields
-_BY_NAME = {
-    "where": ("where", "linear", True), "gather": ("gather", "linear", True),
-    "scatter": ("scatter", "linear", True), "take": ("dense_a0", "linear", False),
-    "take_add": ("dense_a0", "linear", False), "gather_lanes": ("dense", "linear", False),
-    "matmul": ("matmul", "bilinear", True), "logsumexp": ("reduce", "nonlinear", True),
-    "softmax": ("whole", "nonlinear", True), "log_softmax": ("whole", "nonlinear", True),
-}
-
-
 def rule(row):
     """(deps, hessian, exact) of a row (see ``kernels/row.py: Sparsity``)."""
     if row.kind == "map":
@@ -64,7 +53,7 @@ def rule(row):
         return ("none", "linear", True)        # inputs are set first; constants: nothing
     if row.sparsity is not None:
         return tuple(row.sparsity)
-    return _BY_NAME.get(row.name, ("dense", "nonlinear", False))
+    return ("dense", "nonlinear", False)       # Sparsity's conservative default
 
 
 EXACT = frozenset(r.name for r in ROWS if rule(r)[2])

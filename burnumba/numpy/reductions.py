@@ -15,7 +15,7 @@ import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
 from ..kernels import ROWS
-from ..tracing.dispatch import implements
+from ..tracing.dispatch import implements, implements_accumulate
 from ..tracing.tracer import Var, broadcast_to as _expand, normalize_axis
 from ._common import _NOVALUE, _builder, _float_only, _no_out, _options
 from .elementwise import _isnan, _not_equal, less_equal, maximum, minimum, sqrt, square, where
@@ -345,6 +345,35 @@ def _axis_row_function(row):
 ROW_FUNCTIONS = {row.public: _axis_row_function(row) for row in ROWS
                  if row.public and row.layout == "axis"}
 globals().update(ROW_FUNCTIONS)
+
+
+def _accumulate_function(row):
+    """``ufunc.accumulate(array, axis=0, dtype=None)`` on a traced array for the "axis" row
+    that is that ufunc's accumulation (``Op.accumulate``: cumsum is np.add.accumulate): as
+    numpy's, along axis 0 by default, and axis=None only for a 1-d array."""
+    ufunc = getattr(np, row.accumulate)
+    name = f"numpy.{ufunc.__name__}.accumulate"
+
+    def accumulate(array, axis=0, dtype=None):
+        if not isinstance(array, Var):            # a traced out= with numpy data
+            return ufunc.accumulate(np.asarray(array), axis=axis, dtype=dtype)
+        if axis is None and array.ndim != 1:
+            raise ShapeError(at_user_site(
+                f"{name}: axis=None accumulates a 1-d array only (numpy: 'accumulate does "
+                f"not allow multiple axes'); pass an axis, or ravel the {array.ndim}-d array"))
+        if array.ndim == 0:
+            raise ShapeError(at_user_site(f"{name}: cannot accumulate on a scalar (numpy "
+                                          "refuses it too); give a 1-d array"))
+        return _scan(row.name, array, axis, dtype, None)
+    accumulate.__name__ = accumulate.__qualname__ = f"{ufunc.__name__}_accumulate"
+    return accumulate
+
+
+# The scan rows that are a ufunc's accumulation, registered for ``ufunc.accumulate`` from the
+# row (kernels/row.py: ``Op.accumulate``), so that a new scan row declares it in its rule file.
+for _row in ROWS:
+    if _row.accumulate:
+        implements_accumulate(getattr(np, _row.accumulate))(_accumulate_function(_row))
 
 
 def _nan_args(name, dtype, out, b, kwargs):

@@ -1,7 +1,8 @@
 """The list of supported numpy, generated from the tables that dispatch it.
 
 ``burnumba.tracing.dispatch.UFUNCS`` (the ufuncs ``np.f(x)`` reaches through
-``__array_ufunc__``), ``dispatch.FUNCTIONS`` (the functions ``__array_function__`` reaches),
+``__array_ufunc__``), ``dispatch.ACCUMULATE`` (their ``accumulate`` methods that a scan row
+computes), ``dispatch.FUNCTIONS`` (the functions ``__array_function__`` reaches),
 both filled by ``burnumba.numpy``, and the ndarray methods of ``ArrayVar`` are the truth. The
 docs' page of supported numpy is made from ``markdown()`` each time the site is built
 (docs/hooks.py); ``python -m burnumba.tools.supported`` prints it.
@@ -41,7 +42,8 @@ def tables():
             continue
         functions.add(_public_name(f) + ("(..., like=x)" if f in (np.array, np.asarray)
                                          else ""))
-    return {"ufuncs": sorted(ufuncs), "functions": sorted(functions),
+    accumulate = sorted(f"{uf.__name__}.accumulate" for uf in dispatch.ACCUMULATE)
+    return {"ufuncs": sorted(ufuncs), "accumulate": accumulate, "functions": sorted(functions),
             "methods": supported_methods(), "refused": sorted(refused),
             "scipy": scipy_functions(), "scipy_ufuncs": sorted(dispatch.SCIPY_UFUNCS)}
 
@@ -80,6 +82,7 @@ def markdown():
     t = tables()
     parts = [
         _wrapped("ufuncs", t["ufuncs"]) + "\n",
+        _wrapped("ufunc methods (a scan row each)", t["accumulate"]) + "\n",
         _wrapped("functions", t["functions"]) + "\n",
         _wrapped("ndarray methods and attributes", t["methods"]) + "\n",
         _wrapped("refused on traced values, with an error that says what to use instead",

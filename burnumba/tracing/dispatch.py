@@ -26,6 +26,8 @@ UFUNCS = {}          # numpy ufunc -> implementation (np.exp(x) on a traced x)
 FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.solve(a, b))
 METHODS = {}         # ndarray method with no numpy function of its own -> implementation
 UFUNC_KEYWORDS = {}  # ufunc -> the keyword arguments a traced call may pass (np.vecdot: axis)
+ACCUMULATE = {}      # numpy ufunc -> implementation of its method ``accumulate``
+                     # (np.maximum.accumulate(x) on a traced x: a scan row, Op.accumulate)
 # numpy's in-place conventions (burnumba/numpy/inplace.py fills these and METHODS["__out__"],
 # METHODS["__view__"]):
 OUT_ARGUMENT = {}    # numpy function -> the position of its ``out`` argument
@@ -115,6 +117,16 @@ def implements_ufunc(*ufuncs, keywords=()):
     return register
 
 
+def implements_accumulate(*ufuncs):
+    """Register the decorated function, ``f(array, axis=0, dtype=None)``, as what
+    ``ufunc.accumulate`` does on a traced array for each of ``ufuncs``."""
+    def register(impl):
+        for ufunc in ufuncs:
+            ACCUMULATE[ufunc] = impl
+        return impl
+    return register
+
+
 def implements_method(name):
     """Register the decorated function as the ndarray method ``name`` of traced arrays, for
     a method numpy has no function for (``__getitem__``: indexing)."""
@@ -144,8 +156,16 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
     where = kwargs.pop("where", True)
     if method == "at":                              # np.add.at(x, idx, v): in place
         return METHODS["__at__"](ufunc, *inputs, **kwargs)
+    if method == "accumulate" and ufunc in ACCUMULATE:
+        result = ACCUMULATE[ufunc](*inputs, **kwargs)
+        if out is None:
+            return result
+        return METHODS["__out__"](f"numpy.{ufunc.__name__}.accumulate", result, out, True,
+                                  False)
     if method != "__call__":
         hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
+        if method == "accumulate":
+            hint = f" (accumulate is supported for {_supported(ACCUMULATE)})"
         raise UnsupportedOpError(at_user_site(
             f"numpy.{ufunc.__name__}.{method} is not supported on traced values{hint}"))
     fn = UFUNCS.get(ufunc) or _scipy_ufunc(ufunc)
