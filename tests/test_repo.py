@@ -27,3 +27,16 @@ def test_benchmark_data_is_not_copied_into_the_repository():
         if ".venv" in path.parts:
             continue
         assert path.name not in ("tinyshakespeare.txt", "names.txt"), path
+
+
+def test_every_package_is_installed():
+    """A regular (not editable) install takes only the packages pyproject.toml lists: each
+    folder with an __init__.py must be there, or ``pip install .`` leaves it out."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "burnumba").rglob("__init__.py")}
+    assert found - listed == set(), "add these to [tool.setuptools] packages"
+    assert "burnumba.kernels" in listed

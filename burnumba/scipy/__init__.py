@@ -6,7 +6,8 @@ signatures and defaults, so that ``import burnumba.scipy.stats.norm as norm`` or
     special     gammaln, digamma, polygamma, erf, erfc, erfinv, ndtr, ndtri, log_ndtr, i0, i1,
                 logsumexp, softmax, expit, logit, xlogy, betaln, ...
     stats       norm, multivariate_normal, t, gamma, beta, dirichlet, poisson, bernoulli,
-                binom, laplace, cauchy, logistic, expon, uniform, ... (one module each)
+                binom, laplace, cauchy, logistic, expon, uniform, lognorm, weibull_min,
+                gumbel_r, nbinom, truncnorm, ... (one module each)
     linalg      solve_triangular, cho_factor / cho_solve, lu_factor / lu_solve / lu, expm
     signal      convolve, correlate (N-d; full / valid / same), convolve2d, correlate2d
     integrate   odeint, solve_ivp (a fixed-step Runge-Kutta traced as ops)

@@ -60,8 +60,12 @@ def scipy_functions():
 # the reason (their error on a traced value names burnumba.scipy and says there is no
 # replacement yet)
 SCIPY_REFUSED = (
-    ("stats.t.cdf, stats.beta.cdf, stats.binom.cdf, special.betainc",
-     "the incomplete beta function is not a row yet"),
+    ("stats.t.cdf, stats.beta.cdf, stats.binom.cdf, stats.f.cdf, stats.nbinom.cdf, "
+     "special.betainc", "the incomplete beta function is not a row yet"),
+    ("stats.gennorm.cdf", "its derivative in beta would be gammainc's in its first argument"),
+    ("stats.vonmises, stats.multinomial, stats.skewnorm, stats.loggamma and scipy's other "
+     "distributions", "not modules of burnumba.scipy.stats yet: scipy's own module is what "
+     "the name gives, and a traced value given to it raises an error naming it"),
     ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv, "
      "special.gammaincinv", "not rows yet (jn / jv and yn take integer orders)"),
     ("the derivative of special.gammainc / gammaincc in a, of jn / yn in n, of stats.gamma / "

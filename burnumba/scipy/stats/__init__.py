@@ -2,13 +2,17 @@
 scipy's function names and parameters (``norm.logpdf(x, loc=0, scale=1)``), so that
 ``import burnumba.scipy.stats.norm as norm`` replaces ``autograd.scipy.stats.norm``.
 Gradients flow to x and to every parameter; invalid parameters give NaN, as scipy."""
-from . import (bernoulli, beta, binom, cauchy, chi2, dirichlet, expon, gamma,  # noqa: F401
-               laplace, logistic, multivariate_normal, norm, poisson, t, uniform)
+from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet,  # noqa: F401
+               expon, f, gamma, gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma,
+               laplace, logistic, lognorm, multivariate_normal, nbinom, norm, pareto, poisson,
+               rayleigh, t, truncnorm, uniform, weibull_min)
 
 from ...numpy._common import namesake  # noqa: E402
 
-__getattr__ = namesake(__name__, "scipy.stats")    # lognorm, ...: scipy's own distributions
-__all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma",
-           "laplace", "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform"]
+__getattr__ = namesake(__name__, "scipy.stats")    # vonmises, ...: scipy's own distributions
+__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
+           "f", "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "halfnorm", "invgamma",
+           "laplace", "logistic", "lognorm", "multivariate_normal", "nbinom", "norm", "pareto",
+           "poisson", "rayleigh", "t", "truncnorm", "uniform", "weibull_min"]
 # the functions a distribution module may have (scipy's method names)
 METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")

@@ -1,5 +1,7 @@
 """What every distribution module uses: scipy on plain values, the standardised variable, and
 scipy's conventions for bad parameters (NaN, never a number computed from them)."""
+import functools
+
 import numpy as np
 
 from ...numpy import elementwise as ew
@@ -8,6 +10,7 @@ from ...numpy._common import _builder
 NAN = float("nan")
 LOG_2PI = 1.8378770664093453        # log(2 pi)
 LOG_PI = 1.1447298858494002
+LOG2 = 0.6931471805599453
 
 
 def traced(*xs):
@@ -42,4 +45,36 @@ def standard(x, loc, scale):
 
 
 def log_scale(scale):
-    return ew.log(scale) if traced(scale) else np.log(scale)
+    if traced(scale):
+        return ew.log(scale)
+    with np.errstate(divide="ignore", invalid="ignore"):   # scale <= 0: NaN by valid(), later
+        return np.log(scale)
+
+
+def method(dist):
+    """A distribution's function, written for traced values: on plain values the call goes to
+    scipy.stats.<dist>.<the function's name> with the same arguments instead.
+
+    >>> @method("lognorm")
+    ... def logpdf(x, s, loc=0.0, scale=1.0): ...
+    """
+    def wrap(body):
+        @functools.wraps(body)
+        def call(*args, **kwargs):
+            if not traced(*args, *kwargs.values()):
+                return eager(dist, body.__name__, *args, **kwargs)
+            return body(*args, **kwargs)
+        return call
+    return wrap
+
+
+def support(inside, z, fill):
+    """(inside, z where inside and ``fill`` elsewhere): the value in the branch not taken is
+    a point of the domain, so that branch's derivative is finite (no inf * 0 in a gradient)."""
+    return inside, ew.where(inside, z, fill)
+
+
+def log1mexp(a):
+    """log(1 - exp(a)) for a <= 0: log(-expm1(a)) near 0, log1p(-exp(a)) far below (Maechler's
+    split at -log 2, both accurate)."""
+    return ew.where(ew.greater(a, -LOG2), ew.log(-ew.expm1(a)), ew.log1p(-ew.exp(a)))

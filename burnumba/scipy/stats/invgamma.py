@@ -1,0 +1,58 @@
+"""``burnumba.scipy.stats.invgamma``: the inverse gamma distribution, as scipy.stats.invgamma
+(a, loc, scale): 1 / Z for Z ~ gamma(a). logpdf and pdf with gradients to x, a, loc and
+scale; cdf, logcdf, sf, logsf from the incomplete gamma rows, with gradients to x, loc and
+scale (their derivative in a is not defined: an error naming ``a``, as gamma.cdf's)."""
+from ...numpy import elementwise as ew
+from .. import special
+from ._common import log_scale, method, positive, standard, support, valid
+
+INF = float("inf")
+
+
+def _z(x, loc, scale):
+    z = standard(x, loc, scale)
+    return support(ew.greater(z, 0.0), z, 1.0)
+
+
+@method("invgamma")
+def logpdf(x, a, loc=0.0, scale=1.0):
+    """-(a + 1) log(z) - gammaln(a) - 1 / z - log(scale) for z > 0"""
+    inside, z = _z(x, loc, scale)
+    out = -(a + 1.0) * ew.log(z) - special.gammaln(a) - 1.0 / z - log_scale(scale)
+    return valid(ew.where(inside, out, -INF), positive(a), positive(scale))
+
+
+@method("invgamma")
+def pdf(x, a, loc=0.0, scale=1.0):
+    return ew.exp(logpdf(x, a, loc, scale))
+
+
+@method("invgamma")
+def cdf(x, a, loc=0.0, scale=1.0):
+    """gammaincc(a, 1 / z)"""
+    inside, z = _z(x, loc, scale)
+    return valid(ew.where(inside, special.gammaincc(a, 1.0 / z), 0.0), positive(a),
+                 positive(scale))
+
+
+def _log_of(p, q):
+    """log(p) for p = 1 - q: log1p(-q) where p > 1/2 (its digits are in q)"""
+    return ew.where(ew.greater(p, 0.5), ew.log1p(-q), ew.log(p))
+
+
+@method("invgamma")
+def logcdf(x, a, loc=0.0, scale=1.0):
+    return _log_of(cdf(x, a, loc, scale), sf(x, a, loc, scale))
+
+
+@method("invgamma")
+def sf(x, a, loc=0.0, scale=1.0):
+    """gammainc(a, 1 / z)"""
+    inside, z = _z(x, loc, scale)
+    return valid(ew.where(inside, special.gammainc(a, 1.0 / z), 1.0), positive(a),
+                 positive(scale))
+
+
+@method("invgamma")
+def logsf(x, a, loc=0.0, scale=1.0):
+    return _log_of(sf(x, a, loc, scale), cdf(x, a, loc, scale))
