@@ -30,6 +30,7 @@ LAYERS = [
     ("api", ("burnumba", "burnumba.__main__", "burnumba.nn", "burnumba.optim", "burnumba.data",
              "burnumba.distributed", "burnumba.cli",      # the public paths of train/'s modules
              "burnumba.extend", "burnumba.misc", "burnumba.test_util",   # autograd's paths
+             "burnumba.builtins",
              "burnumba._tape", "burnumba._tapefile")),    # old paths that old pickles name
 ]
 

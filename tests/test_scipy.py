@@ -798,10 +798,57 @@ def test_solve_ivp_with_t_eval_and_args():
     np.testing.assert_allclose(g, -3.0 * (0.5 * np.exp(-0.25) + np.exp(-0.5)), rtol=1e-9)
 
 
-def test_integrate_refuses_tolerances_it_cannot_meet():
-    with pytest.raises(UnsupportedOpError, match="substeps"):
+@pytest.mark.parametrize("rtol", [1e-3, 1e-7])
+def test_odeint_meets_rtol_and_atol(rtol):
+    """With rtol / atol the step count is chosen to meet them: the values are within the
+    tolerance of the exact solution (y = y0 exp(-k t) sin-free decay, and a rotation), the
+    gradient is the discrete solution's (central differences of the traced scheme at the
+    same step count), and a tighter tolerance takes more steps."""
+    t = np.linspace(0.0, 2.0, 6)
+
+    def rhs(y, t, k):
+        return np.array([-k * y[0] + y[1], -y[0] - k * y[1]])
+
+    def exact(k):
+        c, s_ = np.cos(t), np.sin(t)
+        return np.exp(-k * t)[:, None] * np.stack([c + 0.5 * s_, 0.5 * c - s_], axis=1)
+
+    y0 = np.array([1.0, 0.5])
+    sol = bn.trace(lambda k: integrate.odeint(rhs, y0, t, args=(k,), rtol=rtol, atol=rtol),
+                   0.3)(0.3)
+    err = np.abs(sol - exact(0.3)) / (rtol + rtol * np.abs(exact(0.3)))
+    assert err.max() <= 1.0, err.max()
+    g = bn.grad(lambda k: np.sum(integrate.odeint(rhs, y0, t, args=(k,), rtol=rtol,
+                                                  atol=rtol)))(0.3)
+    want = (np.sum(exact(0.3 + 1e-6)) - np.sum(exact(0.3 - 1e-6))) / 2e-6
+    assert abs(g - want) <= 30 * rtol * abs(want) + 1e-6, (g, want)
+
+
+def test_odeint_tolerance_is_a_guard():
+    """The step count chosen is a decision of the trace: a replay at inputs that need more
+    steps traces a new variant (and meets the tolerance there too); inputs that need the same
+    count reuse the tape."""
+    t = np.array([0.0, 1.0])
+    f = bn.value_and_grad(lambda k: integrate.odeint(lambda y, t: -k * y, 1.0, t,
+                                                     rtol=1e-6, atol=1e-12)[1, 0])
+    for k in (0.5, 0.51, 6.0, 0.52, 6.1):
+        v, g = f(k)
+        np.testing.assert_allclose(v, np.exp(-k), rtol=1e-6)
+        np.testing.assert_allclose(g, -np.exp(-k), rtol=1e-4)
+    key = next(iter(f.tapes))
+    assert len(f.tapes) == 1 and len(f.variants[key]) == 2
+
+
+def test_integrate_refuses_what_it_cannot_do():
+    with pytest.raises(UnsupportedOpError, match="max_step"):
+        bn.grad(lambda k: np.sum(integrate.solve_ivp(lambda t, y: -k * y, (0.0, 1.0),
+                                                     np.ones(2), max_step=0.1).y))(0.5)
+    with pytest.raises(bn.InputError, match="rtol must be a plain number"):
         bn.grad(lambda k: np.sum(integrate.odeint(lambda y, t: -k * y, 1.0,
-                                                  np.array([0.0, 1.0]), rtol=1e-8)))(0.5)
+                                                  np.array([0.0, 1.0]), rtol=k)))(0.5)
+    with pytest.raises(bn.InputError, match="does not meet"):   # stiff: RK4 needs h < 2.8 / k
+        bn.grad(lambda k: np.sum(integrate.odeint(lambda y, t: -k * y, 1.0,
+                                                  np.array([0.0, 1.0]), rtol=1e-6)))(1e4)
 
 
 # -- scipy's own functions on traced values ------------------------------------------------

@@ -18,15 +18,30 @@ accuracy control: RK4's global error is O(h^4) (h the step), so with 32 substeps
 per interval the error is about 1e-8 of the solution's scale for a smooth problem with
 unit time constants over unit intervals; stiff problems need many more steps (RK4 is
 explicit: stable only for h |lambda| < 2.8). Raise ``substeps`` until the answer stops moving.
-rtol / atol are refused, because a fixed step does not meet them: pass ``substeps``.
+
+**With rtol / atol** (``odeint(..., rtol=0.01)``, as autograd's ode_net example passes), the
+step count is chosen to meet them, the way a program written by hand would: RK4 with n and 2n
+steps per interval, n = 1, 2, 4, ... (from ``substeps`` if given), until Richardson's estimate
+of the finer run's error, |y_2n - y_n| / 15 (RK4's error falls 16-fold when h halves), is
+within atol + rtol |y_2n| at every output time and component; the finer run is returned. Each
+"within?" is a Python decision on a traced value, so it is a guard of the tape: a replay
+whose inputs need another step count traces a new variant, and every other replay runs the
+recorded steps (each attempted n stays on the tape, about 4x the steps of the last). This is
+not LSODA's step sequence, so the values differ from scipy's by up to the tolerance; the
+gradient is exact for the returned discrete solution.
 """
+import numpy as np
+
 from .._errors import InputError, UnsupportedOpError, at_user_site
-from ..numpy import shapes
+from ..numpy import elementwise as ew
+from ..numpy import reductions, shapes
 from ..numpy._common import _builder, namesake
 
 __all__ = ["odeint", "solve_ivp"]
 
 SUBSTEPS = 32
+MAX_SUBSTEPS = 2 ** 10          # tolerance mode: the most steps per interval tried
+ATOL = RTOL = 1.49012e-8        # scipy.integrate.odeint's defaults
 
 
 def _rk4(f, y, t0, t1, substeps):
@@ -54,24 +69,68 @@ def _returns_traced(call):
 
 
 def _substeps(name, substeps, options):
-    bad = sorted(k for k in options if options[k] is not None)
+    """The steps per interval to start from, and (rtol, atol) or None for a fixed count."""
+    bad = sorted(k for k in options if options[k] is not None and k not in ("rtol", "atol"))
     if bad:
         raise UnsupportedOpError(at_user_site(
             f"{name}({', '.join(f'{k}=...' for k in bad)}) on traced values: burnumba "
-            "integrates with a fixed-step RK4 traced as ops (see burnumba.scipy.integrate), "
-            "which meets no tolerance; pass substeps=N (steps per output interval, default "
-            f"{SUBSTEPS}) and raise it until the result stops changing"))
+            "integrates with RK4 traced as ops (see burnumba.scipy.integrate), with a step "
+            "count per output interval (substeps=N) or one chosen to meet rtol / atol"))
+    tol = None
+    if options.get("rtol") is not None or options.get("atol") is not None:
+        rtol = RTOL if options.get("rtol") is None else options["rtol"]
+        atol = ATOL if options.get("atol") is None else options["atol"]
+        for k, v in (("rtol", rtol), ("atol", atol)):
+            if _builder(v) is not None or not np.all(np.asarray(v) >= 0):
+                raise InputError(at_user_site(f"{name}: {k} must be a plain number >= 0 (or "
+                                              f"one per component), got {v!r}"))
+        if not np.any(np.asarray(rtol) > 0) and not np.any(np.asarray(atol) > 0):
+            raise InputError(at_user_site(f"{name}: rtol and atol are both 0: no step count "
+                                          "meets that"))
+        tol = (rtol, atol)
+    if substeps is None:
+        substeps = 1 if tol is not None else SUBSTEPS
     if int(substeps) != substeps or substeps < 1:
         raise InputError(at_user_site(f"{name}: substeps must be an integer >= 1, got "
                                       f"{substeps!r}"))
-    return int(substeps)
+    return int(substeps), tol
+
+
+def _solve(name, f, y, ts, n, tol, start=None):
+    """[y at each of ts] by RK4 with n steps per interval (from ``start`` to ts[0] first, if
+    given), or, with tol = (rtol, atol), with the step count that meets them (module
+    docstring): each test of the error estimate is a Python decision, a guard."""
+    def run(steps):
+        y0 = y if start is None else _rk4(f, y, start, ts[0], steps)
+        out = [y0]
+        for i in range(ts.shape[0] - 1):
+            out.append(_rk4(f, out[-1], ts[i], ts[i + 1], steps))
+        return shapes.stack(out)
+
+    if tol is None:
+        return run(n)
+    rtol, atol = tol
+    coarse = run(n)
+    while True:
+        fine = run(2 * n)
+        # Richardson: fine's error is about (fine - coarse) / (2^4 - 1) for RK4
+        ratio = ew.absolute(fine - coarse) / (15.0 * (atol + rtol * ew.absolute(fine)))
+        if bool(ew.less_equal(reductions.max(ratio), 1.0)):
+            return fine
+        n, coarse = 2 * n, fine
+        if n > MAX_SUBSTEPS:
+            raise InputError(at_user_site(
+                f"{name}: RK4 with {MAX_SUBSTEPS} steps per interval does not meet rtol="
+                f"{rtol}, atol={atol} (a stiff problem, or a solution that blows up); loosen "
+                "them, or split the output times finer"))
 
 
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=None,
-           atol=None, tfirst=False, *, substeps=SUBSTEPS, **unsupported):
+           atol=None, tfirst=False, *, substeps=None, **unsupported):
     """y(t) for dy/dt = func(y, t, *args) (``tfirst``: func(t, y, *args)), y(t[0]) = y0, as
     scipy.integrate.odeint: an array of shape (len(t), len(y0)), its first row y0. Integrated
-    with RK4, ``substeps`` steps per interval of t (the module's docstring: accuracy, why).
+    with RK4, ``substeps`` steps per interval of t (32 by default), or with rtol / atol, the
+    step count that meets them (the module's docstring: accuracy, guards, why).
 
     >>> decay = lambda k: odeint(lambda y, t: -k * y, 1.0, np.array([0.0, 1.0]))[1, 0]
     >>> bn.grad(decay)(0.5)                  # d/dk exp(-k) = -exp(-0.5) = -0.6065...
@@ -89,7 +148,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=Non
         raise UnsupportedOpError(at_user_site(
             f"odeint({', '.join(n + '=...' for n in names)}) is not supported on traced "
             "values (burnumba traces a fixed-step RK4; its derivative needs no Dfun)"))
-    n = _substeps("odeint", substeps, {"rtol": rtol, "atol": atol})
+    n, tol = _substeps("odeint", substeps, {"rtol": rtol, "atol": atol})
     b = _builder(y0, t, args) or _builder(
         func(t[0], y0, *args) if tfirst else func(y0, t[0], *args))
     y = shapes.reshape(b.lift(y0), (-1,))
@@ -102,11 +161,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, rtol=Non
         out = func(tt, yy, *args) if tfirst else func(yy, tt, *args)
         return shapes.reshape(b.lift(out), (-1,))
 
-    rows = [y]
-    for i in range(ts.shape[0] - 1):
-        y = _rk4(f, y, ts[i], ts[i + 1], n)
-        rows.append(y)
-    return shapes.stack(rows)
+    return _solve("odeint", f, y, ts, n, tol)
 
 
 class OdeResult(dict):
@@ -115,12 +170,13 @@ class OdeResult(dict):
 
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
-              vectorized=False, args=None, *, substeps=SUBSTEPS, **options):
+              vectorized=False, args=None, *, substeps=None, **options):
     """The solution of dy/dt = fun(t, y, *args), y(t_span[0]) = y0, at ``t_eval`` (default:
     the two ends of t_span), as scipy.integrate.solve_ivp: a result with ``.t`` and ``.y``
     (shape (len(y0), len(t_eval))). Every ``method`` name is accepted and the integration is
-    the fixed-step RK4 of this module (``substeps`` steps per interval of t_eval): see the
-    module's docstring for its accuracy and why no adaptive step is taken."""
+    the RK4 of this module: ``substeps`` steps per interval of t_eval (32 by default), or,
+    when rtol / atol are passed, the step count that meets them (see the module's
+    docstring: accuracy, guards, why no adaptive step)."""
     if _builder(y0, t_span, t_eval, args) is None and not _returns_traced(
             lambda: fun(t_span[0], y0, *(args or ()))):
         import scipy.integrate
@@ -131,8 +187,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         raise UnsupportedOpError(at_user_site(
             "solve_ivp(dense_output=..., events=...) is not supported on traced values: "
             "pass the times you need as t_eval"))
-    n = _substeps("solve_ivp", substeps, {k: options.pop(k, None)
-                                          for k in ("rtol", "atol", "max_step", "first_step")})
+    n, tol = _substeps("solve_ivp", substeps, {k: options.pop(k, None)
+                                               for k in ("rtol", "atol", "max_step",
+                                                         "first_step")})
     if options:
         raise UnsupportedOpError(at_user_site(
             f"solve_ivp: options {sorted(options)} are not supported on traced values"))
@@ -148,13 +205,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         return shapes.reshape(b.lift(fun(tt, yy, *args)), (-1,))
 
     # t_eval's first time may lie after t0: integrate up to it first
-    if t_eval is not None:
-        y = _rk4(f, y, b.lift(t0), ts[0], n)
-    cols = [y]
-    for i in range(ts.shape[0] - 1):
-        y = _rk4(f, y, ts[i], ts[i + 1], n)
-        cols.append(y)
-    return OdeResult(t=ts, y=shapes.stack(cols, axis=1), status=0, success=True,
-                     message="fixed-step RK4 (burnumba.scipy.integrate)", nfev=4 * n * len(cols))
+    rows = _solve("solve_ivp", f, y, ts, n, tol, start=None if t_eval is None else b.lift(t0))
+    return OdeResult(t=ts, y=shapes.transpose(rows), status=0, success=True,
+                     message="RK4 (burnumba.scipy.integrate)")
 
 __getattr__ = namesake(__name__, "scipy.integrate")    # what burnumba does not define: scipy's own
