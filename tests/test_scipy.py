@@ -317,6 +317,10 @@ CASES = {
                                 _u(0.9, 1.2)), (0, 1, 2, 3, 4), rtol=1e-9),
     "truncnorm.sf": Case(stats.truncnorm.sf, ST.truncnorm.sf,
                          _args(_u(-0.5, 1.4), _u(-2, -0.8), _u(1.5, 3)), (0, 1, 2), rtol=1e-9),
+    "vonmises.logpdf": Case(stats.vonmises.logpdf, ST.vonmises.logpdf,
+                            _args(_u(-5, 5), _u(0.1, 30), _u(-1, 1), _u(0.5, 2)), (0, 1, 2, 3)),
+    "vonmises.logpdf_concentrated": Case(stats.vonmises.logpdf, ST.vonmises.logpdf,
+                                         _args(_u(-0.05, 0.05), _u(550, 2000)), (0, 1)),
     "geom.logpmf": Case(stats.geom.logpmf, ST.geom.logpmf,
                         _args(np.array([1.0, 2.0, 3.0, 7.0]), _u(0.05, 0.95)), (1,)),
     "geom.cdf": Case(stats.geom.cdf, ST.geom.cdf,
@@ -699,6 +703,18 @@ def test_new_distributions_at_their_edges(dist, args, xs):
         if finite.any():
             g = bn.grad(lambda x: np.sum(f(x, *args[1:])))(xs[finite])
             assert np.all(np.isfinite(g)), (dist, fn, g)
+
+
+def test_vonmises_normaliser_over_the_whole_range_of_kappa():
+    """log(i0(kappa)) - kappa, from i0 below 600 and the asymptotic series above (i0 itself
+    overflows past 713): scipy's i0e to 1e-15 relative, or 5e-16 absolute where the value is
+    near 0 (small kappa: a log of a number near 1), on both sides of the seam and beyond."""
+    from burnumba.scipy.stats.vonmises import log_i0e
+    k = np.concatenate([np.exp(np.linspace(-5, 12, 300)), [599.999, 600.0, 600.001]])
+    np.testing.assert_allclose(_value(log_i0e, (k,), (0,)), np.log(S.i0e(k)), rtol=1e-15,
+                               atol=5e-16)
+    g = bn.grad(lambda k: np.sum(log_i0e(k)))(k)       # d/dk = i1(k) / i0(k) - 1
+    np.testing.assert_allclose(g, S.i1e(k) / S.i0e(k) - 1.0, rtol=1e-12, atol=1e-15)
 
 
 def test_geom_logcdf_keeps_the_digits_scipy_loses():

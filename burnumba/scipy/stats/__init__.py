@@ -5,14 +5,14 @@ Gradients flow to x and to every parameter; invalid parameters give NaN, as scip
 from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet,  # noqa: F401
                expon, f, gamma, gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma,
                laplace, logistic, lognorm, multivariate_normal, nbinom, norm, pareto, poisson,
-               rayleigh, t, truncnorm, uniform, weibull_min)
+               rayleigh, t, truncnorm, uniform, vonmises, weibull_min)
 
 from ...numpy._common import namesake  # noqa: E402
 
-__getattr__ = namesake(__name__, "scipy.stats")    # vonmises, ...: scipy's own distributions
+__getattr__ = namesake(__name__, "scipy.stats")    # skewnorm, ...: scipy's own distributions
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
            "f", "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "halfnorm", "invgamma",
            "laplace", "logistic", "lognorm", "multivariate_normal", "nbinom", "norm", "pareto",
-           "poisson", "rayleigh", "t", "truncnorm", "uniform", "weibull_min"]
+           "poisson", "rayleigh", "t", "truncnorm", "uniform", "vonmises", "weibull_min"]
 # the functions a distribution module may have (scipy's method names)
 METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
