@@ -154,3 +154,10 @@ def test_an_object_array_of_traced_values_returned_is_stacked():
     (_, aux), _ = bn.value_and_grad(lambda x: (bnp.sum(x), filled(x)), has_aux=True)(X)
     assert isinstance(aux, np.ndarray) and aux.dtype == np.float64
     np.testing.assert_array_equal(aux, [2 * X[0, 0], X[1, 1]])
+
+
+def test_a_list_of_plain_numbers_beside_a_traced_value_is_a_constant():
+    """np.where(traced, [1.0, 2.0], y): the list is numpy's array, lifted as a constant (it
+    came back as a bare ndarray, and where failed with an AttributeError)."""
+    g = bn.grad(lambda y: np.sum(np.where(y > 0.5, [1.0, 2.0], y)))(np.array([0.2, 0.9]))
+    np.testing.assert_array_equal(g, [1.0, 0.0])

@@ -321,6 +321,12 @@ CASES = {
                             _args(_u(-5, 5), _u(0.1, 30), _u(-1, 1), _u(0.5, 2)), (0, 1, 2, 3)),
     "vonmises.logpdf_concentrated": Case(stats.vonmises.logpdf, ST.vonmises.logpdf,
                                          _args(_u(-0.05, 0.05), _u(550, 2000)), (0, 1)),
+    # (p is used as given, scipy adjusts its last entry: the two agree along the simplex)
+    "multinomial.logpmf": Case(
+        lambda z: stats.multinomial.logpmf(np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 2.0]]), 6,
+                                           bsp.softmax(z)),
+        lambda z: ST.multinomial.logpmf(np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 2.0]]), 6,
+                                        S.softmax(z)), _args(_u(-1, 1, (3,))), (0,)),
     "geom.logpmf": Case(stats.geom.logpmf, ST.geom.logpmf,
                         _args(np.array([1.0, 2.0, 3.0, 7.0]), _u(0.05, 0.95)), (1,)),
     "geom.cdf": Case(stats.geom.cdf, ST.geom.cdf,
@@ -715,6 +721,30 @@ def test_vonmises_normaliser_over_the_whole_range_of_kappa():
                                atol=5e-16)
     g = bn.grad(lambda k: np.sum(log_i0e(k)))(k)       # d/dk = i1(k) / i0(k) - 1
     np.testing.assert_allclose(g, S.i1e(k) / S.i0e(k) - 1.0, rtol=1e-12, atol=1e-15)
+
+
+def test_multinomial_gradient_along_the_simplex():
+    """p = softmax(logits): the gradient to the logits against autograd's differentiation of
+    the same formula (p on the simplex, so scipy's adjusted last entry changes nothing), and
+    counts that are not integers or do not sum to n give -inf, bad p NaN, as scipy."""
+    x = np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 2.0]])
+
+    def ours(z):
+        return np.sum(stats.multinomial.logpmf(x, 6.0, bsp.softmax(z)))
+
+    def theirs(z):
+        p = anp.exp(z - asp.logsumexp(z))
+        return anp.sum(asp.gammaln(7.0) + anp.sum(x * anp.log(p) - asp.gammaln(x + 1), -1))
+    z = np.array([0.3, -1.2, 0.5])
+    np.testing.assert_allclose(bn.grad(ours)(z), autograd.grad(theirs)(z), rtol=1e-12)
+    np.testing.assert_allclose(_value(ours, (z,), (0,)), theirs(z), rtol=1e-13)
+    odd = np.array([[1.0, 2.0, 2.0], [1.0, 2.5, 2.5], [-1.0, 3.0, 4.0]])
+    p = np.array([0.2, 0.3, 0.5])
+    got = _value(lambda p: stats.multinomial.logpmf(odd, 6.0, p), (p,), (0,))
+    np.testing.assert_array_equal(got, ST.multinomial.logpmf(odd, 6, p))
+    for bad_p in ([0.2, -0.3, 1.1], [0.2, 0.3, 0.4]):      # outside [0, 1]; not summing to 1
+        bad = _value(lambda p: stats.multinomial.logpmf(x, 6.0, p), (np.array(bad_p),), (0,))
+        assert np.all(np.isnan(bad))
 
 
 def test_geom_logcdf_keeps_the_digits_scipy_loses():

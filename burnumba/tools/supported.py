@@ -64,7 +64,7 @@ SCIPY_REFUSED = (
      "special.betainc", "the incomplete beta function is not a row yet"),
     ("stats.gennorm.cdf", "its derivative in beta would be gammainc's in its first argument"),
     ("stats.vonmises.cdf", "scipy sums its series in Python"),
-    ("stats.multinomial, stats.skewnorm, stats.loggamma and scipy's other "
+    ("stats.skewnorm, stats.loggamma, stats.multivariate_t and scipy's other "
      "distributions", "not modules of burnumba.scipy.stats yet: scipy's own module is what "
      "the name gives, and a traced value given to it raises an error naming it"),
     ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv, "

@@ -149,7 +149,7 @@ class Builder:
                     "pass it as an argument instead"))
             return x
         if isinstance(x, (list, tuple)):
-            return FUNCTIONS[np.array](x)
+            return v if isinstance(v := FUNCTIONS[np.array](x), Var) else self.const(v)
         if isinstance(x, np.ndarray) and x.dtype == object and \
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)

@@ -2,17 +2,18 @@
 scipy's function names and parameters (``norm.logpdf(x, loc=0, scale=1)``), so that
 ``import burnumba.scipy.stats.norm as norm`` replaces ``autograd.scipy.stats.norm``.
 Gradients flow to x and to every parameter; invalid parameters give NaN, as scipy."""
-from . import (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet,  # noqa: F401
-               expon, f, gamma, gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma,
-               laplace, logistic, lognorm, multivariate_normal, nbinom, norm, pareto, poisson,
-               rayleigh, t, truncnorm, uniform, vonmises, weibull_min)
+from . import (  # noqa: F401
+    bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, f, gamma,
+    gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma, laplace, logistic,
+    lognorm, multinomial, multivariate_normal, nbinom, norm, pareto, poisson,
+    rayleigh, t, truncnorm, uniform, vonmises, weibull_min)
 
 from ...numpy._common import namesake  # noqa: E402
 
 __getattr__ = namesake(__name__, "scipy.stats")    # skewnorm, ...: scipy's own distributions
-__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon",
-           "f", "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "halfnorm", "invgamma",
-           "laplace", "logistic", "lognorm", "multivariate_normal", "nbinom", "norm", "pareto",
+__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
+           "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "halfnorm", "invgamma", "laplace",
+           "logistic", "lognorm", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto",
            "poisson", "rayleigh", "t", "truncnorm", "uniform", "vonmises", "weibull_min"]
 # the functions a distribution module may have (scipy's method names)
 METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
