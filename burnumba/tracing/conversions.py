@@ -11,6 +11,7 @@ import numpy as np
 from .._errors import InplaceError, PrecisionWarning, UnsupportedOpError, at_user_site
 from .concrete import EXACT, Evaluator
 from .integers import integer_data
+from .subscripts import lifted, note  # noqa: F401 (lifted: the tracer's)
 
 
 INTO_NUMPY = (
@@ -125,6 +126,8 @@ def guarded_index(x, dtype):
     b.guards.sites[-1] += (" [a numpy array indexed by traced integers: bnp.take(array, idx, "
                            "axis=0), or the array as a traced value (an argument, or computed "
                            "from one), reads the index when the tape runs, with no new trace]")
+    # numpy's subscript in the user's frame (two frames up: Var.__array__, then the line)
+    note(x, sys._getframe(2), len(b.guards) - 1)
     return values if dtype is None else values.astype(dtype)
 
 

@@ -219,3 +219,10 @@ def take_over(b, x):
     for p in pending:                        # later guards moved down
         p.guards = [g - sum(1 for d in found.guards if d < g) for g in p.guards]
     return traced
+
+
+def lifted(b, x):
+    """``Builder.lift`` of ``x`` (a number or an array) while subscripts are pending: the
+    traced subscript numpy's result stands for, or a constant."""
+    traced = take_over(b, x) if type(x) is np.ndarray else None
+    return b.const(x) if traced is None else traced

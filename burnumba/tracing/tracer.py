@@ -6,7 +6,6 @@ offsets of all nodes are known while tracing (the ``gather`` row relies on that)
 """
 import hashlib
 import math
-import sys
 
 import numpy as np
 
@@ -17,8 +16,7 @@ from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
                           guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
-                          user_instruction)
-from .subscripts import note, take_over
+                          lifted, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
 
@@ -56,11 +54,8 @@ class Builder:
         self.sites = [] if record_sites else None
         # Python decisions on traced values (tracing/concrete.py): the input nodes' values
         # (set by the transformation that traces; None: no values, decisions are refused),
-        # the evaluator made at the first decision, and the guards recorded
-        self.given = self.evaluator = self.guards = None
-        # numpy subscripts by traced integers whose result an operator is about to lift
-        # (tracing/subscripts.py): read at run time instead of guarded
-        self.subscripts = None
+        # the evaluator made at the first decision, the guards, tracing/subscripts.py's
+        self.given = self.evaluator = self.guards = self.subscripts = None
         # structured loops (tracing/loops.py), by first node; the input nodes they write;
         # whether one may be traced here (the transformation says so; else: unrolled)
         self.loops, self.loop_starts, self.loop_owned, self.loops_ok = [], {}, set(), False
@@ -165,11 +160,7 @@ class Builder:
             raise UnsupportedOpError(at_user_site(
                 f"cannot use an object of type {type(x).__name__} in a traced computation: "
                 "use floats or numpy arrays"))
-        if self.subscripts and type(x) is np.ndarray:
-            traced = take_over(self, x)          # numpy's table[i] with a traced i
-            if traced is not None:
-                return traced
-        return self.const(x)
+        return lifted(self, x) if self.subscripts else self.const(x)  # numpy's table[i]
 
     # -- op constructors ------------------------------------------------------------------
 
@@ -732,9 +723,7 @@ class Var:
                     "(np.array(list) of traced values is a traced array in the tape's float "
                     "dtype), or use bnp.array(list)"))
             if what == "load" and guarded_index_ok(self):
-                values = guarded_index(self, dtype)
-                note(self, sys._getframe(1), len(self._b.guards) - 1)
-                return values
+                return guarded_index(self, dtype)
             raise ConcretizationError(at_user_site(
                 "numpy tried to convert a traced value into a numpy array: a numpy array "
                 "indexed by a traced value, or a traced value where numpy needs numbers. Use "
