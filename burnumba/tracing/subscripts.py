@@ -131,12 +131,14 @@ class Pending:
     _MISSING for a part computed otherwise), whether the key is a tuple, the traced
     indices numpy asked for integers (in its order: the key's), their guards."""
 
-    __slots__ = ("frame", "consumer", "table", "parts", "is_tuple", "asked", "guards")
+    __slots__ = ("frame", "at", "end", "consumer", "table", "parts", "is_tuple", "asked",
+                 "guards")
 
     def __init__(self, frame, consumer, table, parts, is_tuple):
-        self.frame, self.consumer, self.table = frame, consumer, table
+        self.frame, self.at, self.consumer, self.table = frame, frame.f_lasti, consumer, table
         self.parts, self.is_tuple = parts, is_tuple
         self.asked, self.guards = [], []
+        self.end = -1                # the trace's length after the last index numpy asked
 
     def current(self):
         return self.frame.f_lasti == self.consumer
@@ -162,19 +164,23 @@ class Pending:
         return tuple(key) if self.is_tuple else key[0]
 
 
-def note(var, frame, guard):
-    """Called by ``Var.__array__`` when numpy's subscript in ``frame`` asks the traced index
-    ``var`` for its integers, right after the index recorded its guard (number ``guard``):
-    remember the subscript when its result is a temporary the next operator consumes."""
+def note(var, frame, guard, start):
+    """Called by ``conversions.guarded_index`` when numpy's subscript in ``frame`` asks the
+    traced index ``var`` for its integers, right after the index recorded its guard (number
+    ``guard``, its nodes from ``start`` on): remember the subscript when its result is a
+    temporary the next operator consumes."""
     b = var._b
     pending = b.subscripts
     if pending is None:
         pending = b.subscripts = []
     pending[:] = [p for p in pending if p.frame is frame and p.frame.f_lasti <= p.consumer]
-    for p in pending:                        # another traced part of the same key
-        if p.frame is frame and frame.f_lasti < p.consumer:
+    for p in pending:
+        # another traced part of the same key: the same instruction, and nothing traced
+        # since the previous part's guard (a loop's next pass at this line traces its index)
+        if p.frame is frame and frame.f_lasti == p.at and p.end == start:
             p.asked.append(var)
             p.guards.append(guard)
+            p.end = b.n
             return
     found = _pattern(frame.f_code, frame.f_lasti)
     if found is None:
@@ -184,9 +190,11 @@ def note(var, frame, guard):
     if type(table) is not np.ndarray or table.dtype.kind not in "biuf":
         return
     parts = [_MISSING if i is None else _load(frame, i) for i in part_ins]
+    pending[:] = []                          # a new subscript: earlier ones were not consumed
     p = Pending(frame, consumer, table, parts, is_tuple)
     p.asked.append(var)
     p.guards.append(guard)
+    p.end = b.n
     pending.append(p)
 
 
