@@ -337,20 +337,30 @@ def test_index_shape_errors(rng):
 
 
 def test_numpy_array_indexed_by_a_traced_index(rng):
-    """``table[idx]`` with a numpy table and traced idx cannot be intercepted (numpy's own
-    __getitem__ asks idx for an array): idx becomes its integers, a guarded constant, so new
-    indices trace again; bnp.take reads them when the tape runs, with no new trace. A float
-    index is refused with the fix."""
+    """``table[idx]`` with a numpy table and traced idx is numpy's own __getitem__ (it asks
+    idx for an array): when an operator with a traced operand consumes the result at once,
+    the subscript is traced on the table and reads idx when the tape runs (no new trace);
+    kept in a name, idx becomes its integers, a guarded constant, so new indices trace
+    again; bnp.take reads them when the tape runs, with no new trace. A float index is
+    refused with the fix."""
     table = rng.normal(size=(5, 3))
     traces = []
 
     def as_written(w, i):
         traces.append(1)
         return np.sum(table[i] * w)
-    g = bn.grad(as_written)
-    for idx in (np.array([4, 0, -1]), np.array([4, 0, -1]), np.array([1, 2, 3])):
-        np.testing.assert_allclose(g(np.ones(3), idx), table[idx].sum(axis=0), rtol=1e-14)
-    assert len(traces) == 2
+
+    def kept(w, i):
+        traces.append(1)
+        rows = table[i]
+        return np.sum(rows * w)
+    for fn, count in ((as_written, 1), (kept, 2)):
+        del traces[:]
+        g = bn.grad(fn)
+        for idx in (np.array([4, 0, -1]), np.array([4, 0, -1]), np.array([1, 2, 3])):
+            np.testing.assert_allclose(g(np.ones(3), idx), table[idx].sum(axis=0),
+                                       rtol=1e-14)
+        assert len(traces) == count
     idx = np.array([4, 0, -1])
     g = bn.grad(lambda w, i: np.sum(bnp.take(table, i, axis=0) * w))(np.ones(3), idx)
     np.testing.assert_allclose(g, table[idx].sum(axis=0), rtol=1e-14)

@@ -176,6 +176,13 @@ class Guards:
         self.value.append(float(value))
         self.sites.append(site)
 
+    def drop(self, indices):
+        """Forget the guards at ``indices`` (a decision that turned out to be data:
+        tracing/subscripts.py)."""
+        for k in sorted(indices, reverse=True):
+            for column in (self.node, self.kind, self.value, self.sites):
+                del column[k]
+
     def __len__(self):
         return len(self.node)
 

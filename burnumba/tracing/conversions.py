@@ -11,6 +11,7 @@ import numpy as np
 from .._errors import InplaceError, PrecisionWarning, UnsupportedOpError, at_user_site
 from .concrete import EXACT, Evaluator
 from .integers import integer_data
+from .subscripts import lifted, note  # noqa: F401 (lifted: the tracer's)
 
 
 INTO_NUMPY = (
@@ -117,6 +118,7 @@ def guarded_index(x, dtype):
     sum(|index - recorded|) is 0 (an index that moves makes the transformation trace again,
     as a branch that changes does; a take row would read it at run time instead)."""
     b = x._b
+    start = b.n
     if b.evaluator is None:
         b.evaluator = Evaluator(b, b.given)
     values = np.array(b.evaluator.value(x.node), dtype=np.int64).reshape(x.shape)
@@ -125,6 +127,8 @@ def guarded_index(x, dtype):
     b.guards.sites[-1] += (" [a numpy array indexed by traced integers: bnp.take(array, idx, "
                            "axis=0), or the array as a traced value (an argument, or computed "
                            "from one), reads the index when the tape runs, with no new trace]")
+    # numpy's subscript in the user's frame (two frames up: Var.__array__, then the line)
+    note(x, sys._getframe(2), len(b.guards) - 1, start)
     return values if dtype is None else values.astype(dtype)
 
 

@@ -16,7 +16,7 @@ from ..kernels import BY_NAME, OPCODE
 from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
                           guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
-                          user_instruction)
+                          lifted, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
 
@@ -54,8 +54,8 @@ class Builder:
         self.sites = [] if record_sites else None
         # Python decisions on traced values (tracing/concrete.py): the input nodes' values
         # (set by the transformation that traces; None: no values, decisions are refused),
-        # the evaluator made at the first decision, and the guards recorded
-        self.given = self.evaluator = self.guards = None
+        # the evaluator made at the first decision, the guards, tracing/subscripts.py's
+        self.given = self.evaluator = self.guards = self.subscripts = None
         # structured loops (tracing/loops.py), by first node; the input nodes they write;
         # whether one may be traced here (the transformation says so; else: unrolled)
         self.loops, self.loop_starts, self.loop_owned, self.loops_ok = [], {}, set(), False
@@ -160,7 +160,7 @@ class Builder:
             raise UnsupportedOpError(at_user_site(
                 f"cannot use an object of type {type(x).__name__} in a traced computation: "
                 "use floats or numpy arrays"))
-        return self.const(x)
+        return lifted(self, x) if self.subscripts else self.const(x)  # numpy's table[i]
 
     # -- op constructors ------------------------------------------------------------------
 

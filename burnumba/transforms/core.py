@@ -161,6 +161,7 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
         eliminate_dead(b, roots + (b.guards.node if b.guards else []))
     b.live = False
+    b.subscripts = None                    # tracing/subscripts.py: frees the user's frames
     tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
                 argnums=argnums, single=single, static=static, forward_mode=forward_mode,
                 draws=tuple(rec.draws))
