@@ -77,4 +77,7 @@ def support(inside, z, fill):
 def log1mexp(a):
     """log(1 - exp(a)) for a <= 0: log(-expm1(a)) near 0, log1p(-exp(a)) far below (Maechler's
     split at -log 2, both accurate)."""
-    return ew.where(ew.greater(a, -LOG2), ew.log(-ew.expm1(a)), ew.log1p(-ew.exp(a)))
+    near = ew.greater(a, -LOG2)
+    # each branch reads a held at a point of its own domain where it is not taken (no inf * 0)
+    return ew.where(near, ew.log(-ew.expm1(ew.where(near, a, -1.0))),
+                    ew.log1p(-ew.exp(ew.where(near, -1.0, a))))
