@@ -118,7 +118,7 @@ def _solve(name, f, y, ts, n, tol, start=None):
         if bool(ew.less_equal(reductions.max(ratio), 1.0)):
             return fine
         n, coarse = 2 * n, fine
-        if n > MAX_SUBSTEPS:
+        if 2 * n > MAX_SUBSTEPS:            # the finer run would pass the limit
             raise InputError(at_user_site(
                 f"{name}: RK4 with {MAX_SUBSTEPS} steps per interval does not meet rtol="
                 f"{rtol}, atol={atol} (a stiff problem, or a solution that blows up); loosen "
