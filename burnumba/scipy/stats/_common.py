@@ -74,6 +74,17 @@ def support(inside, z, fill):
     return inside, ew.where(inside, z, fill)
 
 
+def above(x, loc, scale, low=0.0, strict=False, finite=False):
+    """(inside, z) for z = (x - loc) / scale on a support [low, inf) ((low, inf) if
+    ``strict``; without +inf if ``finite``, where a density's log would be inf - inf), z held
+    at 1 outside it (``support``)."""
+    z = standard(x, loc, scale)
+    inside = (ew.greater if strict else ew.greater_equal)(z, low)
+    if finite:
+        inside = ew.logical_and(inside, ew.less(z, float("inf")))
+    return support(inside, z, 1.0)
+
+
 def log1mexp(a):
     """log(1 - exp(a)) for a <= 0: log(-expm1(a)) near 0, log1p(-exp(a)) far below (Maechler's
     split at -log 2, both accurate)."""

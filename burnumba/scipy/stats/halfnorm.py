@@ -3,21 +3,16 @@ scale): logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with gradients to x, loc and s
 density below loc, as scipy."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG2, LOG_2PI, log_scale, method, positive, standard, support, valid
+from ._common import above, LOG2, LOG_2PI, log_scale, method, positive, valid
 
 INF = float("inf")
 SQRT1_2 = 0.7071067811865476
 
 
-def _z(x, loc, scale):
-    z = standard(x, loc, scale)
-    return support(ew.greater_equal(z, 0.0), z, 1.0)
-
-
 @method("halfnorm")
 def logpdf(x, loc=0.0, scale=1.0):
     """log(2) - log(2 pi) / 2 - z^2 / 2 - log(scale) for z >= 0"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     out = LOG2 - 0.5 * LOG_2PI - 0.5 * z * z - log_scale(scale)
     return valid(ew.where(inside, out, -INF), positive(scale))
 
@@ -30,14 +25,14 @@ def pdf(x, loc=0.0, scale=1.0):
 @method("halfnorm")
 def cdf(x, loc=0.0, scale=1.0):
     """erf(z / sqrt 2)"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, special.erf(z * SQRT1_2), 0.0), positive(scale))
 
 
 @method("halfnorm")
 def logcdf(x, loc=0.0, scale=1.0):
     """log(erf(z / sqrt 2)), as log1p(-erfc(z / sqrt 2)) for z > 1 (the digits near 0)"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     u = z * SQRT1_2
     out = ew.where(ew.greater(z, 1.0), ew.log1p(-special.erfc(u)), ew.log(special.erf(u)))
     return valid(ew.where(inside, out, -INF), positive(scale))
@@ -46,13 +41,13 @@ def logcdf(x, loc=0.0, scale=1.0):
 @method("halfnorm")
 def sf(x, loc=0.0, scale=1.0):
     """erfc(z / sqrt 2) = 2 ndtr(-z), accurate in the tail"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, special.erfc(z * SQRT1_2), 1.0), positive(scale))
 
 
 @method("halfnorm")
 def logsf(x, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, LOG2 + special.log_ndtr(-z), 0.0), positive(scale))
 
 

@@ -4,20 +4,15 @@ scale; cdf, logcdf, sf, logsf from the incomplete gamma rows, with gradients to 
 scale (their derivative in a is not defined: an error naming ``a``, as gamma.cdf's)."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import log_scale, method, positive, standard, support, valid
+from ._common import above, log_scale, method, positive, valid
 
 INF = float("inf")
-
-
-def _z(x, loc, scale):
-    z = standard(x, loc, scale)
-    return support(ew.greater(z, 0.0), z, 1.0)
 
 
 @method("invgamma")
 def logpdf(x, a, loc=0.0, scale=1.0):
     """-(a + 1) log(z) - gammaln(a) - 1 / z - log(scale) for z > 0"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale, strict=True)
     out = -(a + 1.0) * ew.log(z) - special.gammaln(a) - 1.0 / z - log_scale(scale)
     return valid(ew.where(inside, out, -INF), positive(a), positive(scale))
 
@@ -30,7 +25,7 @@ def pdf(x, a, loc=0.0, scale=1.0):
 @method("invgamma")
 def cdf(x, a, loc=0.0, scale=1.0):
     """gammaincc(a, 1 / z)"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale, strict=True)
     return valid(ew.where(inside, special.gammaincc(a, 1.0 / z), 0.0), positive(a),
                  positive(scale))
 
@@ -48,7 +43,7 @@ def logcdf(x, a, loc=0.0, scale=1.0):
 @method("invgamma")
 def sf(x, a, loc=0.0, scale=1.0):
     """gammainc(a, 1 / z)"""
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale, strict=True)
     return valid(ew.where(inside, special.gammainc(a, 1.0 / z), 1.0), positive(a),
                  positive(scale))
 

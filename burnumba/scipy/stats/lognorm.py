@@ -4,14 +4,13 @@ cdf, logcdf, sf, logsf, ppf, with gradients to x, s, loc and scale; -inf (logpdf
 and 1 (sf) at and below loc, as scipy."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG_2PI, log_scale, method, positive, standard, support, valid
+from ._common import above, LOG_2PI, log_scale, method, positive, valid
 
 INF = float("inf")
 
 
 def _logz(x, loc, scale):
-    z = standard(x, loc, scale)
-    inside, z = support(ew.greater(z, 0.0), z, 1.0)
+    inside, z = above(x, loc, scale, strict=True)
     return inside, ew.log(z)
 
 

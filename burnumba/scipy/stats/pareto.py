@@ -2,14 +2,13 @@
 scale): density b / z^(b + 1) for z >= 1. logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with
 gradients to x, b, loc and scale."""
 from ...numpy import elementwise as ew
-from ._common import log1mexp, log_scale, method, positive, standard, support, valid
+from ._common import above, log1mexp, log_scale, method, positive, valid
 
 INF = float("inf")
 
 
 def _logz(x, loc, scale):
-    z = standard(x, loc, scale)
-    inside, z = support(ew.greater_equal(z, 1.0), z, 1.0)
+    inside, z = above(x, loc, scale, low=1.0)
     return inside, ew.log(z)
 
 

@@ -2,23 +2,15 @@
 scale): logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with gradients to x, loc and scale; 0
 density below loc. sf = exp(-z^2 / 2)."""
 from ...numpy import elementwise as ew
-from ._common import log1mexp, log_scale, method, positive, standard, support, valid
+from ._common import above, log1mexp, log_scale, method, positive, valid
 
 INF = float("inf")
-
-
-def _z(x, loc, scale, finite=False):
-    """(z >= 0, z there and 1 elsewhere); ``finite``: z = +inf is outside too (where the
-    density's log would be inf - inf)"""
-    z = standard(x, loc, scale)
-    inside = ew.greater_equal(z, 0.0)
-    return support(ew.logical_and(inside, ew.less(z, INF)) if finite else inside, z, 1.0)
 
 
 @method("rayleigh")
 def logpdf(x, loc=0.0, scale=1.0):
     """log(z) - z^2 / 2 - log(scale)"""
-    inside, z = _z(x, loc, scale, finite=True)
+    inside, z = above(x, loc, scale, finite=True)
     return valid(ew.where(inside, ew.log(z) - 0.5 * z * z - log_scale(scale), -INF),
                  positive(scale))
 
@@ -30,25 +22,25 @@ def pdf(x, loc=0.0, scale=1.0):
 
 @method("rayleigh")
 def cdf(x, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, -ew.expm1(-0.5 * z * z), 0.0), positive(scale))
 
 
 @method("rayleigh")
 def logcdf(x, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, log1mexp(-0.5 * z * z), -INF), positive(scale))
 
 
 @method("rayleigh")
 def sf(x, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, ew.exp(-0.5 * z * z), 1.0), positive(scale))
 
 
 @method("rayleigh")
 def logsf(x, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, -0.5 * z * z, 0.0), positive(scale))
 
 

@@ -3,23 +3,15 @@
 gradients to x, c, loc and scale; 0 density below loc."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import log1mexp, log_scale, method, positive, standard, support, valid
+from ._common import above, log1mexp, log_scale, method, positive, valid
 
 INF = float("inf")
-
-
-def _z(x, loc, scale, finite=False):
-    """(z >= 0, z there and 1 elsewhere); ``finite``: z = +inf is outside too (where the
-    density's log would be inf - inf)"""
-    z = standard(x, loc, scale)
-    inside = ew.greater_equal(z, 0.0)
-    return support(ew.logical_and(inside, ew.less(z, INF)) if finite else inside, z, 1.0)
 
 
 @method("weibull_min")
 def logpdf(x, c, loc=0.0, scale=1.0):
     """log(c) + (c - 1) log(z) - z^c - log(scale)"""
-    inside, z = _z(x, loc, scale, finite=True)
+    inside, z = above(x, loc, scale, finite=True)
     out = log_scale(c) + special.xlogy(c - 1.0, z) - z ** c - log_scale(scale)
     return valid(ew.where(inside, out, -INF), positive(c), positive(scale))
 
@@ -31,25 +23,25 @@ def pdf(x, c, loc=0.0, scale=1.0):
 
 @method("weibull_min")
 def cdf(x, c, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, -ew.expm1(-z ** c), 0.0), positive(c), positive(scale))
 
 
 @method("weibull_min")
 def logcdf(x, c, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, log1mexp(-z ** c), -INF), positive(c), positive(scale))
 
 
 @method("weibull_min")
 def sf(x, c, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, ew.exp(-z ** c), 1.0), positive(c), positive(scale))
 
 
 @method("weibull_min")
 def logsf(x, c, loc=0.0, scale=1.0):
-    inside, z = _z(x, loc, scale)
+    inside, z = above(x, loc, scale)
     return valid(ew.where(inside, -z ** c, 0.0), positive(c), positive(scale))
 
 
