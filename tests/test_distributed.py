@@ -220,11 +220,16 @@ def _block(name):
 
 def test_worker_killed_mid_step():
     """The step in flight is recomputed on the survivor from the dask graph, and the update is
-    applied once: the parameters equal one process's after each step."""
+    applied once: the parameters equal one process's after each step. Dask's memory manager
+    runs every 50 ms here (2 s by default) and the victim is killed 0.5 s into the step: by
+    then the survivor, whose tasks are done, has dropped its copy of the step's scattered
+    parameters, and the victim held the only one (this failed under CI's load, where the step
+    was slow; the step is now submitted again)."""
     X, y, p = data(rows=800)
     p["b"] = np.array(0.1)
     # no stealing: the victim's shard tasks wait in its queue, behind the blocking task
-    with dask.config.set({"distributed.scheduler.work-stealing": False}), \
+    with dask.config.set({"distributed.scheduler.work-stealing": False,
+                          "distributed.scheduler.active-memory-manager.interval": "50ms"}), \
             _cluster() as cluster, Client(cluster) as client:
         shards = (da.from_array(X, chunks=(200, 5)), da.from_array(y, chunks=200))
         trainer = bnd.Trainer(logistic_mean, p, optim.SGD(0.5, momentum=0.9), client, shards)
@@ -245,6 +250,7 @@ def test_worker_killed_mid_step():
             assert time.monotonic() < deadline, "the step never reached the victim"
             time.sleep(0.01)
         assert stepping.is_alive()                      # the step is in flight
+        time.sleep(0.5)
         os.kill(pid, signal.SIGKILL)
         Event("release", client=client).set()
         stepping.join(timeout=40)

@@ -272,6 +272,23 @@ class _DataParallel:
             hit = self.shipped[key] = (tape, sig, future)
         return hit
 
+    def _submit(self, plans, flat, ds, drawn, mean):
+        """The future of one step's (value, gradient): the parameters scattered to every
+        worker (hash=False: a new key per step), one task per shard where the shard is
+        (elsewhere only if those workers are gone), and a pairwise tree of additions on the
+        workers (ceil(log2 shards) levels)."""
+        client = self.client
+        where = client.scatter(flat, broadcast=True, hash=False)
+        parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, draws,
+                               pure=False, workers=held, allow_other_workers=True,
+                               key=f"burnumba-partial-{where.key}-{i}")
+                 for i, (plan, shard, n, held, draws) in enumerate(zip(
+                     plans, ds.futures, ds.rows, ds.holders, drawn))]
+        while len(parts) > 1:
+            pairs = [parts[j:j + 2] for j in range(0, len(parts), 2)]
+            parts = [client.submit(_add, *p, pure=False) if len(p) == 2 else p[0] for p in pairs]
+        return parts[0]
+
     def run(self, params, shards, flat=None):
         """(value, flat gradient, tape, sig) over the whole dataset. ``flat``: the parameters
         already as one vector in the tape's dtype (a Trainer's)."""
@@ -281,36 +298,36 @@ class _DataParallel:
         tape, sig = plans[0][:2]
         if flat is None:
             flat = np.concatenate([np.ravel(x) for x in leaves]).astype(tape.dtype)
-        client = self.client
-        # the parameters go to every worker once per step (hash=False: a new key per step)
-        where = client.scatter(flat, broadcast=True, hash=False)
         mean = self.reduce == "mean"
-        # each shard's task goes where the shard is; elsewhere only if those workers are gone
         # random draws from the driver's generators, shard by shard in the dataset's order
         # (the reduction tree's order groups the shards by worker)
         drawn = [()] * len(plans)
         for j in sorted(range(len(plans)), key=ds.positions.__getitem__):
             drawn[j] = [(d.start, np.asarray(d(), dtype=plans[j][0].dtype))
                         for d in plans[j][0].draws]
-        parts = [client.submit(_partial, plan[2], where, shard, n if mean else 1, draws,
-                               pure=False, workers=held, allow_other_workers=True,
-                               key=f"burnumba-partial-{where.key}-{i}")
-                 for i, (plan, shard, n, held, draws) in enumerate(zip(
-                     plans, ds.futures, ds.rows, ds.holders, drawn))]
-        # a pairwise tree on the workers: ceil(log2 shards) levels of additions
-        while len(parts) > 1:
-            pairs = [parts[j:j + 2] for j in range(0, len(parts), 2)]
-            parts = [client.submit(_add, *p, pure=False) if len(p) == 2 else p[0] for p in pairs]
-        try:
-            value, grad = parts[0].result()
-        except GuardError as e:
-            # one tape, traced on the driver, runs every shard: it cannot take another branch
-            raise GuardError(
-                "distributed value_and_grad: the loss makes a Python decision on a traced "
-                "value (an `if`, int() or an index) that went another way on a shard than "
-                "when the tape was traced on the driver; every shard runs that one tape. "
-                "Write the choice as data (bnp.where, bnp.maximum), or make the deciding "
-                f"argument static. The decision:\n{e}") from None
+        from distributed.client import FutureCancelledError
+        for attempt in (1, 2):
+            try:
+                value, grad = self._submit(plans, flat, ds, drawn, mean).result()
+                break
+            except FutureCancelledError:
+                # the parameters are scattered data, which Dask cannot recompute, and its
+                # memory manager drops the replicas no waiting task needs: a worker that died
+                # mid-step may have held the only copy, and the step's tasks were cancelled.
+                # The step runs again with the parameters scattered anew, once: each task is
+                # a pure function of (tape, parameters, shard, draws), so the result and the
+                # update (applied by the caller, after this returns) are the same
+                if attempt == 2:
+                    raise
+            except GuardError as e:
+                # one tape, traced on the driver, runs every shard: it cannot take another
+                # branch
+                raise GuardError(
+                    "distributed value_and_grad: the loss makes a Python decision on a traced "
+                    "value (an `if`, int() or an index) that went another way on a shard than "
+                    "when the tape was traced on the driver; every shard runs that one tape. "
+                    "Write the choice as data (bnp.where, bnp.maximum), or make the deciding "
+                    f"argument static. The decision:\n{e}") from None
         if mean:
             total = sum(ds.rows)
             value, grad = value / total, grad / total
