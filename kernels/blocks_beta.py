@@ -21,6 +21,7 @@ The rows here join the op table in ``ops.py`` by the opcodes they declare (``opc
 from .blocks_gather import _untile
 from .row import OnTrace, Op, Sparsity
 from .rules import template
+from .special_beta import betainc, betainc_dx, betaincc  # noqa: F401 (the rules' calls)
 
 nan = float("nan")
 inf = float("inf")
