@@ -18,7 +18,8 @@ betainc_dx is NaN (0 * inf), not its limit.
 
 The rows here join the op table in ``ops.py`` by the opcodes they declare (``opcode=``).
 """
-from .blocks_gather import _untile
+import math
+
 from .row import OnTrace, Op, Sparsity
 from .rules import template
 from .special_beta import betainc, betainc_dx, betaincc  # noqa: F401 (the rules' calls)
@@ -152,6 +153,16 @@ def _betainc_dx_jvp(i, oy, ny, p, P, off, a0, a1, need, val, grad):
 
 # -- the derivatives as traced ops (``OnTrace``: d/dx is the betainc_dx row, which has no
 # numpy name). ``t`` is the trace (burnumba/derive/traced.py: Trace), ``np`` burnumba.numpy.
+def _untile(np, v, shape):
+    """A cotangent of the output's shape summed back to a tile of it (as where's)."""
+    if v.shape == tuple(shape):
+        return v
+    n = math.prod(shape)
+    if n == v.size:                              # the same elements
+        return np.reshape(v, shape)
+    return np.reshape(np.sum(np.reshape(v, (-1, n)), axis=0), shape)
+
+
 def _nodes(t, i):
     """(a, b, x): the node P[p], a0 and a1."""
     return int(t.params(i)[0]), int(t.a0[i]), int(t.a1[i])
