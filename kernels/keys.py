@@ -60,6 +60,15 @@ def native():
 def _calls_special(row_name):
     """The special functions (rules.SPECIAL) a row's rules call, as a frozenset of names."""
     row = BY_NAME[row_name]
+    if row.kind == "block":         # the calls in its rules (the beta rows' special_beta);
+        names = set()               # a block's locals may be named i0, j1 ...: calls only
+        for slot in ("fwd", "bwd", "jvp"):
+            fn = getattr(row, slot)
+            if fn is not None:
+                names.update(n.func.id for n in ast.walk(ast.parse(
+                    rules.block_source(fn, row.name, slot)))
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+        return frozenset(names & set(rules.SPECIAL))
     if row.kind != "map":
         return frozenset()
     found = set()

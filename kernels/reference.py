@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 
-from . import _prims, layout, rules, special, special_bessel, special_gamma
+from . import _prims, layout, rules, special, special_bessel, special_beta, special_gamma
 from .layout import views
 from .ops import ROWS
 
@@ -25,6 +25,7 @@ IEEE_MATH["vexp"] = np.exp      # rules.BLOCK_MATH: exp, in loops that vectorize
 IEEE_MATH.update(special.FUNCTIONS)   # rules.SPECIAL: scipy.special's, in plain Python
 IEEE_MATH.update(special_bessel.FUNCTIONS)
 IEEE_MATH.update(special_gamma.FUNCTIONS)
+IEEE_MATH.update(special_beta.FUNCTIONS)
 _MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np)
 
 

@@ -136,7 +136,7 @@ class Op(NamedTuple):
     # for its k parameters (nb, n[, k]; matmul's nb, M, K, N, sa, sb): (the operands' shapes,
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
-    refused: Tuple[str, ...] = ()    # map rows: per operand, the name of the public
+    refused: Tuple[str, ...] = ()    # map and "tiles" rows: per operand, the name of the public
     # function's argument whose derivative is not defined (gammainc's a: neither scipy nor
     # autograd has it), or "": the tracer refuses that operand when it depends on a
     # differentiated argument, with an error that names it, rather than give a silent zero
@@ -159,10 +159,11 @@ class Op(NamedTuple):
 
     @property
     def diff_operands(self):
-        """The operands (0, 1) whose derivative the row defines or holds zero: all but the
-        ``refused`` ones."""
-        return tuple(k for k in range(max(self.arity, 0))
-                     if not (k < len(self.refused) and self.refused[k]))
+        """The operands (0, 1; a "tiles" row's 0, 1, 2 in its rules' order: the node P[p],
+        a0, a1) whose derivative the row defines or holds zero: all but the ``refused``
+        ones."""
+        n = 3 if self.layout == "tiles" else max(self.arity, 0)
+        return tuple(k for k in range(n) if not (k < len(self.refused) and self.refused[k]))
 
     def node_shapes(self, P):
         """The shapes in which a node of this row shows its operands and output to its

@@ -40,12 +40,14 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
 # The special functions a map rule may call (kernels/special.py: scipy.special's, compiled
 # with numba where a kernel calls them; the rows of maps_special.py use them)
 # (kernels/special_bessel.py: the Bessel functions; special_gamma.py: the incomplete gamma
-# functions). Each module's code keys only the
+# functions; special_beta.py: the incomplete beta function, which the three-operand block
+# rows of blocks_beta.py call, as block rules may). Each module's code keys only the
 # compiled objects whose rules call one of its functions (keys.py: SPECIAL_MODULES).
 SPECIAL_MODULES = {
     "special.py": ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1"),
     "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
     "special_gamma.py": ("gammainc", "gammaincc"),
+    "special_beta.py": ("betainc", "betaincc", "betainc_dx"),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)
 # The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py
@@ -247,7 +249,7 @@ def source(rule):
 # -- block rows ----------------------------------------------------------------------------
 # A block row's rules (fwd, bwd, jvp) are defs whose body is statements over the sweep's
 # locals: they take any of these names (ops.py describes them), and read nothing else but
-# their own locals, MATH, CONSTANTS and BLOCK_GLOBALS. Statements several rules share are
+# their own locals, MATH, SPECIAL, CONSTANTS and BLOCK_GLOBALS. Statements several rules share are
 # templates (below), called as ``names = _template(args)``.
 BLOCK_ARGS = ("i", "oy", "ny", "c", "p", "P", "off", "a0", "a1", "need", "val", "grad",
               "scratch", "blas", "gemm", "gemv", "lanes")
@@ -361,8 +363,8 @@ def _block_source(fn, op, slot):
     module = ast.fix_missing_locations(_Paste(fn, where).visit(ast.Module(body, [])))
     stored = {n.id for n in ast.walk(module) if isinstance(n, ast.Name)
               and isinstance(n.ctx, (ast.Store, ast.Del))}
-    known = (set(params) | stored | set(MATH) | set(BLOCK_MATH) | set(CONSTANTS)
-             | set(BLOCK_GLOBALS))
+    known = (set(params) | stored | set(MATH) | set(BLOCK_MATH) | set(SPECIAL)
+             | set(CONSTANTS) | set(BLOCK_GLOBALS))
     unknown = sorted(_names(module) - known)
     if unknown:
         raise RuleError(f"{where}: {unknown[0]!r} is neither a block argument, a local, nor "

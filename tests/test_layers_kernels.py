@@ -14,11 +14,11 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # them). _bncall is the optional C extension (kernels/_bncall.c).
 LAYERS = (
     ("errors", "layout", "cache", "update", "_prims", "ieee_cases", "_bncall", "special",
-     "special_bessel", "special_gamma"),
+     "special_bessel", "special_gamma", "special_beta"),
     ("rules", "blas"),
     ("row", "templates"),
     ("maps", "maps_special", "blocks_gather", "blocks_reduce", "blocks_softmax", "blocks_matmul",
-     "blocks_scan", "blocks_linalg"),
+     "blocks_scan", "blocks_linalg", "blocks_beta"),
     ("ops",),
     ("_gen", "reference"),
     ("keys", "_native"),

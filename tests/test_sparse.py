@@ -93,6 +93,10 @@ SCALARS = [
     ("take", lambda x: np.sum(np.take(x.reshape(3, 2), np.array([2, 0, 2]), axis=0) ** 3), 6),
     ("cross_entropy", lambda x: bn.cross_entropy(x.reshape(2, 3), np.array([0, 2])), 6),
     ("layer_norm", lambda x: np.sum(bn.layer_norm(x[:6].reshape(2, 3)) * x[6:]), 9),
+    # the incomplete beta rows (a, b constants; x through a sigmoid), betainc_dx in the
+    # gradient
+    ("incomplete beta", lambda x: np.sum(bss.betainc(2.5, 1.7, bn.sigmoid(x[:3])))
+     + np.sum(bss.betaincc(0.8, 1.7, bn.sigmoid(x[3:])) * x[:3]), 6),
     ("causal_softmax", lambda x: np.sum(bn.causal_softmax(x.reshape(3, 3)) * _W9), 9),
     ("slogdet", lambda x: np.linalg.slogdet(x.reshape(2, 2) + 3.0 * np.eye(2))[1], 4),
     ("cholesky", lambda x: np.sum(np.linalg.cholesky(_spd(x)) * _W9), 9),

@@ -188,13 +188,24 @@ CASES = {
                   lambda x: asp.gammaincc(0.7, x * x + 0.1)),
     "jn": (lambda x: bsp.jn(3, 3.0 * x), lambda x: asp.jn(3, 3.0 * x)),
     "yn": (lambda x: bsp.yn(2, x * x + 0.3), lambda x: asp.yn(2, x * x + 0.3)),
+    # the incomplete beta rows (a, b constants: no derivative), x in (0, 1) through a
+    # sigmoid; autograd's betainc has d/dx, and betainc_dx is its density
+    "betainc": (lambda x: bsp.betainc(2.5, np.array([1.7, 0.6, 4.0]), bn.sigmoid(x)),
+                lambda x: asp.betainc(2.5, np.array([1.7, 0.6, 4.0]), 1 / (1 + anp.exp(-x)))),
+    "betaincc": (lambda x: bsp.betaincc(0.8, 1.7, bn.sigmoid(x)),
+                 lambda x: 1.0 - asp.betainc(0.8, 1.7, 1 / (1 + anp.exp(-x)))),
+    "betainc_dx": (lambda x: bsp._betainc_dx(2.5, 1.7, bn.sigmoid(x)),
+                   lambda x: (anp.power(1 / (1 + anp.exp(-x)), 1.5)
+                              * anp.power(1 - 1 / (1 + anp.exp(-x)), 0.7)
+                              / asp.beta(2.5, 1.7))),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
 # autograd has no JVP of erf, of its linalg functions, nor of scipy.special's
 NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "gammaln",
                     "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1", "j0",
-                    "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn"}
+                    "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn", "betainc",
+                    "betaincc", "betainc_dx"}
 
 
 def test_every_row_is_covered():

@@ -64,15 +64,16 @@ class Trace:
         assert name == self._row.name or name in self._row.appends, (
             f"{self._row.name}'s rules append {name} nodes: name {name} in the row's appends")
 
-    def append(self, name, shape, a, b=None, params=None):
-        """A new node of row ``name`` on the operands a (and b), with a's need."""
+    def append(self, name, shape, a, b=None, params=None, need=None):
+        """A new node of row ``name`` on the operands a (and b), with a's need (or
+        ``need``: the beta rows' differentiable operand is b)."""
         self._appended(name)
         tr = self._b
         a = tr.lift(a)
         b = None if b is None else tr.lift(b)
         shape = tuple(shape)
         node = tr.add(name, shape, a.node, -1 if b is None else b.node, params=params,
-                      need=tr.need[a.node])
+                      need=tr.need[a.node] if need is None else need)
         return Var(tr, node, shape)
 
     def axis(self, name, x):

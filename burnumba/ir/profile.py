@@ -220,7 +220,7 @@ def _reads(tape, i):
         nodes += [int(tape.a0[i])] if tape.a0[i] >= 0 else []
     elif row.name == "gather":                  # the gathered elements only
         return [(-1, int(size[i]))]
-    elif row.name == "where":
+    elif row.layout == "tiles":                 # where, the beta rows: P[p], a0, a1
         nodes = [int(tape.P[p]), int(tape.a0[i]), int(tape.a1[i])]
     else:
         nodes = [int(k) for k in (tape.a0[i], tape.a1[i]) if k >= 0]

@@ -669,9 +669,9 @@ class Tape:
         val = self.val if val is None else val
         r = ROWS[self.op[i]]
         args = []
-        if r.kind == "map" or r.name == "where":
+        if r.kind == "map" or r.layout == "tiles":
             args = [f"%{self.a0[i]}"] + ([f"%{self.a1[i]}"] if self.a1[i] >= 0 else [])
-            if r.name == "where":
+            if r.layout == "tiles":             # where's condition, the beta rows' a
                 args.insert(0, f"%{self.P[self.pp[i]]}")
         elif r.name in ("sum", "sumsq", "inner"):
             p = self.pp[i]

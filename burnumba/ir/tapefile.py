@@ -832,7 +832,7 @@ def operands(tape, i):
     p, P = int(tape.pp[i]), tape.P
     if p < 0:
         return ids
-    if name == "where":
+    if ROWS[tape.op[i]].layout == "tiles":      # where's condition, betainc's a
         ids.insert(0, int(P[p]))
     elif name in ("sum", "sumsq", "inner"):
         m = int(P[p]) * (2 if name == "inner" else 1)

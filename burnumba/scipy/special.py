@@ -5,7 +5,8 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
 i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn, the incomplete gamma functions gammainc,
-gammaincc); the rest are built from rows here, in the
+gammaincc; the incomplete beta functions betainc, betaincc are three-operand block rows,
+kernels/blocks_beta.py); the rest are built from rows here, in the
 forms that keep their accuracy (ndtr through erfc, logit through log1p, xlogy with its
 0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy values each function
 calls scipy.special itself.
@@ -19,17 +20,21 @@ import numbers
 import numpy as np
 
 from .._errors import InputError, UnsupportedOpError, at_user_site
+from ..kernels import BY_NAME as _ROWS
 from ..numpy import functional as _functional
 from ..numpy import elementwise as _ew
 from ..numpy import reductions as _red
 from ..numpy import shapes as _shapes
 from ..numpy._common import _builder, namesake
+from ..tracing.conversions import refuse as _refuse
 from ..tracing.dispatch import implements_scipy_ufunc
+from ..tracing.tracer import Var as _Var, broadcast_to as _expand, tiles as _tiles
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "rgamma",
            "gammasgn", "beta",
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
-           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn",
+           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "betainc", "betaincc",
+           "jn", "yn",
            "expit", "logit",
            "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp",
            "softmax", "log_softmax"]
@@ -181,6 +186,59 @@ def gammaincc(a, x):
     accurate in the upper tail); d/dx = -x^(a-1) e^-x / Gamma(a), none in ``a`` (as
     gammainc)."""
     return _binary_row("gammaincc", a, x)
+
+
+def _beta_row(name, a, b, x):
+    """The three-operand block row ``name`` (kernels/blocks_beta.py: a is the node P[p], b
+    a0, x a1) on numpy-broadcast operands, each left a tile of the result where it is one;
+    a or b depending on a differentiated argument is refused (``Op.refused``)."""
+    bld = _builder(a, b, x)
+    xs = [bld.lift(v) for v in (a, b, x)]
+    try:
+        shape = np.broadcast_shapes(*(v.shape for v in xs))
+    except ValueError:
+        raise InputError(at_user_site(
+            f"{name}: operands could not be broadcast together with shapes "
+            f"{' '.join(str(v.shape) for v in xs)}")) from None
+    xs = [v if _tiles(v.shape, shape) else _expand(v, shape) for v in xs]
+    _refuse(_ROWS[name], xs, bld.need)
+    a, b, x = xs
+    node = bld.add(name, shape, b.node, x.node, params=[a.node], need=bld.need[x.node])
+    return _Var(bld, node, shape)
+
+
+@implements_scipy_ufunc("betainc")
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b) = B(x; a, b) / B(a, b) (a row,
+    kernels/blocks_beta.py). Its derivative in x is the beta density x^(a-1) (1-x)^(b-1) /
+    B(a, b); in ``a`` and ``b`` it is not defined (as in autograd and JAX):
+    differentiating them is an error that names them (hold them with bn.stop_gradient).
+    Values as scipy's: NaN outside 0 <= x <= 1 and for a < 0 or b < 0.
+
+    >>> bn.grad(lambda x: betainc(2.0, 3.0, x))(0.5)   # 12 x (1 - x)^2 = 1.5
+    """
+    if not _traced(a, b, x):
+        return _scipy("betainc")(a, b, x)
+    return _beta_row("betainc", a, b, x)
+
+
+@implements_scipy_ufunc("betaincc")
+def betaincc(a, b, x):
+    """The complement 1 - I_x(a, b) of betainc (a row, accurate in the upper tail); d/dx is
+    minus the beta density, none in ``a`` or ``b`` (as betainc)."""
+    if not _traced(a, b, x):
+        return _scipy("betaincc")(a, b, x)
+    return _beta_row("betaincc", a, b, x)
+
+
+def _betainc_dx(a, b, x):
+    """x^(a-1) (1-x)^(b-1) / B(a, b), the derivative of betainc in x (the betainc_dx row;
+    a traced derivative appends it). On plain values, in log space with scipy.special."""
+    if not _traced(a, b, x):
+        return np.exp(_scipy("xlogy")(np.subtract(a, 1.0), x)
+                      + _scipy("xlog1py")(np.subtract(b, 1.0), np.negative(x))
+                      - _scipy("betaln")(a, b))
+    return _beta_row("betainc_dx", a, b, x)
 
 
 def _integer_order(name, n):

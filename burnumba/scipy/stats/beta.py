@@ -1,6 +1,8 @@
 """``burnumba.scipy.stats.beta``: the beta distribution, as scipy.stats.beta (a, b, loc,
 scale): logpdf and pdf, with gradients to x, a, b, loc and scale; -inf outside [0, 1] (in z).
-(cdf needs the incomplete beta function, not a row yet.)"""
+cdf, sf, logcdf and logsf are the incomplete beta rows (special.betainc / betaincc), with
+gradients to x, loc and scale; in a and b their derivative is not defined, and
+differentiating them is an error that names them."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import eager, log_scale, positive, standard, traced, valid
@@ -22,3 +24,42 @@ def pdf(x, a, b, loc=0.0, scale=1.0):
     if not traced(x, a, b, loc, scale):
         return eager("beta", "pdf", x, a, b, loc, scale)
     return ew.exp(logpdf(x, a, b, loc, scale))
+
+
+def _between(fn, x, a, b, loc, scale, below, above):
+    """fn(a, b, z) for 0 < z < 1, ``below`` at z <= 0 and ``above`` at z >= 1 (z held at
+    1/2 outside: the density's poles at 0 and 1 stay out of the gradient)."""
+    z = standard(x, loc, scale)
+    inside = ew.logical_and(ew.greater(z, 0.0), ew.less(z, 1.0))
+    zs = ew.where(inside, z, 0.5)
+    out = ew.where(inside, fn(a, b, zs), ew.where(ew.less_equal(z, 0.0), below, above))
+    return valid(out, positive(scale), positive(a), positive(b))
+
+
+def cdf(x, a, b, loc=0.0, scale=1.0):
+    """I_z(a, b) = betainc(a, b, z) for z = (x - loc) / scale in [0, 1], 0 below, 1 above.
+
+    >>> bn.grad(lambda x: cdf(x, 2.0, 3.0))(0.5)   # the pdf: 12 x (1 - x)^2 = 1.5
+    """
+    if not traced(x, a, b, loc, scale):
+        return eager("beta", "cdf", x, a, b, loc, scale)
+    return _between(special.betainc, x, a, b, loc, scale, 0.0, 1.0)
+
+
+def sf(x, a, b, loc=0.0, scale=1.0):
+    """1 - I_z(a, b) = betaincc(a, b, z) (accurate in the upper tail)."""
+    if not traced(x, a, b, loc, scale):
+        return eager("beta", "sf", x, a, b, loc, scale)
+    return _between(special.betaincc, x, a, b, loc, scale, 1.0, 0.0)
+
+
+def logcdf(x, a, b, loc=0.0, scale=1.0):
+    if not traced(x, a, b, loc, scale):
+        return eager("beta", "logcdf", x, a, b, loc, scale)
+    return ew.log(cdf(x, a, b, loc, scale))
+
+
+def logsf(x, a, b, loc=0.0, scale=1.0):
+    if not traced(x, a, b, loc, scale):
+        return eager("beta", "logsf", x, a, b, loc, scale)
+    return ew.log(sf(x, a, b, loc, scale))

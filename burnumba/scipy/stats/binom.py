@@ -1,6 +1,8 @@
 """``burnumba.scipy.stats.binom``: the binomial distribution, as scipy.stats.binom (n, p,
 loc): logpmf and pmf, with the gradient to p (and to n, through gammaln, as a continuous
-parameter)."""
+parameter); cdf, sf, logcdf and logsf from the incomplete beta rows, with the gradient to p
+(k is data, read through floor; n enters betainc's a / b, whose derivative is not defined:
+differentiating n is an error that names them)."""
 import numpy as np
 
 from ...numpy import elementwise as ew
@@ -26,3 +28,49 @@ def pmf(k, n, p, loc=0):
     if not traced(k, n, p, loc):
         return eager("binom", "pmf", k, n, p, loc)
     return ew.exp(logpmf(k, n, p, loc))
+
+
+def _counts(k, n, p, loc, fn, below, above):
+    """fn(floor(k) + 1, n - floor(k), p) for 0 <= floor(k) < n (k - loc), ``below`` under 0,
+    ``above`` from n on; NaN for p outside [0, 1] or n not an integer >= 0 (scipy's)."""
+    k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
+    kf = ew.floor(k)
+    inside = ew.logical_and(ew.greater_equal(kf, 0.0), ew.less(kf, n))
+    ks = ew.where(inside, kf, 0.0)
+    nb = ew.where(inside, n - ks, 1.0)
+    ps = ew.where(ew.logical_and(ew.greater_equal(p, 0.0), ew.less_equal(p, 1.0)), p, 0.5)
+    out = ew.where(inside, fn(ks + 1.0, nb, ps),
+                   ew.where(ew.less(kf, 0.0), below, above))
+    ok = ew.logical_and(ew.logical_and(ew.greater_equal(p, 0.0), ew.less_equal(p, 1.0)),
+                        ew.logical_and(ew.greater_equal(n, 0.0), ew.equal(ew.floor(n), n)))
+    return ew.where(ok, out, float("nan"))
+
+
+def cdf(k, n, p, loc=0):
+    """P(K <= k) = betaincc(floor(k) + 1, n - floor(k), p) for 0 <= k < n, 0 below, 1 from n
+    on (scipy's bdtr).
+
+    >>> bn.grad(lambda p: cdf(2.0, 5.0, p))(0.3)   # -n pmf(2; n - 1, p) = -1.323
+    """
+    if not traced(k, n, p, loc):
+        return eager("binom", "cdf", k, n, p, loc)
+    return _counts(k, n, p, loc, special.betaincc, 0.0, 1.0)
+
+
+def sf(k, n, p, loc=0):
+    """P(K > k) = betainc(floor(k) + 1, n - floor(k), p) (accurate in the upper tail)."""
+    if not traced(k, n, p, loc):
+        return eager("binom", "sf", k, n, p, loc)
+    return _counts(k, n, p, loc, special.betainc, 1.0, 0.0)
+
+
+def logcdf(k, n, p, loc=0):
+    if not traced(k, n, p, loc):
+        return eager("binom", "logcdf", k, n, p, loc)
+    return ew.log(cdf(k, n, p, loc))
+
+
+def logsf(k, n, p, loc=0):
+    if not traced(k, n, p, loc):
+        return eager("binom", "logsf", k, n, p, loc)
+    return ew.log(sf(k, n, p, loc))
