@@ -336,6 +336,15 @@ CASES = {
     "f.logpdf": Case(stats.f.logpdf, ST.f.logpdf,
                      _args(_u(0.2, 4), _u(1.0, 9), _u(1.0, 9), _u(-0.1, 0.1), _u(0.5, 2)),
                      (0, 1, 2, 3, 4)),
+    # f and nbinom tails from the incomplete beta rows: no derivative in dfn, dfd, n
+    "f.cdf": Case(stats.f.cdf, ST.f.cdf,
+                  _args(_u(0.05, 6), _u(0.5, 20), _u(0.5, 20), _u(-0.05, 0.05), _u(0.5, 2)),
+                  (0, 3, 4)),
+    "f.sf": Case(stats.f.sf, ST.f.sf, _args(_u(0.05, 30), _u(0.5, 20), _u(0.5, 20)), (0,)),
+    "f.logcdf": Case(stats.f.logcdf, ST.f.logcdf, _args(_u(0.01, 6), _u(1, 20), _u(1, 20)),
+                     (0,)),
+    "f.logsf": Case(stats.f.logsf, ST.f.logsf, _args(_u(0.05, 60), _u(1, 20), _u(1, 20)),
+                    (0,)),
     "gennorm.logpdf": Case(stats.gennorm.logpdf, ST.gennorm.logpdf,
                            _args(_u(-3, 3), _u(0.7, 4), _u(-0.4, 0.4), _u(0.5, 2)),
                            (0, 1, 2, 3)),
@@ -370,6 +379,18 @@ CASES = {
     "nbinom.logpmf": Case(stats.nbinom.logpmf, ST.nbinom.logpmf,
                           _args(np.array([0.0, 1.0, 3.0, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
                           (1, 2)),
+    "nbinom.cdf": Case(stats.nbinom.cdf, ST.nbinom.cdf,
+                       _args(np.array([-1.0, 0.0, 2.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
+                       (2,)),
+    "nbinom.sf": Case(stats.nbinom.sf, ST.nbinom.sf,
+                      _args(np.array([-1.0, 0.0, 2.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
+                      (2,)),
+    "nbinom.logcdf": Case(stats.nbinom.logcdf, ST.nbinom.logcdf,
+                          _args(np.array([0.0, 1.0, 3.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
+                          (2,)),
+    "nbinom.logsf": Case(stats.nbinom.logsf, ST.nbinom.logsf,
+                         _args(np.array([-1.0, 0.0, 3.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
+                         (2,)),
     "betabinom.logpmf": Case(stats.betabinom.logpmf, ST.betabinom.logpmf,
                              _args(np.array([0.0, 2.0, 5.0, 9.0]), 9.0, _u(0.5, 4),
                                    _u(0.5, 4)), (2, 3)),
@@ -955,6 +976,47 @@ def test_new_distributions_give_nan_for_invalid_parameters(dist, args):
         assert np.isnan(ref(*args))
     got = _value(lambda x: f(x, *args[1:]), (np.array([args[0]]),), (0,))
     assert np.isnan(got[0])
+
+
+# a point inside each distribution's support and parameters (the first argument is x or k)
+NAN_ARGS = {"norm": (), "t": (4.0,), "gamma": (2.0,), "beta": (2.0, 3.0), "chi2": (3.0,),
+            "poisson": (2.0,), "bernoulli": (0.3,), "binom": (6.0, 0.3),
+            "laplace": (), "cauchy": (), "logistic": (), "expon": (), "uniform": (),
+            "lognorm": (0.7,), "halfnorm": (), "gumbel_r": (), "gumbel_l": (), "rayleigh": (),
+            "pareto": (2.0,), "weibull_min": (1.5,), "invgamma": (2.0,), "f": (3.0, 5.0),
+            "gennorm": (1.5,), "truncnorm": (-1.0, 2.0), "vonmises": (2.0,), "geom": (0.3,),
+            "nbinom": (2.5, 0.4), "betabinom": (5.0, 2.0, 3.0)}
+_MULTIVARIATE = {"multivariate_normal", "dirichlet", "multinomial"}
+
+
+def test_every_univariate_distribution_has_nan_args():
+    assert set(NAN_ARGS) == set(stats.__all__) - _MULTIVARIATE
+
+
+@pytest.mark.parametrize("dist", sorted(NAN_ARGS))
+def test_nan_x_or_loc_gives_nan_as_scipy(dist):
+    """NaN in x (or k) and NaN in loc give NaN from every function, as scipy: a body's support
+    test (z >= 0, 0 <= k <= n) is False at NaN and put 0, 1 or -inf there before (a silently
+    wrong number). The gradient there is NaN too; at +-inf the values are scipy's (the one
+    exception: weibull_min's log density at +inf, -inf where scipy's inf - inf is NaN)."""
+    mod, ref_mod, args = getattr(stats, dist), getattr(ST, dist), NAN_ARGS[dist]
+    fns = [m for m in ("logpdf", "pdf", "logpmf", "pmf", "cdf", "sf", "logcdf", "logsf")
+           if hasattr(mod, m)]
+    assert fns
+    for m in fns:
+        f = getattr(mod, m)
+        for x in (np.nan, np.inf, -np.inf):
+            value, g = bn.value_and_grad(lambda v: f(v, *args))(x)
+            with np.errstate(all="ignore"):
+                want = getattr(ref_mod, m)(x, *args)
+            if dist == "weibull_min" and m in ("logpdf", "pdf") and x == np.inf:
+                want = -np.inf if m == "logpdf" else 0.0
+            assert value == want or (np.isnan(value) and np.isnan(want)), (dist, m, x, value)
+            if np.isnan(x):
+                assert np.isnan(g), f"{dist}.{m}: gradient at NaN"
+        value = bn.grad(lambda loc: f(1.0, *args, loc=loc))(np.nan)
+        assert np.isnan(value), f"{dist}.{m}: gradient at loc NaN"
+        assert np.isnan(_value(lambda loc: f(1.0, *args, loc=loc), (np.nan,), (0,)))
 
 
 def test_xlogy_at_zero_has_finite_gradients():

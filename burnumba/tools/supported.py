@@ -60,8 +60,6 @@ def scipy_functions():
 # the reason (their error on a traced value names burnumba.scipy and says there is no
 # replacement yet)
 SCIPY_REFUSED = (
-    ("stats.f.cdf, stats.nbinom.cdf", "not written yet (the incomplete beta rows they "
-     "need are in)"),
     ("stats.gennorm.cdf", "its derivative in beta would be gammainc's in its first argument"),
     ("stats.vonmises.cdf", "scipy sums its series in Python"),
     ("stats.skewnorm, stats.loggamma, stats.multivariate_t and scipy's other "
@@ -71,7 +69,7 @@ SCIPY_REFUSED = (
      "special.gammaincinv", "not rows yet (jn / jv and yn take integer orders)"),
     ("the derivative of special.gammainc / gammaincc in a, of special.betainc / betaincc in a "
      "and b, of jn / yn in n, of stats.gamma / chi2 cdf and sf in their shape, of stats.t / "
-     "beta / binom cdf and sf in df, a, b and n",
+     "beta / binom / f / nbinom cdf and sf in df, a, b, n, dfn and dfd",
      "not defined (nor in autograd): an error names the argument; hold it constant (data, or "
      "bn.stop_gradient)"),
     ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",

@@ -1,6 +1,7 @@
 """What every distribution module uses: scipy on plain values, the standardised variable, and
 scipy's conventions for bad parameters (NaN, never a number computed from them)."""
 import functools
+import inspect
 
 import numpy as np
 
@@ -59,13 +60,31 @@ def method(dist):
     ... def logpdf(x, s, loc=0.0, scale=1.0): ...
     """
     def wrap(body):
+        where = [n for i, n in enumerate(inspect.signature(body).parameters)
+                 if i == 0 or n == "loc"]
+
         @functools.wraps(body)
         def call(*args, **kwargs):
             if not traced(*args, *kwargs.values()):
                 return eager(dist, body.__name__, *args, **kwargs)
-            return body(*args, **kwargs)
+            bound = inspect.signature(body).bind(*args, **kwargs).arguments
+            return nan_from(body(*args, **kwargs), *(bound[n] for n in where if n in bound))
         return call
     return wrap
+
+
+def nan_from(out, *xs):
+    """``out`` with NaN wherever x or loc is NaN, as scipy gives: a body's support tests
+    (z >= 0, 0 <= k <= n) are False at NaN and would put a plain 0, 1 or -inf there, a
+    silently wrong number. The NaN is tanh(x): NaN with a NaN derivative at NaN x, a bounded
+    derivative (1 - tanh^2) at every other x, inf included, where the branch is not taken (its
+    adjoint there is 0: no inf * 0 in a gradient)."""
+    for x in xs:
+        if traced(x):
+            out = ew.where(ew.isnan(x), ew.tanh(x), out)
+        elif np.any(np.isnan(np.asarray(x, dtype=float))):
+            out = ew.where(np.isnan(np.asarray(x, dtype=float)), NAN, out)
+    return out
 
 
 def support(inside, z, fill):

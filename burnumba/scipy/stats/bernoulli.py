@@ -4,17 +4,16 @@ import numpy as np
 
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import eager, traced, valid
+from ._common import method, traced, valid
 
 
 def _p_ok(p):
     return ew.logical_and(ew.greater_equal(p, 0.0), ew.less_equal(p, 1.0)) if traced(p) else True
 
 
+@method("bernoulli")
 def logpmf(k, p, loc=0):
     """xlogy(k, p) + xlog1py(1 - k, -p) for k in {0, 1} (-inf elsewhere)."""
-    if not traced(k, p, loc):
-        return eager("bernoulli", "logpmf", k, p, loc)
     k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     ok = ew.logical_or(ew.equal(k, 0.0), ew.equal(k, 1.0))
     ks = ew.where(ok, k, 0.0)
@@ -22,22 +21,19 @@ def logpmf(k, p, loc=0):
     return valid(ew.where(ok, out, -float("inf")), _p_ok(p))
 
 
+@method("bernoulli")
 def pmf(k, p, loc=0):
-    if not traced(k, p, loc):
-        return eager("bernoulli", "pmf", k, p, loc)
     return ew.exp(logpmf(k, p, loc))
 
 
+@method("bernoulli")
 def cdf(k, p, loc=0):
     """0 below 0, 1 - p on [0, 1), 1 from 1 on."""
-    if not traced(k, p, loc):
-        return eager("bernoulli", "cdf", k, p, loc)
     k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     out = ew.where(ew.less(k, 0.0), 0.0, ew.where(ew.less(k, 1.0), 1.0 - p, 1.0))
     return valid(out, _p_ok(p))
 
 
+@method("bernoulli")
 def sf(k, p, loc=0):
-    if not traced(k, p, loc):
-        return eager("bernoulli", "sf", k, p, loc)
     return 1.0 - cdf(k, p, loc)

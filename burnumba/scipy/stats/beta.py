@@ -5,13 +5,12 @@ gradients to x, loc and scale; in a and b their derivative is not defined, and
 differentiating them is an error that names them."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import eager, log_scale, positive, standard, traced, valid
+from ._common import log_scale, method, positive, standard, valid
 
 
+@method("beta")
 def logpdf(x, a, b, loc=0.0, scale=1.0):
     """xlogy(a - 1, z) + xlog1py(b - 1, -z) - betaln(a, b) - log scale for 0 <= z <= 1."""
-    if not traced(x, a, b, loc, scale):
-        return eager("beta", "logpdf", x, a, b, loc, scale)
     z = standard(x, loc, scale)
     inside = ew.logical_and(ew.greater_equal(z, 0.0), ew.less_equal(z, 1.0))
     zs = ew.where(inside, z, 0.5)
@@ -20,9 +19,8 @@ def logpdf(x, a, b, loc=0.0, scale=1.0):
     return valid(ew.where(inside, out, -float("inf")), positive(scale), positive(a), positive(b))
 
 
+@method("beta")
 def pdf(x, a, b, loc=0.0, scale=1.0):
-    if not traced(x, a, b, loc, scale):
-        return eager("beta", "pdf", x, a, b, loc, scale)
     return ew.exp(logpdf(x, a, b, loc, scale))
 
 
@@ -36,30 +34,26 @@ def _between(fn, x, a, b, loc, scale, below, above):
     return valid(out, positive(scale), positive(a), positive(b))
 
 
+@method("beta")
 def cdf(x, a, b, loc=0.0, scale=1.0):
     """I_z(a, b) = betainc(a, b, z) for z = (x - loc) / scale in [0, 1], 0 below, 1 above.
 
     >>> bn.grad(lambda x: cdf(x, 2.0, 3.0))(0.5)   # the pdf: 12 x (1 - x)^2 = 1.5
     """
-    if not traced(x, a, b, loc, scale):
-        return eager("beta", "cdf", x, a, b, loc, scale)
     return _between(special.betainc, x, a, b, loc, scale, 0.0, 1.0)
 
 
+@method("beta")
 def sf(x, a, b, loc=0.0, scale=1.0):
     """1 - I_z(a, b) = betaincc(a, b, z) (accurate in the upper tail)."""
-    if not traced(x, a, b, loc, scale):
-        return eager("beta", "sf", x, a, b, loc, scale)
     return _between(special.betaincc, x, a, b, loc, scale, 1.0, 0.0)
 
 
+@method("beta")
 def logcdf(x, a, b, loc=0.0, scale=1.0):
-    if not traced(x, a, b, loc, scale):
-        return eager("beta", "logcdf", x, a, b, loc, scale)
     return ew.log(cdf(x, a, b, loc, scale))
 
 
+@method("beta")
 def logsf(x, a, b, loc=0.0, scale=1.0):
-    if not traced(x, a, b, loc, scale):
-        return eager("beta", "logsf", x, a, b, loc, scale)
     return ew.log(sf(x, a, b, loc, scale))

@@ -7,14 +7,13 @@ import numpy as np
 
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import eager, traced
+from ._common import method, traced
 
 
+@method("binom")
 def logpmf(k, n, p, loc=0):
     """gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1) + xlogy(k, p) + xlog1py(n - k, -p)
     for integer 0 <= k <= n (-inf elsewhere)."""
-    if not traced(k, n, p, loc):
-        return eager("binom", "logpmf", k, n, p, loc)
     k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     ok = ew.logical_and(ew.logical_and(ew.greater_equal(k, 0.0), ew.less_equal(k, n)),
                         ew.equal(ew.floor(k), k))
@@ -24,9 +23,8 @@ def logpmf(k, n, p, loc=0):
     return ew.where(ok, out, -float("inf"))
 
 
+@method("binom")
 def pmf(k, n, p, loc=0):
-    if not traced(k, n, p, loc):
-        return eager("binom", "pmf", k, n, p, loc)
     return ew.exp(logpmf(k, n, p, loc))
 
 
@@ -46,31 +44,27 @@ def _counts(k, n, p, loc, fn, below, above):
     return ew.where(ok, out, float("nan"))
 
 
+@method("binom")
 def cdf(k, n, p, loc=0):
     """P(K <= k) = betaincc(floor(k) + 1, n - floor(k), p) for 0 <= k < n, 0 below, 1 from n
     on (scipy's bdtr).
 
     >>> bn.grad(lambda p: cdf(2.0, 5.0, p))(0.3)   # -n pmf(2; n - 1, p) = -1.323
     """
-    if not traced(k, n, p, loc):
-        return eager("binom", "cdf", k, n, p, loc)
     return _counts(k, n, p, loc, special.betaincc, 0.0, 1.0)
 
 
+@method("binom")
 def sf(k, n, p, loc=0):
     """P(K > k) = betainc(floor(k) + 1, n - floor(k), p) (accurate in the upper tail)."""
-    if not traced(k, n, p, loc):
-        return eager("binom", "sf", k, n, p, loc)
     return _counts(k, n, p, loc, special.betainc, 1.0, 0.0)
 
 
+@method("binom")
 def logcdf(k, n, p, loc=0):
-    if not traced(k, n, p, loc):
-        return eager("binom", "logcdf", k, n, p, loc)
     return ew.log(cdf(k, n, p, loc))
 
 
+@method("binom")
 def logsf(k, n, p, loc=0):
-    if not traced(k, n, p, loc):
-        return eager("binom", "logsf", k, n, p, loc)
     return ew.log(sf(k, n, p, loc))

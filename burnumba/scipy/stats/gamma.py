@@ -5,13 +5,12 @@ gradients to x, loc and scale: their derivative in the shape a is not defined (a
 autograd), and differentiating it is an error that names ``a``."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import eager, log_scale, positive, standard, traced, valid
+from ._common import log_scale, method, positive, standard, valid
 
 
+@method("gamma")
 def logpdf(x, a, loc=0.0, scale=1.0):
     """xlogy(a - 1, z) - z - gammaln(a) - log scale for z = (x - loc) / scale >= 0."""
-    if not traced(x, a, loc, scale):
-        return eager("gamma", "logpdf", x, a, loc, scale)
     z = standard(x, loc, scale)
     inside = ew.greater_equal(z, 0.0)
     zs = ew.where(inside, z, 1.0)
@@ -19,9 +18,8 @@ def logpdf(x, a, loc=0.0, scale=1.0):
     return valid(ew.where(inside, out, -float("inf")), positive(scale), positive(a))
 
 
+@method("gamma")
 def pdf(x, a, loc=0.0, scale=1.0):
-    if not traced(x, a, loc, scale):
-        return eager("gamma", "pdf", x, a, loc, scale)
     return ew.exp(logpdf(x, a, loc, scale))
 
 
@@ -34,32 +32,28 @@ def _tail(fn, x, a, loc, scale, below):
     return valid(ew.where(inside, fn(a, zs), below), positive(scale), positive(a))
 
 
+@method("gamma")
 def cdf(x, a, loc=0.0, scale=1.0):
     """P(a, z) = gammainc(a, z) for z = (x - loc) / scale >= 0, 0 below.
 
     >>> bn.grad(lambda x: cdf(x, 2.0))(1.5)      # the pdf: 1.5 e^-1.5 = 0.33469524022264474
     """
-    if not traced(x, a, loc, scale):
-        return eager("gamma", "cdf", x, a, loc, scale)
     return _tail(special.gammainc, x, a, loc, scale, 0.0)
 
 
+@method("gamma")
 def sf(x, a, loc=0.0, scale=1.0):
     """Q(a, z) = gammaincc(a, z) (accurate in the upper tail), 1 below loc."""
-    if not traced(x, a, loc, scale):
-        return eager("gamma", "sf", x, a, loc, scale)
     return _tail(special.gammaincc, x, a, loc, scale, 1.0)
 
 
+@method("gamma")
 def logcdf(x, a, loc=0.0, scale=1.0):
     """log P(a, z): -inf below loc."""
-    if not traced(x, a, loc, scale):
-        return eager("gamma", "logcdf", x, a, loc, scale)
     return ew.log(cdf(x, a, loc, scale))
 
 
+@method("gamma")
 def logsf(x, a, loc=0.0, scale=1.0):
     """log Q(a, z): 0 below loc."""
-    if not traced(x, a, loc, scale):
-        return eager("gamma", "logsf", x, a, loc, scale)
     return ew.log(sf(x, a, loc, scale))

@@ -9,53 +9,45 @@ Gradients flow to x, loc and scale; scale <= 0 gives NaN, as scipy.
 """
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG_2PI, eager, log_scale, positive, standard, traced, valid
+from ._common import LOG_2PI, log_scale, method, positive, standard, valid
 
 
+@method("norm")
 def logpdf(x, loc=0.0, scale=1.0):
-    if not traced(x, loc, scale):
-        return eager("norm", "logpdf", x, loc, scale)
     z = standard(x, loc, scale)
     return valid(-0.5 * (z * z) - log_scale(scale) - 0.5 * LOG_2PI, positive(scale))
 
 
+@method("norm")
 def pdf(x, loc=0.0, scale=1.0):
-    if not traced(x, loc, scale):
-        return eager("norm", "pdf", x, loc, scale)
     return ew.exp(logpdf(x, loc, scale))
 
 
+@method("norm")
 def cdf(x, loc=0.0, scale=1.0):
-    if not traced(x, loc, scale):
-        return eager("norm", "cdf", x, loc, scale)
     return valid(special.ndtr(standard(x, loc, scale)), positive(scale))
 
 
+@method("norm")
 def logcdf(x, loc=0.0, scale=1.0):
-    if not traced(x, loc, scale):
-        return eager("norm", "logcdf", x, loc, scale)
     return valid(special.log_ndtr(standard(x, loc, scale)), positive(scale))
 
 
+@method("norm")
 def sf(x, loc=0.0, scale=1.0):
-    if not traced(x, loc, scale):
-        return eager("norm", "sf", x, loc, scale)
     return valid(special.ndtr(-standard(x, loc, scale)), positive(scale))
 
 
+@method("norm")
 def logsf(x, loc=0.0, scale=1.0):
-    if not traced(x, loc, scale):
-        return eager("norm", "logsf", x, loc, scale)
     return valid(special.log_ndtr(-standard(x, loc, scale)), positive(scale))
 
 
+@method("norm")
 def ppf(q, loc=0.0, scale=1.0):
-    if not traced(q, loc, scale):
-        return eager("norm", "ppf", q, loc, scale)
     return valid(loc + scale * special.ndtri(q), positive(scale))
 
 
+@method("norm")
 def isf(q, loc=0.0, scale=1.0):
-    if not traced(q, loc, scale):
-        return eager("norm", "isf", q, loc, scale)
     return valid(loc - scale * special.ndtri(q), positive(scale))

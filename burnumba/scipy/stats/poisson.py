@@ -6,13 +6,12 @@ import numpy as np
 
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import eager, traced
+from ._common import method, traced
 
 
+@method("poisson")
 def logpmf(k, mu, loc=0):
     """xlogy(k, mu) - gammaln(k + 1) - mu for integer k >= 0 (-inf elsewhere)."""
-    if not traced(k, mu, loc):
-        return eager("poisson", "logpmf", k, mu, loc)
     k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     ok = ew.logical_and(ew.greater_equal(k, 0.0), ew.equal(ew.floor(k), k))
     ks = ew.where(ok, k, 0.0)
@@ -20,9 +19,8 @@ def logpmf(k, mu, loc=0):
     return ew.where(ok, out, -float("inf"))
 
 
+@method("poisson")
 def pmf(k, mu, loc=0):
-    if not traced(k, mu, loc):
-        return eager("poisson", "pmf", k, mu, loc)
     return ew.exp(logpmf(k, mu, loc))
 
 
@@ -35,30 +33,26 @@ def _counts(k, mu, loc, fn, below):
     return ew.where(ew.less(mu, 0.0), float("nan"), out)
 
 
+@method("poisson")
 def cdf(k, mu, loc=0):
     """P(K <= k) = gammaincc(floor(k) + 1, mu) for k >= 0, 0 below.
 
     >>> bn.grad(lambda mu: cdf(2.0, mu))(1.5)    # -pmf(2, 1.5) = -0.25102143016698353
     """
-    if not traced(k, mu, loc):
-        return eager("poisson", "cdf", k, mu, loc)
     return _counts(k, mu, loc, special.gammaincc, 0.0)
 
 
+@method("poisson")
 def sf(k, mu, loc=0):
     """P(K > k) = gammainc(floor(k) + 1, mu) for k >= 0, 1 below."""
-    if not traced(k, mu, loc):
-        return eager("poisson", "sf", k, mu, loc)
     return _counts(k, mu, loc, special.gammainc, 1.0)
 
 
+@method("poisson")
 def logcdf(k, mu, loc=0):
-    if not traced(k, mu, loc):
-        return eager("poisson", "logcdf", k, mu, loc)
     return ew.log(cdf(k, mu, loc))
 
 
+@method("poisson")
 def logsf(k, mu, loc=0):
-    if not traced(k, mu, loc):
-        return eager("poisson", "logsf", k, mu, loc)
     return ew.log(sf(k, mu, loc))

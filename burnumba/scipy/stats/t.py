@@ -6,13 +6,12 @@ differentiating df is an error that names betainc's argument. (df = inf, scipy's
 limit, is not special-cased: a finite df only.)"""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG_PI, eager, log_scale, positive, standard, traced, valid
+from ._common import LOG_PI, log_scale, method, positive, standard, valid
 
 
+@method("t")
 def logpdf(x, df, loc=0.0, scale=1.0):
     """gammaln((df+1)/2) - gammaln(df/2) - log(df pi)/2 - log scale - (df+1)/2 log1p(z^2/df)"""
-    if not traced(x, df, loc, scale):
-        return eager("t", "logpdf", x, df, loc, scale)
     z = standard(x, loc, scale)
     half = (df + 1.0) * 0.5
     out = (special.gammaln(half) - special.gammaln(df * 0.5)
@@ -21,9 +20,8 @@ def logpdf(x, df, loc=0.0, scale=1.0):
     return valid(out, positive(scale), positive(df))
 
 
+@method("t")
 def pdf(x, df, loc=0.0, scale=1.0):
-    if not traced(x, df, loc, scale):
-        return eager("t", "pdf", x, df, loc, scale)
     return ew.exp(logpdf(x, df, loc, scale))
 
 
@@ -57,35 +55,31 @@ def _cdf(z, df, upper, log=False):
     return ew.where(ew.equal(z, 0.0), ew.log(at0) if log else at0, out)
 
 
+@method("t")
 def cdf(x, df, loc=0.0, scale=1.0):
     """P(T <= z), z = (x - loc) / scale: I_{df/(df+z^2)}(df/2, 1/2) / 2 below 0, 1 minus it
     above (scipy's stdtr).
 
     >>> bn.grad(lambda x: cdf(x, 3.0))(0.5)      # the pdf: 0.3220649...
     """
-    if not traced(x, df, loc, scale):
-        return eager("t", "cdf", x, df, loc, scale)
     z = standard(x, loc, scale)
     return valid(_cdf(z, df, False), positive(scale), positive(df))
 
 
+@method("t")
 def sf(x, df, loc=0.0, scale=1.0):
     """P(T > z): the tail itself above 0 (accurate far out)."""
-    if not traced(x, df, loc, scale):
-        return eager("t", "sf", x, df, loc, scale)
     z = standard(x, loc, scale)
     return valid(_cdf(z, df, True), positive(scale), positive(df))
 
 
+@method("t")
 def logcdf(x, df, loc=0.0, scale=1.0):
-    if not traced(x, df, loc, scale):
-        return eager("t", "logcdf", x, df, loc, scale)
     z = standard(x, loc, scale)
     return valid(_cdf(z, df, False, log=True), positive(scale), positive(df))
 
 
+@method("t")
 def logsf(x, df, loc=0.0, scale=1.0):
-    if not traced(x, df, loc, scale):
-        return eager("t", "logsf", x, df, loc, scale)
     z = standard(x, loc, scale)
     return valid(_cdf(z, df, True, log=True), positive(scale), positive(df))
