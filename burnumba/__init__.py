@@ -26,6 +26,7 @@ from .transforms.sparse import (hessian_sparsity, jacobian_sparsity, sparse_hess
 from .transforms.vmap import vmap
 from .transforms.njit import njit_value_and_grad
 from .transforms.custom import custom_jvp, custom_vjp
+from .transforms.njit_op import njit_op
 from .transforms.implicit import custom_root, fixed_point
 from .transforms.autograd_names import (deriv, grad_and_aux, grad_named, hessian_tensor_product,
                                         hessian_vector_product, make_hvp, make_jvp, make_vjp,
@@ -40,7 +41,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "hvp", "elementwise_grad", "sparse_jacobian", "sparse_hessian",
     "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
-    "custom_vjp", "custom_jvp", "custom_root", "fixed_point", "fori_loop", "scan",
+    "custom_vjp", "custom_jvp", "njit_op", "custom_root", "fixed_point", "fori_loop", "scan",
     "while_loop", "check_grads", "flatten",
     "flatten_func",
     # autograd's names (transforms/autograd_names.py)

@@ -60,7 +60,8 @@ def python_kernel(row_names, tensor_names, dtype, jvp=False):
     for name in plan.linked:
         key, p = row_source(name, dtype)
         module = bind(load_module(p, "row_" + key),
-                      {"gemm": _prims.gemm, "gemv": _prims.gemv, **IEEE_MATH})
+                      {"gemm": _prims.gemm, "gemv": _prims.gemv, "user": _prims.user,
+                       **IEEE_MATH})
         for fn in row_functions(BY_NAME[name]):
             bound[fn] = getattr(module, fn)
     key, p = keys.dispatcher_source(plan)

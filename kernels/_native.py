@@ -13,7 +13,7 @@ from numba import njit, types
 from numba.core.extending import intrinsic
 
 from . import _prims, rules
-from .layout import C_GEMM, C_GEMV, C_ILP64
+from .layout import C_GEMM, C_GEMV, C_ILP64, C_USER, ERR_USER_RULE
 
 CblasRowMajor, CblasNoTrans, CblasTrans = 101, 111, 112
 
@@ -107,6 +107,39 @@ def gemv(typingctx, C, ta, M, N, A, oa, lda, X, ox, beta, Y, oy):
 
 
 @intrinsic
+def user(typingctx, C, slot, which, X, ox, nx, Y, oy, ny, A, oa, B, ob):
+    """Call a user's numba function (an njit_call row, kernels/blocks_user.py): the address
+    at ``table[3 * slot + which]`` of the run's table (its address is ``C[C_USER]``), as
+    ``int64 f(X + ox, Y + oy, A + oa, B + ob, nx, ny)`` with pointers of the tape's float
+    type; its status (0, or ERR_USER_RAISED), or ERR_USER_RULE where the table or the
+    address is 0 (no table, or no rule for this sweep)."""
+    sig = types.int64(C, slot, which, X, ox, nx, Y, oy, ny, A, oa, B, ob)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        real = context.get_value_type(X.dtype)
+
+        def int64(k):
+            return context.cast(builder, args[k], signature.args[k], types.int64)
+
+        status = builder.alloca(i64)
+        builder.store(ir.Constant(i64, ERR_USER_RULE), status)
+        table = builder.load(builder.gep(args[0], [ir.Constant(i64, C_USER)]))
+        with builder.if_then(builder.icmp_signed("!=", table, ir.Constant(i64, 0))):
+            entry = builder.add(builder.mul(int64(1), ir.Constant(i64, 3)), int64(2))
+            address = builder.load(builder.gep(builder.inttoptr(table, i64.as_pointer()),
+                                               [entry]))
+            with builder.if_then(builder.icmp_signed("!=", address, ir.Constant(i64, 0))):
+                fnty = ir.FunctionType(i64, [real.as_pointer()] * 4 + [i64, i64])
+                pointers = [builder.gep(args[k], [int64(k + 1)]) for k in (3, 6, 9, 11)]
+                builder.store(builder.call(builder.inttoptr(address, fnty.as_pointer()),
+                                           pointers + [int64(5), int64(8)]), status)
+        return builder.load(status)
+
+    return sig, codegen
+
+
+@intrinsic
 def pow2(typingctx, k):
     """2.0 ** k for an int64 k in [-1022, 1023]: the biased exponent k + 1023 shifted into
     place (no call, so loops that use it vectorize)."""
@@ -121,9 +154,9 @@ def pow2(typingctx, k):
 exp = njit(inline="always")(pytypes.FunctionType(
     _prims.exp.__code__, {**_prims.exp.__globals__, "pow2": pow2}, "exp"))
 
-# What every compiled row module and dispatcher calls: gemm, gemv, and vexp
+# What every compiled row module and dispatcher calls: gemm, gemv, user, and vexp
 # (rules.BLOCK_MATH)
-NATIVE = {"gemm": gemm, "gemv": gemv, "vexp": exp}
+NATIVE = {"gemm": gemm, "gemv": gemv, "user": user, "vexp": exp}
 # What a map row's loops call instead of libm: they vectorize with it (exp over 65,536
 # doubles: 80 against 288 us). Block rows' ``exp`` and the dispatcher's scalar cases keep
 # libm's, which is faster where a loop stays scalar (a softmax along 8 elements: 102 against

@@ -2,9 +2,12 @@
 
 ``_native.py`` supplies the compiled versions under the same names and signatures.
 """
+import ctypes
 import math
 
 import numpy as np
+
+from .layout import C_USER, ERR_USER_RULE
 
 
 def _operand(X, offset, rows, cols, ld, transposed):
@@ -34,6 +37,24 @@ def gemv(C, ta, M, N, A, oa, lda, X, ox, beta, Y, oy):
     y = Y[oy:oy + rows]
     product = np.matmul(a, X[ox:ox + cols], dtype=np.float64)
     y[...] = product if beta == 0.0 else product + beta * y
+
+
+def user(C, slot, which, X, ox, nx, Y, oy, ny, A, oa, B, ob):
+    """_native.user in Python: the user's function at ``table[3 * slot + which]`` of the
+    table at ``C[C_USER]``, called through ctypes on pointers into the arrays."""
+    if C is None or not C[C_USER]:
+        return ERR_USER_RULE
+    entry = int(C[C_USER]) + 8 * (3 * int(slot) + int(which))
+    address = ctypes.c_int64.from_address(entry).value
+    if not address:
+        return ERR_USER_RULE
+    real = ctypes.c_double if X.dtype == np.float64 else ctypes.c_float
+    ptr = ctypes.POINTER(real)
+    fn = ctypes.CFUNCTYPE(ctypes.c_int64, ptr, ptr, ptr, ptr, ctypes.c_int64,
+                          ctypes.c_int64)(address)
+    size = X.dtype.itemsize
+    return int(fn(*[ctypes.cast(Z.ctypes.data + size * int(o), ptr)
+                    for Z, o in ((X, ox), (Y, oy), (A, oa), (B, ob))], int(nx), int(ny)))
 
 
 # -- exp without libm ------------------------------------------------------------------------

@@ -63,9 +63,10 @@ def engine_name():
 
 
 # -- the control block ----------------------------------------------------------------------
-def control_block(dtype, largest_product=0):
+def control_block(dtype, largest_product=0, user_table=None):
     """A new control block C for a run state of ``dtype``, of a tape whose largest product
-    has ``largest_product`` multiply-adds (which BLAS: ``blas``)."""
+    has ``largest_product`` multiply-adds (which BLAS: ``blas``) and whose users' ops have
+    the callbacks in ``user_table`` (an int64 array the tape keeps alive; None: none)."""
     C = np.zeros(layout.CSIZE, np.int64)
     routines = blas(np.dtype(dtype).name, largest_product >= LARGE_PRODUCT)
     C[layout.C_GEMM] = routines.gemm
@@ -73,6 +74,8 @@ def control_block(dtype, largest_product=0):
     C[layout.C_ILP64] = routines.ilp64
     C[layout.C_LANES] = 1
     C[layout.C_BATCH_YK] = 1
+    if user_table is not None:
+        C[layout.C_USER] = user_table.ctypes.data
     return C
 
 

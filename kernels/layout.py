@@ -51,7 +51,10 @@ C_BATCH_S = 16       # MODE_BATCH / MODE_BATCH_GRAD: where the values every samp
                      # start in F (one row: the shared inputs, segment after segment),
 C_BATCH_SSEGS = 17   # and how many segments of val they go to, into every lane, once a run
                      # (a sweep never writes an input's values)
-CSIZE = 18           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
+C_USER = 18          # address of the run's table of users' numba functions (njit_call rows,
+                     # kernels/blocks_user.py): three addresses per op the tape calls
+                     # (forward, vjp, jvp; 0 for a rule not given), or 0 for no table
+CSIZE = 19           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
                      # then the shared row's; or MODE_JVP_LEAN's flag per node
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
@@ -77,11 +80,15 @@ MODE_JVP_LEAN = 9          # MODE_JVP without the values its tangent sweep never
 ERR_OPCODE = 1       # an opcode this kernel was not built for
 ERR_INDEX = 2        # take: an index outside the table's rows
 ERR_TARGET = 3       # cross_entropy: a target outside 0 .. classes - 1
+ERR_USER_RULE = 4    # njit_call: the user's op has no rule for this sweep (its vjp or jvp)
+ERR_USER_RAISED = 5  # njit_call: the user's numba function raised
 ERR_NUMBA = 99       # numba's own error status, which the generated code never produces
 ERRORS = {ERR_OPCODE: "an opcode this kernel was not built for",
           ERR_NUMBA: "an internal error in compiled code",
           ERR_INDEX: "an index is out of range for the table's rows",
-          ERR_TARGET: "a target class is outside 0 .. classes - 1"}
+          ERR_TARGET: "a target class is outside 0 .. classes - 1",
+          ERR_USER_RULE: "the user's op has no rule for this sweep",
+          ERR_USER_RAISED: "the user's numba function raised an exception"}
 
 
 def pack(op, a0, a1, pp, need, off, params, imm, out, scratch=0, dtype=np.float64):

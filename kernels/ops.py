@@ -59,7 +59,7 @@ numpy's, gradients as JAX's, with the exceptions noted at the row (absolute at N
 fully masked logsumexp lane, cummax's ties split step by step).
 """
 from . import blocks_beta, blocks_gather, blocks_linalg, blocks_matmul, blocks_reduce
-from . import blocks_scan, blocks_softmax, maps, maps_special
+from . import blocks_scan, blocks_softmax, blocks_user, maps, maps_special
 from .errors import KernelError
 from .row import Op
 
@@ -75,7 +75,7 @@ LEAVES = (
 # (in any family) takes the next free one, ``len(ROWS)``. Adding a row to a family's ``ROWS``
 # is all it takes; a new family module is listed here.
 FAMILIES = (maps, blocks_gather, blocks_reduce, blocks_softmax, blocks_matmul, blocks_scan,
-            blocks_linalg, maps_special, blocks_beta)
+            blocks_linalg, maps_special, blocks_beta, blocks_user)
 
 
 def _in_opcode_order(families):

@@ -52,7 +52,8 @@ def _block(code, name):
     """A block's statements as a function of the sweep's locals; returns 0 or an error."""
     namespace = dict(_MATH, ERR_INDEX=layout.ERR_INDEX, ERR_TARGET=layout.ERR_TARGET,
                      blas=True, lanes=1, gemm=lambda *args: _prims.gemm(None, *args),
-                     gemv=lambda *args: _prims.gemv(None, *args))
+                     gemv=lambda *args: _prims.gemv(None, *args),
+                     user=lambda *args: _prims.user(None, *args))
     exec(compile(f"def block({_NAMES}):\n" + textwrap.indent(code, "    ") + "\n    return 0\n",
                  f"<{name}>", "exec"), namespace)
     return namespace["block"]

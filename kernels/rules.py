@@ -252,7 +252,7 @@ def source(rule):
 # their own locals, MATH, SPECIAL, CONSTANTS and BLOCK_GLOBALS. Statements several rules share are
 # templates (below), called as ``names = _template(args)``.
 BLOCK_ARGS = ("i", "oy", "ny", "c", "p", "P", "off", "a0", "a1", "need", "val", "grad",
-              "scratch", "blas", "gemm", "gemv", "lanes")
+              "scratch", "blas", "gemm", "gemv", "lanes", "user")
 BLOCK_GLOBALS = ("range", "max", "min", "int", "abs", "ERR_INDEX", "ERR_TARGET")
 # Math only block rules call. ``vexp`` is exp computed in arithmetic (kernels/_prims.exp,
 # within 1 ulp of libm's): a loop whose body calls it can vectorize, where a call of libm's

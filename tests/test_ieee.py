@@ -3,6 +3,7 @@ values as numpy, gradients as JAX (with the exceptions the rows document). A new
 skip them."""
 import math
 
+import numba
 import numpy as np
 import pytest
 
@@ -232,7 +233,7 @@ def _block_case(expr, inputs):
             argnums.append(k)
     names = "abc"[:len(inputs)]
     f = eval(f"lambda {', '.join(names)}: {expr}", {"bn": bn, "bnp": bnp, "np": np,
-                                                    "_sym": adjoints})
+                                                    "_sym": adjoints, "numba": numba})
     return f, tuple(argnums), args
 
 

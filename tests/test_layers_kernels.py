@@ -13,12 +13,12 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # Bottom first; a module imports only from layers below its own (kernels/__init__.py draws
 # them). _bncall is the optional C extension (kernels/_bncall.c).
 LAYERS = (
-    ("errors", "layout", "cache", "update", "_prims", "ieee_cases", "_bncall", "special",
+    ("errors", "layout", "cache", "update", "ieee_cases", "_bncall", "special",
      "special_bessel", "special_gamma", "special_beta"),
-    ("rules", "blas"),
+    ("rules", "blas", "_prims"),
     ("row", "templates"),
     ("maps", "maps_special", "blocks_gather", "blocks_reduce", "blocks_softmax", "blocks_matmul",
-     "blocks_scan", "blocks_linalg", "blocks_beta"),
+     "blocks_scan", "blocks_linalg", "blocks_beta", "blocks_user"),
     ("ops",),
     ("_gen", "reference"),
     ("keys", "_native"),

@@ -125,7 +125,9 @@ BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "s
           "matmul_lanes", "gather_lanes", "sum_lanes",
           # the incomplete beta rows (three operands, layout tiles): test_scipy.py, their
           # refused a and b there too
-          "betainc", "betaincc", "betainc_dx"}
+          "betainc", "betaincc", "betainc_dx",
+          # a user's numba function as an op (bn.njit_op): test_njit_op.py
+          "njit_call"}
 NO_GRADIENT = {"stop_gradient"}
 # the block rows that carry their rules in numpy's names: test_traced_rows.py, from the table
 TRACED = {r.name for r in ROWS if r.traced is not None}

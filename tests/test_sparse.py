@@ -130,7 +130,10 @@ def test_the_programs_hold_every_row_kind():
         seen |= set(bn.trace(f, _point(n)).ops)
         if (_, f, n) in SCALARS:
             seen |= set(bn.trace(bn.grad(f), _point(n)).ops)
-    blocks = {r.name for r in bn.kernels.ROWS if r.kind == "block" and r.lanes_of is None}
+    # (njit_call, a user's numba op, has no derivative as traced ops to check a pattern with:
+    # its rule is dense_a0, marked inexact)
+    blocks = {r.name for r in bn.kernels.ROWS if r.kind == "block" and r.lanes_of is None
+              and r.name != "njit_call"}
     assert blocks <= seen | {r.name for r in AXIS_ROWS}, sorted(blocks - seen)
     maps = {r.name for r in bn.kernels.ROWS if r.kind == "map"}
     assert len(maps & seen) >= 15

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import numpy as bnp
+from .._errors import UnsupportedOpError, at_user_site
 from ..kernels import ROWS
 from ..tracing.tracer import Var
 from .graph import offsets, operands, params, sources, var
@@ -27,7 +28,9 @@ class Trace:
     ``gather(values, positions, shape)`` (the values the positions fall in) and the positions
     a gather node was made from ``viewed(v)``; new nodes: constants ``const(x)`` and nodes of
     the rows the row ``appends``: ``append(name, shape, a, b, params)`` and, for an axis row
-    along the last axis, ``axis(name, x)``."""
+    along the last axis, ``axis(name, x)``; the user's op an njit_call node calls
+    ``user_op(k)`` (bn.njit_op); and ``refuse(message)``, an error at the user's line where a
+    row has no derivative as traced ops."""
     __slots__ = ("_b", "_row", "shapes", "a0", "a1", "imm")
 
     def __init__(self, b, row):
@@ -59,6 +62,12 @@ class Trace:
 
     def const(self, x):
         return self._b.const(x)
+
+    def user_op(self, k):
+        return self._b.user_ops[int(params(self._b, k)[0])][0]
+
+    def refuse(self, message):
+        raise UnsupportedOpError(at_user_site(message))
 
     def _appended(self, name):
         assert name == self._row.name or name in self._row.appends, (

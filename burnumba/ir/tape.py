@@ -59,6 +59,21 @@ def bad_index(tape, val, node):
             "axis; negative indices count from the end, as numpy's)")
 
 
+def user_op_error(tape, node, code):
+    """The exception for an njit_call node (a user's numba op, bn.njit_op) that reported
+    an error."""
+    op = tape.user_ops[int(tape.P[tape.pp[node]])][0]
+    site = f"\n  traced at {tape.sites[node]}" if tape.sites else ""
+    if code == layout.ERR_USER_RAISED:
+        return DataError(
+            f"bn.njit_op {op.name!r} (node %{node}): the user's numba function raised an "
+            "exception inside the compiled run (numba does not say which); call the op's "
+            f"functions on these values outside burnumba to see it{site}")
+    return UnsupportedOpError(
+        f"bn.njit_op {op.name!r} (node %{node}): this sweep needs a rule the op was not "
+        "given: a gradient needs vjp=, a jvp needs jvp= (op.defvjp / op.defjvp)" + site)
+
+
 # The modes that only evaluate values: all a tape with a user's derivative rule may run
 _FORWARD_MODES = frozenset((layout.MODE_FORWARD, layout.MODE_STEP_FORWARD, layout.MODE_BATCH))
 
@@ -93,7 +108,8 @@ class State:
     def __init__(self, tape):
         self.tape = tape
         self.F = tape.F0.copy()
-        self.C = kernels.engine.control_block(tape.dtype, tape.largest_product)
+        self.C = kernels.engine.control_block(tape.dtype, tape.largest_product,
+                                              tape.user_table)
         cols = layout.views(tape.I, self.F)
         self.val, self.grad = cols["val"], cols["grad"]
         self.call = tape.kernel.caller(tape.I, self.F, self.C, nogil=tape.nogil)
@@ -173,6 +189,8 @@ class State:
         row = ROWS[tape.op[node]]
         shapes = [tape.shapes[k] for k in (tape.a0[node], tape.a1[node]) if k >= 0]
         p = int(tape.pp[node])
+        if code in (layout.ERR_USER_RULE, layout.ERR_USER_RAISED):
+            raise user_op_error(tape, node, code)
         hint = {layout.ERR_INDEX: bad_index(tape, self.val, node) if p >= 0 else "",
                 layout.ERR_TARGET: f"targets must be class indices in 0 .. {tape.P[p + 1] - 1}"
                                    if p >= 0 else ""}
@@ -230,6 +248,8 @@ class Tape:
     # differentiated leaves' gradients in input order (a by_ops tape, or one loaded)
     grads_in_output = False
     loops = loop_tree = ()    # structured loops: bn.fori_loop, scan, while_loop (ir/loops.py)
+    user_ops = ()             # the users' numba ops its njit_call nodes call, by slot
+    user_table = None         # and their callbacks' addresses (an int64 array), or None
 
     def __init__(self, builder, key, n_diff, in_slots, out, out_shape, aux, argnums=(0,),
                  single=True, static=(), forward_mode=False, draws=()):
@@ -252,6 +272,14 @@ class Tape:
         self.draws = draws
         # structured loops (tracing/loops.py): a State runs them step by step (ir/loops.py)
         self.loops = tuple(b.loops)
+        # the users' numba ops (transforms/njit_op.py): the callbacks' addresses, three per
+        # slot, which the run's control block points at
+        self.user_ops = tuple(b.user_ops)
+        if self.user_ops:
+            self.user_table = np.array([a for op, shapes, out_shape in self.user_ops
+                                        for a in op.callbacks(shapes, out_shape, self.dtype)],
+                                       np.int64)
+            self.user_table.flags.writeable = False
         self.loop_tree = nest(self.loops)
 
     @classmethod
@@ -372,6 +400,12 @@ class Tape:
         """The tape whose arrays a file or a pickle holds: this one, or for a tape with a
         user's derivative rule (Python code, not part of the arrays, which alone would
         differentiate the rule's body), its value-and-gradient tape."""
+        if self.user_ops:
+            raise UnsupportedOpError(at_user_site(
+                f"a tape calling a user's numba op (bn.njit_op "
+                f"{', '.join(repr(op.name) for op, _, _ in self.user_ops)}) cannot be {what}: "
+                "the op's callbacks are machine code of this process. Trace the function again "
+                "where it runs (send the function, not the tape)"))
         if self.loops:
             raise UnsupportedOpError(at_user_site(
                 f"a tape holding a structured loop (bn.fori_loop, bn.scan, bn.while_loop) "

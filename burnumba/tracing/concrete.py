@@ -113,6 +113,11 @@ class Evaluator:
             else:
                 val[o:e] = np.ravel(np.asarray(self.given[i], dtype=np.float64))
             return
+        if row.name == "njit_call":          # a user's numba op: its forward, called here
+            op, shapes, _ = b.user_ops[b.params[b.pp[i]]]
+            k = b.a0[i]
+            val[o:e] = op.evaluate(shapes, val[b.off[k]:b.off[k + 1]])
+            return
         if row.kind == "block":
             self._block(i)
             return

@@ -2,8 +2,7 @@
 
 Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, not its value.
 Every node gets the next slice of the value arena, so tape order is execution order and the
-offsets of all nodes are known while tracing (the ``gather`` row relies on that).
-"""
+offsets of all nodes are known while tracing (the ``gather`` row relies on that)."""
 import hashlib
 import math
 
@@ -59,6 +58,7 @@ class Builder:
         # structured loops (tracing/loops.py), by first node; the input nodes they write;
         # whether one may be traced here (the transformation says so; else: unrolled)
         self.loops, self.loop_starts, self.loop_owned, self.loops_ok = [], {}, set(), False
+        self.user_ops = []      # by slot, njit_call's (op, argument shapes, output shape)
 
     @property
     def n(self):

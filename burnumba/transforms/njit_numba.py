@@ -51,7 +51,7 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
     from F there (a tape that computes its gradient as traced ops, transforms/custom.py)."""
     I = tape.I                                # noqa: E741 (the tape's I, as in layout)
     F0 = tape.F0
-    C0 = engine.control_block(tape.dtype, tape.largest_product)
+    C0 = engine.control_block(tape.dtype, tape.largest_product, tape.user_table)
     run = _RUN(tape.kernel.address)
     kernel = tape.kernel                      # kept alive by the handle below
     ERR = layout.C_ERR
@@ -126,4 +126,5 @@ def compile_handle(tape, starts, sizes, grad_size, at_grad, nargs, at_value=-1):
         return value
 
     value_and_grad.kernel = kernel
+    value_and_grad.user_table = tape.user_table      # the users' ops' callbacks C0 points at
     return value_and_grad

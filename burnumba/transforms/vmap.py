@@ -198,7 +198,9 @@ class _Run:
 
     def _control(self, k, lo, hi):
         traced, prog = self.traced, self.prog
-        C = np.concatenate([engine.control_block(traced.tape.dtype, traced.tape.largest_product),
+        tape = traced.tape
+        C = np.concatenate([engine.control_block(tape.dtype, tape.largest_product,
+                                                 tape.user_table),
                             np.asarray(traced.segments, np.int64).reshape(-1),
                             np.asarray([(start, count) for start, count, _ in prog.shared_runs],
                                        np.int64).reshape(-1)])
