@@ -264,6 +264,24 @@ CASES = {
                            _args(_u(0.01, 4), _u(0.3, 1.5)), (0, 1)),
     "lognorm.ppf": Case(stats.lognorm.ppf, ST.lognorm.ppf,
                         _args(_u(0.05, 0.95), _u(0.3, 1.5), 0.2, 1.5), (0, 1)),
+    "skewnorm.logpdf": Case(stats.skewnorm.logpdf, ST.skewnorm.logpdf,
+                            _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)),
+                            (0, 1, 2, 3)),
+    "skewnorm.pdf": Case(stats.skewnorm.pdf, ST.skewnorm.pdf,
+                         _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2, 3)),
+    "loggamma.logpdf": Case(stats.loggamma.logpdf, ST.loggamma.logpdf,
+                            _args(_u(-3, 2), _u(0.5, 4), _u(-0.4, 0.4), _u(0.5, 2)),
+                            (0, 1, 2, 3)),
+    "loggamma.pdf": Case(stats.loggamma.pdf, ST.loggamma.pdf,
+                         _args(_u(-3, 2), _u(0.5, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2, 3)),
+    "loggamma.cdf": Case(stats.loggamma.cdf, ST.loggamma.cdf,
+                         _args(_u(-3, 2), _u(0.5, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 2, 3)),
+    "loggamma.sf": Case(stats.loggamma.sf, ST.loggamma.sf,
+                        _args(_u(-3, 2), _u(0.5, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 2, 3)),
+    "loggamma.logcdf": Case(stats.loggamma.logcdf, ST.loggamma.logcdf,
+                            _args(_u(-3, 2), _u(0.5, 4)), (0,)),
+    "loggamma.logsf": Case(stats.loggamma.logsf, ST.loggamma.logsf,
+                           _args(_u(-3, 2), _u(0.5, 4)), (0,)),
     "halfnorm.logpdf": Case(stats.halfnorm.logpdf, ST.halfnorm.logpdf,
                             _args(_u(0.5, 3), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2)),
     "halfnorm.cdf": Case(stats.halfnorm.cdf, ST.halfnorm.cdf,
@@ -967,7 +985,9 @@ def test_geom_logcdf_keeps_the_digits_scipy_loses():
     ("weibull_min", (1.0, 0.0)), ("invgamma", (1.0, -2.0)), ("gennorm", (0.5, -1.0)),
     ("f", (1.0, 2.0, -1.0)), ("truncnorm", (0.5, 2.0, 1.0)), ("geom", (1.0, 1.5)),
     ("nbinom", (2.0, 3.0, 1.5)), ("betabinom", (2.0, 5.0, 1.0, -1.0)),
-    ("gumbel_r", (0.5, 0.0, -1.0)), ("rayleigh", (0.5, 0.0, 0.0))])
+    ("gumbel_r", (0.5, 0.0, -1.0)), ("rayleigh", (0.5, 0.0, 0.0)),
+    ("skewnorm", (0.5, 2.0, 0.0, -1.0)), ("loggamma", (0.5, -1.0)), ("loggamma", (0.5, 2.0, 0.0,
+                                                                                  0.0))])
 def test_new_distributions_give_nan_for_invalid_parameters(dist, args):
     """A shape or scale <= 0, p outside (0, 1], a > b: NaN, as scipy, whatever x."""
     fn = "logpmf" if hasattr(getattr(stats, dist), "logpmf") else "logpdf"
@@ -985,7 +1005,8 @@ NAN_ARGS = {"norm": (), "t": (4.0,), "gamma": (2.0,), "beta": (2.0, 3.0), "chi2"
             "lognorm": (0.7,), "halfnorm": (), "gumbel_r": (), "gumbel_l": (), "rayleigh": (),
             "pareto": (2.0,), "weibull_min": (1.5,), "invgamma": (2.0,), "f": (3.0, 5.0),
             "gennorm": (1.5,), "truncnorm": (-1.0, 2.0), "vonmises": (2.0,), "geom": (0.3,),
-            "nbinom": (2.5, 0.4), "betabinom": (5.0, 2.0, 3.0)}
+            "nbinom": (2.5, 0.4), "betabinom": (5.0, 2.0, 3.0), "skewnorm": (2.0,),
+            "loggamma": (2.0,)}
 _MULTIVARIATE = {"multivariate_normal", "dirichlet", "multinomial"}
 
 

@@ -4,16 +4,17 @@ scipy's function names and parameters (``norm.logpdf(x, loc=0, scale=1)``), so t
 Gradients flow to x and to every parameter; invalid parameters give NaN, as scipy."""
 from . import (  # noqa: F401
     bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, f, gamma,
-    gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma, laplace, logistic,
+    gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma, laplace, loggamma, logistic,
     lognorm, multinomial, multivariate_normal, nbinom, norm, pareto, poisson,
-    rayleigh, t, truncnorm, uniform, vonmises, weibull_min)
+    rayleigh, skewnorm, t, truncnorm, uniform, vonmises, weibull_min)
 
 from ...numpy._common import namesake  # noqa: E402
 
-__getattr__ = namesake(__name__, "scipy.stats")    # skewnorm, ...: scipy's own distributions
+__getattr__ = namesake(__name__, "scipy.stats")    # scipy's own distributions, the others
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
            "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "halfnorm", "invgamma", "laplace",
-           "logistic", "lognorm", "multinomial", "multivariate_normal", "nbinom", "norm", "pareto",
-           "poisson", "rayleigh", "t", "truncnorm", "uniform", "vonmises", "weibull_min"]
+           "loggamma", "logistic", "lognorm", "multinomial", "multivariate_normal", "nbinom",
+           "norm", "pareto", "poisson", "rayleigh", "skewnorm", "t", "truncnorm", "uniform",
+           "vonmises", "weibull_min"]
 # the functions a distribution module may have (scipy's method names)
 METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
