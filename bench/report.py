@@ -10,9 +10,11 @@ output folder (default ``docs/benchmarks/data``, which the docs' benchmark page 
 from). ``run.json`` there records the date, the machine, the command and each stage's wall
 time and exit status; ``headline.svg`` plots the headline ratios (median and range of the
 repeats), and the README's table of them is rewritten from this run (bench/_headline.py).
-A stage that fails is reported on its line and does not stop the others. A peer that is not
-installed (torch, jax, micrograd, autograd) is named at the start and skipped by every
-report, which prints it as "not installed".
+Before the first stage, the kernels the short run uses (``bench/kernels.json``) that the
+cache lacks are built on every core at once (``bench/_kernels.py``); on a warm cache that
+takes a second. A stage that fails is reported on its line and does not stop the others. A
+peer that is not installed (torch, jax, micrograd, autograd) is named at the start and
+skipped by every report, which prints it as "not installed".
 """
 import argparse
 import datetime
@@ -106,6 +108,8 @@ def main(argv=None):
     p.add_argument("--full", action="store_true", help="every report in full")
     p.add_argument("--only", help=f"comma-separated stages, of {','.join(STAGES)}")
     p.add_argument("--out", default=OUT, help="output folder (default docs/benchmarks/data)")
+    p.add_argument("--no-prebuild", action="store_true",
+                   help="do not build bench/kernels.json's kernels before the stages")
     args = p.parse_args(argv)
     stages = [s.strip() for s in args.only.split(",")] if args.only else [
         name for name, stage in STAGES.items() if args.full or stage[1] is not None]
@@ -126,6 +130,16 @@ def main(argv=None):
            "command": "python bench/report.py" + (" --full" if args.full else ""),
            "machine": machine(), "peers": found, "stages": {}}
     t0 = time.perf_counter()
+    if not args.no_prebuild:
+        # the kernels the short run's stages use (bench/kernels.json), on every core at once,
+        # so no stage waits on a compile of one core (nothing to do on a warm cache)
+        print("[0] kernels      the short run's kernels, built on every core at once ...",
+              end=" ", flush=True)
+        import _kernels
+        t1 = time.perf_counter()
+        built = _kernels.prebuild()
+        run["prebuild"] = {"kernels": built, "seconds": round(time.perf_counter() - t1, 1)}
+        print(f"{run['prebuild']['seconds']:.0f} s ({built} built)", flush=True)
     for k, name in enumerate(stages, 1):
         print(f"[{k}/{len(stages)}] {name:<12} {STAGES[name][3]} ...", end=" ", flush=True)
         r = run_stage(name, args.full, args.out)
