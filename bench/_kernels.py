@@ -5,8 +5,9 @@ after another, inside the timed stages (98 s of one core on the project's VM, 20
 ``kernels.json`` lists them (their rows, tensor rows, dtype and forward mode, and how long
 each took); ``prebuild`` builds the ones the cache lacks in one process per core before the
 first stage, largest first, each process taking the next on the shortest list. The stages
-then load them. A list gone stale (programs that use other rows now) costs nothing but time:
-a stage builds what it does not find, as before.
+then load them. The process with the least to build also compiles the sparse derivatives'
+numba passes (cached on disk by numba). A list gone stale (programs that use other rows
+now) costs nothing but time: a stage builds what it does not find, as before.
 
     python bench/_kernels.py record [cache folder]   # rewrite kernels.json from a cache
     python bench/_kernels.py build                    # what report.py does first
@@ -31,6 +32,14 @@ cache.build_lock = contextlib.nullcontext
 engine._run_builder = lambda request, *what: _build.serve(request)
 for k in json.loads(sys.argv[1]):
     engine.kernel(k["rows"], k["tensor_rows"], k["dtype"], jvp=k["jvp"])
+if sys.argv[2:] == ["warm"]:
+    # the sparse derivatives' compiled passes (numba functions cached on disk: the pattern
+    # pass and the colourings, about 15 s of one core on an empty cache), on a tiny problem
+    import numpy as np
+    import burnumba as bn
+    x = np.linspace(0.5, 1.5, 8)
+    bn.sparse_hessian(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
+    bn.sparse_jacobian(lambda x: x[1:] * x[:-1] - x[1:])(x)
 """
 
 
@@ -81,8 +90,10 @@ def prebuild(processes=None):
         j = load.index(min(load))
         shares[j].append(k)
         load[j] += k["seconds"]
-    builders = [subprocess.Popen([sys.executable, "-c", _BUILDER, json.dumps(share)])
-                for share in shares]
+    lightest = load.index(min(load))            # it compiles the sparse passes too
+    builders = [subprocess.Popen([sys.executable, "-c", _BUILDER, json.dumps(share)]
+                                 + (["warm"] if j == lightest else []))
+                for j, share in enumerate(shares)]
     for b in builders:
         b.wait()
     return len(todo)
