@@ -5,9 +5,9 @@ after another, inside the timed stages (98 s of one core on the project's VM, 20
 ``kernels.json`` lists them (their rows, tensor rows, dtype and forward mode, and how long
 each took); ``prebuild`` builds the ones the cache lacks in one process per core before the
 first stage, largest first, each process taking the next on the shortest list. The stages
-then load them. The process with the least to build also compiles the sparse derivatives'
-numba passes (cached on disk by numba). A list gone stale (programs that use other rows
-now) costs nothing but time: a stage builds what it does not find, as before.
+then load them. One of the processes also compiles the sparse derivatives' numba passes
+(cached on disk by numba; a job of about 15 s in the schedule). A list gone stale (programs
+that use other rows now) costs nothing but time: a stage builds what it does not find.
 
     python bench/_kernels.py record [cache folder]   # rewrite kernels.json from a cache
     python bench/_kernels.py build                    # what report.py does first
@@ -24,6 +24,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "kernels.json")
+# the compile of the sparse derivatives' numba passes, scheduled as a job of this length
+WARM = {"seconds": 15.0}
 
 _BUILDER = """
 import contextlib, json, sys
@@ -86,14 +88,17 @@ def prebuild(processes=None):
         return 0
     n = max(1, min(processes or os.cpu_count() or 1, len(todo)))
     shares, load = [[] for _ in range(n)], [0.0] * n
-    for k in sorted(todo, key=lambda k: -k["seconds"]):     # longest first, to the lightest
+    jobs = todo + [WARM]                   # the sparse passes: one more job of its own
+    for k in sorted(jobs, key=lambda k: -k["seconds"]):     # longest first, to the lightest
         j = load.index(min(load))
         shares[j].append(k)
         load[j] += k["seconds"]
-    lightest = load.index(min(load))            # it compiles the sparse passes too
-    builders = [subprocess.Popen([sys.executable, "-c", _BUILDER, json.dumps(share)]
-                                 + (["warm"] if j == lightest else []))
-                for j, share in enumerate(shares)]
+    builders = []
+    for share in shares:
+        warm = any(k is WARM for k in share)
+        share = [k for k in share if k is not WARM]
+        builders.append(subprocess.Popen([sys.executable, "-c", _BUILDER, json.dumps(share)]
+                                         + (["warm"] if warm else [])))
     for b in builders:
         b.wait()
     return len(todo)
