@@ -18,6 +18,9 @@ are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a); their deriva
 is not defined (nor in autograd): the operand is ``refused``, so differentiating it is an
 error that names it.
 
+Their inverses in x, gammaincinv(a, p) and gammainccinv(a, q), are binary rows whose
+derivative is the reciprocal slope, +-Gamma(a) e^x x^(1-a) at the output x (a refused too).
+
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
 from math import erfc, exp, fabs, fmod, log
@@ -25,7 +28,7 @@ from math import erfc, exp, fabs, fmod, log
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
 from .special_bessel import j0, j1, jn, y0, y1, yn  # noqa: F401
-from .special_gamma import gammainc, gammaincc  # noqa: F401
+from .special_gamma import gammainc, gammaincc, gammainccinv, gammaincinv  # noqa: F401
 
 nan = float("nan")
 inf = float("inf")
@@ -46,17 +49,18 @@ def _log_ndtr_da(a, y, g):
 
 
 def _i1_da(a, y, g):
-    finite = a != 0.0 and fabs(a) < inf
+    finite = fabs(a) >= 1e-150 and fabs(a) < inf
     q = y / (a if finite else 1.0)
-    return g * (i0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
+    return g * (i0(a) - (q if finite else (0.5 if fabs(a) < 1e-150 else 0.0)))
 
 
-# j1' = j0 - j1 / a: 1/2 at 0 (the limit), 0 at +-inf (both terms vanish); the division
-# guarded (traced derivatives)
+# j1' = j0 - j1 / a: 1/2 at 0 (the limit) and below |a| = 1e-150, where j1(a) / a = 1/2 -
+# a^2/16 is 1/2 to rounding but j1(a) itself is subnormal (5e-324 gave 1, not 1/2); 0 at
+# +-inf (both terms vanish); the division guarded (traced derivatives)
 def _j1_da(a, y, g):
-    finite = a != 0.0 and fabs(a) < inf
+    finite = fabs(a) >= 1e-150 and fabs(a) < inf
     q = y / (a if finite else 1.0)
-    return g * (j0(a) - (q if finite else (0.5 if a == 0.0 else 0.0)))
+    return g * (j0(a) - (q if finite else (0.5 if fabs(a) < 1e-150 else 0.0)))
 
 
 # y1' = y0 - y1 / a for a > 0: +inf at 0 (y1 ~ -2 / (pi a)), 0 at +inf, NaN below 0 (y0's)
@@ -82,6 +86,19 @@ def _gammaincc_db(a, b, g):
     t = (a - 1.0) * log(b) if a != 1.0 else 0.0
     d = exp(t - b - lgamma(a)) if b < inf and a < inf else 0.0
     return -g * (d if a >= 0.0 and b >= 0.0 and (a < inf or b < inf) else nan)
+
+
+# d/dp gammaincinv(a, p) = 1 / P'(a, x) = Gamma(a) e^x x^(1-a) at the output x = y (its limits
+# at p = 0: inf for a > 1, 1 for a = 1, 0 for a < 1; inf at p = 1, where e^x wins, so the
+# log is left out there: no inf - inf); gammainccinv's is its negative
+def _gammaincinv_db(a, y, g):
+    t = (1.0 - a) * log(y) if a != 1.0 and y < inf else 0.0
+    return g * exp(lgamma(a) + y + t)
+
+
+def _gammainccinv_db(a, y, g):
+    t = (1.0 - a) * log(y) if a != 1.0 and y < inf else 0.0
+    return -g * exp(lgamma(a) + y + t)
 
 
 # d/dx yn(n, x) = (yn(n - 1, x) - yn(n + 1, x)) / 2; at x = 0 (where that is -inf + inf)
@@ -113,8 +130,8 @@ ROWS = (
        doc="log of the standard normal CDF (scipy.special.log_ndtr)", opcode=107),
     Op("i0", 1, "map", lambda a: i0(a), da=lambda a, g: g * i1(a),
        doc="the modified Bessel function of order 0 (scipy.special.i0)", opcode=108),
-    # i1' = i0 - i1 / a, whose limit is 1/2 at 0 and +inf at +-inf (i1 / a -> inf more
-    # slowly than i0); the division guarded (traced derivatives)
+    # i1' = i0 - i1 / a, whose limit is 1/2 at 0 (and below |a| = 1e-150, as j1's) and +inf
+    # at +-inf (i1 / a -> inf more slowly than i0); the division guarded (traced derivatives)
     Op("i1", 1, "map", lambda a: i1(a), da=_i1_da,
        doc="the modified Bessel function of order 1 (scipy.special.i1)", opcode=109),
     # the Bessel functions of orders 0 and 1 (scipy.special.j0, j1, y0, y1); y0 and y1 are
@@ -148,4 +165,56 @@ ROWS = (
        refused=("n",),
        doc="the Bessel function of the second kind of integer order n (scipy.special.yn)",
        opcode=117),
+    # the inverses in x of the incomplete gamma functions (scipy.special.gammaincinv,
+    # gammainccinv); no derivative in a (refused)
+    Op("gammaincinv", 2, "map", lambda a, b: gammaincinv(a, b), db=_gammaincinv_db,
+       domain=((0.3, 6.0), (0.05, 0.95)), refused=("a",),
+       doc="the inverse of gammainc in x: P(a, x) = p (scipy.special.gammaincinv)",
+       opcode=124),
+    Op("gammainccinv", 2, "map", lambda a, b: gammainccinv(a, b), db=_gammainccinv_db,
+       domain=((0.3, 6.0), (0.05, 0.95)), refused=("a",),
+       doc="the inverse of gammaincc in x: Q(a, x) = q (scipy.special.gammainccinv)",
+       opcode=125),
 )
+
+
+# -- special values (test data, tests/test_ieee.py): ((a, p), c, value, (None, d/dp)); the
+# a operand is refused (None); values as scipy's
+_G = 0.8862269254527579                      # Gamma(1.5)
+IEEE_CASES = {
+    "gammaincinv": (
+        ((nan, 0.5), 0.0, nan, (None, nan)),
+        ((inf, 0.5), 0.0, nan, (None, nan)),
+        ((-inf, 0.5), 0.0, nan, (None, nan)),
+        ((0.0, 0.5), 0.0, nan, (None, nan)),
+        ((-0.0, 0.5), 0.0, nan, (None, nan)),
+        ((-1.0, 0.5), 0.0, nan, (None, nan)),
+        ((1.5, nan), 0.0, nan, (None, nan)),
+        ((1.5, inf), 0.0, nan, (None, nan)),
+        ((1.5, -inf), 0.0, nan, (None, nan)),
+        ((1.5, 0.0), 0.0, 0.0, (None, inf)),
+        ((1.5, -0.0), 0.0, 0.0, (None, inf)),
+        ((1.5, 2.0), 0.0, nan, (None, nan)),
+        ((1.5, 1.0), 0.0, inf, (None, inf)),
+        ((0.0, 0.0), 0.0, 0.0, (None, nan)),
+        ((1.0, 0.0), 0.0, 0.0, (None, 1.0)),
+        ((0.5, 0.0), 0.0, 0.0, (None, 0.0)),
+        ((2.5, 0.3), 0.0, 1.4999540663799533, (None, 3.2429558361175164)),
+    ),
+    "gammainccinv": (
+        ((nan, 0.5), 0.0, nan, (None, nan)),
+        ((inf, 0.5), 0.0, nan, (None, nan)),
+        ((-inf, 0.5), 0.0, nan, (None, nan)),
+        ((0.0, 0.5), 0.0, nan, (None, nan)),
+        ((-0.0, 0.5), 0.0, nan, (None, nan)),
+        ((1.5, nan), 0.0, nan, (None, nan)),
+        ((1.5, inf), 0.0, nan, (None, nan)),
+        ((1.5, -inf), 0.0, nan, (None, nan)),
+        ((1.5, 0.0), 0.0, inf, (None, -inf)),
+        ((1.5, -0.0), 0.0, inf, (None, -inf)),
+        ((1.5, 1.0), 0.0, 0.0, (None, -inf)),
+        ((1.0, 1.0), 0.0, 0.0, (None, -1.0)),
+        ((0.5, 1.0), 0.0, 0.0, (None, -0.0)),
+        ((2.5, 0.3), 0.0, 3.0322149920774524, (None, -5.222403847800163)),
+    ),
+}

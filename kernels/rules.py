@@ -46,7 +46,7 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
 SPECIAL_MODULES = {
     "special.py": ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1"),
     "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
-    "special_gamma.py": ("gammainc", "gammaincc"),
+    "special_gamma.py": ("gammainc", "gammaincc", "gammaincinv", "gammainccinv"),
     "special_beta.py": ("betainc", "betaincc", "betainc_dx"),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)

@@ -151,5 +151,84 @@ def gammaincc(a, x):
     return _fraction(a, x)
 
 
+# -- the inverses: x with P(a, x) = p (gammaincinv) or Q(a, x) = q (gammainccinv) --------------
+def _inverse_edge(a, p, q):
+    """The inverse at the special points (as scipy: NaN for a NaN, a < 0, a = inf or p
+    outside [0, 1]; 0 where p = 0, a = 0 included; inf where q = 0; NaN at a = 0 otherwise),
+    or -1 where the iteration applies."""
+    if a != a or p != p or q != q or a < 0.0 or a == inf or p < 0.0 or q < 0.0:
+        return nan
+    if p == 0.0:
+        return 0.0
+    if q == 0.0:
+        return inf
+    if a == 0.0:
+        return nan
+    return -1.0
+
+
+def _inverse(a, p, q):
+    """x with P(a, x) = p and Q(a, x) = q (p + q = 1, the smaller one given exactly): the
+    first guess of Numerical Recipes' invgammp (Wilson-Hilferty for a > 1, the series' first
+    term or the tail's exponential below), then Halley's steps on P - p where p < 1/2 and on
+    q - Q elsewhere, so that each tail keeps its digits; both have the slope x^(a-1) e^-x /
+    Gamma(a)."""
+    if a > 1.0:
+        t = (-2.0 * log(p if p < 0.5 else q)) ** 0.5
+        z = (2.30753 + t * 0.27061) / (1.0 + t * (0.99229 + t * 0.04481)) - t
+        if p < 0.5:
+            z = -z
+        w = 1.0 - 1.0 / (9.0 * a) - z / (3.0 * a ** 0.5)
+        x = a * w * w * w
+        if x < 1e-3:
+            x = 1e-3
+    else:
+        t = 1.0 - a * (0.253 + a * 0.12)
+        x = (p / t) ** (1.0 / a) if p < t else 1.0 - log(q / (1.0 - t))
+    if x <= 0.0:                        # the series' first term underflowed
+        return 0.0
+    k = 0
+    while k < 100:
+        f = gammainc(a, x) - p if p < 0.5 else q - gammaincc(a, x)
+        slope = exp(_log_prefactor(a, x)) / x
+        if slope == 0.0 or slope != slope or f == 0.0:
+            break
+        u = f / slope
+        c = u * ((a - 1.0) / x - 1.0)
+        step = u / (1.0 - 0.5 * (c if c < 1.0 else 1.0))
+        nx = x - step
+        if nx <= 0.0:
+            nx = 0.5 * x                 # a step past 0: halve instead
+        if fabs(nx - x) <= 1e-15 * nx:
+            x = nx
+            break
+        x = nx
+        k += 1
+    return x
+
+
+def gammaincinv(a, p):
+    """x with P(a, x) = p, the inverse of gammainc in x (scipy.special.gammaincinv)."""
+    a = float64(a)
+    p = float64(p)
+    q = 1.0 - p
+    e = _inverse_edge(a, p, q if p == p and p <= 1.0 else nan)
+    if e != -1.0:
+        return e
+    return _inverse(a, p, q)
+
+
+def gammainccinv(a, q):
+    """x with Q(a, x) = q, the inverse of gammaincc in x (scipy.special.gammainccinv)."""
+    a = float64(a)
+    q = float64(q)
+    p = 1.0 - q
+    e = _inverse_edge(a, p if q == q and q <= 1.0 else nan, q)
+    if e != -1.0:
+        return e
+    return _inverse(a, p, q)
+
+
 # the functions the rules call (kernels/rules.py: SPECIAL), by the name a rule uses
-FUNCTIONS = {"gammainc": gammainc, "gammaincc": gammaincc}
+FUNCTIONS = {"gammainc": gammainc, "gammaincc": gammaincc, "gammaincinv": gammaincinv,
+             "gammainccinv": gammainccinv}

@@ -87,6 +87,8 @@ CALLS = {
     "y0": lambda a, c: bsp.y0(a), "y1": lambda a, c: bsp.y1(a),
     "gammainc": lambda a, b, c: bsp.gammainc(a, b),
     "gammaincc": lambda a, b, c: bsp.gammaincc(a, b),
+    "gammaincinv": lambda a, b, c: bsp.gammaincinv(a, b),
+    "gammainccinv": lambda a, b, c: bsp.gammainccinv(a, b),
     "jn": lambda a, b, c: bsp.jn(a, b), "yn": lambda a, b, c: bsp.yn(a, b),
 }
 

@@ -17,7 +17,7 @@ import burnumba as bn
 import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import BY_NAME, OPCODE, ROWS
-from conftest import central_diff
+from conftest import AG_GAMMAINCCINV, AG_GAMMAINCINV, central_diff
 
 # row -> (burnumba expression that must produce the row, independent autograd expression)
 CASES = {
@@ -100,6 +100,9 @@ CASES = {
     # (their a is refused: Op.refused, test_refused_operands_are_named_errors)
     "gammainc": (bsp.gammainc, asp.gammainc),
     "gammaincc": (bsp.gammaincc, asp.gammaincc),
+    # (their inverses: scipy's values, autograd's numpy for the slope: tests/conftest.py)
+    "gammaincinv": (bsp.gammaincinv, AG_GAMMAINCINV),
+    "gammainccinv": (bsp.gammainccinv, AG_GAMMAINCCINV),
     # (n is refused: its domain holds n = 3 only; x broadcast first, as autograd's jn / yn
     # vjp does not sum a broadcast x back)
     "jn": (bsp.jn, lambda n, x: asp.jn(n, x + 0.0 * n)),

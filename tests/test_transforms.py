@@ -17,6 +17,7 @@ import burnumba as bn
 import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import ROWS
+from conftest import AG_GAMMAINCCINV, AG_GAMMAINCINV
 from graphs import adjoints
 
 SHAPE = (2, 3)
@@ -186,6 +187,10 @@ CASES = {
                  lambda x: asp.gammainc(2.5, x * x + 0.1)),
     "gammaincc": (lambda x: bsp.gammaincc(0.7, x * x + 0.1),
                   lambda x: asp.gammaincc(0.7, x * x + 0.1)),
+    "gammaincinv": (lambda x: bsp.gammaincinv(2.5, 0.3 + 0.2 * anp.tanh(x)),
+                    lambda x: AG_GAMMAINCINV(2.5, 0.3 + 0.2 * anp.tanh(x))),
+    "gammainccinv": (lambda x: bsp.gammainccinv(0.7, 0.3 + 0.2 * anp.tanh(x)),
+                     lambda x: AG_GAMMAINCCINV(0.7, 0.3 + 0.2 * anp.tanh(x))),
     "jn": (lambda x: bsp.jn(3, 3.0 * x), lambda x: asp.jn(3, 3.0 * x)),
     "yn": (lambda x: bsp.yn(2, x * x + 0.3), lambda x: asp.yn(2, x * x + 0.3)),
     # the incomplete beta rows (a, b constants: no derivative), x in (0, 1) through a
@@ -204,7 +209,8 @@ NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"sto
 # autograd has no JVP of erf, of its linalg functions, nor of scipy.special's
 NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "gammaln",
                     "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1", "j0",
-                    "j1", "y0", "y1", "gammainc", "gammaincc", "jn", "yn", "betainc",
+                    "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
+                    "gammainccinv", "jn", "yn", "betainc",
                     "betaincc", "betainc_dx"}
 
 

@@ -41,7 +41,8 @@ def _math():
     out.update(lgamma=bsp.gammaln, erfinv=bsp.erfinv, ndtri=bsp.ndtri, log_ndtr=bsp.log_ndtr,
                i0=bsp.i0, i1=bsp.i1, polygamma=lambda n, x: bsp.polygamma(int(n), x),
                j0=bsp.j0, j1=bsp.j1, y0=bsp.y0, y1=bsp.y1, gammainc=bsp.gammainc,
-               gammaincc=bsp.gammaincc, jn=bsp.jn, yn=bsp.yn, betainc=bsp.betainc,
+               gammaincc=bsp.gammaincc, gammaincinv=bsp.gammaincinv,
+               gammainccinv=bsp.gammainccinv, jn=bsp.jn, yn=bsp.yn, betainc=bsp.betainc,
                betaincc=bsp.betaincc, betainc_dx=bsp._betainc_dx)
     assert set(rules.SPECIAL) <= set(out)
     return types.MappingProxyType(out)

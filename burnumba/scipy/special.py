@@ -5,11 +5,11 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
 i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn, the incomplete gamma functions gammainc,
-gammaincc; the incomplete beta functions betainc, betaincc are three-operand block rows,
-kernels/blocks_beta.py); the rest are built from rows here, in the
-forms that keep their accuracy (ndtr through erfc, logit through log1p, xlogy with its
-0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy values each function
-calls scipy.special itself.
+gammaincc and their inverses gammaincinv, gammainccinv; the incomplete beta functions
+betainc, betaincc are three-operand block rows, kernels/blocks_beta.py); the rest are built
+from rows here, in the forms that keep their accuracy (ndtr through erfc, logit through
+log1p, xlogy with its 0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy
+values each function calls scipy.special itself.
 
 scipy.special's own ufuncs (``scipy.special.gammaln(x)`` on a traced x) arrive here through
 numpy's ``__array_ufunc__``: each function below is registered for the ufunc of its name
@@ -33,7 +33,8 @@ from ..tracing.tracer import Var as _Var, broadcast_to as _expand, tiles as _til
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "rgamma",
            "gammasgn", "beta",
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
-           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "betainc", "betaincc",
+           "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
+           "gammainccinv", "betainc", "betaincc",
            "jn", "yn",
            "expit", "logit",
            "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp",
@@ -186,6 +187,20 @@ def gammaincc(a, x):
     accurate in the upper tail); d/dx = -x^(a-1) e^-x / Gamma(a), none in ``a`` (as
     gammainc)."""
     return _binary_row("gammaincc", a, x)
+
+
+@implements_scipy_ufunc("gammaincinv")
+def gammaincinv(a, p):
+    """x with gammainc(a, x) = p (a row): the inverse in x, whose derivative in p is the
+    reciprocal slope Gamma(a) e^x x^(1-a); none in ``a`` (as gammainc)."""
+    return _binary_row("gammaincinv", a, p)
+
+
+@implements_scipy_ufunc("gammainccinv")
+def gammainccinv(a, q):
+    """x with gammaincc(a, x) = q (a row, accurate for small q); d/dq = -Gamma(a) e^x
+    x^(1-a), none in ``a``."""
+    return _binary_row("gammainccinv", a, q)
 
 
 def _beta_row(name, a, b, x):

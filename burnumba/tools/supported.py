@@ -66,12 +66,12 @@ SCIPY_REFUSED = (
     ("stats.multivariate_t and scipy's other "
      "distributions", "not modules of burnumba.scipy.stats yet: scipy's own module is what "
      "the name gives, and a traced value given to it raises an error naming it"),
-    ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv, "
-     "special.gammaincinv", "not rows yet (jn / jv and yn take integer orders)"),
-    ("the derivative of special.gammainc / gammaincc in a, of special.betainc / betaincc in a "
-     "and b, of jn / yn in n, of stats.gamma / chi2 cdf and sf in their shape, of stats.t / "
-     "beta / binom / f / nbinom cdf and sf in df, a, b, n, dfn and dfd, of stats.loggamma "
-     "cdf and sf in c",
+    ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv",
+     "not rows yet (jn / jv and yn take integer orders)"),
+    ("the derivative of special.gammainc / gammaincc and their inverses in a, of "
+     "special.betainc / betaincc in a and b, of jn / yn in n, of stats.gamma / chi2 cdf and "
+     "sf in their shape, of stats.t / beta / binom / f / nbinom cdf and sf in df, a, b, n, "
+     "dfn and dfd, of stats.loggamma cdf and sf in c",
      "not defined (nor in autograd): an error names the argument; hold it constant (data, or "
      "bn.stop_gradient)"),
     ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",
