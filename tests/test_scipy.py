@@ -1275,3 +1275,15 @@ def test_bessel_order_one_slopes_at_subnormal_arguments():
     for f in (bsp.j1, bsp.i1):
         for a in (5e-324, -5e-324, 1e-160, 0.0):
             assert bn.grad(f)(a) == 0.5, (f, a)
+
+
+def test_a_function_a_distribution_lacks_is_named_not_a_bare_attribute_error():
+    """skewnorm has no cdf (Owen's T), halfnorm no isf: an error naming what the module has
+    and scipy's own function for plain values; hasattr still answers False."""
+    with pytest.raises(bn.UnsupportedOpError, match=r"skewnorm has no 'cdf': it defines "
+                                                       r"logpdf, pdf\..*scipy.stats.skewnorm"):
+        stats.skewnorm.cdf
+    assert not hasattr(stats.halfnorm, "isf") and hasattr(stats.halfnorm, "ppf")
+    for name in stats.__all__:
+        with pytest.raises(AttributeError):
+            getattr(stats, name).no_such_function

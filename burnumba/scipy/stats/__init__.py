@@ -16,5 +16,11 @@ __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichl
            "loggamma", "logistic", "lognorm", "multinomial", "multivariate_normal", "nbinom",
            "norm", "pareto", "poisson", "rayleigh", "skewnorm", "t", "truncnorm", "uniform",
            "vonmises", "weibull_min"]
+from . import _common  # noqa: E402
+
+for _name in __all__:                  # a function scipy has and the module lacks: named
+    _module = globals()[_name]
+    _module.__getattr__ = _common.missing(_module)
+del _name, _module
 # the functions a distribution module may have (scipy's method names)
 METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")

@@ -5,6 +5,7 @@ import inspect
 
 import numpy as np
 
+from ..._errors import UnsupportedMethodError, at_user_site
 from ...numpy import elementwise as ew
 from ...numpy._common import _builder
 
@@ -12,6 +13,26 @@ NAN = float("nan")
 LOG_2PI = 1.8378770664093453        # log(2 pi)
 LOG_PI = 1.1447298858494002
 LOG2 = 0.6931471805599453
+
+
+def missing(module):
+    """A distribution module's ``__getattr__``: a function scipy has and this module does not
+    (skewnorm.cdf, halfnorm.isf) is an error that names it and what the module has, and the
+    way on plain values (scipy's own), not a bare AttributeError. An AttributeError still,
+    so that ``hasattr`` answers False."""
+    dist = module.__name__.rsplit(".", 1)[1]
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        have = sorted(n for n in vars(module) if not n.startswith("_") and callable(
+            vars(module)[n]) and getattr(vars(module)[n], "__module__", "") == module.__name__)
+        raise UnsupportedMethodError(at_user_site(
+            f"burnumba.scipy.stats.{dist} has no {name!r}: it defines {', '.join(have)}. "
+            f"scipy.stats.{dist}.{name} is not available on traced values (docs: the "
+            f"support table lists what is refused and why); on plain numpy values call "
+            f"scipy.stats.{dist}.{name} itself"))
+    return __getattr__
 
 
 def traced(*xs):
