@@ -151,6 +151,19 @@ def gammaincc(a, x):
     return _fraction(a, x)
 
 
+def _tail(a, x, lower):
+    """P(a, x) if ``lower`` else Q(a, x), for 0 < a < inf and 0 < x (one call site for
+    both: numba inlines these functions wherever they are called, so the inverses' loop
+    calls this once rather than gammainc and gammaincc, which compiled 4 times slower)."""
+    if x == inf:
+        return 1.0 if lower else 0.0
+    if x <= 1.0 or x <= a:
+        s = _series(a, x)
+        return s if lower else 1.0 - s
+    f = _fraction(a, x)
+    return 1.0 - f if lower else f
+
+
 # -- the inverses: x with P(a, x) = p (gammaincinv) or Q(a, x) = q (gammainccinv) --------------
 def _inverse_edge(a, p, q):
     """The inverse at the special points (as scipy: NaN for a NaN, a < 0, a = inf or p
@@ -187,9 +200,11 @@ def _inverse(a, p, q):
         x = (p / t) ** (1.0 / a) if p < t else 1.0 - log(q / (1.0 - t))
     if x <= 0.0:                        # the series' first term underflowed
         return 0.0
+    lower = p < 0.5
     k = 0
     while k < 100:
-        f = gammainc(a, x) - p if p < 0.5 else q - gammaincc(a, x)
+        t = _tail(a, x, lower)
+        f = t - p if lower else q - t
         slope = exp(_log_prefactor(a, x)) / x
         if slope == 0.0 or slope != slope or f == 0.0:
             break
