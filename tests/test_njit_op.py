@@ -198,6 +198,15 @@ def test_errors_name_the_op_and_the_fix():
         pickle.dumps(tape)
 
 
+def test_rules_are_given_before_the_first_traced_call():
+    op = bn.njit_op(softplus)
+    op.defvjp(softplus_vjp)                      # before any trace: fine
+    g = bn.grad(lambda x: bnp.sum(op(x)))(np.zeros(2))
+    np.testing.assert_array_equal(g, [0.5, 0.5])
+    with pytest.raises(bn.BurnumbaError, match="traced already.*make a new bn.njit_op"):
+        op.defjvp(softplus_jvp)
+
+
 def test_a_rule_that_does_not_compile_is_named():
     @numba.njit
     def bad_vjp(x, y, g):

@@ -273,11 +273,13 @@ class Tape:
         # structured loops (tracing/loops.py): a State runs them step by step (ir/loops.py)
         self.loops = tuple(b.loops)
         # the users' numba ops (transforms/njit_op.py): the callbacks' addresses, three per
-        # slot, which the run's control block points at
+        # slot, which the run's control block points at, and the callbacks, kept alive here
         self.user_ops = tuple(b.user_ops)
         if self.user_ops:
-            self.user_table = np.array([a for op, shapes, out_shape in self.user_ops
-                                        for a in op.callbacks(shapes, out_shape, self.dtype)],
+            made = [op.callbacks(shapes, out_shape, self.dtype)
+                    for op, shapes, out_shape in self.user_ops]
+            self.user_callbacks = [callbacks for callbacks, _ in made]
+            self.user_table = np.array([a for _, addresses in made for a in addresses],
                                        np.int64)
             self.user_table.flags.writeable = False
         self.loop_tree = nest(self.loops)

@@ -91,16 +91,25 @@ class njit_op:
     def defvjp(self, vjp):
         """Give the vjp rule (``vjp(*args, y, g)``); returns it, so it decorates."""
         with self._lock:
+            self._unused("defvjp")
             self.vjp_rule = self._rule(vjp, "vjp")
-            self._callbacks.clear()
         return vjp
 
     def defjvp(self, jvp):
         """Give the jvp rule (``jvp(*args, y, *tangents)``); returns it, so it decorates."""
         with self._lock:
+            self._unused("defjvp")
             self.jvp_rule = self._rule(jvp, "jvp")
-            self._callbacks.clear()
         return jvp
+
+    def _unused(self, what):
+        """Rules are given before the op's first traced call: the tapes traced since keep
+        the callbacks they were traced with, so a later rule would reach some calls only."""
+        if self._callbacks:
+            raise InputError(at_user_site(
+                f"bn.njit_op {self.name!r}.{what}: the op was traced already, with the rules "
+                "it had then; give its rules before its first traced call, or make a new "
+                "bn.njit_op"))
 
     def __reduce__(self):
         raise UnsupportedOpError(
@@ -142,8 +151,9 @@ class njit_op:
         return Var(b, node, out_shape)
 
     def callbacks(self, shapes, out_shape, dtype):
-        """The addresses (forward, vjp, jvp; 0 for a rule not given) of this op's callbacks
-        for these shapes and dtype, compiled at the first call (once per process)."""
+        """(the compiled callbacks, their addresses: forward, vjp, jvp, 0 for a rule not
+        given) of this op for these shapes and dtype, compiled at the first call (once per
+        process). A tape keeps the callbacks it calls alive."""
         key = (shapes, out_shape, np.dtype(dtype).name)
         with self._lock:
             hit = self._callbacks.get(key)
@@ -152,7 +162,7 @@ class njit_op:
                 made = compile_callbacks(self, shapes, out_shape, dtype)
                 hit = (made, tuple(0 if f is None else f.address for f in made))
                 self._callbacks[key] = hit
-        return hit[1]
+        return hit
 
     def evaluate(self, shapes, values):
         """The forward on flat numpy values (a trace's evaluator, for a Python decision)."""
