@@ -48,8 +48,9 @@ class njit_op:
     ``vjp(*args, y, g)`` returns the arguments' cotangents for the output's cotangent ``g``
     (an array for one argument, a tuple for several); ``jvp(*args, y, *tangents)`` returns
     the output's tangent. Both are ``@numba.njit`` functions too, and either may be given
-    later with ``defvjp`` / ``defjvp`` (a decorator form). ``shape``: the output's shape, a
-    tuple or a function of the arguments' shapes; None: found by calling ``fwd`` on zeros.
+    later with ``defvjp`` / ``defjvp`` (a decorator form), before the op's first traced
+    call. ``shape``: the output's shape, a tuple or a function of the arguments' shapes;
+    None: found by calling ``fwd`` on zeros.
 
     Traced (under bn.grad, bn.jvp, bn.vmap, ...), a call is one node; its forward, vjp and
     jvp run inside the compiled loop, with no Python per call. Called on numbers or numpy
