@@ -198,6 +198,21 @@ def test_errors_name_the_op_and_the_fix():
         pickle.dumps(tape)
 
 
+@numba.njit
+def no_zeros(x):
+    if x[0] == 0.0:
+        raise ValueError("zero")
+    return 1.0 / x
+
+
+def test_an_output_shape_fwd_cannot_find_asks_for_shape():
+    with pytest.raises(bn.BurnumbaError, match="'no_zeros'.*calling fwd on zeros.*shape="):
+        bn.grad(lambda x: bnp.sum(bn.njit_op(no_zeros)(x)))(np.ones(2))
+    op = bn.njit_op(no_zeros, vjp=numba.njit(lambda x, y, g: -g * y * y), shape=(2,))
+    np.testing.assert_allclose(bn.grad(lambda x: bnp.sum(op(x)))(np.array([1.0, 2.0])),
+                               [-1.0, -0.25])
+
+
 def test_rules_are_given_before_the_first_traced_call():
     op = bn.njit_op(softplus)
     op.defvjp(softplus_vjp)                      # before any trace: fine

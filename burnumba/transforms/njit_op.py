@@ -136,7 +136,14 @@ class njit_op:
             return tuple(self.shape(*shapes))
         if self.shape is not None:
             return self.shape
-        return np.shape(self.fwd(*(np.zeros(s, dtype) for s in shapes)))
+        try:
+            return np.shape(self.fwd(*(np.zeros(s, dtype) for s in shapes)))
+        except Exception as e:        # noqa: BLE001 (a numba typing error or the user's)
+            raise InputError(at_user_site(
+                f"bn.njit_op {self.name!r}: its output's shape is found by calling fwd on "
+                f"zeros of the arguments' shapes {list(shapes)}, which raised "
+                f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+                "; give shape= (a tuple, or a function of the arguments' shapes)")) from None
 
     def _trace(self, args):
         b = builder_of(list(args))
