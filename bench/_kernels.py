@@ -3,11 +3,12 @@
 On an empty kernel cache the stages of ``bench/report.py`` compile about 30 kernels, one
 after another, inside the timed stages (98 s of one core on the project's VM, 2026-12-05).
 ``kernels.json`` lists them (their rows, tensor rows, dtype and forward mode, and how long
-each took); ``prebuild`` builds the ones the cache lacks in one process per core before the
-first stage, largest first, each process taking the next on the shortest list. The stages
-then load them. One of the processes also compiles the sparse derivatives' numba passes
-(cached on disk by numba; a job of about 15 s in the schedule). A list gone stale (programs
-that use other rows now) costs nothing but time: a stage builds what it does not find.
+each took); ``prebuild`` builds the ones the cache lacks in a process pool of the standard
+library, one process per core, before the first stage. Kernels of fewer rows go first: the
+engine serves a kernel from any cached superset, so a superset built earlier would stand in
+for one. The stages then load them. One job also compiles the sparse derivatives' numba
+passes (cached on disk by numba; about 15 s). A list gone stale (programs that use other
+rows now) costs nothing but time: a stage builds what it does not find.
 
     python bench/_kernels.py record [cache folder]   # rewrite kernels.json from a cache
     python bench/_kernels.py build                    # what report.py does first
@@ -16,33 +17,42 @@ The builders skip the cache's build lock, as tests/conftest.py's do: a kernel's 
 written atomically under a key of their content, so two processes that build one row
 object write the same bytes, and a reader never sees half a file.
 """
+import contextlib
 import glob
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "kernels.json")
 # the compile of the sparse derivatives' numba passes, scheduled as a job of this length
-WARM = {"seconds": 15.0}
+WARM = {"warm": True, "seconds": 15.0}
 
-_BUILDER = """
-import contextlib, json, sys
-from burnumba.kernels import _build, cache, engine
-cache.build_lock = contextlib.nullcontext
-engine._run_builder = lambda request, *what: _build.serve(request)
-for k in json.loads(sys.argv[1]):
-    engine.kernel(k["rows"], k["tensor_rows"], k["dtype"], jvp=k["jvp"])
-if sys.argv[2:] == ["warm"]:
-    # the sparse derivatives' compiled passes (numba functions cached on disk: the pattern
-    # pass and the colourings, about 15 s of one core on an empty cache), on a tiny problem
-    import numpy as np
-    import burnumba as bn
-    x = np.linspace(0.5, 1.5, 8)
-    bn.sparse_hessian(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
-    bn.sparse_jacobian(lambda x: x[1:] * x[:-1] - x[1:])(x)
-"""
+def _start():
+    """A builder process: it builds without the cache's build lock (see above)."""
+    from burnumba.kernels import _build, cache, engine
+    cache.build_lock = contextlib.nullcontext
+    engine._run_builder = lambda request, *what: _build.serve(request)
+
+
+def _build_one(job):
+    """One job: a listed kernel, or the sparse passes' compile (the WARM job)."""
+    if job.get("warm"):
+        # the sparse derivatives' compiled passes (numba functions cached on disk: the
+        # pattern pass and the colourings, about 15 s of one core on an empty cache), on a
+        # tiny problem
+        import numpy as np
+
+        import burnumba as bn
+        x = np.linspace(0.5, 1.5, 8)
+        bn.sparse_hessian(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
+        bn.sparse_jacobian(lambda x: x[1:] * x[:-1] - x[1:])(x)
+        return
+    from burnumba.kernels import engine
+    engine.kernel(job["rows"], job["tensor_rows"], job["dtype"], jvp=job["jvp"])
 
 
 def record(folder=None):
@@ -87,20 +97,12 @@ def prebuild(processes=None):
     if not todo:
         return 0
     n = max(1, min(processes or os.cpu_count() or 1, len(todo)))
-    shares, load = [[] for _ in range(n)], [0.0] * n
-    jobs = todo + [WARM]                   # the sparse passes: one more job of its own
-    for k in sorted(jobs, key=lambda k: -k["seconds"]):     # longest first, to the lightest
-        j = load.index(min(load))
-        shares[j].append(k)
-        load[j] += k["seconds"]
-    builders = []
-    for share in shares:
-        warm = any(k is WARM for k in share)
-        share = [k for k in share if k is not WARM]
-        builders.append(subprocess.Popen([sys.executable, "-c", _BUILDER, json.dumps(share)]
-                                         + (["warm"] if warm else [])))
-    for b in builders:
-        b.wait()
+    # a kernel of fewer rows first: the engine serves a kernel from any cached superset, so a
+    # superset built before it would stand in for it (the stages then run a larger one)
+    jobs = [WARM] + sorted(todo, key=lambda k: (len(k["rows"]), k["jvp"], -k["seconds"]))
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_start) as pool:
+        list(pool.map(_build_one, jobs))
     return len(todo)
 
 
