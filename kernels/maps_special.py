@@ -180,7 +180,6 @@ ROWS = (
 
 # -- special values (test data, tests/test_ieee.py): ((a, p), c, value, (None, d/dp)); the
 # a operand is refused (None); values as scipy's
-_G = 0.8862269254527579                      # Gamma(1.5)
 IEEE_CASES = {
     "gammaincinv": (
         ((nan, 0.5), 0.0, nan, (None, nan)),

@@ -188,6 +188,9 @@ def test_errors_name_the_op_and_the_fix():
     np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])
     with pytest.raises(bn.BurnumbaError, match="'raises'.*raised an exception"):
         f(np.array([200.0, 1.0]))
+    short = bn.njit_op(softplus, vjp=short_vjp)
+    with pytest.raises(bn.BurnumbaError, match="'softplus'.*raised.*cotangent whose size"):
+        bn.grad(lambda x: bnp.sum(short(x)))(np.ones(3))
     with pytest.raises(bn.BurnumbaError, match="'softplus'.*derivative of its derivative"):
         bn.hessian(lambda x: bnp.sum(SOFTPLUS(x)))(np.ones(2))
     with pytest.raises(bn.BurnumbaError, match="takes 1 to 3"):
@@ -196,6 +199,11 @@ def test_errors_name_the_op_and_the_fix():
     assert tape(np.zeros(2)) == pytest.approx(2 * np.log(2.0))
     with pytest.raises(bn.BurnumbaError, match="cannot be pickled.*machine code"):
         pickle.dumps(tape)
+
+
+@numba.njit
+def short_vjp(x, y, g):             # a cotangent of the wrong size: reported, never read past
+    return g[:1]
 
 
 @numba.njit

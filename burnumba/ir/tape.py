@@ -67,8 +67,9 @@ def user_op_error(tape, node, code):
     if code == layout.ERR_USER_RAISED:
         return DataError(
             f"bn.njit_op {op.name!r} (node %{node}): the user's numba function raised an "
-            "exception inside the compiled run (numba does not say which); call the op's "
-            f"functions on these values outside burnumba to see it{site}")
+            "exception inside the compiled run, or its vjp returned a cotangent whose size is "
+            "not its argument's (numba does not say which); call the op's functions on these "
+            f"values outside burnumba to see it{site}")
     return UnsupportedOpError(
         f"bn.njit_op {op.name!r} (node %{node}): this sweep needs a rule the op was not "
         "given: a gradient needs vjp=, a jvp needs jvp= (op.defvjp / op.defjvp)" + site)

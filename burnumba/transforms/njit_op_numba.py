@@ -40,14 +40,13 @@ def _args3(x, o, s):
 
 @njit
 def _add(gx, lo, hi, d):
-    """gx[lo:hi] += d, flattened (d an array of any layout, or a number)."""
+    """gx[lo:hi] += d, flattened (d an array of any layout, or a number), of exactly the
+    argument's size: anything else raises, which the callback reports."""
     flat = np.asarray(d).ravel()
-    if flat.size == 1:
-        for k in range(lo, hi):
-            gx[k] += flat[0]
-    else:
-        for k in range(lo, hi):
-            gx[k] += flat[k - lo]
+    if flat.size != hi - lo:
+        raise ValueError("a cotangent of the wrong size")
+    for k in range(lo, hi):
+        gx[k] += flat[k - lo]
 
 
 @njit
