@@ -1,4 +1,6 @@
 """grad / value_and_grad / trace / vjp: arguments, structures, dtypes and the trace cache."""
+import autograd
+import autograd.numpy as anp
 import numpy as np
 import pytest
 
@@ -216,6 +218,34 @@ def test_repeated_calls_take_the_plan_path_and_fall_back_on_any_change(rng):
     got = g(p, x, 2.0)                         # back to the first signature
     np.testing.assert_allclose(got["w"], expected(p, x, 2.0)["w"], rtol=1e-12)
     assert len(g.tapes) == 4
+
+
+def test_one_array_argument_takes_the_short_plan_path(rng):
+    """grad(f)(x) and value_and_grad(f)(x) of one array (a solver's fun and jac): the plan's
+    one-array check and copy. Each result is a fresh copy; another shape, a float32 array, a
+    non-contiguous view leave that path and still get their own gradient."""
+    def rosen(x):
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+    ag = autograd.grad(lambda x: anp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2
+                                         + (1.0 - x[:-1]) ** 2))
+    g, vg = bn.grad(rosen), bn.value_and_grad(rosen)
+    x = rng.uniform(-1, 1, 20)
+    first = g(x)
+    plan = next(iter(g.plans.values()))
+    assert plan.match.one is not None and plan.one_array
+    second = g(x + 1.0)
+    assert first is not second and not np.shares_memory(first, second)
+    np.testing.assert_allclose(first, ag(x), rtol=1e-12)
+    np.testing.assert_allclose(second, ag(x + 1.0), rtol=1e-12)
+    v, gv = vg(x)
+    assert type(v) is float and v == pytest.approx(rosen(x), rel=1e-14)
+    np.testing.assert_allclose(gv, first, rtol=0)
+    for other in (rng.uniform(-1, 1, 7), x.astype(np.float32), rng.uniform(-1, 1, 40)[::2]):
+        got = g(other)
+        np.testing.assert_allclose(got, ag(other.astype(np.float64)),
+                                   rtol=1e-5 if other.dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(g(x), first, rtol=0)
 
 
 def test_python_float_arguments_are_tape_inputs_unless_static():

@@ -49,8 +49,16 @@ class ArgsMatch:
         # static one): match returns them as they are
         kinds = [kind for kind, _ in expect]
         self.in_order = STATIC not in kinds and kinds == sorted(kinds)
+        # one argument that is one array (a solver's x): its (shape, dtype), checked first
+        self.one = expect[0][1] if (nargs == 1 and sig.treedefs[0] is None and kinds == [DIFF]
+                                    and isinstance(expect[0][1], tuple)) else None
 
     def __call__(self, args):
+        one = self.one
+        if one is not None and len(args) == 1:
+            x = args[0]
+            if type(x) is np.ndarray and x.shape == one[0] and x.dtype is one[1]:
+                return [x]
         leaves = self.leaves_of(args)
         if leaves is None:
             return None
@@ -102,6 +110,10 @@ class CallPlan:
         self.single = single
         self.with_value = with_value
         self.has_aux = has_aux
+        # grad(f)(x) of an array x: the result is one copy, no pytree to build
+        self.one_array = (single and not has_aux and self.outputs[0][0] is None
+                          and len(self.outputs[0][1]) == 1
+                          and tape.in_slots[self.outputs[0][1][0]][2] != ())
 
     def views(self, state):
         """Per output argnum, (treedef, [(view, scalar, py)]): windows on this state's
@@ -123,6 +135,9 @@ class CallPlan:
         """The call's return: the gradients read from their views (``outputs``: per
         argument, its treedef and (view, scalar, Python float) slots), with the value and
         aux as the transformation returns them."""
+        if self.one_array:                           # one argument, one array: its copy
+            grads = outputs[0][1][0][0].copy()
+            return (value, grads) if self.with_value else grads
         grads = []
         for treedef, slots in outputs:
             parts = [view.copy() if not scalar else (float(view) if py else view[()])
