@@ -286,7 +286,8 @@ def ipopt(fun, x0, args=(), constraints=(), bounds=None, tol=None, options=None)
     except ImportError:
         raise MissingExtraError(
             "burnumba.optimize.ipopt needs cyipopt and the IPOPT library: pip install "
-            "cyipopt (with IPOPT installed, e.g. apt install coinor-libipopt-dev), or use "
+            "cyipopt (with IPOPT and LAPACK installed, e.g. apt install coinor-libipopt-dev "
+            "liblapack-dev libblas-dev), or use "
             "burnumba.optimize.minimize(..., method='trust-constr')") from None
     so = _scipy_optimize()
     x0 = _vector(x0)
