@@ -110,9 +110,9 @@ class CallPlan:
         self.single = single
         self.with_value = with_value
         self.has_aux = has_aux
-        # grad(f)(x) of an array x: the result is one copy, no pytree to build
+        # grad(f)(x) of an array x (a leaf argument: one slot): the result is one copy, no
+        # pytree to build
         self.one_array = (single and not has_aux and self.outputs[0][0] is None
-                          and len(self.outputs[0][1]) == 1
                           and tape.in_slots[self.outputs[0][1][0]][2] != ())
 
     def views(self, state):
