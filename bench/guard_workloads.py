@@ -10,6 +10,12 @@
   annealed penalty 0.99 ** i), as written, 100 steps: burnumba (``i`` is data: one trace),
   autograd (a trace every call, as always) and jax.jit (``i`` traced, as jax does) when jax
   is importable.
+* ``readme-*``: each of the README's headline workloads (bench/workloads.py,
+  tensor_workloads.py, transform_workloads.py, train_workloads.py), built exactly as its own
+  report builds it, ``plain`` and ``holding-if``: the same loss with one Python decision on
+  its value that always holds (``if value == value``, one compare node and one truth guard on
+  the tape). The pair's ratio is what a guard costs that workload: the guard's check after
+  the forward sweep, and the compare node, as a program written with an ``if`` pays it.
 """
 import functools
 
@@ -130,6 +136,93 @@ def _adam(system):
     adam_loop(vg, w, X, y, steps=3)
     return lambda: adam_loop(vg, w, X, y)
 
+
+def holding_if(loss):
+    """``loss`` with one Python decision on its value that holds (NaN aside): a guard."""
+    @functools.wraps(loss)
+    def guarded(*args, **kwargs):
+        value = loss(*args, **kwargs)
+        if value == value:
+            return value
+        return value * 1.0
+    return guarded
+
+
+def _scalar_call(fn, guarded):
+    import burnumba as bn
+    relu = bn.relu if fn is small else None
+    loss = functools.partial(fn, relu=relu)
+    vg = bn.value_and_grad(holding_if(loss) if guarded else loss, argnums=(0, 1))
+    a, b = (-4.0, 2.0) if fn is small else (-41.0, 2.0)
+    vg(a, b)
+    return functools.partial(vg, a, b)
+
+
+def _readme_tensor(workload, guarded):
+    import burnumba as bn
+    import tensor_workloads as tw
+    ops = tw.burnumba_ops()
+    params = tw.params_for(workload)
+    data = tw.data_for(workload, 64)
+    loss = tw.workload_loss(workload, ops)
+    vg = bn.value_and_grad(holding_if(loss) if guarded else loss, argnums=0)
+    vg(params, *data)
+    return functools.partial(vg, params, *data)
+
+
+def _readme_transform(case, guarded):
+    import burnumba as bn
+    import transform_workloads as tw
+    d = tw.data_for(case)
+    wrap = holding_if if guarded else (lambda f: f)
+    if case == "hvp-rosenbrock":
+        f = wrap(tw.rosenbrock)
+        call = functools.partial(bn.hvp, f, d["x"], d["v"])
+    elif case == "hessian-logreg":
+        call = functools.partial(bn.hessian(wrap(tw.logreg_loss)), d["w"], d["X"], d["y"])
+    elif case == "per-sample-mlp":
+        per_sample = bn.vmap(bn.grad(wrap(tw.mlp_loss)), in_axes=(None, 0, 0))
+        call = functools.partial(per_sample, tw.mlp_params(d), d["X"], d["y"])
+    else:
+        f = wrap(tw.kmeans)
+        grad, hess = bn.grad(f), bn.hessian(f)
+        c, x = d["c"], d["x"]
+
+        def call():
+            return grad(c, x), np.diag(hess(c, x).reshape(c.size, c.size))
+    call()
+    return call
+
+
+def _readme_train(model, batch, guarded):
+    """One optim.Trainer step (AdamW) in float32, as report_train's burnumba row."""
+    from burnumba import nn, optim
+    import train_workloads as trw
+    data = trw.load_data(model)
+    params = trw.init_params(model, vocab_size=data.vocab_size)
+    X, Y = trw.sample_batches(data, batch, 1)
+    net = trw._burnumba_net(nn, model, data.vocab_size)
+    opt = optim.AdamW(lr=trw.ADAMW["lr"], betas=trw.ADAMW["betas"], eps=trw.ADAMW["eps"],
+                      weight_decay=trw.ADAMW["weight_decay"])
+    p = {k: v.astype(np.float32) for k, v in params.items()}
+    trainer = optim.Trainer(holding_if(net.loss) if guarded else net.loss, p, opt, X[0], Y[0])
+    trainer.step(X[0], Y[0])
+    return functools.partial(trainer.step, X[0], Y[0])
+
+
+# the README's headline workloads: name -> make(guarded)
+README = {
+    "tiny": functools.partial(_scalar_call, tiny),
+    "small": functools.partial(_scalar_call, small),
+    "mlp-b64": functools.partial(_readme_tensor, "mlp"),
+    "gpt-block-b64": functools.partial(_readme_tensor, "gpt"),
+    "hvp-rosenbrock": functools.partial(_readme_transform, "hvp-rosenbrock"),
+    "hessian-logreg": functools.partial(_readme_transform, "hessian-logreg"),
+    "per-sample-mlp": functools.partial(_readme_transform, "per-sample-mlp"),
+    "hessdiag-kmeans": functools.partial(_readme_transform, "hessdiag-kmeans"),
+    "gpt-step-b8": functools.partial(_readme_train, "gpt", 8),
+    "makemore-step-b64": functools.partial(_readme_train, "makemore", 64),
+}
 
 CASES = {
     "replay-tiny": lambda: _scalar_replay(tiny, (-41.0, 2.0), None),

@@ -7,6 +7,14 @@ about 0.2 s (0.02 s with --quick): the best, not the median, because the figures
 are differences of a few percent, and on a shared machine other processes only add time.
 The ratio column compares each guarded case with the same tape without guards, and the Adam
 loop's peers with burnumba.
+
+The second table is what one guard costs each of the README's headline workloads
+(``guard_workloads.README``): the workload as the README runs it against the same workload
+written with one Python ``if`` on its value that holds. The two are timed in alternating
+blocks (A B, then B A, ...; ``ROUNDS`` rounds of blocks of about 20 ms), and the table gives
+the median of the rounds' ratios with the middle half of them (quartiles) and the extremes:
+pairing the blocks cancels the slow drifts of a shared machine, which the best-of-7 figures
+above cannot tell from a few percent.
 """
 import _single_thread  # noqa: F401,I001  (first: pins every library to one thread)
 import argparse
@@ -14,6 +22,8 @@ import importlib.util
 import os
 import sys
 import time
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guard_workloads as gw  # noqa: E402
@@ -37,10 +47,61 @@ def per_call(call, target):
     return min(times)
 
 
+ROUNDS = 31
+
+
+def block_size(call, seconds):
+    """Calls per block so that a block takes about ``seconds``."""
+    n, t = 1, 0.0
+    while t < seconds / 4:
+        start = time.perf_counter()
+        for _ in range(n):
+            call()
+        t = time.perf_counter() - start
+        n *= 2
+    return max(1, int(n / 2 * seconds / max(t, 1e-9)))
+
+
+def paired(a, b, rounds=ROUNDS, seconds=0.02):
+    """Blocks of ``a`` and ``b`` in alternating order: (median, quartiles, extremes) of the
+    per-round ratio time(b) / time(a), and the median per-call times of a and b."""
+    n = min(block_size(a, seconds), block_size(b, seconds))
+    ta, tb = [], []
+    for r in range(rounds):
+        for call, out in ((a, ta), (b, tb)) if r % 2 == 0 else ((b, tb), (a, ta)):
+            start = time.perf_counter()
+            for _ in range(n):
+                call()
+            out.append((time.perf_counter() - start) / n)
+    ratio = np.asarray(tb) / np.asarray(ta)
+    q1, med, q3 = np.percentile(ratio, [25, 50, 75])
+    return med, (q1, q3), (ratio.min(), ratio.max()), np.median(ta), np.median(tb)
+
+
+def _unit(t):
+    return f"{t * 1e6:10.3f} us" if t < 1e-3 else f"{t * 1e3:10.3f} ms"
+
+
+def readme_table(rounds):
+    print(f"\none holding guard on each README workload ({rounds} alternating rounds):")
+    print(f"{'workload':20s} {'plain':>13s} {'holding if':>13s}  ratio: median "
+          "[quartiles] (extremes)")
+    for name, make in gw.README.items():
+        plain, guarded = make(False), make(True)
+        med, (q1, q3), (lo, hi), ta, tb = paired(plain, guarded, rounds)
+        print(f"{name:20s} {_unit(ta)} {_unit(tb)}  {med:.3f} [{q1:.3f}-{q3:.3f}] "
+              f"({lo:.3f}-{hi:.3f})", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--readme-only", action="store_true",
+                        help="only the table of one guard on each README workload")
     args = parser.parse_args()
+    if args.readme_only:
+        readme_table(11 if args.quick else ROUNDS)
+        return
     target = 0.02 if args.quick else 0.2
     results = {}
     for case, make in gw.CASES.items():
@@ -59,6 +120,7 @@ def main():
         ref = base.get(case)
         ratio = f"  {t / results[ref]:.3f} x {ref}" if ref in results else ""
         print(f"{case:28s} {unit}{ratio}")
+    readme_table(11 if args.quick else ROUNDS)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Python control flow and changing ints: decisions on traced values become guards of the
 tape (tracing/concrete.py), a failed guard traces a new variant (transforms/core.TapeCache),
 and every transformation gives the derivative of the branch taken, as autograd does."""
+import contextlib
 import io
 import pickle
 import warnings
@@ -219,6 +220,52 @@ def test_past_the_variant_limit_a_warning_names_the_line_and_results_stay_right(
     key = next(iter(g.tapes))
     assert len(g._transformed.variants[key]) == 8               # bounded, LRU
     assert g(3.5) == 3.0 and g(11.5) == 11.0
+
+
+# -- Python's protocols that read a value: format() and hash() are decisions too --------------
+def test_formatting_a_traced_scalar_gives_its_text_under_a_guard():
+    # the text is the value's, as plain numpy's; a replay happens only where it is the same
+    f = bn.value_and_grad(lambda x: len(f"{x[0]}") * x[0])
+    for x0 in (3.0, 13.5, 3.0, 0.125):
+        x = np.array([x0, 2.0])
+        value, g = f(x)
+        assert value == len(f"{x[0]}") * x0 and g.tolist() == [len(f"{x[0]}"), 0.0]
+    # an integer argument formats as an int, with and without a spec
+    k = bn.value_and_grad(lambda w, i: w * len(f"{i:03d}-{i}"))
+    for i in (7, 1234, 7):
+        assert k(1.0, i) == (len(f"{i:03d}-{i}"),) * 2
+
+
+def test_printing_a_loss_inside_the_function_prints_each_calls_value():
+    def loss(w):
+        v = np.sum(w * w)
+        print(f"loss {v:.2f} {v}")
+        return v
+    g = bn.grad(loss)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for s in range(3):
+            np.testing.assert_array_equal(g(np.array([1.0, float(s)])), [2.0, 2.0 * s])
+    assert out.getvalue().splitlines() == ["loss 1.00 1.0", "loss 2.00 2.0", "loss 5.00 5.0"]
+
+
+def test_a_traced_scalar_is_found_in_dicts_and_sets_as_its_value():
+    d = {3.0: 2.0, 4.0: 5.0}
+    g = bn.value_and_grad(lambda x: d.get(x[0], 1.0) * x[0] + (x[1] in {2.0, 7.0}) * x[1])
+    for x0, x1 in [(3.0, 2.0), (4.0, 1.0), (5.0, 7.0), (3.0, 2.0)]:
+        want_d, want_s = d.get(x0, 1.0), float(x1 in {2.0, 7.0})
+        value, grad = g(np.array([x0, x1]))
+        assert value == want_d * x0 + want_s * x1 and grad.tolist() == [want_d, want_s]
+    # an int argument in a set: data under a guard, each call as plain Python decides
+    h = bn.value_and_grad(lambda w, i: w * (2.0 if i in {0, 10} else 1.0))
+    assert [h(1.5, i) for i in (0, 1, 10, 3)] == [(3.0, 2.0), (1.5, 1.0), (3.0, 2.0),
+                                                  (1.5, 1.0)]
+    # per lane under vmap, and through forward over reverse
+    per_lane = bn.vmap(bn.grad(lambda w: d.get(w, 1.0) * w ** 2))
+    np.testing.assert_array_equal(per_lane(np.array([3.0, 4.0, 5.0])), [12.0, 40.0, 10.0])
+    H = bn.hessian(lambda x: d.get(x[0], 1.0) * x[0] ** 3)
+    for x0 in (3.0, 5.0):
+        assert H(np.array([x0]))[0, 0] == 6.0 * d.get(x0, 1.0) * x0
 
 
 # -- errors ----------------------------------------------------------------------------------

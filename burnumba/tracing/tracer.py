@@ -12,12 +12,13 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
-from .concrete import EXACT, INTEGER, TRUTH, Evaluator, Guards
+from .concrete import INTEGER, TRUTH, Evaluator, Guards
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
                           guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
                           lifted, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
+from .decisions import Decisions
 
 CONST = OPCODE["const"]
 # Rows folded when every operand is a constant: one IEEE operation per element, which
@@ -471,7 +472,7 @@ def _ones_like(x):
     return b.const(np.ones(x.shape)) if x.shape else b.const(1.0)
 
 
-class Var:
+class Var(Decisions):
     """A traced value: a node of the tape being built, with a shape and the tape's dtype.
 
     ``Var(b, node, shape)`` makes an ``ArrayVar`` when the shape is not ``()``: only arrays
@@ -570,7 +571,7 @@ class Var:
     def __le__(self, o): return self._b.map("less_equal", self, o)
     def __eq__(self, o): return self._b.map("equal", self, o)
     def __ne__(self, o): return self._b.map("not_equal", self, o)
-    __hash__ = object.__hash__
+    __hash__ = Decisions.__hash__       # (a class defining __eq__ must name its hash)
 
     def __matmul__(self, o):
         return FUNCTIONS[np.matmul](self, o)
@@ -627,74 +628,7 @@ class Var:
             self._no_operator()
         return self._b.map("logical_not", self)
 
-    # -- decisions: Python asks for a concrete value (tracing/concrete.py). The value is
-    # computed now from the trace's inputs and recorded as a guard of the tape; a run whose
-    # guards fail is traced again (a new variant), so the tape is never run on a branch its
-    # inputs would not take.
-    def __bool__(self):
-        # the gradient at a branch is the gradient of the branch taken, as in autograd
-        return bool(self._b.concrete(self, TRUTH, "bool()"))
-
-    def __float__(self):
-        if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
-            raise store_refused(self._b)
-        self._cut_check("float()")
-        return float(self._b.concrete(self, EXACT, "float()"))
-
-    def __int__(self):
-        if storing_into_numpy():             # out[i] = v into an integer numpy array
-            raise store_refused(self._b)
-        # an integer is piecewise constant: its derivative is zero where it is defined
-        return int(self._b.concrete(self, INTEGER, "int()"))
-
-    def __index__(self):
-        v = self._b.concrete(self, EXACT, "using it as an index")
-        if v != v or v != np.trunc(v) or abs(v) == np.inf:
-            raise ConcretizationError(at_user_site(
-                f"a traced value used as an index or a size is {v}, not an integer: only "
-                "integer values can be indices (as in numpy); use int(x) to truncate"))
-        return int(v)
-
-    def item(self, *args):
-        """The value as a Python number (int for integer data), recorded as a guard."""
-        if args:
-            raise UnsupportedMethodError(at_user_site(
-                "x.item(index) on a traced array: index it first, x[index].item()"))
-        self._cut_check("item()")
-        v = self._b.concrete(self, EXACT, "item()")
-        kind = self._b.input_kinds.get(self.node) if self._view is None else None
-        return int(v) if kind in ("i", "u") else bool(v) if kind == "b" else float(v)
-
-    def _concrete(self, what):
-        """The guarded Python float that round() and format() use (as float())."""
-        self._cut_check(what)
-        return float(self._b.concrete(self, EXACT, what))
-
-    def _cut_check(self, what):
-        """float() / item() of a value that depends on a differentiated argument would turn
-        it into a constant and cut its gradient silently: refused, with the fix."""
-        b = self._b
-        need = self._view[1] if self._view is not None else b.need[self._node]
-        if need and b.given is not None:
-            raise ConcretizationError(at_user_site(
-                f"{what} of a traced value that depends on a differentiated argument: the "
-                "Python number would be a constant, and its gradient would be lost without a "
-                "word. Use the traced value itself (np.exp(x), x * y, bnp.where(...) keep the "
-                "gradient), or bn.stop_gradient(x) first to take its value as a constant on "
-                "purpose. To put traced values into an array, use bnp.stack / bnp.array "
-                "instead of assigning into a numpy array"))
-
-    def _concrete_refused(self, what):
-        if what == "bool()":
-            raise TracerBoolError(at_user_site(
-                "Python control flow (`if`, `while`, `and`, `or`, `bool()`) on a traced value "
-                "in a trace that has no input values (a value that leaked out of its trace, "
-                "or a tape being rebuilt): use bnp.where(cond, a, b), bnp.maximum / "
-                "bnp.minimum, or name the argument in static_argnums"))
-        raise ConcretizationError(at_user_site(
-            f"{what} on a traced value in a trace that has no input values: return the value "
-            "from the function (or use has_aux=True) to get numbers out, or name the argument "
-            "in static_argnums"))
+    # -- decisions (bool, float, int, index, item, round, format, hash): tracing/decisions.py
 
     def __complex__(self):
         raise ConcretizationError(at_user_site(
@@ -847,16 +781,6 @@ class Var:
         raise ConcretizationError(at_user_site(
             "pickling (or copy.copy through pickle) a traced value: it has no numbers while "
             "tracing. Return the value from the function and pickle the result"))
-
-    def __round__(self, ndigits=None):
-        if ndigits is None:
-            return round(self._concrete("round() to a Python int"))
-        return FUNCTIONS[np.round](self, ndigits)
-
-    def __format__(self, spec):
-        if not spec:
-            return repr(self)
-        return format(self._concrete(f"formatting with {spec!r}"), spec)
 
     def conj(self):
         """Real values are their own conjugates (burnumba traces real numbers only)."""
