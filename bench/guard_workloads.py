@@ -215,7 +215,7 @@ README = {
     "tiny": functools.partial(_scalar_call, tiny),
     "small": functools.partial(_scalar_call, small),
     "mlp-b64": functools.partial(_readme_tensor, "mlp"),
-    "gpt-block-b64": functools.partial(_readme_tensor, "gpt"),
+    "gpt-block-b64": functools.partial(_readme_tensor, "gpt-block"),
     "hvp-rosenbrock": functools.partial(_readme_transform, "hvp-rosenbrock"),
     "hessian-logreg": functools.partial(_readme_transform, "hessian-logreg"),
     "per-sample-mlp": functools.partial(_readme_transform, "per-sample-mlp"),

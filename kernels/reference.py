@@ -26,7 +26,7 @@ IEEE_MATH.update(special.FUNCTIONS)   # rules.SPECIAL: scipy.special's, in plain
 IEEE_MATH.update(special_bessel.FUNCTIONS)
 IEEE_MATH.update(special_gamma.FUNCTIONS)
 IEEE_MATH.update(special_beta.FUNCTIONS)
-_MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np)
+_MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np, inf=math.inf, nan=math.nan)
 
 
 def _ieee(row, slot):

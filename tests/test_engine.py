@@ -289,3 +289,56 @@ def test_own_openblas_products_over_a_range_of_inner_sizes():
                          text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), (out.returncode,
                                                                         out.stderr[-3000:])
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
+
+
+def test_the_reference_engine_defines_every_name_a_block_statement_uses():
+    """The plain-Python twin runs every block row's own statements (for tests, and for the
+    values of Python decisions while tracing): each name they read that is not a local, an
+    attribute or a builtin must be in its namespace. (inf and nan were missing: a decision
+    after a causal_softmax, a solve or a Cholesky factor raised NameError.)"""
+    import builtins
+    import textwrap
+    from burnumba.kernels import rules
+    from burnumba.kernels.ops import ROWS
+    provided = set(reference._block("pass", "probe").__globals__) | set(dir(builtins))
+    for row in ROWS:
+        if row.kind != "block":
+            continue
+        for slot in ("fwd", "bwd"):
+            source = rules.block_source(getattr(row, slot), row.name, slot)
+            module = compile(f"def block({reference._NAMES}):\n"
+                             + textwrap.indent(source, "    "), row.name, "exec")
+            fn = next(c for c in module.co_consts if hasattr(c, "co_names"))
+            used = _global_names(fn) - set(fn.co_varnames)
+            attributes = {n for n in used if f".{n}" in source}
+            assert not used - attributes - provided, (row.name, slot)
+
+
+def test_a_decision_after_block_rows_reads_their_values():
+    # causal attention, a linear solve, a log-determinant, then a Python `if` on the result
+    def f(x, A, causal_softmax):
+        s = np.sum(causal_softmax(x.reshape(2, 2)) * x.reshape(2, 2))
+        s = s + np.sum(np.linalg.solve(A, x)) + np.linalg.slogdet(A)[1]
+        return s * 2.0 if s > 0 else s * -1.0
+
+    def plain_causal_softmax(z):
+        z = np.where(np.triu(np.ones(z.shape, bool), 1), -np.inf, z)
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    A = np.eye(4) * 2.0 + 0.1
+    g = bn.value_and_grad(lambda x: f(x, A, bn.causal_softmax))
+    for x in (np.array([0.5, -1.0, 2.0, 0.25]), np.array([-3.0, -1.0, -2.0, -0.25])):
+        value, grad = g(x)
+        plain = lambda x: f(x, A, plain_causal_softmax)     # noqa: E731
+        assert np.isclose(value, plain(x), rtol=1e-13)
+        fd = [(plain(x + h) - plain(x - h)) / 2e-6 for h in np.eye(4) * 1e-6]
+        np.testing.assert_allclose(grad, fd, rtol=1e-6)
