@@ -381,6 +381,45 @@ def test_vmap_lanes_on_different_branches():
                                   [[2, 0, 0, 0], [2, 2, 2, 0], [2, 2, 0, 0]])
 
 
+def test_fast_paths_of_repeated_calls_check_the_guards(monkeypatch):
+    """hvp and jvp of plain arrays, the Jacobian's matching-arguments path and vmap's
+    one-branch plan skip the general path on a repeated call; on a tape with decisions
+    each must check them, and take the general path when one went the other way."""
+    from burnumba.transforms import forward, vmap
+    general = {"jvp": 0, "grouped": 0}
+
+    def counted(name, fn):
+        def call(*args, **kwargs):
+            general[name] += 1
+            return fn(*args, **kwargs)
+        return call
+    monkeypatch.setattr(forward, "_check_tangents",      # on the general path only
+                        counted("jvp", forward._check_tangents))
+    monkeypatch.setattr(vmap._VMapped, "_grouped", counted("grouped", vmap._VMapped._grouped))
+    ours, theirs = both(_vector_branch)
+    A, B = POINTS[0], POINTS[1]                 # sum > 0 and sum < 0: two branches
+    order = [A, A, B, B, A, B, A * 0.5, A * 0.25, B * 0.5]
+    v = np.array([0.3, -0.7])
+    hv, H, J, gradient = bn.hvp(ours), bn.hessian(ours), bn.jacfwd(bn.grad(ours)), bn.grad(ours)
+    for x in order:
+        want = autograd.hessian(theirs)(x)
+        np.testing.assert_allclose(hv(x, v), want @ v, rtol=1e-13)
+        np.testing.assert_allclose(bn.jvp(gradient, (x,), (v,))[1], want @ v,
+                                   rtol=1e-13)
+        np.testing.assert_allclose(H(x), want, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(J(x), want, rtol=1e-13, atol=1e-15)
+    # hvp and jvp each: the first call, and each change of branch (5 of them)
+    assert general["jvp"] == 2 * 6
+    per_sample = bn.vmap(bn.grad(ours))
+    batches = [np.stack([A, 2 * A, A]), np.stack([A, 3 * A, A]), np.stack([B, 2 * B, B]),
+               np.stack([B, B, 3 * B]), np.stack([A, B, A]), np.stack([A, 2 * A, 0.5 * A]),
+               np.stack([B, B, B])]
+    for X in batches:
+        np.testing.assert_allclose(per_sample(X), [autograd.grad(theirs)(x) for x in X],
+                                   rtol=1e-13)
+    assert general["grouped"] == len(batches) - 2      # the 2nd A batch and 2nd B batch
+
+
 def test_njit_handle_raises_guard_error_naming_the_decision():
     pytest.importorskip("numba")
 

@@ -26,9 +26,11 @@ from ..tracing.randomness import draw_into
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
 
-# The modes whose run computes every node's value: a tape's guards are checked after them
+# The modes whose run computes every guard node's value (MODE_JVP_LEAN: the nodes its
+# tangent sweep reads, the guards' among them, transforms/forward._tangent_reads): a tape's
+# guards are checked after them
 CHECKED_MODES = frozenset((layout.MODE_FORWARD, layout.MODE_VALUE_AND_GRAD, layout.MODE_VJP,
-                           layout.MODE_JVP))
+                           layout.MODE_JVP, layout.MODE_JVP_LEAN))
 # Up to this many guards are checked one by one; more, with one numpy expression
 FEW_GUARDS = 16
 

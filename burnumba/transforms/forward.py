@@ -18,7 +18,7 @@ import numpy as np
 
 from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, argnums_of, grad
 from ..ir.checked import SWITCH
-from .._errors import (InputError, PytreeError, RandomSourceError, ShapeError,
+from .._errors import (GuardError, InputError, PytreeError, RandomSourceError, ShapeError,
                       at_user_site)
 from .. import numpy as bnp
 from ..derive.graph import builder_of, operands
@@ -204,6 +204,16 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
     # that the general path repeats on every call (8 of its 12 us at n = 10)
     key = _plain_key(primals, tangents)
     found = cache.plain.get(key) if key is not None else None
+    if found is not None and found[0].guards is not None:
+        # a tape with Python decisions: its run checks them (state.run raises GuardError),
+        # and a decision that went the other way takes the general path, which finds or
+        # traces the variant of these arguments
+        try:
+            return _run_plain(found, primals, tangents, with_value, has_aux)
+        except GuardError as e:
+            if e.tape is not found[0]:
+                raise
+            found = None
     if found is None:
         tangents = _check_tangents(primals, tangents)
         tape, sig, _, builder = cache.tape_or_builder(primals, {})
@@ -219,9 +229,7 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
         tree = cache.trees.get(tape)
         if tape.custom:                            # a user's rule in it: jvp as traced ops
             return _jvp_by_ops(f, tape, tree, primals, tangents, with_value, has_aux)
-        if key is not None and len(cache.plain) < CACHE_SIZE and not tape.draws \
-                and tape.guards is None:
-            cache.plain[key] = tape, tree
+        plain = key is not None and len(cache.plain) < CACHE_SIZE
     else:
         return _run_plain(found, primals, tangents, with_value, has_aux)
 
@@ -231,6 +239,8 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
         state.write(leaves)
         _write_tangents(tape, state, tangents)
         state.run(layout.MODE_JVP)
+        if plain and not tape.draws:   # the variant that ran (its decisions held) serves the
+            cache.plain[key] = tape, tree     # next call of these shapes
         out = (_out(tape, tree, state, "val") if with_value else None,
                _out(tape, tree, state, "grad"))
         return out + (tape.aux_values(state),) if has_aux else out
@@ -391,6 +401,8 @@ def _tangent_reads(tape):
             for name, node in (("a", a0[j]), ("b", a1[j]), ("y", j)):
                 if name in params:
                     read[node] = 1
+    if tape.guards is not None:          # the decisions' values, which every run checks
+        read[tape.guards[0]] = 1
     # the values those values are computed from (tape order is execution order)
     for j in range(n - 1, -1, -1):
         if read[j] and ROWS[op[j]].kind != "leaf":
@@ -680,8 +692,17 @@ def _jacobian(f, argnums, how, has_aux):
             leaves = hit[0](args)
             if leaves is not None:
                 _, tape, sig, resolved, btape = hit
-                return _jacobian_parts(tape, cache.trees.get(tape), sig, resolved,
-                                       cache.single, btape.run_forward(leaves))
+                try:
+                    J = btape.run_forward(leaves)
+                except GuardError as e:
+                    # one of f's decisions went the other way (the batched tape was traced
+                    # through f, so it holds f's decisions, the same as the tape's): the
+                    # general path below finds or traces the variant of these arguments
+                    if e.tape is not btape:
+                        raise
+                else:
+                    return _jacobian_parts(tape, cache.trees.get(tape), sig, resolved,
+                                           cache.single, J)
         tape, sig, resolved, builder = cache.tape_or_builder(args, kwargs)
         if builder is not None:                    # inside another trace: run in it
             aux = []                      # jacobian_matrix calls f once
@@ -708,8 +729,11 @@ def _jacobian(f, argnums, how, has_aux):
                 # Python decisions: the tape's own guards first (its branch decides the
                 # output's structure), then the batched tape's variant for these arguments
                 tape.run_forward(leaves)
+                ran = []
                 J = batched.guarded(btape, sig, resolved, args, kwargs,
-                                    lambda t: t.run_forward(leaves))
+                                    lambda t: (ran.append(t), t.run_forward(leaves))[1])
+                if not has_aux and not kwargs and not SWITCH.on:
+                    last[0] = (ArgsMatch(sig), tape, sig, resolved, ran[-1])
         else:
             state = tape.state()
             state.write(leaves)
@@ -837,7 +861,13 @@ def _hvp(holder, x, v):
             run = state.views.get(_HVP_RUN)
             if run is None:
                 run = state.views[_HVP_RUN] = _hvp_run(found, state)
-            return run(x, v)
+            if found[0].guards is None:
+                return run(x, v)
+            try:
+                return run(x, v)
+            except GuardError as e:      # a decision went the other way: the general path
+                if e.tape is not found[0]:
+                    raise
     return _jvp(holder.value, (x,), (v,), False)[1]
 
 
@@ -853,11 +883,14 @@ def _hvp_run(found, state):
     (into_x,), (into_t,), _, tangent = _prepared(state, _PLAIN_VIEWS, _plain_views)
     mode = _prepared(state, _LEAN_MODE, _lean_mode)          # may give the state a new C
     call, C = state.call, state.C
+    read, expect = tape.guard_read, tape.guard_expect
 
     def run(x, v):
         into_x[...] = x
         into_t[...] = v
         value = call(mode)
+        if read is not None and read(state.mem) != expect and not state.unguarded:
+            state.check_guards()          # GuardError: _jvp's general path takes over
         if value != value and C[layout.C_ERR]:
             state.raise_error()
         return tangent.copy()

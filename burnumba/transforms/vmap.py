@@ -362,10 +362,17 @@ class _VMapped(Cache):
         self.threads = threads or os.cpu_count() or 1
         self.pool = None
         self.plan = None                 # the _CallPlan of the last call (its fast path)
+        # a function with Python decisions whose last call's samples all took one branch:
+        # (its variant, the _CallPlan of its decisions, of the branch), the fast path of
+        # calls whose arguments match and whose samples all take that branch again
+        self.grouped_plan = None
 
     def dropped(self, gone):
         if self.plan is not None and self.plan.traced is gone:
             self.plan = None
+        grouped = self.grouped_plan
+        if grouped is not None and (grouped[0] is gone or grouped[0][0] is gone):
+            self.grouped_plan = None
 
     def _leaves(self, args):
         """Per argument (itself, its leaves, their structure, each leaf's batch axis or None;
@@ -450,18 +457,23 @@ class _VMapped(Cache):
             self.lookup(key)                     # now the most recently used
             with self.lock:
                 known = list(self.variants.get(key, ()))
-            for traced, decisions in known:
+            for pair in known:
                 if not remaining.size:
                     break
-                remaining = self._group(per_arg, remaining, traced, decisions, parts, False)
+                remaining = self._group(per_arg, remaining, pair, parts, False)
             while remaining.size:
                 pair = self._variant(self._sample(per_arg, int(remaining[0])), batched_leaves)
                 with self.lock:
                     self.add_variant(key, pair, pair[0])
-                remaining = self._group(per_arg, remaining, *pair, parts, True)
+                remaining = self._group(per_arg, remaining, pair, parts, True)
         except DataError:
             return self._per_sample(per_arg, size)
         treedef = parts[0][2]
+        if len(parts) == 1:                  # every sample took one branch: its output as is
+            pair, plans = parts[0][3]
+            if plans is not None:
+                self.grouped_plan = (pair,) + plans
+            return self._moved(unflatten(treedef, parts[0][1]))
         if any(p[2] != treedef for p in parts):
             raise UnsupportedOpError(at_user_site(
                 "vmap: the function returned outputs of another structure for another "
@@ -470,36 +482,60 @@ class _VMapped(Cache):
         for j in range(len(parts[0][1])):
             first = np.asarray(parts[0][1][j])
             out = np.empty((size,) + first.shape[1:], first.dtype)
-            for where, leaves, _ in parts:
+            for where, leaves, *_ in parts:
                 out[where] = leaves[j]
             outs.append(np.moveaxis(out, 0, self.out_axes) if self.out_axes else out)
         return unflatten(treedef, outs)
 
-    def _group(self, per_arg, where, traced, decisions, parts, first):
-        """Run ``traced`` (a variant) on the samples ``where`` whose decisions hold for it
-        (the first one too when ``first``: the variant was traced on it, and keeps the
-        branches numpy took there); append (those samples, the output leaves, the output
-        structure) to ``parts``; return the other samples."""
+    def _group(self, per_arg, where, pair, parts, first):
+        """Run ``traced`` (a variant: ``pair`` is it and its decisions) on the samples
+        ``where`` whose decisions hold for it (the first one too when ``first``: the variant
+        was traced on it, and keeps the branches numpy took there); append (those samples,
+        the output leaves, the output structure, (pair, the two plans when they ran on every
+        sample, else None)) to ``parts``; return the other samples."""
+        traced, decisions = pair
         tape = decisions.tape
-        ok = holds_rows(self._run_on(decisions, per_arg, where), tape.guard_kinds,
-                        tape.guard_values)
+        values, decided = self._run_on(decisions, per_arg, where)
+        ok = holds_rows(values, tape.guard_kinds, tape.guard_values)
         if first:
             ok[0] = True
         if ok.any():
-            out = self._run_on(traced, per_arg, where[ok])
-            parts.append((where[ok], *flatten(out)))
+            out, ran = self._run_on(traced, per_arg, where[ok])
+            plans = (decided, ran) if decided is not None and ran is not None else None
+            parts.append((where[ok], *flatten(out), (pair, plans)))
         return where[~ok]
 
     def _run_on(self, traced, per_arg, where):
-        """``traced`` run batched on the samples ``where`` (its results, samples first)."""
-        args = [a if leaves is None else
+        """``traced`` run batched on the samples ``where``: (its results, samples first;
+        its _CallPlan when ``where`` is every sample, else None)."""
+        everything = where.size and where[-1] == self._batch_size(per_arg) - 1 == where.size - 1
+        args = [a for a, *_ in per_arg] if everything else self._taken(per_arg, where)
+        per_arg, size, _ = self._leaves(args)
+        full = self._full(args, traced.mode == layout.MODE_BATCH_GRAD)
+        plan = _CallPlan(traced, full, per_arg, size, self.threads, 0)
+        return plan.run(self, full.diff + full.data), plan if everything else None
+
+    def _moved(self, out):
+        """Outputs with the samples' axis at ``out_axes`` (they come samples first)."""
+        if not self.out_axes:
+            return out
+        leaves, treedef = flatten(out)
+        return unflatten(treedef, [np.moveaxis(np.asarray(x), 0, self.out_axes)
+                                   for x in leaves])
+
+    @staticmethod
+    def _batch_size(per_arg):
+        for a, leaves, treedef, leaf_axes in per_arg:
+            for x, ax in zip(leaves or (), leaf_axes or ()):
+                if ax is not None:
+                    return x.shape[ax]
+
+    @staticmethod
+    def _taken(per_arg, where):
+        return [a if leaves is None else
                 unflatten(treedef, [x if ax is None else np.take(x, where, axis=ax)
                                     for x, ax in zip(leaves, leaf_axes)])
                 for a, leaves, treedef, leaf_axes in per_arg]
-        per_arg, size, _ = self._leaves(args)
-        full = self._full(args, traced.mode == layout.MODE_BATCH_GRAD)
-        return _CallPlan(traced, full, per_arg, size, self.threads, 0).run(
-            self, full.diff + full.data)
 
     def _variant(self, sample, batched_leaves):
         """(the _Traced of the branch this sample takes, the _Traced of its decisions)."""
@@ -547,6 +583,19 @@ class _VMapped(Cache):
         the results are stacked at out_axes. A sample never gets another sample's branch."""
         return self._sample_by_sample(
             per_arg, size, lambda xs, axis: np.stack([np.asarray(x) for x in xs], axis=axis))
+
+    def _one_branch(self, grouped, args):
+        """The outputs when ``args`` match the grouped plan's and every sample's decisions
+        hold for its variant (then all take its branch, as _grouped would find), else None."""
+        pair, decided, ran = grouped
+        leaves = decided.match(args)
+        if leaves is None:
+            return None
+        tape = pair[1].tape
+        if not holds_rows(decided.run(self, leaves), tape.guard_kinds, tape.guard_values).all():
+            return None
+        ran_leaves = ran.match(args)
+        return None if ran_leaves is None else self._moved(ran.run(self, ran_leaves))
 
     def _sample_by_sample(self, per_arg, size, stack):
         """``f`` called on each sample in turn, its outputs stacked at out_axes by ``stack``
@@ -678,6 +727,11 @@ class _VMapped(Cache):
             leaves = plan.match(args)
             if leaves is not None:
                 return plan.run(self, leaves)
+        grouped = self.grouped_plan
+        if grouped is not None:
+            out = self._one_branch(grouped, args)
+            if out is not None:
+                return out
         per_arg, size, has_traced = self._leaves(args)
         if has_traced:                              # a traced batched argument
             return self._unrolled(per_arg, size)
