@@ -16,6 +16,7 @@ The functions live by area, one module each, and each imports only the modules b
     reductions    sum, mean, max, min, var, std, prod, cumsum, the nan* reductions
     products      matmul, dot, inner, outer, einsum, tensordot, trace, vecdot, ...
     statistics    sort, median, quantile, percentile, average, cov, corrcoef, correlate
+    calculus      interp, polyval, trapezoid, gradient, piecewise, apply_along_axis
     linalg        numpy.linalg (bnp.linalg)
     functional    softmax, log_softmax, cross_entropy, layer_norm, gelu (no numpy twins)
     random        numpy.random itself (burnumba.numpy.random, autograd's npr import)
@@ -51,6 +52,7 @@ from .products import (cross, dot, einsum, inner, kron, matmul, matvec, outer, t
 from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, correlate, cov,
                          median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
                          sort)
+from .calculus import apply_along_axis, gradient, interp, piecewise, polyval, trapezoid
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
 from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401
@@ -83,6 +85,7 @@ __all__ = [
     "nanmin", "nanprod", "isclose", "allclose", "count_nonzero", "median", "quantile",
     "percentile", "cov", "corrcoef", "correlate", "convolve", "meshgrid", "linspace", "vecdot",
     "matvec", "vecmat", "nanvar", "nanstd", "nanmedian", "nanquantile", "nanpercentile",
+    "interp", "polyval", "trapezoid", "gradient", "piecewise", "apply_along_axis",
 ]
 
 # The names the one-module burnumba.numpy had through its own imports, kept so that every

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from .._errors import ShapeError, TracerBoolError, UnsupportedOpError, at_user_site
+from .._errors import (InputError, ShapeError, TracerBoolError, UnsupportedOpError,
+                       at_user_site)
 from ..kernels import ROWS
 from ..tracing.dispatch import implements, implements_ufunc
 from ..tracing.tracer import Var, broadcast_to as _expand, is_mask, power as _power, tiles
@@ -88,8 +89,20 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
 
 
 @implements(np.where)
-def where(condition, x, y):
-    """Elementwise ``x if condition else y``; the gradient flows into the chosen branch only."""
+def where(condition, x=_NOVALUE, y=_NOVALUE):
+    """Elementwise ``x if condition else y``; the gradient flows into the chosen branch only.
+    (``np.where(condition)`` alone is np.nonzero: integer positions, refused on traced
+    values.)"""
+    if x is _NOVALUE or y is _NOVALUE:
+        if x is not y:
+            raise InputError(at_user_site("where: either both or neither of x and y should "
+                                          "be given (as numpy)"))
+        raise UnsupportedOpError(at_user_site(
+            "np.where(condition) with one argument is np.nonzero(condition): the positions "
+            "where a traced condition holds decide a shape, which a tape cannot. Use "
+            "np.where(condition, a, b) to choose element by element, a masked sum "
+            "np.sum(np.where(condition, x, 0.0)), or compute the positions with numpy on data "
+            "before the call"))
     b = _builder(condition, x, y)
     if b is None:
         return np.where(condition, x, y)
