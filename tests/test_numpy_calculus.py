@@ -140,3 +140,19 @@ def test_where_with_one_argument_is_refused_with_the_fix():
     assert "test_numpy_calculus.py" in str(e.value)
     with pytest.raises(bn.InputError, match="both or neither"):
         bn.grad(lambda x: np.sum(np.where(x > 0, x)))(np.ones(3))
+
+
+# -- numpy calls a sweep of every numpy function on traced values found failing --------------
+def test_size_with_an_axis_inner_of_nd_and_scalars_and_split_at_traced_points(rng):
+    X, Y = rng.normal(size=(3, 4)), rng.normal(size=(2, 4))
+    _check(lambda X: X * np.size(X, 1) + np.size(X, axis=0), X)
+    _check(lambda X, Y: np.inner(X, Y), X, Y)
+    _check(lambda X: np.inner(X, 2.5) + np.inner(2.0, X), X)
+    # split points that are traced integers: their values decide the shapes (guards)
+    f = bn.value_and_grad(lambda x, k: np.sum(np.split(x, k)[0] ** 2))
+    x = np.arange(1.0, 7.0)
+    for k in (np.array([2, 4]), np.array([1, 3]), np.array([2, 4])):
+        value, g = f(x, k)
+        assert value == np.sum(x[:k[0]] ** 2)
+        np.testing.assert_array_equal(g, np.where(np.arange(6) < k[0], 2 * x, 0.0))
+    assert f(x, 3)[0] == 1.0 + 4.0

@@ -32,6 +32,12 @@ def inner(a, b, bias=None):
     if bld is None:
         out = np.inner(a, b)
         return out if bias is None else out + bias
+    if bias is None and (np.ndim(a) == 0 or np.ndim(b) == 0):
+        return a * b                            # numpy's inner with a scalar
+    if bias is None and isinstance(a, (Var, np.ndarray)) and isinstance(b, (Var, np.ndarray)) \
+            and (a.ndim > 1 or b.ndim > 1):
+        # numpy's N-d inner: the sum over both last axes
+        return tensordot(a, b, axes=([-1], [-1]))
     xs = [bld.lift(x) for x in _items(a)]
     ws = [bld.lift(w) for w in _items(b)]
     if len(xs) != len(ws) or any(x.shape != w.shape or x.ndim > 1 for x, w in zip(xs, ws)):

@@ -5,11 +5,13 @@ moveaxis, rollaxis, atleast_*d, tril, triu, diag, diagonal, diff, pad.
 A reshape is free (the node's slice with a new shape); everything else here is one gather row
 of the elements' arena positions, computed with numpy at trace time.
 """
+import operator
+
 import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
 from ..tracing.dispatch import implements
-from ..tracing.tracer import broadcast_to as _expand, normalize_axis
+from ..tracing.tracer import Var, broadcast_to as _expand, normalize_axis
 from ._common import _NOVALUE, _builder, _lift
 
 
@@ -170,6 +172,11 @@ def swapaxes(a, axis1, axis2):
 @implements(np.split)
 def split(ary, indices_or_sections, axis=0):
     """numpy.split: a list of slices (gather nodes)."""
+    if isinstance(indices_or_sections, Var):
+        # traced sections or split points decide shapes: their values, each a guard
+        sections = indices_or_sections
+        indices_or_sections = (operator.index(sections) if sections.ndim == 0 else
+                               [operator.index(k) for k in sections])
     if _builder(ary) is None:
         return np.split(ary, indices_or_sections, axis=axis)
     ary = _lift(ary)
@@ -406,7 +413,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 # np.shape / np.ndim / np.size of a traced value: its metadata, no node
 implements(np.shape)(lambda a: a.shape)
 implements(np.ndim)(lambda a: a.ndim)
-implements(np.size)(lambda a: a.size)
+implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axis])
 
 
 @implements(np.broadcast_to)
