@@ -251,6 +251,16 @@ CASES = {
     "multivariate_normal.diag": Case(
         stats.multivariate_normal.logpdf, ST.multivariate_normal.logpdf,
         _args(_u(-2, 2, (4, 3)), _u(-1, 1, (3,)), _u(0.5, 2, (3,))), (0, 1, 2)),
+    "multivariate_t.logpdf": Case(
+        stats.multivariate_t.logpdf, ST.multivariate_t.logpdf,
+        _args(_u(-2, 2, (5, 3)), _u(-1, 1, (3,)), _spd, _u(1.5, 9.0, ())), (0, 1, 2, 3),
+        symmetric=(2,)),
+    "multivariate_t.pdf1": Case(
+        stats.multivariate_t.pdf, ST.multivariate_t.pdf,
+        _args(_u(-1, 1, (3,)), _u(-1, 1, (3,)), _spd, _u(0.5, 4.0, ())), (0, 1, 2, 3)),
+    "multivariate_t.diag": Case(
+        stats.multivariate_t.logpdf, ST.multivariate_t.logpdf,
+        _args(_u(-2, 2, (4, 3)), _u(-1, 1, (3,)), _u(0.5, 2, (3,)), 2.5), (0, 1, 2)),
     # distributions beyond autograd's (jax.scipy has most): scipy is the reference
     "lognorm.logpdf": Case(stats.lognorm.logpdf, ST.lognorm.logpdf,
                            _args(_u(0.6, 4), _u(0.3, 1.5), _u(-0.4, 0.4), _u(0.5, 2)),
@@ -1029,7 +1039,7 @@ NAN_ARGS = {"norm": (), "t": (4.0,), "gamma": (2.0,), "beta": (2.0, 3.0), "chi2"
             "gennorm": (1.5,), "truncnorm": (-1.0, 2.0), "vonmises": (2.0,), "geom": (0.3,),
             "nbinom": (2.5, 0.4), "betabinom": (5.0, 2.0, 3.0), "skewnorm": (2.0,),
             "loggamma": (2.0,)}
-_MULTIVARIATE = {"multivariate_normal", "dirichlet", "multinomial"}
+_MULTIVARIATE = {"multivariate_normal", "multivariate_t", "dirichlet", "multinomial"}
 
 
 def test_every_univariate_distribution_has_nan_args():
@@ -1287,3 +1297,12 @@ def test_a_function_a_distribution_lacks_is_named_not_a_bare_attribute_error():
     for name in stats.__all__:
         with pytest.raises(AttributeError):
             getattr(stats, name).no_such_function
+
+
+def test_multivariate_t_with_infinite_df_is_the_normal_and_invalid_df_is_nan():
+    x, loc, S = np.array([[0.5, 1.0], [0.0, 0.2]]), np.array([0.1, -0.2]), _spd(
+        np.random.default_rng(3), 2)
+    np.testing.assert_allclose(stats.multivariate_t.logpdf(x, loc, S, np.inf),
+                               ST.multivariate_t.logpdf(x, loc, S, np.inf), rtol=1e-13)
+    f = bn.value_and_grad(lambda df: np.sum(stats.multivariate_t.logpdf(x, loc, S, df)))
+    assert np.isnan(f(-1.0)[0]) and np.isnan(f(0.0)[0]) and np.isfinite(f(3.0)[1])

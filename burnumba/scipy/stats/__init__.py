@@ -5,7 +5,7 @@ Gradients flow to x and to every parameter; invalid parameters give NaN, as scip
 from . import (  # noqa: F401
     bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, f, gamma,
     gennorm, geom, gumbel_l, gumbel_r, halfnorm, invgamma, laplace, loggamma, logistic,
-    lognorm, multinomial, multivariate_normal, nbinom, norm, pareto, poisson,
+    lognorm, multinomial, multivariate_normal, multivariate_t, nbinom, norm, pareto, poisson,
     rayleigh, skewnorm, t, truncnorm, uniform, vonmises, weibull_min)
 
 from ...numpy._common import namesake  # noqa: E402
@@ -13,7 +13,8 @@ from ...numpy._common import namesake  # noqa: E402
 __getattr__ = namesake(__name__, "scipy.stats")    # scipy's own distributions, the others
 __all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
            "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "halfnorm", "invgamma", "laplace",
-           "loggamma", "logistic", "lognorm", "multinomial", "multivariate_normal", "nbinom",
+           "loggamma", "logistic", "lognorm", "multinomial", "multivariate_normal",
+           "multivariate_t", "nbinom",
            "norm", "pareto", "poisson", "rayleigh", "skewnorm", "t", "truncnorm", "uniform",
            "vonmises", "weibull_min"]
 from . import _common  # noqa: E402
