@@ -133,11 +133,8 @@ def test_apply_along_axis_traces_each_slice(rng):
         _check(lambda a: np.apply_along_axis(lambda r: np.outer(r, r[:2]), axis, a), a)
 
 
-# -- np.where(condition): np.nonzero ---------------------------------------------------------
-def test_where_with_one_argument_is_refused_with_the_fix():
-    with pytest.raises(bn.UnsupportedOpError, match="np.nonzero") as e:
-        bn.grad(lambda x: np.sum(x[np.where(x > 0)]))(np.ones(3))
-    assert "test_numpy_calculus.py" in str(e.value)
+# -- np.where(condition): np.nonzero (tests/test_decided_masks.py) --------------------------
+def test_where_with_x_and_not_y_is_numpys_error():
     with pytest.raises(bn.InputError, match="both or neither"):
         bn.grad(lambda x: np.sum(np.where(x > 0, x)))(np.ones(3))
 

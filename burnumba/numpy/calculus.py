@@ -78,6 +78,7 @@ def polyval(p, x):
 
 
 # -- trapezoid -------------------------------------------------------------------------------
+@implements(np.trapezoid)
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """numpy.trapezoid: the trapezoidal rule along ``axis``, sum(d * (y[1:] + y[:-1]) / 2),
     d = diff(x) or dx."""
@@ -99,8 +100,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     upper, lower = y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)]
     return _sum(d * (upper + lower) / 2.0, axis=axis)
 
-
-implements(np.trapezoid)(trapezoid)
 
 
 # -- gradient --------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ rsqrt = _elementwise("rsqrt", lambda x: 1.0 / np.sqrt(x))
 
 @implements_ufunc(np.positive)
 def positive(x):
-    return x if isinstance(x, Var) else np.positive(x)
+    return x.copy() if isinstance(x, Var) else np.positive(x)     # a new array
 
 
 @implements_ufunc(np.power, np.float_power)
@@ -91,18 +91,12 @@ def clip(a, a_min=_NOVALUE, a_max=_NOVALUE, out=None, *, min=_NOVALUE, max=_NOVA
 @implements(np.where)
 def where(condition, x=_NOVALUE, y=_NOVALUE):
     """Elementwise ``x if condition else y``; the gradient flows into the chosen branch only.
-    (``np.where(condition)`` alone is np.nonzero: integer positions, refused on traced
-    values.)"""
+    (``np.where(condition)`` alone is np.nonzero.)"""
     if x is _NOVALUE or y is _NOVALUE:
         if x is not y:
             raise InputError(at_user_site("where: either both or neither of x and y should "
                                           "be given (as numpy)"))
-        raise UnsupportedOpError(at_user_site(
-            "np.where(condition) with one argument is np.nonzero(condition): the positions "
-            "where a traced condition holds decide a shape, which a tape cannot. Use "
-            "np.where(condition, a, b) to choose element by element, a masked sum "
-            "np.sum(np.where(condition, x, 0.0)), or compute the positions with numpy on data "
-            "before the call"))
+        return np.nonzero(condition)        # numpy's one-argument where (decided: guards)
     b = _builder(condition, x, y)
     if b is None:
         return np.where(condition, x, y)
@@ -155,7 +149,7 @@ fabs = implements_ufunc(np.fabs)(absolute)
 @implements_ufunc(np.conjugate)
 def conjugate(x):
     """numpy.conjugate: a real value is its own conjugate."""
-    return x if isinstance(x, Var) else np.conjugate(x)
+    return x.copy() if isinstance(x, Var) else np.conjugate(x)    # a new array
 
 
 conj = conjugate

@@ -14,7 +14,7 @@ from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
 from ..tracing.dispatch import implements
 from ..tracing.integers import EXACT32 as _EXACT32
 from ..tracing.integers import integer_data as _integer_data
-from ..tracing.tracer import Var, normalize_axis
+from ..tracing.tracer import Var, is_boolean, normalize_axis
 from ._common import _builder
 from .elementwise import add
 from .shapes import _moved, _positions, broadcast_to, ravel, reshape, transpose
@@ -44,6 +44,39 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         indices = np.take(np.arange(a.shape[axis]), indices, mode=mode)
     return a[(slice(None),) * axis + (indices if isinstance(indices, Var) else
                                        np.asarray(indices),)]
+
+
+# -- positions of the true elements: a traced mask is decided (guards), its positions data
+def _decided(a, what):
+    """The truth of each element of ``a`` now (numpy bools), decided under guards."""
+    b = _builder(a)
+    a = b.lift(a)
+    mask = a if is_boolean(a) else a != 0.0
+    return mask._decided_mask(what)
+
+
+@implements(np.nonzero)
+def nonzero(a):
+    """numpy.nonzero: the indices of the true (non-zero) elements, as integer data. Their
+    number decides the result's shape, so the elements' truth is decided now and guarded
+    (``Var._decided_mask``): a run where one of them changes traces again."""
+    if _builder(a) is None:
+        return np.nonzero(a)
+    return np.nonzero(_decided(a, "np.nonzero"))
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    if _builder(a) is None:
+        return np.flatnonzero(a)
+    return np.flatnonzero(_decided(a, "np.flatnonzero"))
+
+
+@implements(np.argwhere)
+def argwhere(a):
+    if _builder(a) is None:
+        return np.argwhere(a)
+    return np.argwhere(_decided(a, "np.argwhere"))
 
 
 @implements(np.take_along_axis)
@@ -78,11 +111,16 @@ def take_along_axis(arr, indices, axis=-1):
 
 def _index(x, key):
     """x[key], with numpy's rules. Constant keys (basic slicing, integers, integer and boolean
-    arrays) are applied to the positions at trace time: one gather. A key with traced integer
-    arrays goes to ``_advanced``."""
+    arrays) are applied to the positions at trace time: one gather. A traced boolean mask is
+    decided first (``Var._decided_mask``: guards). A key with traced integer arrays goes to
+    ``_advanced``."""
     if type(key) is int and x._view is None:
         return _row(x, key)
     parts = key if isinstance(key, tuple) else (key,)
+    if any(is_boolean(k) for k in parts):
+        parts = tuple(k._decided_mask("a boolean mask as an index") if is_boolean(k) else k
+                      for k in parts)
+        key = parts if isinstance(key, tuple) else parts[0]
     if any(isinstance(k, Var) for k in parts):
         return _advanced(x, parts)
     try:

@@ -29,7 +29,7 @@ import numpy as np
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
 from ..tracing.dispatch import (FUNCTIONS, LIKE, METHODS, OUT_ARGUMENT, VIEWS, implements,
                                 implements_method)
-from ..tracing.tracer import Var, is_mask
+from ..tracing.tracer import Var, is_boolean, is_mask
 from ._common import _builder
 from .elementwise import maximum, where
 from .indexing import _index, _index_data, _take_rows
@@ -269,6 +269,8 @@ def _traced_key(x, parts, traced, value):
     boolean = is_mask(mask) or (mask._view is None and b.input_kinds.get(mask.node) == "b")
     if len(parts) == 1 and not boolean:
         return _scatter_rows(x, mask, value)
+    if len(parts) != 1 and all(is_boolean(k) for k in traced):
+        return _decided_key(x, parts, value)
     if len(parts) != 1:
         raise InplaceError(at_user_site(
             "x[...] = v with traced indices next to other index entries: only x[idx] = v "
@@ -285,12 +287,8 @@ def _traced_key(x, parts, traced, value):
         fits = np.broadcast_shapes((1,) + trail, v.shape) == (1,) + trail
     except ValueError:
         fits = False
-    if not fits:
-        raise InplaceError(at_user_site(
-            f"x[mask] = v with a traced mask and v of shape {v.shape}: only a value per "
-            f"selected element is traced (a scalar, or shape {trail}), since how many elements "
-            "the mask selects is known only when the tape runs; write x = np.where(mask, v, x) "
-            "with v of x's shape"))
+    if not fits:             # v has one value per selected element: the mask decides
+        return _decided_key(x, parts, value)
     v = reshape(v, v.shape[v.ndim - len(trail):] if trail else ()) if v.ndim > len(trail) \
         else v
     new = where(reshape(mask, mask.shape + (1,) * len(trail)), v, x)
@@ -298,6 +296,16 @@ def _traced_key(x, parts, traced, value):
     def update(P, V):
         P[...] = V
     return _write(x, "x[mask] = v", [new], update)
+
+
+def _decided_key(x, parts, value):
+    """x[key] = value where the key's traced masks decide how many elements are written
+    (v has one value per selected element): the masks are decided now, under guards
+    (``Var._decided_mask``: a run where one differs traces again), and the write is at
+    constant positions."""
+    key = tuple(k._decided_mask("x[mask] = v, v one value per selected element")
+                if is_boolean(k) else k for k in parts)
+    return setitem(x, key if len(key) > 1 else key[0], value)
 
 
 def _scatter_rows(x, idx, value):

@@ -295,7 +295,7 @@ def _scan(name, a, axis, dtype, out):
         raise ShapeError(at_user_site(f"{name}: axis {axis} is out of bounds for a 0-d array"))
     axis = normalize_axis(axis, a.ndim, name)
     if a.size == 0 or a.shape[axis] == 1:
-        return a
+        return a.copy()                     # a new array, as numpy's (writes stay apart)
     return b.axis(name, a, axis, a.shape)
 
 

@@ -45,7 +45,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
         raise ShapeError(at_user_site("sort: axis -1 is out of bounds for a 0-d array"))
     axis = normalize_axis(axis, a.ndim, "sort")
     if a.size == 0 or a.shape[axis] == 1:
-        return a
+        return a.copy()                     # a new array, as numpy's (writes stay apart)
     if b.dtype == np.float32 and a.size > 2 ** 24:
         raise ShapeError(at_user_site(
             f"sort of {a.size:,} elements in a float32 tape: its indices are stored as float32 "

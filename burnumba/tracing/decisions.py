@@ -9,7 +9,7 @@ import numpy as np
 
 from .._errors import (ConcretizationError, TracerBoolError, UnsupportedMethodError,
                        UnsupportedOpError, at_user_site)
-from .concrete import EXACT, INTEGER, TRUTH
+from .concrete import EXACT, INTEGER, TRUTH, peek
 from .conversions import store_refused, storing_into_numpy
 from .dispatch import FUNCTIONS
 
@@ -99,6 +99,24 @@ class Decisions:
                 "Use its elements (x[i]) or tuple(x) as keys"))
         return hash(as_python(self._b.concrete(self, EXACT, "hash() (a dict key, a set)"),
                               number_kind(self)))
+
+    def _decided_mask(self, what):
+        """The values of this traced boolean array now, a numpy bool array of its shape,
+        decided as Python decides an ``if``: its elements packed 50 to a number (20 on a
+        float32 tape: the sum of mask * 2^k, exact in the tape's float), each number an
+        exact guard, so that a run whose mask differs anywhere traces again (a new variant).
+        What numpy then does with the mask (select elements, count them, find their
+        positions) is constant: x[mask] is one gather, whose gradient is that of the
+        elements it takes, as in autograd."""
+        b = self._b
+        values = peek(self, what, "use np.where(mask, x, 0.0) instead") != 0
+        bits = 20 if b.dtype == np.float32 else 50
+        flat = self.reshape(-1)
+        for start in range(0, flat.size, bits):
+            chunk = flat[start:start + bits]
+            code = b.reduce("sum", [b.map("multiply", chunk, 2.0 ** np.arange(chunk.size))])
+            b.concrete(code, EXACT, what)
+        return values
 
     def _cut_check(self, what):
         """float() / item() of a value that depends on a differentiated argument would turn

@@ -191,7 +191,9 @@ class Builder:
             if name == "multiply":
                 for one, other in (xs, xs[::-1]):
                     if other.shape == shape and self._ones(one):
-                        return other                # x * 1 is x, bit for bit
+                        # x * 1 is x, bit for bit: a new array of the same node (numpy's
+                        # product is a new array: a write into it must leave x as it was)
+                        return other.copy()
             xs = [x if tiles(x.shape, shape) else broadcast_to(x, shape) for x in xs]
         if name in EXACT_ROWS and all(self.op[x.node] == CONST for x in xs):
             return self._folded(name, xs, shape)
@@ -405,6 +407,12 @@ MASK_ROWS = frozenset(r.name for r in BY_NAME.values() if r.kind == "map" and r.
                           getattr(getattr(np, r.name, None), "types", ())))
 
 
+def is_boolean(x):
+    """Whether ``x`` is a traced boolean array: a mask row's output, or a bool argument."""
+    return isinstance(x, Var) and (is_mask(x) or (x._view is None and
+                                                  x._b.input_kinds.get(x.node) == "b"))
+
+
 def is_mask(x):
     """Whether x holds numpy booleans: a Python or numpy bool, a bool array, or a traced
     value every element of which a mask row wrote."""
@@ -450,7 +458,7 @@ def power(x, y):
         if c == 0.0:
             return _ones_like(x)
         if c == 1.0:
-            return x
+            return x.copy()                 # a new array, as numpy's (writes stay apart)
         special = {2.0: "square", 3.0: "cube", -1.0: "reciprocal", 0.5: "sqrt", -0.5: "rsqrt"}
         if c in special:
             return b.map(special[c], x)
@@ -563,7 +571,7 @@ class Var(Decisions):
     def __pow__(self, o): return power(self, o)
     def __rpow__(self, o): return power(o, self)
     def __neg__(self): return self._b.map("negative", self)
-    def __pos__(self): return self
+    def __pos__(self): return self.copy()       # numpy's +x is a new array
     def __abs__(self): return self._b.map("absolute", self)
     def __gt__(self, o): return self._b.map("greater", self, o)
     def __ge__(self, o): return self._b.map("greater_equal", self, o)
@@ -658,6 +666,8 @@ class Var(Decisions):
                     "dtype), or use bnp.array(list)"))
             if what == "load" and guarded_index_ok(self):
                 return guarded_index(self, dtype)
+            if what == "load" and is_boolean(self):       # numpy_array[mask]: decided
+                return self._decided_mask("a boolean mask indexing a numpy array")
             raise ConcretizationError(at_user_site(
                 "numpy tried to convert a traced value into a numpy array: a numpy array "
                 "indexed by a traced value, or a traced value where numpy needs numbers. Use "
@@ -700,7 +710,7 @@ class Var(Decisions):
         return _method(np.ravel, self, order)
 
     def flatten(self, order="C"):
-        return _method(np.ravel, self, order)
+        return _method(np.ravel, self, order).copy()    # always a copy, as numpy's
 
     @property
     def T(self):
@@ -757,6 +767,9 @@ class Var(Decisions):
 
     def take(self, *args, **kwargs):
         return _method(np.take, self, *args, **kwargs)
+
+    def nonzero(self):
+        return _method(np.nonzero, self)
 
     def repeat(self, *args, **kwargs):
         return _method(np.repeat, self, *args, **kwargs)

@@ -1,0 +1,114 @@
+"""Boolean masks computed from traced values, used where numpy needs their values: x[x > 0],
+numpy_array[mask], np.nonzero / np.where(cond) / flatnonzero / argwhere, x[mask] = v with one
+value per selected element. The mask is decided while tracing and guarded (its elements
+packed 50 to an exact guard, 20 on a float32 tape), so every call gets numpy's selection at
+its own arguments, and the gradient of the elements taken, as autograd gives it."""
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import burnumba as bn
+
+POINTS = [np.array([0.5, -1.0, 2.0, 0.25]), np.array([0.6, -1.5, 2.0, 0.3]),
+          np.array([-0.5, 1.0, -2.0, 0.25]), np.array([0.5, -1.0, 2.0, 0.25])]
+
+
+def both(fn):
+    return (lambda *a: fn(np, *a)), (lambda *a: fn(anp, *a))
+
+
+PROGRAMS = {
+    "x[x > 0]": lambda np_, x: np_.sum(x[x > 0] ** 2) + np_.sum(x[(x < 1) & (x > -1)]),
+    "rows by a column": lambda np_, x: np_.sum(np_.outer(x, x)[x > 0] ** 2),
+    "np.nonzero": lambda np_, x: np_.sum(x[np_.nonzero(x > 0)] ** 3),
+    "np.where(cond)": lambda np_, x: np_.sum(x[np_.where(x > 0.3)] * 2.0),
+    "flatnonzero": lambda np_, x: np_.sum(x[np_.flatnonzero(x < 1)] ** 2),
+    "nonzero of values": lambda np_, x: np_.sum(x[np_.nonzero(x * (x > 0))] ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_mask_programs_match_autograd_at_points_with_other_masks(name):
+    ours, theirs = both(PROGRAMS[name])
+    vg = bn.value_and_grad(ours)
+    for x in POINTS:
+        value, g = vg(x)
+        assert value == pytest.approx(theirs(x), rel=1e-14)
+        np.testing.assert_allclose(g, autograd.grad(theirs)(x), rtol=1e-14)
+
+
+def test_a_numpy_array_indexed_by_a_traced_mask():
+    table = np.arange(4.0) + 1.0
+    vg = bn.value_and_grad(lambda x: np.sum(table[x > 0]) * x[0] + np.sum(x[x > 0]))
+    for x in POINTS:
+        value, g = vg(x)
+        m = x > 0
+        assert value == np.sum(table[m]) * x[0] + np.sum(x[m])
+        want = m.astype(float)
+        want[0] += np.sum(table[m])
+        np.testing.assert_array_equal(g, want)
+
+
+def test_writing_one_value_per_selected_element():
+    def f(x):
+        y = x * 1.0
+        y[x > 0.3] = np.array([10.0, 20.0]) * x[3]
+        z = np.zeros((4, 2), like=x)
+        z[x > 0, 1] = x[x > 0] * 3.0
+        return np.sum(y ** 2) + np.sum(z ** 2)
+
+    def plain(x):
+        y = x.copy()
+        y[x > 0.3] = np.array([10.0, 20.0]) * x[3]
+        z = np.zeros((4, 2))
+        z[x > 0, 1] = x[x > 0] * 3.0
+        return np.sum(y ** 2) + np.sum(z ** 2)
+    vg = bn.value_and_grad(f)
+    for x in (POINTS[0], POINTS[3], np.array([0.9, -1.0, 0.1, 0.35])):
+        value, g = vg(x)
+        assert value == pytest.approx(plain(x), rel=1e-14)
+        fd = [(plain(x + h) - plain(x - h)) / 2e-6 for h in np.eye(4) * 1e-6]
+        np.testing.assert_allclose(g, fd, rtol=1e-6)
+    # another number of selected elements than v has: numpy's error
+    with pytest.raises((ValueError, bn.ShapeError)):
+        vg(np.array([0.9, 1.0, 0.4, 0.35]))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_change_anywhere_in_a_long_mask_traces_again(dtype):
+    # 130 elements: three packed guards on float64, seven on float32; flip one near the end
+    x = np.linspace(-1.0, 1.0, 130).astype(dtype)
+    g = bn.grad(lambda x: np.sum(x[x > 0] ** 2))
+    for k in (0, 77, 128):
+        y = x.copy()
+        y[k] = -y[k] if y[k] > 0 else 0.5
+        np.testing.assert_allclose(g(y), np.where(y > 0, 2 * y, 0), rtol=1e-6)
+    np.testing.assert_allclose(g(x), np.where(x > 0, 2 * x, 0), rtol=1e-6)
+
+
+def test_masks_under_vmap_jvp_and_hessian():
+    ours, theirs = both(PROGRAMS["x[x > 0]"])
+    X = np.stack(POINTS)
+    np.testing.assert_allclose(bn.vmap(bn.grad(ours))(X),
+                               [autograd.grad(theirs)(x) for x in X], rtol=1e-14)
+    for x in POINTS:
+        H = bn.hessian(ours)(x)
+        np.testing.assert_allclose(H, autograd.hessian(theirs)(x), rtol=1e-14, atol=1e-15)
+        v = np.array([0.3, 0.1, -0.2, 1.0])
+        np.testing.assert_allclose(bn.jvp(ours, (x,), (v,))[1],
+                                   autograd.grad(theirs)(x) @ v, rtol=1e-14)
+
+
+def test_a_mask_that_changes_on_every_call_warns_past_the_variant_limit():
+    g = bn.grad(lambda x: np.sum(x[x > 0]))
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(12):
+            x = rng.normal(size=8)
+            np.testing.assert_array_equal(g(x), (x > 0).astype(float))
+    text = " ".join(str(w.message) for w in seen if issubclass(w.category, bn.VariantWarning))
+    assert "x[x > 0]" in text
