@@ -22,7 +22,7 @@ from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputErr
 from ..tracing.loops import nest
 from ..tracing.concrete import EXACT, KIND_NAMES, TRUTH, holds, holds_rows
 from ..tracing.pytree import unflatten
-from ..tracing.randomness import draw_into
+from ..tracing.randomness import draw_into, generator_states, put_back
 from ..tracing.signature import Signature, explain_mismatch, structure
 from ..kernels import ROWS, layout
 
@@ -214,7 +214,9 @@ class DrawingState(State):
     inputs draws the tape's recipes again, in order, from the user's generators. Tapes
     without draws get a plain State, so their runs pay nothing for this."""
 
-    __slots__ = ()
+    # the generators' states before this run's draws, for a tape with decisions: a run whose
+    # guard fails puts them back (its draws were for a branch these arguments do not take)
+    __slots__ = ("before",)
 
     def write(self, leaves, drawn=None):
         """The inputs, and new draws; or ``drawn``, the draws of an earlier run kept by
@@ -227,7 +229,17 @@ class DrawingState(State):
                 self.val[d.start:d.start + d.size] = x
 
     def draw(self):
+        if self.tape.guards is not None:
+            self.before = generator_states(self.tape.draws)
         draw_into(self.val, self.tape.draws)
+
+    def failed_guard(self):
+        k = State.failed_guard(self)
+        before = getattr(self, "before", None)
+        if k >= 0 and before is not None:
+            put_back(before)
+            self.before = None
+        return k
 
     def drawn(self):
         """A copy of this run's draws."""

@@ -14,9 +14,12 @@ import numpy as np
 
 from .._errors import ShapeError, UnsupportedOpError, at_user_site
 from ..tracing.dispatch import implements
+from ..tracing.concrete import peek
 from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder, _float_only, _no_out
-from .elementwise import _isnan, ceil, clip, equal, floor, greater_equal, reciprocal, sqrt, where
+from .indexing import take_along_axis
+from .elementwise import (_isnan, _logical_or, ceil, clip, equal, floor, greater_equal,
+                          reciprocal, sqrt, where)
 from .shapes import broadcast_to, concatenate, diagonal, pad, reshape, squeeze, transpose
 from .reductions import max, mean, min, sum
 from .products import matmul
@@ -58,30 +61,60 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return reshape(Var(b, node, a.shape + (1,)), a.shape)
 
 
-def _integer_result(name, hint):
-    def f(a, *args, **kwargs):
-        if not isinstance(a, Var):
-            return getattr(np, name)(a, *args, **kwargs)
+# -- argmax, argmin, argsort: integer results, decided while tracing (guards) ---------------
+def _decided_extreme(name, a, axis, out, keepdims, extreme):
+    """numpy.argmax / argmin of a traced array: the positions of the extreme values (of the
+    NaNs when there is one, as numpy's first NaN wins) are a boolean mask, decided under
+    guards (``Var._decided_mask``), and numpy's own function on it gives the index (its first
+    True). The index is integer data of the tape, valid while the guards hold: a call where
+    another element is the extreme traces again. No gradient flows through an index."""
+    if not isinstance(a, Var):
+        kw = {} if keepdims is np._NoValue else {"keepdims": keepdims}
+        return getattr(np, name)(a, axis=axis, out=out, **kw)
+    _no_out(name, out)
+    nan = _isnan(a)
+    any_nan = max(where(nan, 1.0, 0.0), axis=axis, keepdims=True)
+    at = where(any_nan > 0.0, nan, equal(a, extreme(a, axis=axis, keepdims=True)))
+    mask = at._decided_mask(f"np.{name}")
+    return np.argmax(mask, axis=axis, keepdims=bool(keepdims is True))
+
+
+@implements(np.argmax)
+def argmax(a, axis=None, out=None, *, keepdims=np._NoValue):
+    """numpy.argmax, decided under guards (``_decided_extreme``)."""
+    return _decided_extreme("argmax", a, axis, out, keepdims, max)
+
+
+@implements(np.argmin)
+def argmin(a, axis=None, out=None, *, keepdims=np._NoValue):
+    """numpy.argmin, decided under guards (``_decided_extreme``)."""
+    return _decided_extreme("argmin", a, axis, out, keepdims, min)
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """numpy.argsort of a traced array: the permutation numpy finds for the values now, as
+    integer data of the tape, under one guard: that it still sorts the values (each element
+    at most the next along the axis, NaNs last, as numpy sorts them). A call whose order
+    differs traces again. No gradient flows through the indices; x[np.argsort(x)] has the
+    gradient of the elements it takes (np.sort is the same values, found at run time)."""
+    if not isinstance(a, Var):
+        return np.argsort(a, axis=axis, kind=kind, order=order, stable=stable)
+    if order is not None:
         raise UnsupportedOpError(at_user_site(
-            f"numpy.{name} of a traced value: its result is integer indices, which are not "
-            f"differentiable and are not traced. {hint}"))
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"numpy.{name} on numpy arrays; refused on traced values (integer result)."
-    f.refused = True            # dispatched only to explain (burnumba.tools.supported lists it so)
-    return f
-
-
-_INDEX_HINT = ("Compute the indices with numpy before the call and pass them in as integer "
-               "data (an argument outside argnums)")
-argsort = implements(np.argsort)(_integer_result(
-    "argsort", "To sort, use np.sort (differentiable; the order is found at run time). "
-    + _INDEX_HINT))
-argmax = implements(np.argmax)(_integer_result(
-    "argmax", "For the largest value use np.max (its gradient goes to the maxima); for a "
-    "one-hot mask, x == np.max(x, axis, keepdims=True). " + _INDEX_HINT))
-argmin = implements(np.argmin)(_integer_result(
-    "argmin", "For the smallest value use np.min; for a one-hot mask, "
-    "x == np.min(x, axis, keepdims=True). " + _INDEX_HINT))
+            "argsort(..., order=...) sorts structured arrays, which are not traced: drop order="))
+    if axis is None:
+        a, axis = reshape(a, (a.size,)), 0
+    axis = normalize_axis(axis, a.ndim, "argsort")
+    p = np.argsort(peek(a, "np.argsort", "compute the order with numpy before the call"),
+                   axis=axis, kind=kind, stable=stable)
+    if a.shape[axis] > 1:
+        s = take_along_axis(a, p, axis)
+        lead = (slice(None),) * axis
+        before, after = s[lead + (slice(None, -1),)], s[lead + (slice(1, None),)]
+        ok = where(_logical_or(greater_equal(after, before), _isnan(after)), 1.0, 0.0)
+        bool(min(ok) > 0.0)              # the guard: the permutation still sorts the values
+    return p
 
 
 def _axis_tuple(name, axis, ndim):

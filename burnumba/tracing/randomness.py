@@ -167,6 +167,29 @@ def draw_into(val, draws):
             val[d.start] = x
 
 
+def generator_states(draws):
+    """The states of the generators the recipes ``draws`` pull from, each once: a run whose
+    decisions fail is thrown away (its arguments take another variant, or a new trace),
+    and ``put_back`` leaves the generators as that run found them, so that a call consumes
+    them once, as the untraced program does, however many runs it took."""
+    seen, out = set(), []
+    for d in draws:
+        g = _real(d.source.get())
+        if id(g) not in seen:
+            seen.add(id(g))
+            out.append((g, g.bit_generator.state if isinstance(g, np.random.Generator)
+                        else g.get_state()))
+    return out
+
+
+def put_back(states):
+    for g, state in states:
+        if isinstance(g, np.random.Generator):
+            g.bit_generator.state = state
+        else:
+            g.set_state(state)
+
+
 def draw_rows(draws, count, dtype):
     """``count`` samples' draws as rows (the order of a Python loop over the samples: all of
     sample 0's recipes, then sample 1's, ...): shape (count, total size)."""
@@ -194,6 +217,16 @@ class Recorder:
         self.builder = None
         self.draws = []
         self.entry = None                  # the trace's entry frame (_importing)
+        # per generator reached, a copy drawn in call order: its numbers are those the
+        # trace's first run will draw from the real one, the values a Python decision after
+        # a draw reads while tracing (the real generator stays untouched)
+        self.twins = {}
+
+    def _twin(self, real):
+        pair = self.twins.get(id(real))
+        if pair is None:
+            pair = self.twins[id(real)] = (real, copy.deepcopy(real))
+        return pair[1]
 
     def record(self, source, method, args, kwargs):
         """The traced value of ``source.method(*args, **kwargs)``: a data input node."""
@@ -204,19 +237,21 @@ class Recorder:
         if any(_has_var(a) for a in list(args) + list(kwargs.values())):
             return self._reparam(source, method, args, kwargs, call)
         real = _real(source.get())
-        try:                                     # the shape and dtype, on a copy: the
-            x = getattr(copy.deepcopy(real), method)(*args, **kwargs)   # stream is untouched
+        try:                                     # on the twin: the stream is untouched
+            x = getattr(self._twin(real), method)(*args, **kwargs)
         except (TypeError, ValueError) as e:
             raise RandomSourceError(at_user_site(f"{call}: {e}")) from None
         x = np.asarray(x)
         if x.dtype.kind not in "biuf":
             raise RandomSourceError(at_user_site(
                 f"{call} gives {x.dtype} values, which a tape cannot hold: draw numbers"))
-        return self._input(source, method, args, kwargs, x.shape, x.dtype.kind)
+        return self._input(source, method, args, kwargs, x.shape, x.dtype.kind, x)
 
-    def _input(self, source, method, args, kwargs, shape, kind):
+    def _input(self, source, method, args, kwargs, shape, kind, value):
         b = self.builder
         v = b.input(shape, False, kind)
+        if b.given is not None:              # what a decision reads while tracing
+            b.given[v.node] = value
         self.draws.append(Draw(source, method, tuple(args), dict(kwargs), b.off[v.node],
                                v.size, tuple(shape)))
         return v
@@ -259,9 +294,11 @@ class Recorder:
                 shape = size
         except ValueError as e:
             raise RandomSourceError(at_user_site(f"{call}: {e}")) from None
-        standard = on_generator if isinstance(_real(source.get()), np.random.Generator) \
-            else on_legacy
-        z = self._input(source, standard, (), {"size": shape if shape else None}, shape, "f")
+        real = _real(source.get())
+        standard = on_generator if isinstance(real, np.random.Generator) else on_legacy
+        size = {"size": shape if shape else None}
+        z = self._input(source, standard, (), size, shape, "f",
+                        getattr(self._twin(real), standard)(**size))
         return formula(z, *params.values())
 
 
