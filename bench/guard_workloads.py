@@ -137,10 +137,17 @@ def _adam(system):
     return lambda: adam_loop(vg, w, X, y)
 
 
-def holding_if(loss):
-    """``loss`` with one Python decision on its value that holds (NaN aside): a guard."""
+def holding_if(loss, on="loss"):
+    """``loss`` with one Python decision that holds (NaN aside), a guard: on its value
+    (``on="loss"``: the decision needs the whole forward sweep's values), or on the first
+    element of its first argument (``on="input"``: the guard's own cost, nearly alone)."""
     @functools.wraps(loss)
     def guarded(*args, **kwargs):
+        if on == "input":
+            first = _first_element(args[0])
+            if not first == first:
+                return loss(*args, **kwargs) * 1.0
+            return loss(*args, **kwargs)
         value = loss(*args, **kwargs)
         if value == value:
             return value
@@ -148,11 +155,17 @@ def holding_if(loss):
     return guarded
 
 
+def _first_element(x):
+    while isinstance(x, (dict, list, tuple)):
+        x = next(iter(x.values())) if isinstance(x, dict) else x[0]
+    return x if np.ndim(x) == 0 else x.reshape(-1)[0]
+
+
 def _scalar_call(fn, guarded):
     import burnumba as bn
     relu = bn.relu if fn is small else None
     loss = functools.partial(fn, relu=relu)
-    vg = bn.value_and_grad(holding_if(loss) if guarded else loss, argnums=(0, 1))
+    vg = bn.value_and_grad(holding_if(loss, guarded) if guarded else loss, argnums=(0, 1))
     a, b = (-4.0, 2.0) if fn is small else (-41.0, 2.0)
     vg(a, b)
     return functools.partial(vg, a, b)
@@ -165,7 +178,7 @@ def _readme_tensor(workload, guarded):
     params = tw.params_for(workload)
     data = tw.data_for(workload, 64)
     loss = tw.workload_loss(workload, ops)
-    vg = bn.value_and_grad(holding_if(loss) if guarded else loss, argnums=0)
+    vg = bn.value_and_grad(holding_if(loss, guarded) if guarded else loss, argnums=0)
     vg(params, *data)
     return functools.partial(vg, params, *data)
 
@@ -174,7 +187,7 @@ def _readme_transform(case, guarded):
     import burnumba as bn
     import transform_workloads as tw
     d = tw.data_for(case)
-    wrap = holding_if if guarded else (lambda f: f)
+    wrap = functools.partial(holding_if, on=guarded) if guarded else (lambda f: f)
     if case == "hvp-rosenbrock":
         f = wrap(tw.rosenbrock)
         call = functools.partial(bn.hvp, f, d["x"], d["v"])
@@ -205,7 +218,8 @@ def _readme_train(model, batch, guarded):
     opt = optim.AdamW(lr=trw.ADAMW["lr"], betas=trw.ADAMW["betas"], eps=trw.ADAMW["eps"],
                       weight_decay=trw.ADAMW["weight_decay"])
     p = {k: v.astype(np.float32) for k, v in params.items()}
-    trainer = optim.Trainer(holding_if(net.loss) if guarded else net.loss, p, opt, X[0], Y[0])
+    loss = holding_if(net.loss, guarded) if guarded else net.loss
+    trainer = optim.Trainer(loss, p, opt, X[0], Y[0])
     trainer.step(X[0], Y[0])
     return functools.partial(trainer.step, X[0], Y[0])
 

@@ -10,8 +10,10 @@ loop's peers with burnumba.
 
 The second table is what one guard costs each of the README's headline workloads
 (``guard_workloads.README``): the workload as the README runs it against the same workload
-written with one Python ``if`` on its value that holds. The two are timed in alternating
-blocks (A B, then B A, ...; ``ROUNDS`` rounds of blocks of about 20 ms), and the table gives
+written with one Python ``if`` that holds, on the first element of its first argument (the
+guard's own cost) and on the loss's value (which also needs every forward value). The two
+are timed in alternating blocks (A B, then B A, ...; ``ROUNDS`` rounds of blocks of about
+20 ms), and the table gives
 the median of the rounds' ratios with the middle half of them (quartiles) and the extremes:
 pairing the blocks cancels the slow drifts of a shared machine, which the best-of-7 figures
 above cannot tell from a few percent.
@@ -84,13 +86,14 @@ def _unit(t):
 
 def readme_table(rounds):
     print(f"\none holding guard on each README workload ({rounds} alternating rounds):")
-    print(f"{'workload':20s} {'plain':>13s} {'holding if':>13s}  ratio: median "
+    print(f"{'workload':20s} {'where':>6s} {'plain':>13s} {'holding if':>13s}  ratio: median "
           "[quartiles] (extremes)")
     for name, make in gw.README.items():
-        plain, guarded = make(False), make(True)
-        med, (q1, q3), (lo, hi), ta, tb = paired(plain, guarded, rounds)
-        print(f"{name:20s} {_unit(ta)} {_unit(tb)}  {med:.3f} [{q1:.3f}-{q3:.3f}] "
-              f"({lo:.3f}-{hi:.3f})", flush=True)
+        plain = make(False)
+        for on in ("input", "loss"):
+            med, (q1, q3), (lo, hi), ta, tb = paired(plain, make(on), rounds)
+            print(f"{name:20s} {on:>6s} {_unit(ta)} {_unit(tb)}  {med:.3f} "
+                  f"[{q1:.3f}-{q3:.3f}] ({lo:.3f}-{hi:.3f})", flush=True)
 
 
 def main():
