@@ -27,6 +27,12 @@ PROGRAMS = {
     "np.where(cond)": lambda np_, x: np_.sum(x[np_.where(x > 0.3)] * 2.0),
     "flatnonzero": lambda np_, x: np_.sum(x[np_.flatnonzero(x < 1)] ** 2),
     "nonzero of values": lambda np_, x: np_.sum(x[np_.nonzero(x * (x > 0))] ** 2),
+    "x[argmax]": lambda np_, x: x[np_.argmax(x)] * 2.0 + x[int(np_.argmin(x))] ** 2,
+    "x[argsort]": lambda np_, x: np_.sum(x[np_.argsort(x)] * np_.arange(4.0)),
+    "top two": lambda np_, x: np_.sum(x[np_.argsort(x)[::-1][:2]] ** 2),
+    "argmax per row": lambda np_, x: np_.sum(np_.max(np_.outer(x, x), axis=1)
+                                             * np_.argmax(np_.outer(x, x), axis=1)),
+    "methods": lambda np_, x: x[x.argmax()] + x[x.argsort()[0]] * x[x.argmin()],
 }
 
 
@@ -112,3 +118,17 @@ def test_a_mask_that_changes_on_every_call_warns_past_the_variant_limit():
             np.testing.assert_array_equal(g(x), (x > 0).astype(float))
     text = " ".join(str(w.message) for w in seen if issubclass(w.category, bn.VariantWarning))
     assert "x[x > 0]" in text
+
+
+def test_argmax_takes_numpys_first_nan_and_first_maximum():
+    g = bn.value_and_grad(lambda x: x[np.argmax(x)] + 0.0 * np.sum(x))
+    for x in (np.array([1.0, 3.0, 3.0, 2.0]), np.array([1.0, np.nan, 3.0, np.nan]),
+              np.array([5.0, 3.0, 3.0, 5.0])):
+        value, grad = g(x)
+        k = int(np.argmax(x))
+        assert value == x[k] or (np.isnan(value) and np.isnan(x[k]))
+        assert grad[k] == 1.0 and np.sum(grad) == 1.0
+    # argsort with ties keeps a sort of the values; a new order traces again
+    h = bn.grad(lambda x: np.sum(x[np.argsort(x)] * np.arange(4.0)))
+    for x in (np.array([2.0, 2.0, 1.0, 3.0]), np.array([0.0, 2.0, 1.0, 3.0])):
+        np.testing.assert_array_equal(h(x)[np.argsort(x)], np.arange(4.0))

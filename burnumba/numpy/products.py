@@ -20,6 +20,11 @@ from .shapes import (_positions, broadcast_to, diagonal, expand_dims, moveaxis, 
 from .reductions import _items, sum
 
 
+def _scalar(v):
+    return isinstance(v, (int, float, np.number)) or (isinstance(v, (Var, np.ndarray))
+                                                       and v.ndim == 0)
+
+
 @implements(np.inner)
 def inner(a, b, bias=None):
     """Inner product of two 1-D arrays or two equally long lists of scalars, plus ``bias``.
@@ -32,7 +37,7 @@ def inner(a, b, bias=None):
     if bld is None:
         out = np.inner(a, b)
         return out if bias is None else out + bias
-    if bias is None and (np.ndim(a) == 0 or np.ndim(b) == 0):
+    if bias is None and (_scalar(a) or _scalar(b)):
         return a * b                            # numpy's inner with a scalar
     if bias is None and isinstance(a, (Var, np.ndarray)) and isinstance(b, (Var, np.ndarray)) \
             and (a.ndim > 1 or b.ndim > 1):

@@ -19,7 +19,7 @@ from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder, _float_only, _no_out
 from .indexing import take_along_axis
 from .elementwise import (_isnan, _logical_or, ceil, clip, equal, floor, greater_equal,
-                          reciprocal, sqrt, where)
+                          reciprocal, sqrt, stop_gradient, where)
 from .shapes import broadcast_to, concatenate, diagonal, pad, reshape, squeeze, transpose
 from .reductions import max, mean, min, sum
 from .products import matmul
@@ -72,6 +72,7 @@ def _decided_extreme(name, a, axis, out, keepdims, extreme):
         kw = {} if keepdims is np._NoValue else {"keepdims": keepdims}
         return getattr(np, name)(a, axis=axis, out=out, **kw)
     _no_out(name, out)
+    a = stop_gradient(a)            # the decision's nodes pass no gradient (nor NaN * 0)
     nan = _isnan(a)
     any_nan = max(where(nan, 1.0, 0.0), axis=axis, keepdims=True)
     at = where(any_nan > 0.0, nan, equal(a, extreme(a, axis=axis, keepdims=True)))
@@ -109,7 +110,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     p = np.argsort(peek(a, "np.argsort", "compute the order with numpy before the call"),
                    axis=axis, kind=kind, stable=stable)
     if a.shape[axis] > 1:
-        s = take_along_axis(a, p, axis)
+        s = take_along_axis(stop_gradient(a), p, axis)
         lead = (slice(None),) * axis
         before, after = s[lead + (slice(None, -1),)], s[lead + (slice(1, None),)]
         ok = where(_logical_or(greater_equal(after, before), _isnan(after)), 1.0, 0.0)

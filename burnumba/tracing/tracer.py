@@ -771,6 +771,15 @@ class Var(Decisions):
     def nonzero(self):
         return _method(np.nonzero, self)
 
+    def argmax(self, *args, **kwargs):
+        return _method(np.argmax, self, *args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return _method(np.argmin, self, *args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        return _method(np.argsort, self, *args, **kwargs)
+
     def repeat(self, *args, **kwargs):
         return _method(np.repeat, self, *args, **kwargs)
 
