@@ -153,3 +153,10 @@ def test_size_with_an_axis_inner_of_nd_and_scalars_and_split_at_traced_points(rn
         assert value == np.sum(x[:k[0]] ** 2)
         np.testing.assert_array_equal(g, np.where(np.arange(6) < k[0], 2 * x, 0.0))
     assert f(x, 3)[0] == 1.0 + 4.0
+
+
+def test_np_vectorize_and_a_dtype_cast_name_the_fix():
+    with pytest.raises(bn.ConcretizationError, match="np.vectorize"):
+        bn.grad(lambda x: np.sum(np.vectorize(lambda v: v * v)(x)))(np.ones(3))
+    with pytest.raises(bn.ConcretizationError, match=r"np.float64\(x\)"):
+        bn.grad(lambda x: np.float64(x[0]) * x[1])(np.ones(3))

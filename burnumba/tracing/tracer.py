@@ -661,7 +661,8 @@ class Var(Decisions):
             if what == "call":
                 raise ConcretizationError(at_user_site(
                     f"numpy was asked for a {np.dtype(dtype)} array of traced values (np.array"
-                    f"(list, dtype=...)): there are no numbers while tracing. Drop dtype= "
+                    f"(list, dtype=...), np.asarray(x, dtype=...), np.{np.dtype(dtype)}(x)): "
+                    "there are no numbers while tracing. Drop dtype= and the cast "
                     "(np.array(list) of traced values is a traced array in the tape's float "
                     "dtype), or use bnp.array(list)"))
             if what == "load" and guarded_index_ok(self):
@@ -674,6 +675,12 @@ class Var(Decisions):
                 "bnp.take(array, idx, axis=0) to index a numpy array, and bnp.array(list) or "
                 "bnp.stack(list) (import burnumba.numpy as bnp) to build arrays"))
         name = caller[len("numpy."):]
+        if name == "__call__":      # a numpy callable object: np.vectorize, np.frompyfunc
+            raise ConcretizationError(at_user_site(
+                "a numpy callable object (np.vectorize, np.frompyfunc, np.poly1d) asked for "
+                "the numbers of a traced value, which do not exist while tracing: write the "
+                "function with numpy's array operations, which trace, or loop over the "
+                "elements, np.stack([f(v) for v in x])"))
         fix = f"bnp.{name}(list), or " if "." not in name and dispatched(name) else ""
         raise ConcretizationError(at_user_site(
             f"{caller} tried to convert a traced value into a numpy array. A list (or tuple) "
