@@ -11,7 +11,7 @@ derivatives of any order stay rows:
     d/dx jn(n, x) = (jn(n - 1, x) - jn(n + 1, x)) / 2, the same for yn (+-inf at x = 0).
 
 jn(n, x) and yn(n, x), of an integer order n (NaN for another), are binary rows whose order
-n is ``refused`` (no derivative), as gammainc's a below.
+n is ``refused`` (no derivative), as gammainc_da's a below.
 
 The incomplete gamma functions gammainc(a, x) and gammaincc(a, x) (``special_gamma.py``)
 are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a) and in a +-dP/da, the
