@@ -366,6 +366,14 @@ CASES = {
     "gennorm.logpdf": Case(stats.gennorm.logpdf, ST.gennorm.logpdf,
                            _args(_u(-3, 3), _u(0.7, 4), _u(-0.4, 0.4), _u(0.5, 2)),
                            (0, 1, 2, 3)),
+    # gennorm's tails: Q(1 / beta, |z|^beta) / 2, differentiable in beta through gammaincc's a
+    "gennorm.cdf": Case(stats.gennorm.cdf, ST.gennorm.cdf,
+                        _args(_u(-3, 3), _u(0.7, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2, 3)),
+    "gennorm.sf": Case(stats.gennorm.sf, ST.gennorm.sf, _args(_u(-3, 3), _u(0.7, 4)), (0, 1)),
+    "gennorm.logcdf": Case(stats.gennorm.logcdf, ST.gennorm.logcdf,
+                           _args(_u(-3, 3), _u(0.7, 4)), (0, 1)),
+    "gennorm.logsf": Case(stats.gennorm.logsf, ST.gennorm.logsf, _args(_u(-3, 3), _u(0.7, 4)),
+                          (0, 1)),
     "truncnorm.logpdf": Case(stats.truncnorm.logpdf, ST.truncnorm.logpdf,
                              _args(_u(-0.5, 1.4), _u(-2, -0.8), _u(1.5, 3), _u(-0.2, 0.2),
                                    _u(0.9, 1.2)), (0, 1, 2, 3, 4)),
@@ -808,6 +816,22 @@ def test_the_second_derivative_in_the_shape_is_refused_and_edges_are_kept():
         assert np.all(np.isfinite(g)) and g[0] == 0.0
         ga = [bn.grad(lambda a: f(v, a))(0.5) for v in x]
         assert np.all(np.isfinite(ga)) and ga[0] == 0.0 and ga[1] == 0.0
+
+
+def test_gennorm_tails_at_the_median_and_in_beta():
+    """gennorm.cdf at z = 0 (where |z|^beta has no derivative): 1/2, d/dx the density
+    beta / (2 Gamma(1 / beta)) / scale, d/d beta 0; in beta against a 4-point stencil of
+    scipy's at both sides, beta < 1 and > 1."""
+    for beta in (0.6, 1.0, 2.5):
+        v, (gx, gb) = bn.value_and_grad(lambda x, b: stats.gennorm.cdf(x, b, 1.0, 2.0),
+                                        argnums=(0, 1))(1.0, beta)
+        assert v == 0.5 and gb == 0.0
+        np.testing.assert_allclose(gx, ST.gennorm.pdf(1.0, beta, 1.0, 2.0), rtol=1e-13)
+        for name in ("cdf", "sf", "logcdf", "logsf"):
+            for x in (-1.7, -0.2, 0.3, 2.5):
+                g = bn.grad(lambda b: getattr(stats.gennorm, name)(x, b))(beta)
+                want = _stencil(lambda b: getattr(ST.gennorm, name)(x, b), beta, 1e-3 * beta)
+                np.testing.assert_allclose(g, want, rtol=1e-7, err_msg=f"{name} {x} {beta}")
 
 
 def test_incomplete_gamma_inverses_in_a_by_the_implicit_function_theorem():
