@@ -12,7 +12,7 @@ Derivatives: d/dx betainc = betainc_dx = -d/dx betaincc; d/dx betainc_dx =
 betainc_dx * ((a - 1) / x - (b - 1) / (1 - x)), so derivatives of any order in x stay rows.
 In a and b the derivative is not defined here (nor in autograd; JAX raises too): those
 operands are ``refused``, and differentiating them is an error that names them, as
-gammainc's a. (It is a series in digamma-weighted terms, Boik & Robison-Cox 1998; not
+jn's n. (It is a series in digamma-weighted terms, Boik & Robison-Cox 1998; not
 written.) At x = 0 and 1, where the density vanishes with a > 1 or b > 1, d/dx
 betainc_dx is NaN (0 * inf), not its limit.
 

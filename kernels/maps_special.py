@@ -11,15 +11,20 @@ derivatives of any order stay rows:
     d/dx jn(n, x) = (jn(n - 1, x) - jn(n + 1, x)) / 2, the same for yn (+-inf at x = 0).
 
 jn(n, x) and yn(n, x), of an integer order n (NaN for another), are binary rows whose order
-n is ``refused`` (no derivative), as gammainc's a below.
+n is ``refused`` (no derivative), as gammainc_da's a below.
 
 The incomplete gamma functions gammainc(a, x) and gammaincc(a, x) (``special_gamma.py``)
-are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a); their derivative in a
-is not defined (nor in autograd): the operand is ``refused``, so differentiating it is an
-error that names it.
+are binary rows whose derivative in x is +-x^(a-1) e^-x / Gamma(a) and in a +-dP/da, the
+row gammainc_da(a, x) (as JAX's igamma_grad_a; autograd has none): a series or a
+continued fraction carried in forward mode (``special_gamma.py``). That row's own
+derivative in x is d/da of the density, x^(a-1) e^-x / Gamma(a) (log x - psi(a)); its
+derivative in a (P's second in a) is ``refused``: differentiating it is an error that names
+it.
 
 Their inverses in x, gammaincinv(a, p) and gammainccinv(a, q), are binary rows whose
-derivative is the reciprocal slope, +-Gamma(a) e^x x^(1-a) at the output x (a refused too).
+derivative is the reciprocal slope, +-Gamma(a) e^x x^(1-a) at the output x, and in a, by
+the implicit function theorem at the output x, -(dP/da) / (dP/dx) for both (P(a, x) = p and
+Q(a, x) = q fix the same x).
 
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
@@ -28,7 +33,8 @@ from math import erfc, exp, fabs, fmod, log
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
 from .special_bessel import j0, j1, jn, y0, y1, yn  # noqa: F401
-from .special_gamma import gammainc, gammaincc, gammainccinv, gammaincinv  # noqa: F401
+from .special_gamma import (gammainc, gammainc_da, gammaincc, gammainccinv,  # noqa: F401
+                            gammaincinv)
 
 nan = float("nan")
 inf = float("inf")
@@ -101,6 +107,37 @@ def _gammainccinv_db(a, y, g):
     return -g * exp(lgamma(a) + y + t)
 
 
+# d/da of either inverse, by the implicit function theorem at the output x = y: P(a, x) = p
+# (or Q(a, x) = q, the same x) gives dx/da = -(dP/da) / (dP/dx) = -gammainc_da(a, x) Gamma(a)
+# e^x x^(1-a). Its limits: 0 at x = 0 (p = 0: x = 0 for every a > 0), +inf at x = inf (p =
+# 1, where x ~ log x grows); NaN for a NaN or a = 0 (the inverse is NaN nearby). The operands
+# of the logs guarded (traced derivatives).
+def _gammaincinv_da(a, y, g):
+    inside = y > 0.0 and y < inf
+    yi = y if inside else 1.0
+    t = (1.0 - a) * log(yi) if a != 1.0 else 0.0
+    s = -gammainc_da(a, yi) * exp(lgamma(a) + yi + t)
+    edge = (0.0 if y == 0.0 else (inf if y == inf else nan)) if a > 0.0 else nan
+    return g * (s if inside else edge)
+
+
+# d/dx dP/da = d/da of the density x^(a-1) e^-x / Gamma(a), written with 1 / Gamma(a) = a /
+# Gamma(a + 1) so that a = 0 is no pole: D (1 + a (log x - psi(a + 1))), D = x^(a-1) e^-x /
+# Gamma(a + 1) (e^-x / x at a = 0, the derivative of -E1(x)). Its limits: at x = 0, 0 for a
+# > 1 and -inf for 0 < a <= 1 (the density's log x); 0 at x = inf and a = inf; NaN where P
+# is (a < 0, x < 0, a = x = 0, a = x = inf). Logs and lgamma are taken of guarded operands,
+# so that a traced second derivative never meets inf - inf or 0 * inf.
+def _gammainc_da_db(a, b, g):
+    inside = b > 0.0 and b < inf and a < inf
+    lb = log(b) if inside else 1.0
+    ai = a if inside else 1.0
+    t = (ai - 1.0) * lb if ai != 1.0 else 0.0
+    d = exp(t - b - lgamma(ai + 1.0)) * (1.0 + ai * (lb - polygamma(0.0, ai + 1.0)))
+    edge = 0.0 if a > 1.0 or b == inf or a == inf else -inf
+    ok = a >= 0.0 and b >= 0.0 and (a < inf or b < inf) and (a > 0.0 or b > 0.0)
+    return g * ((d if inside else edge) if ok else nan)
+
+
 # d/dx yn(n, x) = (yn(n - 1, x) - yn(n + 1, x)) / 2; at x = 0 (where that is -inf + inf)
 # the limit: +inf for n >= 0 or even, -inf for a negative odd n (a constant of n alone, so
 # that a traced second derivative never multiplies inf by the 0 of the unused branch)
@@ -145,13 +182,15 @@ ROWS = (
     Op("y1", 1, "map", lambda a: y1(a), da=_y1_da, domain=((0.2, 12.0),),
        doc="the Bessel function of the second kind of order 1 (scipy.special.y1)", opcode=113),
     # the regularized incomplete gamma functions P(a, x) and Q(a, x) = 1 - P(a, x)
-    # (scipy.special.gammainc, gammaincc); no derivative in a (refused, as autograd)
-    Op("gammainc", 2, "map", lambda a, b: gammainc(a, b), db=_gammainc_db,
-       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+    # (scipy.special.gammainc, gammaincc); d/da = +-gammainc_da(a, x), as JAX
+    Op("gammainc", 2, "map", lambda a, b: gammainc(a, b),
+       da=lambda a, b, g: g * gammainc_da(a, b), db=_gammainc_db,
+       domain=((0.3, 6.0), (0.05, 10.0)),
        doc="the regularized lower incomplete gamma function P(a, x) (scipy.special.gammainc)",
        opcode=114),
-    Op("gammaincc", 2, "map", lambda a, b: gammaincc(a, b), db=_gammaincc_db,
-       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+    Op("gammaincc", 2, "map", lambda a, b: gammaincc(a, b),
+       da=lambda a, b, g: -g * gammainc_da(a, b), db=_gammaincc_db,
+       domain=((0.3, 6.0), (0.05, 10.0)),
        doc="the regularized upper incomplete gamma function Q(a, x) (scipy.special.gammaincc)",
        opcode=115),
     # the Bessel functions of integer order n (the first operand, refused: no derivative);
@@ -166,54 +205,92 @@ ROWS = (
        doc="the Bessel function of the second kind of integer order n (scipy.special.yn)",
        opcode=117),
     # the inverses in x of the incomplete gamma functions (scipy.special.gammaincinv,
-    # gammainccinv); no derivative in a (refused)
-    Op("gammaincinv", 2, "map", lambda a, b: gammaincinv(a, b), db=_gammaincinv_db,
-       domain=((0.3, 6.0), (0.05, 0.95)), refused=("a",),
+    # gammainccinv); d/da by the implicit function theorem (the same rule for both)
+    Op("gammaincinv", 2, "map", lambda a, b: gammaincinv(a, b), da=_gammaincinv_da,
+       db=_gammaincinv_db, domain=((0.3, 6.0), (0.05, 0.95)),
        doc="the inverse of gammainc in x: P(a, x) = p (scipy.special.gammaincinv)",
        opcode=124),
-    Op("gammainccinv", 2, "map", lambda a, b: gammainccinv(a, b), db=_gammainccinv_db,
-       domain=((0.3, 6.0), (0.05, 0.95)), refused=("a",),
+    Op("gammainccinv", 2, "map", lambda a, b: gammainccinv(a, b), da=_gammaincinv_da,
+       db=_gammainccinv_db, domain=((0.3, 6.0), (0.05, 0.95)),
        doc="the inverse of gammaincc in x: Q(a, x) = q (scipy.special.gammainccinv)",
        opcode=125),
+    # dP(a, x)/da, gammainc's and gammaincc's derivative in a (no scipy name: a traced
+    # derivative appends it); its own derivative in a, P's second, is refused
+    Op("gammainc_da", 2, "map", lambda a, b: gammainc_da(a, b), db=_gammainc_da_db,
+       domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
+       doc="dP(a, x)/da, the derivative of gammainc in a (JAX's igamma_grad_a)",
+       opcode=126),
 )
 
 
-# -- special values (test data, tests/test_ieee.py): ((a, p), c, value, (None, d/dp)); the
-# a operand is refused (None); values as scipy's
+# -- special values (test data, tests/test_ieee.py): ((a, p), c, value, (d/da, d/dp)); values
+# as scipy's; d/da 0 where x = 0 (p = 0: x = 0 for every a), +inf where x = inf (the limit,
+# as d/dp's), NaN where the value is, the finite ones mpmath's
 IEEE_CASES = {
     "gammaincinv": (
-        ((nan, 0.5), 0.0, nan, (None, nan)),
-        ((inf, 0.5), 0.0, nan, (None, nan)),
-        ((-inf, 0.5), 0.0, nan, (None, nan)),
-        ((0.0, 0.5), 0.0, nan, (None, nan)),
-        ((-0.0, 0.5), 0.0, nan, (None, nan)),
-        ((-1.0, 0.5), 0.0, nan, (None, nan)),
-        ((1.5, nan), 0.0, nan, (None, nan)),
-        ((1.5, inf), 0.0, nan, (None, nan)),
-        ((1.5, -inf), 0.0, nan, (None, nan)),
-        ((1.5, 0.0), 0.0, 0.0, (None, inf)),
-        ((1.5, -0.0), 0.0, 0.0, (None, inf)),
-        ((1.5, 2.0), 0.0, nan, (None, nan)),
-        ((1.5, 1.0), 0.0, inf, (None, inf)),
-        ((0.0, 0.0), 0.0, 0.0, (None, nan)),
-        ((1.0, 0.0), 0.0, 0.0, (None, 1.0)),
-        ((0.5, 0.0), 0.0, 0.0, (None, 0.0)),
-        ((2.5, 0.3), 0.0, 1.4999540663799533, (None, 3.2429558361175164)),
+        ((nan, 0.5), 0.0, nan, (nan, nan)),
+        ((inf, 0.5), 0.0, nan, (nan, nan)),
+        ((-inf, 0.5), 0.0, nan, (nan, nan)),
+        ((0.0, 0.5), 0.0, nan, (nan, nan)),
+        ((-0.0, 0.5), 0.0, nan, (nan, nan)),
+        ((-1.0, 0.5), 0.0, nan, (nan, nan)),
+        ((1.5, nan), 0.0, nan, (nan, nan)),
+        ((1.5, inf), 0.0, nan, (nan, nan)),
+        ((1.5, -inf), 0.0, nan, (nan, nan)),
+        ((1.5, 0.0), 0.0, 0.0, (0.0, inf)),
+        ((1.5, -0.0), 0.0, 0.0, (0.0, inf)),
+        ((1.5, 2.0), 0.0, nan, (nan, nan)),
+        ((1.5, 1.0), 0.0, inf, (inf, inf)),
+        ((0.0, 0.0), 0.0, 0.0, (nan, nan)),
+        ((1.0, 0.0), 0.0, 0.0, (0.0, 1.0)),
+        ((0.5, 0.0), 0.0, 0.0, (0.0, 0.0)),
+        ((2.5, 0.3), 0.0, 1.4999540663799533, (0.8177800117760157, 3.2429558361175164)),
     ),
     "gammainccinv": (
-        ((nan, 0.5), 0.0, nan, (None, nan)),
-        ((inf, 0.5), 0.0, nan, (None, nan)),
-        ((-inf, 0.5), 0.0, nan, (None, nan)),
-        ((0.0, 0.5), 0.0, nan, (None, nan)),
-        ((-0.0, 0.5), 0.0, nan, (None, nan)),
+        ((nan, 0.5), 0.0, nan, (nan, nan)),
+        ((inf, 0.5), 0.0, nan, (nan, nan)),
+        ((-inf, 0.5), 0.0, nan, (nan, nan)),
+        ((0.0, 0.5), 0.0, nan, (nan, nan)),
+        ((-0.0, 0.5), 0.0, nan, (nan, nan)),
+        ((1.5, nan), 0.0, nan, (nan, nan)),
+        ((1.5, inf), 0.0, nan, (nan, nan)),
+        ((1.5, -inf), 0.0, nan, (nan, nan)),
+        ((1.5, 0.0), 0.0, inf, (inf, -inf)),
+        ((1.5, -0.0), 0.0, inf, (inf, -inf)),
+        ((1.5, 1.0), 0.0, 0.0, (0.0, -inf)),
+        ((1.0, 1.0), 0.0, 0.0, (0.0, -1.0)),
+        ((0.5, 1.0), 0.0, 0.0, (0.0, -0.0)),
+        ((2.5, 0.3), 0.0, 3.0322149920774524, (1.1753336492946025, -5.222403847800163)),
+    ),
+    # dP/da (the row's value; mpmath's where finite) and its d/dx, d/da of the density
+    # (mpmath's); its d/da is refused (None). 0 where P is constant in a (x = 0, x = inf,
+    # a = inf); at a = 0 the one-sided limits -E1(x) and e^-x / x; d/dx at x = 0 is -inf
+    # for 0 < a <= 1 (the density's log x), 0 above. (JAX 0.10 gives NaN for dP/da at a =
+    # 0, a = inf, x = inf, and has no derivative of igamma_grad_a in either operand.)
+    "gammainc_da": (
+        ((nan, 1.5), 0.0, nan, (None, nan)),
+        ((inf, 1.5), 0.0, 0.0, (None, 0.0)),
+        ((-inf, 1.5), 0.0, nan, (None, nan)),
+        ((0.0, 1.5), 0.0, -0.10001958240663252, (None, 0.14875344009895322)),
+        ((-0.0, 1.5), 0.0, -0.10001958240663252, (None, 0.14875344009895322)),
+        ((-1.0, 1.5), 0.0, nan, (None, nan)),
         ((1.5, nan), 0.0, nan, (None, nan)),
-        ((1.5, inf), 0.0, nan, (None, nan)),
+        ((1.5, inf), 0.0, 0.0, (None, 0.0)),
         ((1.5, -inf), 0.0, nan, (None, nan)),
-        ((1.5, 0.0), 0.0, inf, (None, -inf)),
-        ((1.5, -0.0), 0.0, inf, (None, -inf)),
-        ((1.5, 1.0), 0.0, 0.0, (None, -inf)),
-        ((1.0, 1.0), 0.0, 0.0, (None, -1.0)),
-        ((0.5, 1.0), 0.0, 0.0, (None, -0.0)),
-        ((2.5, 0.3), 0.0, 3.0322149920774524, (None, -5.222403847800163)),
+        ((1.5, 0.0), 0.0, 0.0, (None, 0.0)),
+        ((1.5, -0.0), 0.0, 0.0, (None, 0.0)),
+        ((1.5, -1.0), 0.0, nan, (None, nan)),
+        ((0.0, 0.0), 0.0, nan, (None, nan)),
+        ((inf, inf), 0.0, nan, (None, nan)),
+        ((0.0, inf), 0.0, 0.0, (None, 0.0)),
+        ((1.0, 0.0), 0.0, 0.0, (None, -inf)),
+        ((0.5, 0.0), 0.0, 0.0, (None, -inf)),
+        ((2.5, 0.0), 0.0, 0.0, (None, 0.0)),
+        ((2.5, 3.5), 0.0, -0.1872354473407891, (None, 0.08174983869843047)),
+        ((3.5, 2.5), 0.0, -0.21523416277915058, (None, -0.04561079958951886)),
+        ((0.3, 40.0), 0.0, -7.616964685999791e-19, (None, 7.721352423299745e-19)),
+        ((60.0, 45.0), 0.0, -0.006187285426152265, (None, -0.001996980183881547)),
+        ((60.0, 75.0), 0.0, -0.00918891110021063, (None, 0.001901322790781207)),
+        ((0.001, 1e-05), 0.0, -10.81839829908634, (None, 97829.48830436528)),
     ),
 }

@@ -137,8 +137,8 @@ class Op(NamedTuple):
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
     refused: Tuple[str, ...] = ()    # map and "tiles" rows: per operand, the name of the public
-    # function's argument whose derivative is not defined (gammainc's a: neither scipy nor
-    # autograd has it), or "": the tracer refuses that operand when it depends on a
+    # function's argument whose derivative is not defined (betainc's a and b: neither scipy
+    # nor autograd has it), or "": the tracer refuses that operand when it depends on a
     # differentiated argument, with an error that names it, rather than give a silent zero
     sparsity: Optional[Sparsity] = None  # block rows: their rule for sparsity patterns;
     # None: dense and nonlinear (conservative)

@@ -46,7 +46,8 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
 SPECIAL_MODULES = {
     "special.py": ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1"),
     "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
-    "special_gamma.py": ("gammainc", "gammaincc", "gammaincinv", "gammainccinv"),
+    "special_gamma.py": ("gammainc", "gammaincc", "gammaincinv", "gammainccinv",
+                         "gammainc_da"),
     "special_beta.py": ("betainc", "betaincc", "betainc_dx"),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)
@@ -161,7 +162,9 @@ def read(fn, op, slot, arity):
 @functools.lru_cache(maxsize=None)
 def _read(fn, op, slot, allowed):
     where = f"op {op!r}, rule {slot}"
-    node = _node(fn, where)
+    # a copy: the renaming below edits the tree, and the file's parsed tree is cached (one
+    # rule function may serve two rows, as the incomplete gamma inverses' d/da)
+    node = copy.deepcopy(_node(fn, where))
     args = node.args
     if (args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults
             or fn.__closure__):

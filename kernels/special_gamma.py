@@ -164,6 +164,133 @@ def _tail(a, x, lower):
     return 1.0 - f if lower else f
 
 
+# -- the derivative in a: dP/da (the gammainc_da row; gammainc's and gammaincc's d/da) ----------
+def _psi_minus_log(a):
+    """psi(a) - log a for a > 0, without the cancellation of two numbers of size log a: the
+    recurrence psi(a) = psi(a + 1) - 1/a up to z = a + n >= 10, then the asymptotic series
+    psi(z) - log z = -1/(2z) - sum B_2k / (2k z^2k) (7 terms, the next below 5e-17 at z =
+    10), so psi(a) - log a = -sum_{k<n} 1/(a + k) + log(z / a) - 1/(2z) - S(z)."""
+    r = 0.0
+    z = a
+    while z < 10.0:
+        r -= 1.0 / z
+        z += 1.0
+    w = 1.0 / (z * z)
+    s = w * (1.0 / 12 - w * (1.0 / 120 - w * (1.0 / 252 - w * (1.0 / 240 - w * (
+        1.0 / 132 - w * (691.0 / 32760 - w / 12.0))))))
+    return r + (log(z / a) if z != a else 0.0) - 0.5 / z - s
+
+
+def _log_x_minus_psi(a, x):
+    """log x - psi(a) for a > 0, x > 0, as log(x / a) - (psi(a) - log a): near x = a (the
+    bulk of the distribution, for a large a) log x and psi(a) would cancel."""
+    return log(x / a) - _psi_minus_log(a)
+
+
+def _series_da(a, x):
+    """dP/da where P is its series (x <= 1 or x <= a): P = sum_n t_n, t_0 = x^a e^-x /
+    Gamma(a + 1), t_n = t_{n-1} x / (a + n) = x^(a+n) e^-x / Gamma(a + n + 1), so dt_n/da =
+    t_n (log x - psi(a + n + 1)) with psi(a + n + 1) = psi(a + 1) + sum_{k=1..n} 1/(a + k).
+    The weights fall with n through 0 near n = x - a, and dP/da < 0: the few positive terms
+    cancel a few digits at most. Here a >= 0: at a = 0 (t_0 = e^-x) it is the one-sided
+    limit -E1(x)."""
+    if a > 10.0:
+        # t_0 = (x^a e^-x / Gamma(a)) / a, the prefactor in its Stirling form
+        t0 = exp(_log_prefactor(a, x)) / a
+        w = _log_x_minus_psi(a, x) - 1.0 / a           # log x - psi(a + 1)
+    else:
+        t0 = exp(a * log(x) - x - float64(math.lgamma(a + 1.0)))
+        w = log(x) - (_psi_minus_log(a + 1.0) + log(a + 1.0))
+    term = 1.0                      # t_n / t_0
+    s = 1.0
+    ds = w                          # sum_n (t_n / t_0) (log x - psi(a + n + 1))
+    ap = a
+    n = 0.0
+    while n < 5000.0:
+        ap += 1.0
+        term *= x / ap
+        w -= 1.0 / ap
+        s += term
+        d = term * w
+        ds += d
+        if term < 1e-17 * s and fabs(d) < 1e-17 * fabs(ds):
+            break
+        n += 1.0
+    return t0 * ds
+
+
+def _fraction_da(a, x):
+    """dQ/da where Q is the continued fraction (x > 1 and x > a): Q = pre h, pre = x^a e^-x /
+    Gamma(a), h Lentz's fraction of _fraction, differentiated in forward mode: each Lentz
+    quantity carries its derivative in a (b_i = x + 2i + 1 - a, b' = -1; a_i = -i (i - a),
+    a_i' = i), until both the step and its derivative have converged. Then dQ/da = pre (h
+    (log x - psi(a)) + h'). Up to a = 10 with 1 / Gamma(a) = a / Gamma(a + 1): dQ/da = R (h
+    (1 + a (log x - psi(a + 1))) + a h'), R = x^a e^-x / Gamma(a + 1), which has no pole at
+    a = 0 (there dQ/da = e^-x h = E1(x)); above, pre in its Stirling form. Both weights of h
+    are positive (x > a), so no cancellation there."""
+    if a > 10.0:
+        m = exp(_log_prefactor(a, x))
+        k = _log_x_minus_psi(a, x)
+        wa = 1.0
+    else:
+        m = exp(a * log(x) - x - float64(math.lgamma(a + 1.0)))
+        k = 1.0 + a * (log(x) - (_psi_minus_log(a + 1.0) + log(a + 1.0)))
+        wa = a
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    dc = 0.0
+    d = 1.0 / b
+    dd = d * d                      # (1 / b)' = -b' / b^2 = 1 / b^2
+    h = d
+    dh = dd
+    i = 1.0
+    while i < 5000.0:
+        an = -i * (i - a)
+        b += 2.0
+        e = an * d + b              # the next denominator, before its reciprocal
+        de = i * d + an * dd - 1.0
+        if fabs(e) < tiny:
+            e = tiny
+            de = 0.0
+        dc = -1.0 + i / c - an * dc / (c * c)
+        c = b + an / c
+        if fabs(c) < tiny:
+            c = tiny
+            dc = 0.0
+        d = 1.0 / e
+        dd = -de * d * d
+        delta = d * c
+        ddelta = dd * c + d * dc
+        dh = dh * delta + h * ddelta
+        h *= delta
+        if fabs(delta - 1.0) < 1e-16 and wa * fabs(ddelta) <= 1e-17 * fabs(k + wa * dh / h):
+            break
+        i += 1.0
+    return m * (h * k + wa * dh)
+
+
+def gammainc_da(a, x):
+    """dP(a, x)/da, the derivative of the regularized lower incomplete gamma function in a
+    (as JAX's igamma_grad_a); gammaincc's is its negative. Its special values: NaN where P
+    is NaN (a NaN, a < 0, x < 0, a = x = 0, a = x = inf); 0 at x = 0, x = inf and a = inf
+    (P constant there, to all orders in a); at a = 0 the one-sided limit -E1(x) (P is 1
+    there and NaN below)."""
+    a = float64(a)
+    x = float64(x)
+    if a != a or x != x or a < 0.0 or x < 0.0:
+        return nan
+    if a == inf:
+        return nan if x == inf else 0.0
+    if x == 0.0:
+        return nan if a == 0.0 else 0.0
+    if x == inf:
+        return 0.0
+    if x <= 1.0 or x <= a:
+        return _series_da(a, x)
+    return -_fraction_da(a, x)
+
+
 # -- the inverses: x with P(a, x) = p (gammaincinv) or Q(a, x) = q (gammainccinv) --------------
 def _inverse_edge(a, p, q):
     """The inverse at the special points (as scipy: NaN for a NaN, a < 0, a = inf or p
@@ -246,4 +373,4 @@ def gammainccinv(a, q):
 
 # the functions the rules call (kernels/rules.py: SPECIAL), by the name a rule uses
 FUNCTIONS = {"gammainc": gammainc, "gammaincc": gammaincc, "gammaincinv": gammaincinv,
-             "gammainccinv": gammainccinv}
+             "gammainccinv": gammainccinv, "gammainc_da": gammainc_da}

@@ -15,10 +15,33 @@ settings.register_profile("thorough", max_examples=500, deadline=None,
 settings.load_profile(os.environ.get("BURNUMBA_HYPOTHESIS", "ci"))
 
 
-def _autograd_gammaincinvs():
-    """autograd.scipy has no gammaincinv / gammainccinv: the independent reference is scipy's
-    value with the reciprocal slope Gamma(a) e^x x^(1-a) written in autograd's numpy (so its
-    derivatives of any order are autograd's)."""
+def mpmath_gammainc_da(a, x):
+    """dP(a, x)/da by mpmath (40 digits: mpmath.diff of P, or of -Q where Q is the smaller,
+    so that no digits go to a value near 1), elementwise: the independent reference of the
+    gammainc_da row (scipy and autograd have none)."""
+    import mpmath
+
+    def one(a, x):
+        with mpmath.workdps(40):
+            a, x = mpmath.mpf(float(a)), mpmath.mpf(float(x))
+            if mpmath.gammainc(a, 0, x, regularized=True) < 0.5:
+                d = mpmath.diff(lambda s: mpmath.gammainc(s, 0, x, regularized=True), a)
+            else:
+                d = -mpmath.diff(lambda s: mpmath.gammainc(s, x, mpmath.inf, regularized=True),
+                                 a)
+            return float(d)
+    out = np.vectorize(one, otypes=[np.float64])(a, x)
+    return out if out.shape else float(out)
+
+
+def _autograd_incomplete_gamma():
+    """autograd.scipy's gammainc / gammaincc have no derivative in a, and it has no
+    gammaincinv / gammainccinv: the independent references are scipy's values with d/da
+    mpmath's (``mpmath_gammainc_da``; the inverses' by the implicit function theorem, times
+    the reciprocal slope Gamma(a) e^x x^(1-a)) and d/dx written in autograd's numpy (so its
+    derivatives of any order in x are autograd's). dP/da itself (the gammainc_da row) is
+    mpmath's, with d/dx the density's derivative in a, x^(a-1) e^-x / Gamma(a) (log x -
+    psi(a)), in autograd's numpy; no d/da."""
     import autograd.numpy as anp
     import autograd.scipy.special as asp
     import scipy.special
@@ -28,14 +51,31 @@ def _autograd_gammaincinvs():
     def slope(a, x):
         return anp.exp(asp.gammaln(a) + x + (1.0 - a) * anp.log(x))
 
+    def density(a, x):
+        return anp.exp((a - 1.0) * anp.log(x) - x - asp.gammaln(a))
+
+    def da(sign):
+        return lambda y, a, x: unbroadcast_f(a, lambda g: sign * g * mpmath_gammainc_da(a, x))
+
+    p = primitive(lambda a, x: scipy.special.gammainc(a, x))
+    q = primitive(lambda a, x: scipy.special.gammaincc(a, x))
+    defvjp(p, da(1.0), lambda y, a, x: unbroadcast_f(x, lambda g: g * density(a, x)))
+    defvjp(q, da(-1.0), lambda y, a, x: unbroadcast_f(x, lambda g: -g * density(a, x)))
+    dp = primitive(lambda a, x: mpmath_gammainc_da(a, x))
+    defvjp(dp, None, lambda y, a, x: unbroadcast_f(
+        x, lambda g: g * density(a, x) * (anp.log(x) - asp.digamma(a))))
+
+    def inv_da(x, a, p):
+        return unbroadcast_f(a, lambda g: -g * mpmath_gammainc_da(a, x) * slope(a, x))
     inv = primitive(lambda a, p: scipy.special.gammaincinv(a, p))
     cinv = primitive(lambda a, q: scipy.special.gammainccinv(a, q))
-    defvjp(inv, None, lambda x, a, p: unbroadcast_f(p, lambda g: g * slope(a, x)))
-    defvjp(cinv, None, lambda x, a, q: unbroadcast_f(q, lambda g: -g * slope(a, x)))
-    return inv, cinv
+    defvjp(inv, inv_da, lambda x, a, p: unbroadcast_f(p, lambda g: g * slope(a, x)))
+    defvjp(cinv, inv_da, lambda x, a, q: unbroadcast_f(q, lambda g: -g * slope(a, x)))
+    return p, q, dp, inv, cinv
 
 
-AG_GAMMAINCINV, AG_GAMMAINCCINV = _autograd_gammaincinvs()
+(AG_GAMMAINC, AG_GAMMAINCC, AG_GAMMAINC_DA, AG_GAMMAINCINV,
+ AG_GAMMAINCCINV) = _autograd_incomplete_gamma()
 
 
 def central_diff(f, args, k, h=1e-6):

@@ -89,6 +89,7 @@ CALLS = {
     "gammaincc": lambda a, b, c: bsp.gammaincc(a, b),
     "gammaincinv": lambda a, b, c: bsp.gammaincinv(a, b),
     "gammainccinv": lambda a, b, c: bsp.gammainccinv(a, b),
+    "gammainc_da": lambda a, b, c: bsp._gammainc_da(a, b),
     "jn": lambda a, b, c: bsp.jn(a, b), "yn": lambda a, b, c: bsp.yn(a, b),
 }
 

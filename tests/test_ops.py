@@ -17,7 +17,8 @@ import burnumba as bn
 import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import BY_NAME, OPCODE, ROWS
-from conftest import AG_GAMMAINCCINV, AG_GAMMAINCINV, central_diff
+from conftest import (AG_GAMMAINC, AG_GAMMAINC_DA, AG_GAMMAINCC, AG_GAMMAINCCINV,
+                      AG_GAMMAINCINV, central_diff)
 
 # row -> (burnumba expression that must produce the row, independent autograd expression)
 CASES = {
@@ -97,12 +98,15 @@ CASES = {
     "j1": (bsp.j1, asp.j1),
     "y0": (bsp.y0, asp.y0),
     "y1": (bsp.y1, asp.y1),
-    # (their a is refused: Op.refused, test_refused_operands_are_named_errors)
-    "gammainc": (bsp.gammainc, asp.gammainc),
-    "gammaincc": (bsp.gammaincc, asp.gammaincc),
+    # (autograd's have no d/da: scipy's values, mpmath's d/da, tests/conftest.py)
+    "gammainc": (bsp.gammainc, AG_GAMMAINC),
+    "gammaincc": (bsp.gammaincc, AG_GAMMAINCC),
     # (their inverses: scipy's values, autograd's numpy for the slope: tests/conftest.py)
     "gammaincinv": (bsp.gammaincinv, AG_GAMMAINCINV),
     "gammainccinv": (bsp.gammainccinv, AG_GAMMAINCCINV),
+    # dP/da: mpmath's, d/dx in autograd's numpy; its a is refused
+    # (test_refused_operands_are_named_errors)
+    "gammainc_da": (bsp._gammainc_da, AG_GAMMAINC_DA),
     # (n is refused: its domain holds n = 3 only; x broadcast first, as autograd's jn / yn
     # vjp does not sum a broadcast x back)
     "jn": (bsp.jn, lambda n, x: asp.jn(n, x + 0.0 * n)),

@@ -172,6 +172,9 @@ def test_every_axis_row(row):
 
 
 MAP_ROWS = [r for r in bn.kernels.ROWS if r.kind == "map" and r.arity in (1, 2)]
+# the rows whose derivative in a is the gammainc_da row, whose own d/da is refused: their
+# Jacobian is checked whole, their Hessian with a held
+SECOND_IN_A_REFUSED = {"gammainc", "gammaincc", "gammaincinv", "gammainccinv"}
 
 
 @pytest.mark.parametrize("row", MAP_ROWS, ids=[r.name for r in MAP_ROWS])
@@ -199,6 +202,9 @@ def test_every_map_row(row):
     pattern = bn.jacobian_sparsity(f)(x).toarray().astype(bool)
     assert not ((dense != 0) & ~pattern).any()
     w = r.uniform(0.5, 1.5, dense.shape[0])
+    if row.name in SECOND_IN_A_REFUSED:         # their Hessian with a held (stop_gradient)
+        f = lambda x: (fn(bn.stop_gradient(x[:3]), x[3:6])             # noqa: E731
+                       + fn(bn.stop_gradient(x[:3]), x[6]))
 
     def scalar(z):
         return np.sum(f(z) * w)

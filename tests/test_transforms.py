@@ -17,7 +17,7 @@ import burnumba as bn
 import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import ROWS
-from conftest import AG_GAMMAINCCINV, AG_GAMMAINCINV
+from conftest import AG_GAMMAINC_DA, AG_GAMMAINCCINV, AG_GAMMAINCINV
 from graphs import adjoints
 
 SHAPE = (2, 3)
@@ -191,6 +191,8 @@ CASES = {
                     lambda x: AG_GAMMAINCINV(2.5, 0.3 + 0.2 * anp.tanh(x))),
     "gammainccinv": (lambda x: bsp.gammainccinv(0.7, 0.3 + 0.2 * anp.tanh(x)),
                      lambda x: AG_GAMMAINCCINV(0.7, 0.3 + 0.2 * anp.tanh(x))),
+    "gammainc_da": (lambda x: bsp._gammainc_da(2.5, x * x + 0.1),
+                    lambda x: AG_GAMMAINC_DA(2.5, x * x + 0.1)),
     "jn": (lambda x: bsp.jn(3, 3.0 * x), lambda x: asp.jn(3, 3.0 * x)),
     "yn": (lambda x: bsp.yn(2, x * x + 0.3), lambda x: asp.yn(2, x * x + 0.3)),
     # the incomplete beta rows (a, b constants: no derivative), x in (0, 1) through a
@@ -211,7 +213,7 @@ NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "
                     "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1", "j0",
                     "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
                     "gammainccinv", "jn", "yn", "betainc",
-                    "betaincc", "betainc_dx"}
+                    "betaincc", "betainc_dx", "gammainc_da"}
 
 
 def test_every_row_is_covered():

@@ -351,7 +351,7 @@ def test_every_map_row_runs_wide_bit_for_bit(name, dtype):
           "stop_gradient": bn.stop_gradient}[name]
     rng = np.random.default_rng(7)
     cols = _map_samples(row, rng, dtype)
-    argnums = row.diff_operands             # (gammainc's a is refused: data)
+    argnums = row.diff_operands             # (jn's n is refused: data)
     scalar = lambda *xs: fn(*xs) * 1.0 + xs[0] * 0.5            # noqa: E731  (a gradient)
     # a scalar node of a row that calls exp stays a tape of one sample (burnumba/ir/lanes.py)
     assert _same_as_a_loop(scalar, cols, (0,) * row.arity, argnums) == \

@@ -43,7 +43,8 @@ def _math():
                j0=bsp.j0, j1=bsp.j1, y0=bsp.y0, y1=bsp.y1, gammainc=bsp.gammainc,
                gammaincc=bsp.gammaincc, gammaincinv=bsp.gammaincinv,
                gammainccinv=bsp.gammainccinv, jn=bsp.jn, yn=bsp.yn, betainc=bsp.betainc,
-               betaincc=bsp.betaincc, betainc_dx=bsp._betainc_dx)
+               betaincc=bsp.betaincc, betainc_dx=bsp._betainc_dx,
+               gammainc_da=bsp._gammainc_da)
     assert set(rules.SPECIAL) <= set(out)
     return types.MappingProxyType(out)
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._errors import InputError, UnsupportedOpError, at_user_site
 from ..kernels import BY_NAME as _ROWS
+from ..kernels.special_gamma import gammainc_da as _gammainc_da_scalar
 from ..numpy import functional as _functional
 from ..numpy import elementwise as _ew
 from ..numpy import reductions as _red
@@ -172,11 +173,12 @@ def _binary_row(name, a, x):
 @implements_scipy_ufunc("gammainc")
 def gammainc(a, x):
     """The regularized lower incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a) (a
-    row). Its derivative in x is x^(a-1) e^-x / Gamma(a); in ``a`` it is not defined (as in
-    autograd): differentiating ``a`` is an error that names it (hold it constant with
-    bn.stop_gradient).
+    row). Its derivative in x is x^(a-1) e^-x / Gamma(a); in ``a`` it is dP/da, the
+    gammainc_da row (as JAX's igamma_grad_a; autograd has none), whose own derivative in
+    ``a`` is refused: a second derivative in ``a`` is an error that names it.
 
     >>> bn.grad(lambda x: gammainc(2.0, x))(1.5)  # 1.5 e^-1.5 = 0.33469524022264474
+    >>> bn.grad(lambda a: gammainc(a, 1.5))(2.0)  # -0.31348863782507935
     """
     return _binary_row("gammainc", a, x)
 
@@ -184,7 +186,7 @@ def gammainc(a, x):
 @implements_scipy_ufunc("gammaincc")
 def gammaincc(a, x):
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (a row,
-    accurate in the upper tail); d/dx = -x^(a-1) e^-x / Gamma(a), none in ``a`` (as
+    accurate in the upper tail); d/dx = -x^(a-1) e^-x / Gamma(a), d/da = -dP/da (as
     gammainc)."""
     return _binary_row("gammaincc", a, x)
 
@@ -192,15 +194,28 @@ def gammaincc(a, x):
 @implements_scipy_ufunc("gammaincinv")
 def gammaincinv(a, p):
     """x with gammainc(a, x) = p (a row): the inverse in x, whose derivative in p is the
-    reciprocal slope Gamma(a) e^x x^(1-a); none in ``a`` (as gammainc)."""
+    reciprocal slope Gamma(a) e^x x^(1-a), and in ``a`` -(dP/da) Gamma(a) e^x x^(1-a) (the
+    implicit function theorem at the output x)."""
     return _binary_row("gammaincinv", a, p)
 
 
 @implements_scipy_ufunc("gammainccinv")
 def gammainccinv(a, q):
     """x with gammaincc(a, x) = q (a row, accurate for small q); d/dq = -Gamma(a) e^x
-    x^(1-a), none in ``a``."""
+    x^(1-a), d/da as gammaincinv's at the same x."""
     return _binary_row("gammainccinv", a, q)
+
+
+def _gammainc_da(a, x):
+    """dP(a, x)/da, the derivative of gammainc in a (the gammainc_da row; a traced
+    derivative of gammainc, gammaincc or their inverses appends it; scipy has no such
+    function). On plain values, the row's scalar code (kernels/special_gamma.py) elementwise.
+    Its derivative in x is d/da of the density; in ``a`` it is refused (an error that names
+    it)."""
+    if not _traced(a, x):
+        out = np.vectorize(_gammainc_da_scalar, otypes=[np.float64])(a, x)
+        return out if out.shape else float(out)
+    return _binary_row("gammainc_da", a, x)
 
 
 def _beta_row(name, a, b, x):

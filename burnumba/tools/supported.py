@@ -60,7 +60,6 @@ def scipy_functions():
 # the reason (their error on a traced value names burnumba.scipy and says there is no
 # replacement yet)
 SCIPY_REFUSED = (
-    ("stats.gennorm.cdf", "its derivative in beta would be gammainc's in its first argument"),
     ("stats.vonmises.cdf", "scipy sums its series in Python"),
     ("stats.skewnorm.cdf / sf", "it needs Owen's T function, not written here"),
     ("stats.multivariate_t and scipy's other "
@@ -68,10 +67,10 @@ SCIPY_REFUSED = (
      "the name gives, and a traced value given to it raises an error naming it"),
     ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv",
      "not rows yet (jn / jv and yn take integer orders)"),
-    ("the derivative of special.gammainc / gammaincc and their inverses in a, of "
-     "special.betainc / betaincc in a and b, of jn / yn in n, of stats.gamma / chi2 cdf and "
-     "sf in their shape, of stats.t / beta / binom / f / nbinom cdf and sf in df, a, b, n, "
-     "dfn and dfd, of stats.loggamma cdf and sf in c",
+    ("the derivative of special.betainc / betaincc in a and b, of jn / yn in n, of stats.t / "
+     "beta / binom / f / nbinom cdf and sf in df, a, b, n, dfn and dfd; the second "
+     "derivative of special.gammainc / gammaincc in a (and so of stats.gamma / chi2 / "
+     "invgamma / loggamma cdf and sf in their shape)",
      "not defined (nor in autograd): an error names the argument; hold it constant (data, or "
      "bn.stop_gradient)"),
     ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",

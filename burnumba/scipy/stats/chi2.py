@@ -1,7 +1,7 @@
 """``burnumba.scipy.stats.chi2``: the chi-squared distribution (df, loc, scale), the gamma
 distribution with a = df / 2 and scale 2 scale: logpdf and pdf; cdf, logcdf, sf and logsf
-through gamma's (no derivative in df: an error naming the gamma shape ``a``, as
-gammainc's)."""
+through gamma's, with gradients to x, df, loc and scale (d/d df = gammainc's d/da / 2; a
+second derivative in df is refused, an error that names the gamma shape ``a``)."""
 from ...numpy import elementwise as ew
 from . import gamma
 from ._common import method

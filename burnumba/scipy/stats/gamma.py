@@ -1,8 +1,9 @@
 """``burnumba.scipy.stats.gamma``: the gamma distribution, as scipy.stats.gamma (a, loc,
 scale): logpdf and pdf, with gradients to x, a, loc and scale, -inf below loc, as scipy; cdf,
 logcdf, sf and logsf from the incomplete gamma rows (special.gammainc / gammaincc), with
-gradients to x, loc and scale: their derivative in the shape a is not defined (as in
-autograd), and differentiating it is an error that names ``a``."""
+gradients to x, a, loc and scale: the derivative in the shape a is the gammainc_da row
+(dP/da, as JAX's igamma_grad_a; autograd has none). A second derivative in a is refused
+(an error that names ``a``)."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import log_scale, method, positive, standard, valid
@@ -34,9 +35,11 @@ def _tail(fn, x, a, loc, scale, below):
 
 @method("gamma")
 def cdf(x, a, loc=0.0, scale=1.0):
-    """P(a, z) = gammainc(a, z) for z = (x - loc) / scale >= 0, 0 below.
+    """P(a, z) = gammainc(a, z) for z = (x - loc) / scale >= 0, 0 below; differentiable in
+    x, a, loc and scale.
 
     >>> bn.grad(lambda x: cdf(x, 2.0))(1.5)      # the pdf: 1.5 e^-1.5 = 0.33469524022264474
+    >>> bn.grad(lambda a: cdf(1.5, a))(2.0)      # dP/da: -0.31348863782507935
     """
     return _tail(special.gammainc, x, a, loc, scale, 0.0)
 

@@ -1,7 +1,8 @@
 """``burnumba.scipy.stats.invgamma``: the inverse gamma distribution, as scipy.stats.invgamma
 (a, loc, scale): 1 / Z for Z ~ gamma(a). logpdf and pdf with gradients to x, a, loc and
-scale; cdf, logcdf, sf, logsf from the incomplete gamma rows, with gradients to x, loc and
-scale (their derivative in a is not defined: an error naming ``a``, as gamma.cdf's)."""
+scale; cdf, logcdf, sf, logsf from the incomplete gamma rows, with gradients to x, a, loc
+and scale (d/da the gammainc_da row, as gamma.cdf's; a second derivative in a is
+refused)."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import above, log_scale, method, positive, valid

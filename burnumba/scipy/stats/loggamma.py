@@ -1,8 +1,7 @@
 """``burnumba.scipy.stats.loggamma``: the log of a gamma variable (c, loc, scale), as
-scipy.stats.loggamma: logpdf, pdf, cdf, sf, logcdf, logsf, with gradients to x, loc and scale
-everywhere and to c in logpdf and pdf. The tails are the regularized incomplete gamma
-functions of e^z, whose derivative in c is not defined here (nor in autograd): differentiating
-c there is an error that names it, as gammainc's a."""
+scipy.stats.loggamma: logpdf, pdf, cdf, sf, logcdf, logsf, with gradients to x, c, loc and
+scale. The tails are the regularized incomplete gamma functions of e^z, whose derivative in c
+is the gammainc_da row (as gamma.cdf's; a second derivative in c is refused)."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import log_scale, method, positive, standard, valid
