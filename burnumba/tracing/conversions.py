@@ -133,7 +133,7 @@ def guarded_index(x, dtype):
 
 
 def refuse(row, xs, need):
-    """A map row's operand without a derivative (``Op.refused``, e.g. gammainc's ``a``) that
+    """A map row's operand without a derivative (``Op.refused``, e.g. jn's ``n``) that
     depends on a differentiated argument (``need`` of its node): refused with an error that
     names the argument, rather than a gradient silently zero. ``xs``: the traced operands."""
     for k, name in enumerate(row.refused):
