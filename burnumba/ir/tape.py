@@ -225,6 +225,7 @@ class DrawingState(State):
         if drawn is None:
             self.draw()
         else:
+            self.before = None             # (no draws taken: nothing to put back)
             for d, x in zip(self.tape.draws, drawn):
                 self.val[d.start:d.start + d.size] = x
 

@@ -592,7 +592,11 @@ class _VMapped(Cache):
         if leaves is None:
             return None
         tape = pair[1].tape
-        if not holds_rows(decided.run(self, leaves), tape.guard_kinds, tape.guard_values).all():
+        try:
+            if not holds_rows(decided.run(self, leaves), tape.guard_kinds,
+                              tape.guard_values).all():
+                return None
+        except DataError:       # bad data on a sample's other branch: the general path's
             return None
         ran_leaves = ran.match(args)
         return None if ran_leaves is None else self._moved(ran.run(self, ran_leaves))
