@@ -49,10 +49,12 @@ def _lead(xshape, k):
     return tuple(xshape[:-1])
 
 
-def _logpdf_numpy(x, mean, cov):
-    """The same formula on plain values, so that f(x) and value_and_grad(f)(x) agree: scipy's
-    own logpdf refuses a cov that its eigenvalue test finds singular (LinAlgError) where the
-    Cholesky factor exists and the traced path gives a number; not positive definite: NaN."""
+def mahalanobis_numpy(x, mean, cov):
+    """On plain values: (the squared Mahalanobis distance of each point of x, shape (n,);
+    sum log diag L, half the log-determinant; k; the points' lead shape), with L the Cholesky
+    factor of cov's lower triangle; both NaN for a cov that is not positive definite (scipy's
+    own logpdf refuses a cov its eigenvalue test finds singular, where the factor exists and
+    the traced path gives a number: this keeps f(x) and value_and_grad(f)(x) the same)."""
     x = np.asarray(x, dtype=np.float64)
     k = _dim(mean, cov)
     lead = _lead(x.shape, k)
@@ -62,10 +64,34 @@ def _logpdf_numpy(x, mean, cov):
     try:
         L = np.linalg.cholesky(c)
     except np.linalg.LinAlgError:
-        out = np.full(d.shape[0], np.nan)
+        return np.full(d.shape[0], np.nan), np.nan, k, lead
+    w = np.linalg.solve(L, d.T)
+    return np.sum(w * w, axis=0), np.sum(np.log(np.diagonal(L))), k, lead
+
+
+def mahalanobis_traced(x, mean, cov):
+    """``mahalanobis_numpy`` on traced values, through the cholesky and solve rows: only cov's
+    lower triangle is read, as scipy's eigh of cov reads it (the gradient lands there); a
+    constant cov is numpy's factor, NaN if not positive definite."""
+    k = _dim(mean, cov)
+    lead = _lead(getattr(x, "shape", np.shape(x)), k)
+    x = shapes.reshape(x, (-1, k))
+    d = x if mean is None else x - shapes.reshape(mean, (k,))
+    C = mirrored(_cov_matrix(cov, k), lower=True)
+    if traced(C):
+        L = linalg.cholesky(C)
     else:
-        w = np.linalg.solve(L, d.T)
-        out = -0.5 * (k * LOG_2PI + 2.0 * np.sum(np.log(np.diagonal(L))) + np.sum(w * w, axis=0))
+        try:
+            L = np.linalg.cholesky(np.asarray(C, dtype=np.float64))
+        except np.linalg.LinAlgError:
+            L = np.full((k, k), np.nan)
+    w = linalg.solve(L, shapes.transpose(shapes.reshape(d, (-1, k))))    # L^-1 d, (k, n)
+    return red.sum(w * w, axis=0), red.sum(ew.log(shapes.diagonal(L))), k, lead
+
+
+def _logpdf_numpy(x, mean, cov):
+    maha, half_logdet, k, lead = mahalanobis_numpy(x, mean, cov)
+    out = -0.5 * (k * LOG_2PI + 2.0 * half_logdet + maha)
     return out.reshape(lead) if lead else out.reshape(())[()]
 
 
@@ -78,25 +104,8 @@ def logpdf(x, mean=None, cov=1, allow_singular=False):
         raise UnsupportedOpError(at_user_site(
             "multivariate_normal.logpdf(..., allow_singular=True) is not supported on traced "
             "values: pass a positive definite cov (or add a small multiple of the identity)"))
-    xshape = getattr(x, "shape", np.shape(x))
-    k = _dim(mean, cov)
-    lead = _lead(xshape, k)
-    x = shapes.reshape(x, (-1, k))
-    d = x if mean is None else x - shapes.reshape(mean, (k,))
-    # the lower triangle, as scipy's eigh of cov reads it (the gradient lands there)
-    C = mirrored(_cov_matrix(cov, k), lower=True)
-    if traced(C):
-        L = linalg.cholesky(C)
-    else:                            # a constant cov: numpy's factor, NaN if not definite
-        try:
-            L = np.linalg.cholesky(np.asarray(C, dtype=np.float64))
-        except np.linalg.LinAlgError:
-            L = np.full((k, k), np.nan)
-    flat = shapes.reshape(d, (-1, k))                    # (n, k)
-    w = linalg.solve(L, shapes.transpose(flat))          # L^-1 d, (k, n)
-    maha = red.sum(w * w, axis=0)                        # (n,)
-    logdet = 2.0 * red.sum(ew.log(shapes.diagonal(L)))
-    out = -0.5 * (k * LOG_2PI + logdet + maha)
+    maha, half_logdet, k, lead = mahalanobis_traced(x, mean, cov)
+    out = -0.5 * (k * LOG_2PI + 2.0 * half_logdet + maha)
     return shapes.reshape(out, lead) if lead else shapes.reshape(out, ())
 
 
