@@ -132,3 +132,16 @@ def test_argmax_takes_numpys_first_nan_and_first_maximum():
     h = bn.grad(lambda x: np.sum(x[np.argsort(x)] * np.arange(4.0)))
     for x in (np.array([2.0, 2.0, 1.0, 3.0]), np.array([0.0, 2.0, 1.0, 3.0])):
         np.testing.assert_array_equal(h(x)[np.argsort(x)], np.arange(4.0))
+
+
+def test_a_mask_that_selects_nothing_gives_numpys_empty_sum_and_mean():
+    # numpy: the sum of no elements is 0, their mean NaN (with its RuntimeWarning)
+    g = bn.value_and_grad(lambda x: np.sum(x[x > 0] ** 2) + x[0])
+    assert g(np.array([-1.0, -2.0]))[0] == -1.0
+    np.testing.assert_array_equal(g(np.array([-1.0, -2.0]))[1], [1.0, 0.0])
+    np.testing.assert_array_equal(g(np.array([3.0, -2.0]))[1], [7.0, 0.0])
+    with pytest.warns(RuntimeWarning):
+        value, grad = bn.value_and_grad(lambda x: np.mean(x[x > 0]) + x[0])(-np.ones(2))
+    assert np.isnan(value) and grad.tolist() == [1.0, 0.0]
+    assert bn.grad(lambda x: np.sum(np.sum(x[x > 5].reshape(0, 2), axis=0) + x[:2]))(
+        np.ones(4)).tolist() == [1.0, 1.0, 0.0, 0.0]

@@ -124,12 +124,21 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NOVALUE, wh
         y = sum(x, axis=axis, keepdims=keepdims)
         return y if initial is _NOVALUE else y + initial
     _options("sum", b, dtype, out)
+    if isinstance(a, Var) and a.size == 0:
+        return _empty(b, "sum", a.shape, axis, keepdims)
     if axis is None and not keepdims:
         xs = [b.lift(x) for x in _items(a)]
         if _count(b, xs) == 0:
             raise ShapeError(at_user_site("sum of an empty array"))
         return b.reduce("sum", xs)
     return _reduce("sum", "sum_axis", b.lift(a), axis, keepdims, scale=lambda m: 1.0)
+
+
+def _empty(b, name, shape, axis, keepdims):
+    """numpy's own result for an empty array, a constant (no element, no gradient): sum 0,
+    mean NaN with numpy's RuntimeWarning, as an empty selection x[mask] gives them."""
+    value = getattr(np, name)(np.zeros(shape), axis=axis, keepdims=keepdims)
+    return b.const(value) if np.ndim(value) else b.const(float(value))
 
 
 def _count(b, xs):
@@ -150,6 +159,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         # numpy gives NaN (0 / 0) for a line with no element selected
         return total * np.where(count > 0, 1.0 / np.maximum(count, 1), np.nan)
     _options("mean", b, dtype, out)
+    if isinstance(a, Var) and a.size == 0:
+        return _empty(b, "mean", a.shape, axis, keepdims)
     if axis is None and not keepdims:
         xs = [b.lift(x) for x in _items(a)]
         n = _count(b, xs)
