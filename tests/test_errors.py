@@ -123,7 +123,7 @@ def test_shape_mismatch_names_the_op_and_both_shapes():
 
 
 def test_empty_reduction():
-    raises(bn.ShapeError, bn.grad(lambda x: np.mean(x[:0]) + x[0]), np.ones(3), match="empty")
+    raises(bn.ShapeError, bn.grad(lambda x: np.max(x[:0]) + x[0]), np.ones(3), match="empty")
 
 
 def test_bad_axes_and_empty_axes():

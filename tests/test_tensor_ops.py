@@ -18,6 +18,8 @@ import sys
 
 import autograd
 import autograd.numpy as anp
+import warnings
+
 import numpy as np
 import pytest
 from autograd.scipy.special import erf as a_erf
@@ -1420,13 +1422,27 @@ def test_layer_norm_and_cross_entropy_mismatches():
 EMPTY = "empty|no elements|0 elements|size 0"
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "var", "std"])
+@pytest.mark.parametrize("name", ["max", "min", "var", "std"])
 def test_reduction_over_an_empty_axis(name):
     f = getattr(np, name)
     raises(bn.ShapeError, bn.grad(lambda x: np.sum(f(x[:, :0], axis=1)) + x[0, 0]),
            np.ones((3, 4)), match=EMPTY)
     raises(bn.ShapeError, bn.grad(lambda x: np.sum(f(x[:0], axis=(0, 1))) + x[0, 0]),
            np.ones((3, 4)), match=EMPTY)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean"])
+def test_sum_and_mean_over_an_empty_axis_are_numpys(name):
+    # numpy: an empty sum is 0, an empty mean NaN (with its RuntimeWarning); a constant
+    f = getattr(np, name)
+    for g in (lambda x: np.sum(f(x[:, :0], axis=1)) + x[0, 0],
+              lambda x: np.sum(f(x[:0], axis=(0, 1))) + x[0, 0]):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            value, grad = bn.value_and_grad(g)(np.ones((3, 4)))
+            want = g(np.ones((3, 4)))
+        assert value == want or (np.isnan(value) and np.isnan(want))
+        assert grad[0, 0] == 1.0 and np.sum(grad) == 1.0
 
 
 def test_logsumexp_over_an_empty_axis():
