@@ -66,7 +66,7 @@ import numpy as np  # noqa: F401
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
     "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
     "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "C_LANES", "C_BATCH_YK",
-    "C_BATCH_S", "C_BATCH_SSEGS", "CSIZE",
+    "C_BATCH_S", "C_BATCH_SSEGS", "C_BATCH_CHECKS", "CSIZE",
     "MODE_FORWARD", "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD",
     "MODE_STEP_BACKWARD", "MODE_JVP", "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD",
     "MODE_JVP_LEAN", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
@@ -411,6 +411,10 @@ def run(I, F, C, mode):
     samples = C[C_BATCH] if batch else 1
     lanes = C[C_LANES] if batch else 1
     lean = mode == MODE_JVP_LEAN
+    # vmap: the nodes whose values a result row holds after the outputs, listed in C after
+    # the inputs' and the shared row's segments (layout.C_BATCH_CHECKS)
+    checks = C[C_BATCH_CHECKS] if batch else 0
+    checked = CSIZE + 2 * C[C_BATCH_SEGS] + 2 * C[C_BATCH_SSEGS] if batch else 0
     if mode != MODE_FORWARD and mode != MODE_STEP_FORWARD and mode != MODE_JVP and (
             mode != MODE_TANGENT) and not lean:
         C[C_CLEAN] = 0                 # gradients are written below (layout.C_CLEAN)
@@ -455,7 +459,7 @@ def run(I, F, C, mode):
                 no = (I[np.uintp(b_off + (out + 1))] - oo) // lanes
                 yk = C[C_BATCH_YK]
                 if lanes == 1:
-                    y = C[C_BATCH_Y] + sample * no
+                    y = C[C_BATCH_Y] + sample * (no + checks)
                     for k in range(no):
                         F[np.uintp(y + k)] = F[np.uintp(b_val + oo + k)]
                 else:
@@ -464,6 +468,14 @@ def run(I, F, C, mode):
                         src = b_val + oo + k * lanes
                         for lane in range(min(lanes, samples - sample)):
                             F[np.uintp(y + lane + k * yk)] = F[np.uintp(src + lane)]
+                # then the checked nodes' values (a row's last columns)
+                for k in range(checks):
+                    src = b_val + I[np.uintp(b_off + C[checked + k])]
+                    if lanes == 1:
+                        F[np.uintp(y + no + k)] = F[np.uintp(src)]
+                    else:
+                        for lane in range(min(lanes, samples - sample)):
+                            F[np.uintp(y + lane + (no + k) * yk)] = F[np.uintp(src + lane)]
                 continue
             if mode == MODE_FORWARD or mode == MODE_STEP_FORWARD:
                 return F[np.uintp(b_val + oo)]
@@ -485,10 +497,13 @@ def run(I, F, C, mode):
             ng = C[C_BATCH_G]
             yk = C[C_BATCH_YK]
             if lanes == 1:
-                y = C[C_BATCH_Y] + sample * (ng + 1)
+                y = C[C_BATCH_Y] + sample * (ng + 1 + checks)
                 F[np.uintp(y)] = F[np.uintp(b_val + oo)]
                 for k in range(ng):
                     F[np.uintp(y + 1 + k)] = F[np.uintp(b_grad + k)]
+                for k in range(checks):
+                    src = b_val + I[np.uintp(b_off + C[checked + k])]
+                    F[np.uintp(y + ng + 1 + k)] = F[np.uintp(src)]
             else:
                 y = C[C_BATCH_Y] + sample
                 done = min(lanes, samples - sample)
@@ -498,6 +513,10 @@ def run(I, F, C, mode):
                     src = b_grad + k * lanes
                     for lane in range(done):
                         F[np.uintp(y + lane + (k + 1) * yk)] = F[np.uintp(src + lane)]
+                for k in range(checks):
+                    src = b_val + I[np.uintp(b_off + C[checked + k])]
+                    for lane in range(done):
+                        F[np.uintp(y + lane + (ng + 1 + k) * yk)] = F[np.uintp(src + lane)]
     return F[np.uintp(b_val + oo)]
 '''
 

@@ -54,8 +54,13 @@ C_BATCH_SSEGS = 17   # and how many segments of val they go to, into every lane,
 C_USER = 18          # address of the run's table of users' numba functions (njit_call rows,
                      # kernels/blocks_user.py): three addresses per op the tape calls
                      # (forward, vjp, jvp; 0 for a rule not given), or 0 for no table
-CSIZE = 19           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
-                     # then the shared row's; or MODE_JVP_LEAN's flag per node
+C_BATCH_CHECKS = 19  # MODE_BATCH / MODE_BATCH_GRAD: how many node values a result row holds
+                     # after the outputs (a tape's guard nodes, read by the caller to find
+                     # the samples whose Python decisions hold: burnumba/transforms/vmap.py);
+                     # their node indices follow the shared row's pairs below
+CSIZE = 20           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
+                     # then the shared row's, then the checked nodes; or MODE_JVP_LEAN's flag
+                     # per node
 
 # What ``run(I, F, C, mode)`` does; it returns the first value of the output node.
 MODE_FORWARD = 0           # evaluate every node
@@ -69,7 +74,8 @@ MODE_JVP = 5               # forward, then the tangent sweep: tangents live in t
 MODE_TANGENT = 6           # the tangent sweep alone, on the values of an earlier forward
 MODE_BATCH = 7             # for each of C[C_BATCH] samples: copy its inputs from F's X rows
                            # into val, evaluate every node, copy the output into F's Y rows
-                           # (C[C_LANES] samples at a time on a wide tape, side by side)
+                           # (C[C_LANES] samples at a time on a wide tape, side by side),
+                           # then the C[C_BATCH_CHECKS] checked nodes' first values
 MODE_BATCH_GRAD = 8        # the same with MODE_VALUE_AND_GRAD: a Y row is the value and the
                            # first C[C_BATCH_G] gradients
 MODE_JVP_LEAN = 9          # MODE_JVP without the values its tangent sweep never reads: node i's

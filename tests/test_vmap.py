@@ -519,3 +519,48 @@ def test_traced_forms_are_bounded_as_every_transformation_s():
         np.testing.assert_allclose(f(np.ones((2, n))), n * np.sin(1.0), rtol=1e-15)
     assert len(f.traced) == CACHE_SIZE
     np.testing.assert_array_equal(f(x), first)           # n = 1..3 were dropped
+
+
+def test_a_guarded_vmap_runs_its_branch_once_per_call(monkeypatch):
+    """A branch's result rows end with the values its decisions read (layout.C_BATCH_CHECKS),
+    so a call whose samples all take one branch is one batched run, not a run of the
+    decisions and then one of the branch; a mixed batch runs each variant once on the
+    samples left, on wide tapes (64 lanes) as on narrow ones, and still equals a loop bit
+    for bit."""
+    from burnumba.transforms import vmap as vm
+    runs = []
+    run_checked = vm._CallPlan.run_checked
+
+    def counted(self, mapped, leaves):
+        runs.append((self.traced, self.prog.lanes))
+        return run_checked(self, mapped, leaves)
+    monkeypatch.setattr(vm._CallPlan, "run_checked", counted)
+
+    def loss(p, x):                      # the per-sample MLP of bench/transform_workloads
+        h = np.tanh(x @ p["W1"] + p["b1"])
+        s = (h @ p["W2"] + p["b2"])[0]
+        if s > 0.0:
+            return s ** 2
+        return 3.0 * s
+    rng = np.random.default_rng(3)
+    p = {"W1": rng.normal(size=(2, 16)), "b1": rng.normal(size=16),
+         "W2": rng.normal(size=(16, 1)), "b2": rng.normal(size=1)}
+    X = rng.normal(size=(300, 2))
+    g = bn.grad(loss)
+    per_sample = bn.vmap(g, in_axes=(None, 0))
+    one = X[[loss(p, x) > 0.0 for x in X]]
+    got = per_sample(p, one)
+    assert len(runs) == 1 and runs[0][1] == len(one) > 1      # a wide run: lanes
+    runs.clear()
+    again = per_sample(p, one)                                    # the one-branch plan
+    assert len(runs) == 1
+    runs.clear()
+    mixed = per_sample(p, X)                  # both branches: each variant runs once
+    assert len(runs) == 2 and runs[0][0] is not runs[1][0] and runs[0][1] == 64
+    for k in p:
+        np.testing.assert_array_equal(got[k], again[k])
+        np.testing.assert_array_equal(mixed[k], np.stack([g(p, x)[k] for x in X]))
+    runs.clear()
+    values = bn.vmap(loss, in_axes=(None, 0))(p, X)
+    np.testing.assert_allclose(values, [loss(p, x) for x in X], rtol=1e-13,
+                               atol=1e-14)                          # to rounding

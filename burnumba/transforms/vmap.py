@@ -163,7 +163,8 @@ class _Run:
         program = prog.program
         self.program, self.lanes, self.base = program, prog.lanes, prog.base
         self.nin = nin = sum(count for _, count in traced.segments)
-        self.F = np.empty(chunks * prog.base + size * (nin + traced.nout) + prog.nshared,
+        width = traced.nout + traced.checks.size
+        self.F = np.empty(chunks * prog.base + size * (nin + width) + prog.nshared,
                           dtype=program.dtype)
         # a chunk starts from the program's immediates and constants; its other values are
         # written before or by the sweep, and a batch run zeroes every gradient it reads
@@ -179,8 +180,8 @@ class _Run:
         # of it either way
         self.feature_major = self.lanes > 1
         Y = self.F[start + size * nin + prog.nshared:]
-        self.Y = (Y.reshape(traced.nout, size).T if self.feature_major
-                  else Y.reshape(size, traced.nout))
+        self.Y = (Y.reshape(width, size).T if self.feature_major
+                  else Y.reshape(size, width))
 
     def val(self, k):
         """Chunk k's value buffer."""
@@ -203,7 +204,8 @@ class _Run:
                                                  tape.user_table),
                             np.asarray(traced.segments, np.int64).reshape(-1),
                             np.asarray([(start, count) for start, count, _ in prog.shared_runs],
-                                       np.int64).reshape(-1)])
+                                       np.int64).reshape(-1),
+                            traced.checks])
         rows = (self.chunks - k) * self.base           # from chunk k's F to X
         C[layout.C_BATCH] = hi - lo
         C[layout.C_BATCH_IN] = self.nin
@@ -212,9 +214,10 @@ class _Run:
         C[layout.C_BATCH_S] = rows + self.size * self.nin
         C[layout.C_BATCH_SSEGS] = len(prog.shared_runs)
         C[layout.C_BATCH_Y] = rows + self.size * self.nin + prog.nshared + (
-            lo if self.feature_major else lo * traced.nout)
+            lo if self.feature_major else lo * (traced.nout + traced.checks.size))
         C[layout.C_BATCH_YK] = self.size if self.feature_major else 1
         C[layout.C_BATCH_G] = traced.nout - 1
+        C[layout.C_BATCH_CHECKS] = traced.checks.size
         C[layout.C_LANES] = self.lanes
         return C
 
@@ -228,10 +231,15 @@ class _ChunkState:
 
 class _Traced:
     """A tape of one sample: which of its input slots are batched (the X row's segments),
-    how many values a sample's result row holds, and how to unpack it."""
+    how many values a sample's result row holds, and how to unpack it. A tape with Python
+    decisions (guards) has its guard nodes' values written after them (``checks``: the
+    nodes; layout.C_BATCH_CHECKS), so that one run both computes every sample's result and
+    tells which samples' decisions hold for this branch."""
 
     def __init__(self, tape, sig, slot_of, mode, nout, unpack):
         self.tape, self.sig, self.mode, self.nout, self.unpack = tape, sig, mode, nout, unpack
+        self.checks = (np.asarray(tape.guard_nodes, np.int64) if tape.guards is not None
+                       else np.zeros(0, np.int64))
         slots = tape.in_slots
         self.batched = sorted((slots[s][0], slots[s][1], where)
                               for s, where in enumerate(slot_of) if where is not None)
@@ -306,6 +314,11 @@ class _CallPlan:
         self.bounds = [min(size, lanes * (blocks * k // chunks)) for k in range(chunks + 1)]
 
     def run(self, mapped, leaves):
+        return self.run_checked(mapped, leaves)[0]
+
+    def run_checked(self, mapped, leaves):
+        """(the outputs, and per sample whether the tape's Python decisions hold for it: all
+        True for a tape without any)."""
         traced, prog, size = self.traced, self.prog, self.size
         dtype = traced.tape.dtype
         for i in self.integers:
@@ -337,15 +350,29 @@ class _CallPlan:
         if self.out_axes:
             leaves, treedef = flatten(out)
             out = unflatten(treedef, [np.moveaxis(x, 0, self.out_axes) for x in leaves])
-        return out
+        if not traced.checks.size:
+            return out, np.ones(size, bool)
+        tape = traced.tape
+        return out, holds_rows(run.Y[:, traced.nout:], tape.guard_kinds, tape.guard_values)
+
+
+class _Variant:
+    """One branch of a function with Python decisions, under vmap: ``traced`` (its
+    ``_Traced``: its result rows end with its decisions' values) and ``decisions`` (the
+    ``_Traced`` of the function with the values Python decided on as its output), which
+    finds the branch's samples without running the branch on the others, for a branch
+    that reports bad data on them."""
+
+    def __init__(self, traced, decisions):
+        self.traced, self.decisions = traced, decisions
 
 
 class _VMapped(Cache):
     """A vmapped function's state: on the core's ``Cache`` (bounded, under its lock), per
     (batched leaves, a sample's signature) the ``_Traced`` form of one sample; per
     ("grouped", batched leaves, signature) of a function with Python decisions, its variants
-    [(the _Traced of a branch, the _Traced of its decisions' values)], newest first; and the
-    ``_CallPlan`` of the last call (its fast path)."""
+    (``_Variant``: a branch), newest first; and the ``_CallPlan`` of the last call (its fast
+    path)."""
 
     def __init__(self, f, in_axes, out_axes, threads):
         super().__init__()
@@ -363,15 +390,15 @@ class _VMapped(Cache):
         self.pool = None
         self.plan = None                 # the _CallPlan of the last call (its fast path)
         # a function with Python decisions whose last call's samples all took one branch:
-        # (its variant, the _CallPlan of its decisions, of the branch), the fast path of
-        # calls whose arguments match and whose samples all take that branch again
+        # (its _Variant, the _CallPlan of the branch), the fast path of calls whose
+        # arguments match and whose samples all take that branch again
         self.grouped_plan = None
 
     def dropped(self, gone):
         if self.plan is not None and self.plan.traced is gone:
             self.plan = None
         grouped = self.grouped_plan
-        if grouped is not None and (grouped[0] is gone or grouped[0][0] is gone):
+        if grouped is not None and (grouped[0] is gone or grouped[0].traced is gone):
             self.grouped_plan = None
 
     def _leaves(self, args):
@@ -444,12 +471,14 @@ class _VMapped(Cache):
         """A function that makes Python decisions on traced values (its tape has guards):
         the samples grouped by the branches they take, each group run batched by the tape
         of its branch (a variant; bn.grad's own variants for ``bn.grad(f)``), so that every
-        sample gets exactly the result a run of its own branch gives. A variant's group is
-        found by running its *decisions* (the traced function with the values Python decided
-        on as its output) over the samples not yet placed and checking them against the
-        variant's guards; the samples left over take the next variant, traced at the first
-        of them when none is known. A sample never gets another sample's branch. Where a
-        wrong branch reports bad data (an index out of range), sample by sample instead."""
+        sample gets exactly the result a run of its own branch gives. A variant runs on the
+        samples not yet placed and writes, after each one's result, the values its Python
+        decisions read (``_Traced.checks``); the samples whose decisions hold keep that
+        result, the others take the next variant, traced at the first of them when none is
+        known. A sample never gets another sample's branch. Where a branch reports bad data
+        on samples that take another one (an index out of range there), the variant's
+        decisions alone find its group first; where a sample's own branch does, sample by
+        sample."""
         batched_leaves = frozenset(batched)
         key = ("grouped", batched_leaves, Signature(self._sample(per_arg, 0), {}, ()).key)
         remaining, parts = np.arange(size), []
@@ -457,22 +486,23 @@ class _VMapped(Cache):
             self.lookup(key)                     # now the most recently used
             with self.lock:
                 known = list(self.variants.get(key, ()))
-            for pair in known:
+            for variant in known:
                 if not remaining.size:
                     break
-                remaining = self._group(per_arg, remaining, pair, parts, False)
+                remaining = self._group(per_arg, remaining, variant, parts, False)
             while remaining.size:
-                pair = self._variant(self._sample(per_arg, int(remaining[0])), batched_leaves)
+                variant = self._variant(self._sample(per_arg, int(remaining[0])),
+                                        batched_leaves)
                 with self.lock:
-                    self.add_variant(key, pair, pair[0])
-                remaining = self._group(per_arg, remaining, pair, parts, True)
+                    self.add_variant(key, variant, variant.traced)
+                remaining = self._group(per_arg, remaining, variant, parts, True)
         except DataError:
             return self._per_sample(per_arg, size)
         treedef = parts[0][2]
         if len(parts) == 1:                  # every sample took one branch: its output as is
-            pair, plans = parts[0][3]
-            if plans is not None:
-                self.grouped_plan = (pair,) + plans
+            variant, plan = parts[0][3]
+            if plan is not None:
+                self.grouped_plan = (variant, plan)
             return self._moved(unflatten(treedef, parts[0][1]))
         if any(p[2] != treedef for p in parts):
             raise UnsupportedOpError(at_user_site(
@@ -487,33 +517,47 @@ class _VMapped(Cache):
             outs.append(np.moveaxis(out, 0, self.out_axes) if self.out_axes else out)
         return unflatten(treedef, outs)
 
-    def _group(self, per_arg, where, pair, parts, first):
-        """Run ``traced`` (a variant: ``pair`` is it and its decisions) on the samples
-        ``where`` whose decisions hold for it (the first one too when ``first``: the variant
-        was traced on it, and keeps the branches numpy took there); append (those samples,
-        the output leaves, the output structure, (pair, the two plans when they ran on every
-        sample, else None)) to ``parts``; return the other samples."""
-        traced, decisions = pair
-        tape = decisions.tape
-        values, decided = self._run_on(decisions, per_arg, where)
-        ok = holds_rows(values, tape.guard_kinds, tape.guard_values)
+    def _group(self, per_arg, where, variant, parts, first):
+        """Run ``variant`` on the samples ``where``, and keep its results for those whose
+        decisions hold for it (the first one too when ``first``: the variant was traced on
+        it, and keeps the branches numpy took there): append (those samples, the output
+        leaves, the output structure, (variant, the _CallPlan when it ran on every sample
+        and kept them all, else None)) to ``parts``; return the other samples. When the
+        branch reports bad data, its decisions alone pick its samples first, and only those
+        run it."""
+        try:
+            (out, ok), plan = self._run_on(variant.traced, per_arg, where)
+        except DataError:
+            decisions = variant.decisions
+            (values, _), _ = self._run_on(decisions, per_arg, where)
+            tape = decisions.tape
+            ok = holds_rows(values, tape.guard_kinds, tape.guard_values)
+            if first:
+                ok[0] = True
+            if ok.any():
+                (out, _), _ = self._run_on(variant.traced, per_arg, where[ok])
+                parts.append((where[ok], *flatten(out), (variant, None)))
+            return where[~ok]
         if first:
             ok[0] = True
-        if ok.any():
-            out, ran = self._run_on(traced, per_arg, where[ok])
-            plans = (decided, ran) if decided is not None and ran is not None else None
-            parts.append((where[ok], *flatten(out), (pair, plans)))
+        if ok.all():
+            parts.append((where, *flatten(out), (variant, plan)))
+        elif ok.any():
+            leaves, treedef = flatten(out)
+            parts.append((where[ok], [np.asarray(x)[ok] for x in leaves], treedef,
+                          (variant, None)))
         return where[~ok]
 
     def _run_on(self, traced, per_arg, where):
-        """``traced`` run batched on the samples ``where``: (its results, samples first;
-        its _CallPlan when ``where`` is every sample, else None)."""
+        """``traced`` run batched on the samples ``where``: ((its results, samples first,
+        and per sample whether its decisions hold), its _CallPlan when ``where`` is every
+        sample, else None)."""
         everything = where.size and where[-1] == self._batch_size(per_arg) - 1 == where.size - 1
         args = [a for a, *_ in per_arg] if everything else self._taken(per_arg, where)
         per_arg, size, _ = self._leaves(args)
         full = self._full(args, traced.mode == layout.MODE_BATCH_GRAD)
         plan = _CallPlan(traced, full, per_arg, size, self.threads, 0)
-        return plan.run(self, full.diff + full.data), plan if everything else None
+        return plan.run_checked(self, full.diff + full.data), plan if everything else None
 
     def _moved(self, out):
         """Outputs with the samples' axis at ``out_axes`` (they come samples first)."""
@@ -538,7 +582,7 @@ class _VMapped(Cache):
                 for a, leaves, treedef, leaf_axes in per_arg]
 
     def _variant(self, sample, batched_leaves):
-        """(the _Traced of the branch this sample takes, the _Traced of its decisions)."""
+        """The ``_Variant`` of the branch this sample takes."""
         sig = Signature(sample, {}, ())
         tr = self.transformed
         if tr is not None:              # bn.grad's variant for it (traced if it has none)
@@ -557,7 +601,7 @@ class _VMapped(Cache):
             b = next(x._b for a in args for x in flatten(a)[0] if isinstance(x, Var))
             return bnp.concatenate([bnp.reshape(Var(b, node, b.shapes[node]), (1,))
                                     for node in b.guards.node])
-        return traced, self._trace_outputs(sample, batched_leaves, sig, decisions)
+        return _Variant(traced, self._trace_outputs(sample, batched_leaves, sig, decisions))
 
     @staticmethod
     def _sample(per_arg, i):
@@ -587,19 +631,15 @@ class _VMapped(Cache):
     def _one_branch(self, grouped, args):
         """The outputs when ``args`` match the grouped plan's and every sample's decisions
         hold for its variant (then all take its branch, as _grouped would find), else None."""
-        pair, decided, ran = grouped
-        leaves = decided.match(args)
+        ran = grouped[1]
+        leaves = ran.match(args)
         if leaves is None:
             return None
-        tape = pair[1].tape
         try:
-            if not holds_rows(decided.run(self, leaves), tape.guard_kinds,
-                              tape.guard_values).all():
-                return None
+            out, ok = ran.run_checked(self, leaves)
         except DataError:       # bad data on a sample's other branch: the general path's
             return None
-        ran_leaves = ran.match(args)
-        return None if ran_leaves is None else self._moved(ran.run(self, ran_leaves))
+        return self._moved(out) if ok.all() else None
 
     def _sample_by_sample(self, per_arg, size, stack):
         """``f`` called on each sample in turn, its outputs stacked at out_axes by ``stack``
