@@ -42,9 +42,25 @@ def _ieee(row, slot):
     return rule
 
 
-_FWD = {k: _ieee(r, "fwd") for k, r in enumerate(ROWS) if r.kind == "map"}
-_DA = {k: _ieee(r, "da") for k, r in enumerate(ROWS) if r.kind == "map" and r.da}
-_DB = {k: _ieee(r, "db") for k, r in enumerate(ROWS) if r.kind == "map" and r.db}
+class _Table(dict):
+    """opcode -> a row's rule as a Python function, each made the first time it is looked
+    up (``build(row)``), so a process pays for the rows it runs, not for the table: making
+    all of them (every block's statements read and compiled) took 0.66 s, at the first
+    Python decision of every process that makes one (tracing/concrete.py). Two threads may
+    both make a missing one: they make the same function, and either is kept."""
+
+    def __init__(self, build):
+        super().__init__()
+        self._build = build
+
+    def __missing__(self, k):
+        fn = self[k] = self._build(ROWS[k])
+        return fn
+
+
+_FWD = _Table(lambda r: _ieee(r, "fwd"))
+_DA = _Table(lambda r: _ieee(r, "da"))
+_DB = _Table(lambda r: _ieee(r, "db"))
 _NAMES = "i, oy, ny, c, p, P, off, a0, a1, need, val, grad, scratch"
 
 
@@ -59,10 +75,8 @@ def _block(code, name):
     return namespace["block"]
 
 
-_BLOCK_FWD = {k: _block(rules.block_source(r.fwd, r.name, "fwd"), f"{r.name} fwd")
-              for k, r in enumerate(ROWS) if r.kind == "block"}
-_BLOCK_BWD = {k: _block(rules.block_source(r.bwd, r.name, "bwd"), f"{r.name} bwd")
-              for k, r in enumerate(ROWS) if r.kind == "block"}
+_BLOCK_FWD = _Table(lambda r: _block(rules.block_source(r.fwd, r.name, "fwd"), f"{r.name} fwd"))
+_BLOCK_BWD = _Table(lambda r: _block(rules.block_source(r.bwd, r.name, "bwd"), f"{r.name} bwd"))
 
 
 def _run_block(table, k, cols, i):
@@ -131,9 +145,9 @@ def backward(I, F, last):
                 a = np.float64(val[oa + j % na])
                 b = np.float64(val[ob + j % nb]) if row.arity == 2 else 0.0
                 y, g = np.float64(val[oy + j]), np.float64(grad[oy + j])
-                if k in _DA and need[ia]:
+                if row.da and need[ia]:
                     grad[oa + j % na] += _DA[k](a, b, c, y, g)
-                if k in _DB and need[ib]:
+                if row.db and need[ib]:
                     grad[ob + j % nb] += _DB[k](a, b, c, y, g)
 
 
