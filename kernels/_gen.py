@@ -66,7 +66,7 @@ import numpy as np  # noqa: F401
 CONSTANTS = "".join(f"{name} = {getattr(layout, name)}\n" for name in (
     "H", "C_ERR", "C_NODE", "C_LO", "C_HI", "C_GEMM", "C_ILP64", "C_BATCH", "C_BATCH_IN",
     "C_BATCH_X", "C_BATCH_Y", "C_BATCH_G", "C_BATCH_SEGS", "C_CLEAN", "C_LANES", "C_BATCH_YK",
-    "C_BATCH_S", "C_BATCH_SSEGS", "C_BATCH_CHECKS", "CSIZE",
+    "C_BATCH_S", "C_BATCH_SSEGS", "C_BATCH_CHECKS", "C_FROM", "CSIZE",
     "MODE_FORWARD", "MODE_VALUE_AND_GRAD", "MODE_VJP", "MODE_STEP_FORWARD",
     "MODE_STEP_BACKWARD", "MODE_JVP", "MODE_TANGENT", "MODE_BATCH", "MODE_BATCH_GRAD",
     "MODE_JVP_LEAN", "ERR_OPCODE", "ERR_INDEX", "ERR_TARGET"))
@@ -447,6 +447,8 @@ def run(I, F, C, mode):
         if mode == MODE_STEP_FORWARD or mode == MODE_STEP_BACKWARD:
             lo = C[C_LO]
             hi = C[C_HI]
+        elif mode == MODE_VALUE_AND_GRAD or mode == MODE_VJP:
+            lo = C[C_FROM]
         if mode != MODE_STEP_BACKWARD and mode != MODE_TANGENT:
             for i in range(lo, hi):
                 if lean:

@@ -58,7 +58,10 @@ C_BATCH_CHECKS = 19  # MODE_BATCH / MODE_BATCH_GRAD: how many node values a resu
                      # after the outputs (a tape's guard nodes, read by the caller to find
                      # the samples whose Python decisions hold: burnumba/transforms/vmap.py);
                      # their node indices follow the shared row's pairs below
-CSIZE = 20           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
+C_FROM = 20          # MODE_VALUE_AND_GRAD / MODE_VJP: the forward sweep starts at this node
+                     # (0; a tape with Python decisions runs the nodes below it first, by
+                     # MODE_STEP_FORWARD, and checks its guards before the rest: ir/tape.py)
+CSIZE = 21           # then MODE_BATCH's (start, count) pairs, in the order of a row of X,
                      # then the shared row's, then the checked nodes; or MODE_JVP_LEAN's flag
                      # per node
 

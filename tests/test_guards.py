@@ -614,3 +614,46 @@ def test_int_arguments_used_as_configuration_keep_working(name, f):
     for k in (1, 2, 1):
         np.testing.assert_array_equal(data(x, k), static(x, k))
     assert len(data.tapes) == 1
+
+
+def test_early_decisions_are_checked_before_the_rest_of_the_run(monkeypatch):
+    """A large tape whose decisions come first (a numpy table sliced at a traced batch
+    index, as autograd's examples pick their minibatch) checks its guards after the nodes
+    they read and before the rest of the forward sweep and the reverse sweep
+    (ir/tape.SPLIT_VALUES, layout.C_FROM): a call on another variant's batch pays that
+    prefix, not a whole gradient run; the results are the bits of one whole run."""
+    from burnumba.ir import tape as tape_mod
+    from burnumba.kernels import layout
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(6, 4000))
+
+    def loss(w, i):
+        rows = table[(i % 3) * 2:(i % 3) * 2 + 2]   # numpy's slice: each batch a variant
+        return np.sum(np.tanh(rows * w) ** 2)
+    w = rng.normal(size=4000)
+    split = bn.value_and_grad(loss)
+    modes = []
+    call = tape_mod.State._call
+
+    def counted(self, mode):
+        modes.append(mode)
+        return call(self, mode)
+    monkeypatch.setattr(tape_mod.State, "_call", counted)
+    got = [split(w, i) for i in range(9)]
+    assert len(split.plans) == 3 and all(t.guard_split > 0 for t in split.plans)
+    modes.clear()
+    for i in range(3, 9):                             # every batch's variant is known
+        split(w, i)
+    # one whole gradient per call; a variant tried on another batch stops at its prefix
+    assert modes.count(layout.MODE_VALUE_AND_GRAD) == 6
+    assert modes.count(layout.MODE_STEP_FORWARD) > 6
+    monkeypatch.setattr(tape_mod, "SPLIT_VALUES", 10 ** 12)
+    whole = bn.value_and_grad(loss)
+    ag = autograd.value_and_grad(lambda w, i: anp.sum(anp.tanh(table[(i % 3) * 2:(i % 3) * 2
+                                                                      + 2] * w) ** 2))
+    for i, (value, gradient) in enumerate(got):
+        v, g = whole(w, i)
+        assert value == v
+        np.testing.assert_array_equal(gradient, g)
+        a, b = ag(w, i)
+        np.testing.assert_allclose(gradient, b, rtol=1e-12, atol=1e-14)
