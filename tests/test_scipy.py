@@ -159,26 +159,29 @@ CASES = {
                            _args(np.array([0.0, 1.0, 3.0, 7.0]), _u(0.5, 6)), (1,)),
     "poisson.logsf": Case(stats.poisson.logsf, ST.poisson.logsf,
                           _args(np.array([0.0, 1.0, 3.0, 7.0]), _u(0.5, 6)), (1,)),
-    # t, beta and binom from the incomplete beta rows (#31); no derivative in df, a, b, n
-    # (refused: test_incomplete_beta_refuses_a_and_b)
+    # t, beta and binom from the incomplete beta rows (#31): t in df, beta in a and b
+    # through betainc_da / betainc_db; binom's integer n refused (test_binom_refuses_n)
     "t.cdf": Case(stats.t.cdf, ST.t.cdf,
-                  _args(_u(-4, 4), _u(0.5, 30), _u(-0.3, 0.3), _u(0.5, 2)), (0, 2, 3)),
-    "t.cdf_std": Case(stats.t.cdf, ST.t.cdf, _args(_u(-4, 4), _u(0.5, 30)), (0,)),
+                  _args(_u(-4, 4), _u(0.5, 30), _u(-0.3, 0.3), _u(0.5, 2)), (0, 1, 2, 3)),
+    "t.cdf_std": Case(stats.t.cdf, ST.t.cdf, _args(_u(-4, 4), _u(0.5, 30)), (0, 1)),
     "t.sf": Case(stats.t.sf, ST.t.sf, _args(_u(-4, 4), _u(0.5, 30), _u(-0.3, 0.3), _u(0.5, 2)),
-                 (0, 2, 3)),
-    "t.logcdf": Case(stats.t.logcdf, ST.t.logcdf, _args(_u(-40, 8), _u(0.5, 30)), (0,)),
-    "t.logsf": Case(stats.t.logsf, ST.t.logsf, _args(_u(-8, 40), _u(0.5, 30)), (0,)),
+                 (0, 1, 2, 3)),
+    "t.logcdf": Case(stats.t.logcdf, ST.t.logcdf, _args(_u(-40, 8), _u(0.5, 30)), (0, 1)),
+    "t.logsf": Case(stats.t.logsf, ST.t.logsf, _args(_u(-8, 40), _u(0.5, 30)), (0, 1)),
+    # (autograd's betainc has d/dx only)
     "beta.cdf": Case(stats.beta.cdf, ST.beta.cdf, _args(_u(0.05, 0.95), _u(0.3, 6), _u(0.3, 6)),
                      (0,), lambda x, a, b: asp.betainc(a, b, x)),
+    "beta.cdf_shape": Case(stats.beta.cdf, ST.beta.cdf,
+                           _args(_u(0.05, 0.95), _u(0.3, 6), _u(0.3, 6)), (0, 1, 2)),
     "beta.cdf_loc": Case(stats.beta.cdf, ST.beta.cdf,
                          _args(_u(0.1, 0.9), _u(0.3, 6), _u(0.3, 6), _u(-0.05, 0.05),
-                               _u(1.0, 1.2)), (0, 3, 4)),
+                               _u(1.0, 1.2)), (0, 1, 2, 3, 4)),
     "beta.sf": Case(stats.beta.sf, ST.beta.sf, _args(_u(0.05, 0.95), _u(0.3, 6), _u(0.3, 6)),
-                    (0,)),
+                    (0, 1, 2)),
     "beta.logcdf": Case(stats.beta.logcdf, ST.beta.logcdf,
-                        _args(_u(0.01, 0.95), _u(0.3, 6), _u(0.3, 6)), (0,)),
+                        _args(_u(0.01, 0.95), _u(0.3, 6), _u(0.3, 6)), (0, 1, 2)),
     "beta.logsf": Case(stats.beta.logsf, ST.beta.logsf,
-                       _args(_u(0.05, 0.99), _u(0.3, 6), _u(0.3, 6)), (0,)),
+                       _args(_u(0.05, 0.99), _u(0.3, 6), _u(0.3, 6)), (0, 1, 2)),
     "binom.cdf": Case(stats.binom.cdf, ST.binom.cdf,
                       _args(np.array([-1.0, 0.0, 2.5, 7.0, 9.0]), 8.0, _u(0.05, 0.95, (5,))),
                       (2,)),
@@ -364,15 +367,17 @@ CASES = {
     "f.logpdf": Case(stats.f.logpdf, ST.f.logpdf,
                      _args(_u(0.2, 4), _u(1.0, 9), _u(1.0, 9), _u(-0.1, 0.1), _u(0.5, 2)),
                      (0, 1, 2, 3, 4)),
-    # f and nbinom tails from the incomplete beta rows: no derivative in dfn, dfd, n
+    # f and nbinom tails from the incomplete beta rows: in dfn, dfd and n through betainc_da /
+    # betainc_db (#31)
     "f.cdf": Case(stats.f.cdf, ST.f.cdf,
                   _args(_u(0.05, 6), _u(0.5, 20), _u(0.5, 20), _u(-0.05, 0.05), _u(0.5, 2)),
-                  (0, 3, 4)),
-    "f.sf": Case(stats.f.sf, ST.f.sf, _args(_u(0.05, 30), _u(0.5, 20), _u(0.5, 20)), (0,)),
+                  (0, 1, 2, 3, 4)),
+    "f.sf": Case(stats.f.sf, ST.f.sf, _args(_u(0.05, 30), _u(0.5, 20), _u(0.5, 20)),
+                 (0, 1, 2)),
     "f.logcdf": Case(stats.f.logcdf, ST.f.logcdf, _args(_u(0.01, 6), _u(1, 20), _u(1, 20)),
-                     (0,)),
+                     (0, 1, 2)),
     "f.logsf": Case(stats.f.logsf, ST.f.logsf, _args(_u(0.05, 60), _u(1, 20), _u(1, 20)),
-                    (0,)),
+                    (0, 1, 2)),
     "gennorm.logpdf": Case(stats.gennorm.logpdf, ST.gennorm.logpdf,
                            _args(_u(-3, 3), _u(0.7, 4), _u(-0.4, 0.4), _u(0.5, 2)),
                            (0, 1, 2, 3)),
@@ -417,16 +422,16 @@ CASES = {
                           (1, 2)),
     "nbinom.cdf": Case(stats.nbinom.cdf, ST.nbinom.cdf,
                        _args(np.array([-1.0, 0.0, 2.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
-                       (2,)),
+                       (1, 2)),
     "nbinom.sf": Case(stats.nbinom.sf, ST.nbinom.sf,
                       _args(np.array([-1.0, 0.0, 2.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
-                      (2,)),
+                      (1, 2)),
     "nbinom.logcdf": Case(stats.nbinom.logcdf, ST.nbinom.logcdf,
                           _args(np.array([0.0, 1.0, 3.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
-                          (2,)),
+                          (1, 2)),
     "nbinom.logsf": Case(stats.nbinom.logsf, ST.nbinom.logsf,
                          _args(np.array([-1.0, 0.0, 3.5, 9.0]), _u(0.5, 6), _u(0.05, 0.95)),
-                         (2,)),
+                         (1, 2)),
     "betabinom.logpmf": Case(stats.betabinom.logpmf, ST.betabinom.logpmf,
                              _args(np.array([0.0, 2.0, 5.0, 9.0]), 9.0, _u(0.5, 4),
                                    _u(0.5, 4)), (2, 3)),
@@ -1067,6 +1072,19 @@ def test_betainc_da_db_rows(name):
                                       for i, u in enumerate(v)]), argnums=2)(*args)
         assert np.isfinite(held)
     assert bn.kernels.BY_NAME[name].diff_operands == (2,)
+
+
+def test_binom_refuses_n():
+    """binom's n is an integer in scipy (NaN at any other): its tails' derivative in n is an
+    error that names n, although betainc's in a and b is defined; nbinom's real n has one."""
+    for m in ("cdf", "sf", "logcdf", "logsf"):
+        with pytest.raises(UnsupportedOpError, match="binom.*`n`.*integer"):
+            bn.grad(lambda n: getattr(stats.binom, m)(2.0, n, 0.3))(5.0)
+        g = bn.grad(lambda p: getattr(stats.binom, m)(2.0, bn.stop_gradient(5.0), p))(0.3)
+        assert np.isfinite(g)
+    g = bn.grad(lambda n: stats.nbinom.cdf(2.0, n, 0.3))(5.5)
+    np.testing.assert_allclose(
+        g, central_diff(lambda n: float(ST.nbinom.cdf(2.0, n, 0.3)), (5.5,), 0), rtol=1e-7)
 
 
 def test_distribution_cdfs_from_betainc_keep_their_edges():
