@@ -1074,6 +1074,24 @@ def test_betainc_da_db_rows(name):
     assert bn.kernels.BY_NAME[name].diff_operands == (2,)
 
 
+def test_jacobians_in_the_shape():
+    """bn.jacfwd in a shape parameter (few inputs: its batched tape, the Jacobian as traced
+    ops, refuses betainc_da's / gammainc_da's a as a possible second derivative, and falls
+    back on the tangent sweeps of f's tape) agrees with jacrev and mpmath; the Hessian in the
+    shape is still the error naming it."""
+    a = np.array([0.5, 2.0, 3.0])
+    x = np.array([0.2, 0.5, 0.9])
+    J = bn.jacfwd(lambda a: bsp.betainc(a, 2.0, x))(a)
+    np.testing.assert_allclose(J, np.diag(mpmath_betainc_dab(a, 2.0, x)[0]), rtol=1e-11)
+    np.testing.assert_allclose(bn.jacfwd(lambda a: bsp.gammainc(a, 2.0))(a),
+                               np.diag(mpmath_gammainc_da(a, 2.0)), rtol=1e-11)
+    f = lambda ab: stats.beta.cdf(x, ab[0], ab[1])             # noqa: E731
+    ab = np.array([2.0, 3.0])
+    np.testing.assert_allclose(bn.jacobian(f)(ab), bn.jacrev(f)(ab), rtol=1e-13)
+    with pytest.raises(UnsupportedOpError, match="betainc_da: .*`a`"):
+        bn.hessian(lambda a: bsp.betainc(a, 2.0, 0.4))(1.5)
+
+
 def test_binom_refuses_n():
     """binom's n is an integer in scipy (NaN at any other): its tails' derivative in n is an
     error that names n, although betainc's in a and b is defined; nbinom's real n has one."""
