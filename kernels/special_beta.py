@@ -25,8 +25,11 @@ quantity carries its derivatives in both shape parameters, as Boik and Robison-C
 differentiate the fraction's convergents), on the side where it converges, the prefactor's
 log derivatives log x - psi(a) + psi(a + b) taken against their own logs (no cancellation
 of size log a near the bulk) and the prefactor in DiDonato and Morris' form for large a and
-b. Against mpmath (50+ digits) over a, b log-uniform in [0.05, 500] and x near 0, near 1, in
-the bulk and at the swap point: 1.5e-12 relative at most over 6000 points.
+b. Where the derivative in the fraction's second parameter cancels (a small p against a
+large q next to the swap point: its two terms 1:20 apart, 2.7e-12 lost), a second turn on
+the other side, where that parameter is the first, gives it. Against mpmath (50+ digits)
+over a, b log-uniform in [0.05, 500] and x near 0, near 1, in the bulk and at the swap
+point: 4.4e-13 relative at most over 10000 points.
 
 Special values as scipy's (1.17): NaN for a NaN, a < 0, b < 0, x outside [0, 1],
 a = b = 0 and a = b = inf; I = 0 at x = 0 and 1 at x = 1; inside, I = 1 for a = 0 or
@@ -271,7 +274,8 @@ def _log_scaled(p, q, y, yc, ly, lyc):
 
 
 def _fraction_dpq(p, q, y, yc, ly, lyc):
-    """(dJ/dp, dJ/dq) for J = I_y(p, q) below the swap point (the fraction converges), p, q
+    """(dJ/dp, dJ/dq, how much each sum below cancels, whether the fraction converged) for J
+    = I_y(p, q), best below the swap point (the fraction converges fast), p, q
     >= 0 not both 0. J = q M F with M = _log_scaled's and F the continued fraction of
     _fraction, carried in forward mode: each Lentz quantity holds its derivatives in p and
     q (the coefficients d_2m = m (q - m) y / ((p + 2m - 1)(p + 2m)), d_2m+1 = -(p + m)(p + q
@@ -351,7 +355,12 @@ def _fraction_dpq(p, q, y, yc, ly, lyc):
             break
         m += 1.0
     mm = exp(_log_scaled(p, q, y, yc, ly, lyc))
-    return q * mm * (h * wp + hp), mm * (h * (1.0 + q * wq) + q * hq)
+    sp = h * wp + hp
+    sq = h * (1.0 + q * wq) + q * hq
+    # how much each sum cancels: (|first| + |second|) / |sum| (1: none)
+    kp = (fabs(h * wp) + fabs(hp)) / fabs(sp) if sp != 0.0 else inf
+    kq = (fabs(h * (1.0 + q * wq)) + fabs(q * hq)) / fabs(sq) if sq != 0.0 else inf
+    return q * mm * sp, mm * sq, kp, kq, m < 10000.0
 
 
 def _dab_edge(a, b, x):
@@ -373,8 +382,12 @@ def betainc_dab(a, b, x):
     the swap point on (a, b, x), above it on (b, a, 1 - x), where I = 1 - I_{1-x}(b, a)
     gives dI/da = -dJ/dq, dI/db = -dJ/dp (no 1 - p: each is computed directly; x itself
     and log x, log1p(-x) are passed, so 1 - x rounding costs nothing in the prefactor).
-    dI/da < 0 < dI/db inside (the distribution moves right as a grows). At a = 0 or b = 0
-    (0 < x < 1) the one-sided limits: I is 1 or 0 there and NaN below."""
+    dI/da < 0 < dI/db inside (the distribution moves right as a grows). Where either sum
+    cancels by more than 4:1 (the derivative in the fraction's q for a large q against a
+    small p, next to the swap point), a second turn runs the fraction on the other side,
+    whose p that parameter is, and keeps whichever of the two cancelled less (8% of a
+    log-uniform grid; the other side's fraction converges there, its count is checked). At
+    a = 0 or b = 0 (0 < x < 1) the one-sided limits: I is 1 or 0 there and NaN below."""
     a = float64(a)
     b = float64(b)
     x = float64(x)
@@ -384,13 +397,31 @@ def betainc_dab(a, b, x):
     lx = log(x)
     l1x = log1p(-x)
     swap = x * (a + b + 2.0) >= a + 1.0
-    # one call of the fraction (numba inlines it at each call site): the operands swapped
-    p = b if swap else a
-    q = a if swap else b
-    dp, dq = _fraction_dpq(p, q, 1.0 - x if swap else x, x if swap else 1.0 - x,
-                           l1x if swap else lx, lx if swap else l1x)
-    da = -dq if swap else dp
-    db = -dp if swap else dq
+    da = 0.0
+    db = 0.0
+    ka = inf
+    kb = inf
+    turn = 0
+    while turn < 2:
+        # one call of the fraction (numba inlines it at each call site), the operands swapped
+        # on that side; a second turn on the other side where the first cancelled
+        p = b if swap else a
+        q = a if swap else b
+        dp, dq, kp, kq, done = _fraction_dpq(p, q, 1.0 - x if swap else x,
+                                             x if swap else 1.0 - x, l1x if swap else lx,
+                                             lx if swap else l1x)
+        # the first turn's always (its fraction converges), the second's where it converged
+        # and cancelled less
+        if turn == 0 or (done and (kq if swap else kp) < ka):
+            da = -dq if swap else dp
+            ka = kq if swap else kp
+        if turn == 0 or (done and (kp if swap else kq) < kb):
+            db = -dp if swap else dq
+            kb = kp if swap else kq
+        if ka < 4.0 and kb < 4.0:
+            break
+        swap = not swap
+        turn += 1
     # I is 1 all along a = 0 and 0 all along b = 0: exact zeros there (not a rounded one)
     return da if b > 0.0 else 0.0, db if a > 0.0 else 0.0
 

@@ -962,9 +962,9 @@ def _beta_shape_grid(rng, n):
 
 def test_betainc_da_db_scalar_code_matches_mpmath():
     """dI/da and dI/db (kernels/special_beta.py: betainc_dab) against mpmath (50+ digits) at
-    rtol 1e-11, where they are normal numbers (below, an absolute 1e-300): measured 1.5e-12
-    at most over 6000 points of this grid (/tmp script of the commit), the worst a small a
-    against b = 387 next to the swap point (dI/db's two terms cancel 1:20 there). The
+    rtol 2e-12, where they are normal numbers (below, an absolute 1e-300): measured 4.4e-13
+    at most over 10000 points of this grid (2.7e-12 before the second turn on the other
+    side where a small a against a large b cancels next to the swap point). The
     compiled kernel (libm's log / exp, LLVM's contractions over the fraction) is 6e-14
     from the scalar code at most (measured); the signs are dI/da < 0 < dI/db
     (the distribution moves right as a grows, left as b does)."""
@@ -973,7 +973,7 @@ def test_betainc_da_db_scalar_code_matches_mpmath():
     got = np.array([kbeta.betainc_dab(*t) for t in zip(a, b, x)])
     want = np.stack(mpmath_betainc_dab(a, b, x), axis=1)
     normal = np.abs(want) > 1e-300
-    np.testing.assert_allclose(got[normal], want[normal], rtol=1e-11, atol=0)
+    np.testing.assert_allclose(got[normal], want[normal], rtol=2e-12, atol=0)
     np.testing.assert_allclose(got[~normal], want[~normal], rtol=0, atol=1e-300)
     assert np.all(got[:, 0] <= 0) and np.all(got[:, 1] >= 0)
     for k, name in enumerate(("_betainc_da", "_betainc_db")):
