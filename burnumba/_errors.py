@@ -19,8 +19,9 @@ def _scipy_folder():
 # rows' traced rules run inside a derivative: betainc's appends betainc_da, whose refusal
 # names the user's line), inside burnumba/ once installed.
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SKIP = tuple(f for f in (_HERE, os.path.join(os.path.dirname(_HERE), "kernels") + os.sep,
-                          os.path.dirname(os.path.abspath(numpy.__file__)), _scipy_folder())
+# (numpy_caller reads _SKIP[0] and _SKIP[1] as burnumba's and numpy's: those stay first)
+_SKIP = tuple(f for f in (_HERE, os.path.dirname(os.path.abspath(numpy.__file__)),
+                          _scipy_folder(), os.path.join(os.path.dirname(_HERE), "kernels") + os.sep)
               if f)
 
 
