@@ -219,7 +219,9 @@ def _psi_minus_log(a):
 
 
 def _stirling(a):
-    """log Gamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) for a >= 10 (6 terms)."""
+    """log Gamma(a) - ((a - 1/2) log a - a + log(2 pi) / 2) for a >= 10 (6 terms; a copy of
+    special_gamma.py's, as _psi_minus_log and _log1pmx: numba compiles a special module's own
+    helpers only, and each module's digest keys its rows alone)."""
     z = 1.0 / (a * a)
     return (1.0 / 12.0 - z * (1.0 / 360.0 - z * (1.0 / 1260.0 - z * (
         1.0 / 1680.0 - z * (1.0 / 1188.0 - z * (691.0 / 360360.0)))))) / a
