@@ -15,9 +15,13 @@ def _scipy_folder():
 
 
 # Frames in these folders are burnumba's, numpy's or scipy's own; the user's line is the first
-# other one.
-_SKIP = tuple(f for f in (os.path.dirname(os.path.abspath(__file__)),
-                          os.path.dirname(os.path.abspath(numpy.__file__)), _scipy_folder())
+# other one. burnumba.kernels is the folder kernels/ beside burnumba/ in a source tree (its
+# rows' traced rules run inside a derivative: betainc's appends betainc_da, whose refusal
+# names the user's line), inside burnumba/ once installed.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# (numpy_caller reads _SKIP[0] and _SKIP[1] as burnumba's and numpy's: those stay first)
+_SKIP = tuple(f for f in (_HERE, os.path.dirname(os.path.abspath(numpy.__file__)),
+                          _scipy_folder(), os.path.join(os.path.dirname(_HERE), "kernels") + os.sep)
               if f)
 
 

@@ -52,7 +52,9 @@ class Sparsity(NamedTuple):
     deps: str           # which operand elements each output element reads: "listed" (a
     # scalar of every element of the listed nodes), "inner" (the same, and the bias a0),
     # "reduce" / "whole" / "prefix" (an axis row's line: y[o, k] reads a[o, :, k]; every
-    # y[o, j, k] reads the whole line; y[o, j, k] reads a[o, :j+1, k]), "where", "gather",
+    # y[o, j, k] reads the whole line; y[o, j, k] reads a[o, :j+1, k]), "where" (the element
+    # of a0 and a1 each, as a tile), "tiles" (the same of the node P[p], a0 and a1: the beta
+    # rows' a, b, x), "gather",
     # "scatter", "matmul", "dense" (all of a0 and a1), "dense_a0" (all of a0), "none" (no
     # derivative: integers)
     hessian: str = "nonlinear"   # the pairs it adds: "linear" (none), "bilinear" (a
@@ -137,9 +139,10 @@ class Op(NamedTuple):
     # the result's shape, the size of the work space after the result in the node's slice),
     # or None where the parameters are not valid
     refused: Tuple[str, ...] = ()    # map and "tiles" rows: per operand, the name of the public
-    # function's argument whose derivative is not defined (betainc's a and b: neither scipy
-    # nor autograd has it), or "": the tracer refuses that operand when it depends on a
-    # differentiated argument, with an error that names it, rather than give a silent zero
+    # function's argument whose derivative is not defined (jn's n; betainc_da's a and b,
+    # I's second derivative in its shape), or "": the tracer refuses that operand when it
+    # depends on a differentiated argument, with an error that names it, rather than give a
+    # silent zero
     sparsity: Optional[Sparsity] = None  # block rows: their rule for sparsity patterns;
     # None: dense and nonlinear (conservative)
     check: Optional[Callable] = None   # block rows whose operands no layout kind describes

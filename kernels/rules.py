@@ -48,7 +48,8 @@ SPECIAL_MODULES = {
     "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
     "special_gamma.py": ("gammainc", "gammaincc", "gammaincinv", "gammainccinv",
                          "gammainc_da"),
-    "special_beta.py": ("betainc", "betaincc", "betainc_dx"),
+    "special_beta.py": ("betainc", "betaincc", "betainc_dx", "betainc_dab",
+                        "betainc_dx_dab"),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)
 # The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py

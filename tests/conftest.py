@@ -78,6 +78,72 @@ def _autograd_incomplete_gamma():
  AG_GAMMAINCCINV) = _autograd_incomplete_gamma()
 
 
+def _mpmath_betainc_dab(a, b, x, dps):
+    """(dI/da, dI/db) by mpmath.diff at ``dps`` digits: of I_x(a, b) where it is below 1/2,
+    else of -I_{1-x}(b, a) (1 - x exact in mpmath: a lower integral alone, where mpmath's
+    upper tail betainc(a, b, x, 1) is a difference that loses digits)."""
+    import mpmath
+    with mpmath.workdps(dps):
+        a, b, x = (mpmath.mpf(float(v)) for v in (a, b, x))
+        if mpmath.betainc(a, b, 0, x, regularized=True) < 0.5:
+            def f(s, t):
+                return mpmath.betainc(s, t, 0, x, regularized=True)
+        else:
+            y = 1 - x
+
+            def f(s, t):
+                return -mpmath.betainc(t, s, 0, y, regularized=True)
+        return mpmath.diff(lambda s: f(s, b), a), mpmath.diff(lambda t: f(a, t), b)
+
+
+def mpmath_betainc_dab(a, b, x):
+    """(dI_x(a, b)/da, dI_x(a, b)/db) by mpmath, elementwise: 50 digits, doubled until two
+    agree to 1e-25 (40 were not enough at (0.145, 10.1, 1 - 2e-8)). The independent
+    reference of the betainc_da / betainc_db rows (scipy, autograd and JAX have none)."""
+    def one(a, b, x):
+        last = None
+        for dps in (50, 100, 200, 400):
+            got = _mpmath_betainc_dab(a, b, x, dps)
+            if last is not None and all(abs(g - w) <= 1e-25 * abs(g)
+                                        for g, w in zip(got, last)):
+                break
+            last = got
+        return float(got[0]), float(got[1])
+    da, db = np.vectorize(one, otypes=[np.float64, np.float64])(a, b, x)
+    return (da, db) if da.shape else (float(da), float(db))
+
+
+def _autograd_betainc_dab():
+    """dI/da and dI/db as autograd primitives of x (a, b data): mpmath's values, with d/dx
+    the density's derivative in a or b, x^(a-1) (1-x)^(b-1) / B(a, b) (log x - psi(a) +
+    psi(a + b)) or (log(1 - x) - psi(b) + psi(a + b)), in autograd's numpy (so its
+    derivatives of any order in x are autograd's)."""
+    import autograd.numpy as anp
+    import autograd.scipy.special as asp
+    from autograd.extend import defvjp, primitive
+
+    def density(a, b, x):
+        return anp.exp((a - 1.0) * anp.log(x) + (b - 1.0) * anp.log1p(-x) - asp.betaln(a, b))
+
+    out = []
+    for k in (0, 1):
+        f = primitive(lambda x, a, b, k=k: mpmath_betainc_dab(a, b, x)[k])
+        if k == 0:
+            def dx(y, x, a, b):
+                return lambda g: g * density(a, b, x) * (anp.log(x) - asp.digamma(a)
+                                                         + asp.digamma(a + b))
+        else:
+            def dx(y, x, a, b):
+                return lambda g: g * density(a, b, x) * (anp.log1p(-x) - asp.digamma(b)
+                                                         + asp.digamma(a + b))
+        defvjp(f, dx)
+        out.append(f)
+    return tuple(out)
+
+
+AG_BETAINC_DA, AG_BETAINC_DB = _autograd_betainc_dab()
+
+
 def central_diff(f, args, k, h=1e-6):
     """d f / d args[k] by central differences in float64, elementwise for array args."""
     x = np.asarray(args[k], dtype=np.float64)

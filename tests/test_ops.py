@@ -130,9 +130,10 @@ BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "s
           # the lanes rows (bn.vmap's wide tapes), bit for bit against their rows' own sweeps
           # with every sample: test_vmap.py
           "matmul_lanes", "gather_lanes", "sum_lanes",
-          # the incomplete beta rows (three operands, layout tiles): test_scipy.py, their
-          # refused a and b there too
-          "betainc", "betaincc", "betainc_dx",
+          # the incomplete beta rows (three operands, layout tiles) and their derivatives in
+          # a and b: test_scipy.py (against mpmath), with betainc_da's / betainc_db's
+          # refused a and b
+          "betainc", "betaincc", "betainc_dx", "betainc_da", "betainc_db",
           # a user's numba function as an op (bn.njit_op): test_njit_op.py
           "njit_call"}
 NO_GRADIENT = {"stop_gradient"}

@@ -55,6 +55,10 @@ PROGRAMS = [
     ("outer", lambda x: np.outer(x[:2], x[2:]).ravel(), 5),
     ("solve", lambda x: np.linalg.solve(x[:4].reshape(2, 2) + 3 * np.eye(2), x[4:]), 6),
     ("scalar", _rosen, 6),
+    # betainc's derivatives in a and b as rows of x (in a, b, x: test_incomplete_beta_...)
+    ("betainc_da, betainc_db", lambda x: np.concatenate([
+        bss._betainc_da(2.5, 1.7, bn.sigmoid(x[:3])),
+        bss._betainc_db(0.8, np.array([0.5, 1.7, 3.0]), bn.sigmoid(x[3:]))]), 6),
 ]
 
 
@@ -77,6 +81,23 @@ def test_jacobian_pattern_and_values(name, f, n):
             np.testing.assert_allclose(J.toarray(), dense, rtol=1e-12, atol=1e-12)
 
 
+def test_incomplete_beta_pattern_in_a_b_x():
+    """betainc / betaincc in a, b and x at once (the rows' "tiles" rule: each output element
+    reads its own a, b, x, or the one a scalar repeats): the pattern is the dense Jacobian's
+    exactly. (Not through sparse_jacobian: it traces the derivative as ops with the inputs
+    differentiable, where betainc_da's refused a, I's second derivative, is an error, as
+    gammainc_da's; bn.jacobian in reverse mode runs the compiled sweeps.)"""
+    def f(x):
+        return np.concatenate([
+            bss.betainc(1.0 + x[:3] ** 2, 0.5 + x[3:6] ** 2, bn.sigmoid(x[6:9])),
+            bss.betaincc(1.0 + x[0] ** 2, 0.5 + x[3:6] ** 2, bn.sigmoid(x[6:9]))])
+    for _ in range(3):
+        x = _point(9)
+        dense = np.asarray(bn.jacrev(f)(x))
+        pattern = bn.jacobian_sparsity(f)(x).toarray().astype(bool)
+        np.testing.assert_array_equal(pattern, dense != 0)
+
+
 SCALARS = [
     ("rosenbrock", _rosen, 7),
     ("sum of products", lambda x: np.sum(x[1:] * x[:-1]), 6),
@@ -97,6 +118,13 @@ SCALARS = [
     # gradient
     ("incomplete beta", lambda x: np.sum(bss.betainc(2.5, 1.7, bn.sigmoid(x[:3])))
      + np.sum(bss.betaincc(0.8, 1.7, bn.sigmoid(x[3:])) * x[:3]), 6),
+    # the beta density in a, b and x (its second derivatives in a and b are traced ops:
+    # digamma), and betainc_da / betainc_db in x (their a and b refused)
+    ("beta density", lambda x: np.sum(bss._betainc_dx(1.0 + x[:2] ** 2, 0.5 + x[2:4] ** 2,
+                                                      bn.sigmoid(x[4:6]))), 6),
+    ("betainc_da and betainc_db in x", lambda x: np.sum(
+        bss._betainc_da(2.5, 1.7, bn.sigmoid(x[:3])) * x[3:]
+        + bss._betainc_db(0.8, 1.7, bn.sigmoid(x[3:])) * x[:3]), 6),
     ("causal_softmax", lambda x: np.sum(bn.causal_softmax(x.reshape(3, 3)) * _W9), 9),
     ("slogdet", lambda x: np.linalg.slogdet(x.reshape(2, 2) + 3.0 * np.eye(2))[1], 4),
     ("cholesky", lambda x: np.sum(np.linalg.cholesky(_spd(x)) * _W9), 9),

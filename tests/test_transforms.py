@@ -17,7 +17,8 @@ import burnumba as bn
 import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import ROWS
-from conftest import AG_GAMMAINC_DA, AG_GAMMAINCCINV, AG_GAMMAINCINV
+from conftest import (AG_BETAINC_DA, AG_BETAINC_DB, AG_GAMMAINC_DA, AG_GAMMAINCCINV,
+                      AG_GAMMAINCINV)
 from graphs import adjoints
 
 SHAPE = (2, 3)
@@ -205,6 +206,12 @@ CASES = {
                    lambda x: (anp.power(1 / (1 + anp.exp(-x)), 1.5)
                               * anp.power(1 - 1 / (1 + anp.exp(-x)), 0.7)
                               / asp.beta(2.5, 1.7))),
+    # their derivatives in a and b (a, b constants: refused), mpmath's values, d/dx in
+    # autograd's numpy (tests/conftest.py)
+    "betainc_da": (lambda x: bsp._betainc_da(2.5, 1.7, bn.sigmoid(x)),
+                   lambda x: AG_BETAINC_DA(1 / (1 + anp.exp(-x)), 2.5, 1.7)),
+    "betainc_db": (lambda x: bsp._betainc_db(0.8, 1.7, bn.sigmoid(x)),
+                   lambda x: AG_BETAINC_DB(1 / (1 + anp.exp(-x)), 0.8, 1.7)),
 }
 # the autograd side of stop_gradient: x * c with c = x, not differentiated
 NO_REFERENCE = {name for name, (_, ref) in CASES.items() if ref is None} | {"stop_gradient"}
@@ -213,7 +220,7 @@ NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "
                     "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1", "j0",
                     "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
                     "gammainccinv", "jn", "yn", "betainc",
-                    "betaincc", "betainc_dx", "gammainc_da"}
+                    "betaincc", "betainc_dx", "gammainc_da", "betainc_da", "betainc_db"}
 
 
 def test_every_row_is_covered():

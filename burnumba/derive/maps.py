@@ -44,7 +44,8 @@ def _math():
                gammaincc=bsp.gammaincc, gammaincinv=bsp.gammaincinv,
                gammainccinv=bsp.gammainccinv, jn=bsp.jn, yn=bsp.yn, betainc=bsp.betainc,
                betaincc=bsp.betaincc, betainc_dx=bsp._betainc_dx,
-               gammainc_da=bsp._gammainc_da)
+               gammainc_da=bsp._gammainc_da, betainc_dab=bsp._betainc_dab,
+               betainc_dx_dab=bsp._betainc_dx_dab)
     assert set(rules.SPECIAL) <= set(out)
     return types.MappingProxyType(out)
 

@@ -17,7 +17,8 @@ Exact (``EXACT``: the pattern is the union over points of the true one): input, 
 map rows, where, gather (positions fixed at trace time), scatter, sum, sumsq, inner, the
 axis reductions (sum_axis, max_axis, logsumexp), softmax / log_softmax (the whole axis),
 the scans (cumsum, cumprod, logcumsumexp: the prefix), matmul (row i of A and column j of
-B), argsort (integers: no derivative). Conservative: take and take_add (the rows read are
+B), argsort (integers: no derivative), the incomplete beta rows (their a, b and x
+elements). Conservative: take and take_add (the rows read are
 data, so every row may be), and every other block (cross_entropy, layer_norm,
 causal_softmax, the linear algebra rows, the wide vmap rows): each output element depends on
 every operand element. (Exact is per row: a Hessian pair from Walther's rule may still be

@@ -18,7 +18,7 @@ from numba import njit
 
 # how a node's pattern is found (its row's ``kind`` code, derive/sparsity.py: KIND)
 NONE, MAP, WHERE, GATHER, SCATTER, LISTED, INNER, MATMUL, REDUCE, WHOLE, PREFIX, DENSE, \
-    DENSE_A0 = range(13)
+    DENSE_A0, TILES = range(14)
 # which pairs a node adds to the Hessian's pattern (HESS)
 LINEAR, BILINEAR, QUOTIENT, NONLINEAR, SQUARES = range(5)
 
@@ -162,6 +162,20 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                     if s != last_s or c != last_c:      # a set shared along a broadcast
                         keys, used = _pairs(keys, used, arena, s, c, s, c, n, True)
                         last_s, last_c = s, c
+        elif k == TILES:
+            # element e reads element e % size of the node P[p], a0 and a1 (the beta rows' a,
+            # b, x: each itself, a scalar or a tile); their union, written per element
+            for e in range(ny):
+                stamp += 1
+                s0 = top
+                for q0 in (P[p], a0[i], a1[i]):
+                    nq = off[q0 + 1] - off[q0]
+                    q = off[q0] + (e if nq == ny else e % nq)
+                    arena = _reserve(arena, top, count[q])
+                    top = _add(arena, top, mark, stamp, start[q], count[q])
+                start[oy + e], count[oy + e] = s0, top - s0
+                if h == NONLINEAR and top > s0:
+                    keys, used = _pairs(keys, used, arena, s0, top - s0, s0, top - s0, n, True)
         elif k == GATHER:
             c = imm[i]
             for e in range(ny):

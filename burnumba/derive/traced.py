@@ -13,10 +13,11 @@ import numpy as np
 
 from .. import numpy as bnp
 from .._errors import UnsupportedOpError, at_user_site
-from ..kernels import ROWS
+from ..kernels import BY_NAME, ROWS
+from ..tracing.conversions import refuse
 from ..tracing.tracer import Var
 from .graph import offsets, operands, params, sources, var
-from .maps import operand_shape
+from .maps import _math, operand_shape
 
 
 class Trace:
@@ -29,8 +30,9 @@ class Trace:
     a gather node was made from ``viewed(v)``; new nodes: constants ``const(x)`` and nodes of
     the rows the row ``appends``: ``append(name, shape, a, b, params)`` and, for an axis row
     along the last axis, ``axis(name, x)``; the user's op an njit_call node calls
-    ``user_op(k)`` (bn.njit_op); and ``refuse(message)``, an error at the user's line where a
-    row has no derivative as traced ops."""
+    ``user_op(k)`` (bn.njit_op); the rules' special functions on traced values
+    ``special(name)``; and ``refuse(message)``, an error at the user's line where a row has
+    no derivative as traced ops."""
     __slots__ = ("_b", "_row", "shapes", "a0", "a1", "imm")
 
     def __init__(self, b, row):
@@ -73,14 +75,29 @@ class Trace:
         assert name == self._row.name or name in self._row.appends, (
             f"{self._row.name}'s rules append {name} nodes: name {name} in the row's appends")
 
+    def special(self, name):
+        """A special function of the rules (kernels.rules.SPECIAL: lgamma, polygamma, ...) on
+        traced values: burnumba.scipy.special's (derive/maps.py), so that a rule's derivative
+        through it is itself a row's."""
+        return _math()[name]
+
     def append(self, name, shape, a, b=None, params=None, need=None):
         """A new node of row ``name`` on the operands a (and b), with a's need (or
-        ``need``: the beta rows' differentiable operand is b)."""
+        ``need``). A "tiles" row's operands are the node params[0], a and b (the beta rows):
+        its need is that of any operand it differentiates, and an operand it refuses
+        (``Op.refused``: betainc_da's a and b) that depends on a differentiated argument is
+        the error the public function gives (a second derivative in a, not a silent 0)."""
         self._appended(name)
         tr = self._b
         a = tr.lift(a)
         b = None if b is None else tr.lift(b)
         shape = tuple(shape)
+        row = BY_NAME[name]
+        if row.layout == "tiles":
+            xs = [var(tr, int(params[0])), a, b]
+            refuse(row, xs, tr.need)
+            if need is None:
+                need = any(bool(tr.need[xs[k].node]) for k in row.diff_operands)
         node = tr.add(name, shape, a.node, -1 if b is None else b.node, params=params,
                       need=tr.need[a.node] if need is None else need)
         return Var(tr, node, shape)

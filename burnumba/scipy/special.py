@@ -21,6 +21,8 @@ import numpy as np
 
 from .._errors import InputError, UnsupportedOpError, at_user_site
 from ..kernels import BY_NAME as _ROWS
+from ..kernels.special_beta import (betainc_dab as _betainc_dab_scalar,
+                                    betainc_dx_dab as _betainc_dx_dab_scalar)
 from ..kernels.special_gamma import gammainc_da as _gammainc_da_scalar
 from ..numpy import functional as _functional
 from ..numpy import elementwise as _ew
@@ -221,7 +223,8 @@ def _gammainc_da(a, x):
 def _beta_row(name, a, b, x):
     """The three-operand block row ``name`` (kernels/blocks_beta.py: a is the node P[p], b
     a0, x a1) on numpy-broadcast operands, each left a tile of the result where it is one;
-    a or b depending on a differentiated argument is refused (``Op.refused``)."""
+    an operand the row refuses (``Op.refused``: betainc_da's and betainc_db's a and b) that
+    depends on a differentiated argument is an error that names it."""
     bld = _builder(a, b, x)
     xs = [bld.lift(v) for v in (a, b, x)]
     try:
@@ -231,9 +234,11 @@ def _beta_row(name, a, b, x):
             f"{name}: operands could not be broadcast together with shapes "
             f"{' '.join(str(v.shape) for v in xs)}")) from None
     xs = [v if _tiles(v.shape, shape) else _expand(v, shape) for v in xs]
-    _refuse(_ROWS[name], xs, bld.need)
+    row = _ROWS[name]
+    _refuse(row, xs, bld.need)
     a, b, x = xs
-    node = bld.add(name, shape, b.node, x.node, params=[a.node], need=bld.need[x.node])
+    node = bld.add(name, shape, b.node, x.node, params=[a.node],
+                   need=any(bool(bld.need[xs[k].node]) for k in row.diff_operands))
     return _Var(bld, node, shape)
 
 
@@ -241,11 +246,14 @@ def _beta_row(name, a, b, x):
 def betainc(a, b, x):
     """The regularized incomplete beta function I_x(a, b) = B(x; a, b) / B(a, b) (a row,
     kernels/blocks_beta.py). Its derivative in x is the beta density x^(a-1) (1-x)^(b-1) /
-    B(a, b); in ``a`` and ``b`` it is not defined (as in autograd and JAX):
-    differentiating them is an error that names them (hold them with bn.stop_gradient).
-    Values as scipy's: NaN outside 0 <= x <= 1 and for a < 0 or b < 0.
+    B(a, b); in ``a`` and ``b`` the rows betainc_da and betainc_db (kernels/special_beta.py:
+    the continued fraction carried in forward mode; autograd and JAX have none), whose own
+    derivatives in ``a`` and ``b`` are refused: a second derivative in the shape is an error
+    that names it (the mixed ones with x run). Values as scipy's: NaN outside 0 <= x <= 1
+    and for a < 0 or b < 0.
 
     >>> bn.grad(lambda x: betainc(2.0, 3.0, x))(0.5)   # 12 x (1 - x)^2 = 1.5
+    >>> bn.grad(lambda a: betainc(a, 3.0, 0.5))(2.0)   # -0.19528868663496224
     """
     if not _traced(a, b, x):
         return _scipy("betainc")(a, b, x)
@@ -254,8 +262,8 @@ def betainc(a, b, x):
 
 @implements_scipy_ufunc("betaincc")
 def betaincc(a, b, x):
-    """The complement 1 - I_x(a, b) of betainc (a row, accurate in the upper tail); d/dx is
-    minus the beta density, none in ``a`` or ``b`` (as betainc)."""
+    """The complement 1 - I_x(a, b) of betainc (a row, accurate in the upper tail); its
+    derivatives are betainc's negated (d/dx minus the beta density)."""
     if not _traced(a, b, x):
         return _scipy("betaincc")(a, b, x)
     return _beta_row("betaincc", a, b, x)
@@ -269,6 +277,46 @@ def _betainc_dx(a, b, x):
                       + _scipy("xlog1py")(np.subtract(b, 1.0), np.negative(x))
                       - _scipy("betaln")(a, b))
     return _beta_row("betainc_dx", a, b, x)
+
+
+def _plain(fn, k, a, b, x):
+    """Element k of the pair ``fn`` gives (a row's scalar code), elementwise on plain values."""
+    out = np.vectorize(lambda *v: fn(*v)[k], otypes=[np.float64])(a, b, x)
+    return out if out.shape else float(out)
+
+
+def _betainc_da(a, b, x):
+    """dI_x(a, b)/da, the derivative of betainc in a (the betainc_da row; a traced derivative
+    of betainc or betaincc appends it; scipy has no such function). On plain values, the
+    row's scalar code (kernels/special_beta.py) elementwise. Its derivative in x is d/da of
+    the density; in ``a`` and ``b`` it is refused (an error that names them)."""
+    if not _traced(a, b, x):
+        return _plain(_betainc_dab_scalar, 0, a, b, x)
+    return _beta_row("betainc_da", a, b, x)
+
+
+def _betainc_db(a, b, x):
+    """dI_x(a, b)/db (the betainc_db row), as _betainc_da."""
+    if not _traced(a, b, x):
+        return _plain(_betainc_dab_scalar, 1, a, b, x)
+    return _beta_row("betainc_db", a, b, x)
+
+
+def _betainc_dab(a, b, x):
+    """(dI/da, dI/db): the kernels' betainc_dab on traced values (derive/maps.py)."""
+    return _betainc_da(a, b, x), _betainc_db(a, b, x)
+
+
+def _betainc_dx_dab(a, b, x):
+    """(d/da, d/db) of the beta density: the density times log x - psi(a) + psi(a + b) and
+    times log(1 - x) - psi(b) + psi(a + b) (the kernels' betainc_dx_dab; on plain values its
+    scalar code)."""
+    if not _traced(a, b, x):
+        return (_plain(_betainc_dx_dab_scalar, 0, a, b, x),
+                _plain(_betainc_dx_dab_scalar, 1, a, b, x))
+    d = _betainc_dx(a, b, x)
+    both = digamma(a + b)
+    return (d * (_ew.log(x) - digamma(a) + both), d * (_ew.log1p(-x) - digamma(b) + both))
 
 
 def _integer_order(name, n):

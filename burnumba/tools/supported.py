@@ -67,12 +67,14 @@ SCIPY_REFUSED = (
      "the name gives, and a traced value given to it raises an error naming it"),
     ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv",
      "not rows yet (jn / jv and yn take integer orders)"),
-    ("the derivative of special.betainc / betaincc in a and b, of jn / yn in n, of stats.t / "
-     "beta / binom / f / nbinom cdf and sf in df, a, b, n, dfn and dfd; the second "
-     "derivative of special.gammainc / gammaincc in a (and so of stats.gamma / chi2 / "
-     "invgamma / loggamma cdf and sf in their shape)",
+    ("the derivative of jn / yn in n; the second derivative of special.gammainc / gammaincc "
+     "in a and of special.betainc / betaincc in a and b (and so of stats.gamma / chi2 / "
+     "invgamma / loggamma / beta / t / f / nbinom cdf and sf in their shape)",
      "not defined (nor in autograd): an error names the argument; hold it constant (data, or "
      "bn.stop_gradient)"),
+    ("the derivative of stats.binom cdf / sf / logcdf / logsf in n",
+     "scipy's binom takes an integer n (NaN at any other): the tails are a step function of "
+     "n; an error names it"),
     ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",
      "sampling and fitting are not traced; call the module function with the parameters"),
 )

@@ -19,7 +19,7 @@ import numpy as np
 from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, argnums_of, grad
 from ..ir.checked import SWITCH
 from .._errors import (GuardError, InputError, PytreeError, RandomSourceError, ShapeError,
-                      at_user_site)
+                      UnsupportedOpError, at_user_site)
 from .. import numpy as bnp
 from ..derive.graph import builder_of, operands
 from . import nested
@@ -677,7 +677,14 @@ def _jacobian(f, argnums, how, has_aux):
             btape = batched.tape_for(args, kwargs)[0]
         elif forward and not kwargs and tape.n_diff_elems <= BATCH_DIRECTIONS and \
                 tape.n_diff_elems * _tangent_values(tape) <= BATCH_VALUES:
-            btape = batched.tape_for(args, kwargs)[0]
+            try:
+                btape = batched.tape_for(args, kwargs)[0]
+            except UnsupportedOpError:
+                # the derivative as traced ops refused an operand (gammainc_da's or
+                # betainc_da's a: the batched tape's inputs are differentiable, so a second
+                # derivative in it looks possible): the tangent sweeps of f's own tape, whose
+                # compiled rows give every first derivative, one direction at a time
+                btape = None
         plans[tape] = forward, btape
         return forward, btape
 

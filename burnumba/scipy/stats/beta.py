@@ -1,8 +1,8 @@
 """``burnumba.scipy.stats.beta``: the beta distribution, as scipy.stats.beta (a, b, loc,
 scale): logpdf and pdf, with gradients to x, a, b, loc and scale; -inf outside [0, 1] (in z).
 cdf, sf, logcdf and logsf are the incomplete beta rows (special.betainc / betaincc), with
-gradients to x, loc and scale; in a and b their derivative is not defined, and
-differentiating them is an error that names them."""
+gradients to x, a, b, loc and scale (in a and b the rows betainc_da / betainc_db, #31); a
+second derivative in a or b is an error that names it."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import log_scale, method, positive, standard, valid

@@ -1,11 +1,15 @@
 """``burnumba.scipy.stats.binom``: the binomial distribution, as scipy.stats.binom (n, p,
 loc): logpmf and pmf, with the gradient to p (and to n, through gammaln, as a continuous
 parameter); cdf, sf, logcdf and logsf from the incomplete beta rows, with the gradient to p
-(k is data, read through floor; n enters betainc's a / b, whose derivative is not defined:
-differentiating n is an error that names them)."""
+(k is data, read through floor). Their derivative in n stays refused, although betainc's in
+a and b is defined (#31): scipy's binom takes an integer n (its tails are NaN at any other
+n, as here), so they are a step function of n with no derivative, and differentiating n is
+an error that names it (hold it with bn.stop_gradient)."""
 import numpy as np
 
+from ..._errors import UnsupportedOpError, at_user_site
 from ...numpy import elementwise as ew
+from ...numpy._common import _builder
 from .. import special
 from ._common import method, traced
 
@@ -28,9 +32,22 @@ def pmf(k, n, p, loc=0):
     return ew.exp(logpmf(k, n, p, loc))
 
 
+def _integer_n(n):
+    """The tails' n, an integer in scipy (NaN at any other): differentiating it is an error
+    that names it, not the gradient of the continuous betainc (see the module docstring)."""
+    b = _builder(n)
+    if b is not None and b.need[b.lift(n).node]:
+        raise UnsupportedOpError(at_user_site(
+            "binom.cdf / sf / logcdf / logsf: the derivative with respect to `n` is not "
+            "defined: scipy.stats.binom takes an integer n (NaN at any other), so the tails "
+            "are a step function of n. Hold `n` constant: pass it as data (outside argnums), "
+            "or as bn.stop_gradient(n)"))
+
+
 def _counts(k, n, p, loc, fn, below, above):
     """fn(floor(k) + 1, n - floor(k), p) for 0 <= floor(k) < n (k - loc), ``below`` under 0,
     ``above`` from n on; NaN for p outside [0, 1] or n not an integer >= 0 (scipy's)."""
+    _integer_n(n)
     k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     kf = ew.floor(k)
     inside = ew.logical_and(ew.greater_equal(kf, 0.0), ew.less(kf, n))

@@ -1,8 +1,9 @@
 """``burnumba.scipy.stats.f``: Fisher's F distribution, as scipy.stats.f (dfn, dfd, loc,
 scale): logpdf and pdf, with gradients to x, dfn, dfd, loc and scale; 0 density below loc.
-cdf, sf, logcdf and logsf from the incomplete beta rows, with gradients to x, loc and scale
-(dfn and dfd enter betainc's a and b, whose derivative is not defined: differentiating them is
-an error that names them)."""
+cdf, sf, logcdf and logsf from the incomplete beta rows, with gradients to x, dfn, dfd, loc and
+scale (dfn and dfd enter betainc's a and b, the rows betainc_da / betainc_db, and its x); a
+second derivative in dfn or dfd is an error that names betainc_da's or betainc_db's
+argument."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import above, log_scale, method, positive, standard, valid

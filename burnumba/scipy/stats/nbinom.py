@@ -1,9 +1,10 @@
 """``burnumba.scipy.stats.nbinom``: the negative binomial distribution, as scipy.stats.nbinom
 (n, p, loc): the number of failures before the n-th success. logpmf and pmf, with gradients
 to p and to n (through gammaln, n a continuous parameter, as scipy allows). cdf, sf, logcdf
-and logsf from the incomplete beta rows, with the gradient to p (k is data, read through
-floor; n enters betainc's a, whose derivative is not defined: differentiating n is an error
-that names it)."""
+and logsf from the incomplete beta rows, with gradients to p and to n (k is data, read
+through floor; n enters betainc's a, the row betainc_da: scipy's nbinom takes a real n > 0,
+so the tails are smooth in it); a second derivative in n is an error that names betainc_da's
+`a`."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import method, valid

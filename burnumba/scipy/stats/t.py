@@ -1,8 +1,9 @@
 """``burnumba.scipy.stats.t``: Student's t distribution, as scipy.stats.t (df, loc, scale):
 logpdf and pdf, with gradients to x, df (through digamma), loc and scale; cdf, sf, logcdf
 and logsf from the incomplete beta rows (special.betainc / betaincc), with gradients to x,
-loc and scale: their derivative in df is not defined (betainc's in ``a`` / ``b``), and
-differentiating df is an error that names betainc's argument. (df = inf, scipy's normal
+df, loc and scale (df enters betainc's a or b and its x: the rows betainc_da / betainc_db
+and the density; at z = 0 the slope of 1/2 + z pdf(0) through gammaln); a second derivative
+in df is an error that names betainc_da's or betainc_db's argument. (df = inf, scipy's normal
 limit, is not special-cased: a finite df only.)"""
 from ...numpy import elementwise as ew
 from .. import special
