@@ -267,7 +267,8 @@ BLOCK_MATH = ("vexp",)
 
 def template(fn):
     """Mark ``fn`` as a template of block statements. A block rule calls it as
-    ``r1, r2 = fn(x, y)`` with its returned names (``return r1, r2``) and, for each
+    ``r1, r2 = fn(x, y)`` with its returned names (``return r1, r2``), or as a statement,
+    ``fn(x, y)``, when it only writes arrays and returns nothing; for each
     argument, a name or a number: the template's own argument name, or another name or a
     number, which the generator writes in place of the argument (``fn(val, 1)`` for
     ``def fn(u, step)`` reads ``val`` with step 1). The generator pastes the template's
@@ -322,10 +323,37 @@ class _Paste(ast.NodeTransformer):
         t = _templated(self.fn, node.value)
         if t is None:
             return self.generic_visit(node)
+        where, body = self._body(t, node.value)
+        if not body or not isinstance(body[-1], ast.Return):
+            raise RuleError(f"{where}: a template that returns ends with `return <names>`; "
+                            "one that only writes arrays is called as a statement")
+        returned = _name_list(body[-1].value)
+        if len(node.targets) != 1 or _name_list(node.targets[0]) != returned:
+            raise RuleError(f"{where}: assign its results to its own names: "
+                            f"{', '.join(returned or ['...'])} = {t.__name__}(...)")
+        return self._paste(t, where, node.value, body[:-1])
+
+    def visit_Expr(self, node):
+        """``template(args)`` as a statement: a template that writes arrays, returns none."""
+        t = _templated(self.fn, node.value)
+        if t is None:
+            return self.generic_visit(node)
+        where, body = self._body(t, node.value)
+        if body and isinstance(body[-1], ast.Return):
+            returned = ", ".join(_name_list(body[-1].value) or ["..."])
+            raise RuleError(f"{where}: it returns {returned}: assign them, "
+                            f"{returned} = {t.__name__}(...)")
+        return self._paste(t, where, node.value, body)
+
+    def _body(self, t, call):
         where = f"{self.where}, template {t.__name__}"
-        params, body = _plain_body(_node(t, where), where)
-        given = node.value.args
-        if (len(given) != len(params) or node.value.keywords
+        return where, _plain_body(_node(t, where), where)[1]
+
+    def _paste(self, t, where, call, body):
+        """The template's statements ``body``, its arguments renamed to the call's."""
+        params = _plain_body(_node(t, where), where)[0]
+        given = call.args
+        if (len(given) != len(params) or call.keywords
                 or not all(isinstance(a, (ast.Name, ast.Constant)) for a in given)):
             raise RuleError(f"{where}: call it with a name or a number for each argument "
                             f"of {t.__name__}({', '.join(params)})")
@@ -337,17 +365,11 @@ class _Paste(ast.NodeTransformer):
             raise RuleError(f"{where}: it assigns its argument "
                             f"{sorted(assigned & set(renamed))[0]!r}: call it with that "
                             "argument's own name")
-        if not body or not isinstance(body[-1], ast.Return):
-            raise RuleError(f"{where}: a template ends with `return <names>`")
-        returned = _name_list(body[-1].value)
-        if len(node.targets) != 1 or _name_list(node.targets[0]) != returned:
-            raise RuleError(f"{where}: assign its results to its own names: "
-                            f"{', '.join(returned or ['...'])} = {t.__name__}(...)")
-        inner = [s for s in ast.walk(ast.Module(body[:-1], [])) if isinstance(s, ast.Return)]
+        inner = [s for s in ast.walk(ast.Module(body, [])) if isinstance(s, ast.Return)]
         if inner:
             raise RuleError(f"{where}: only the last statement of a template returns (an "
                             "error code is the calling rule's to return)")
-        return [_Rename(renamed).visit(copy.deepcopy(st)) for st in body[:-1]]
+        return [_Rename(renamed).visit(copy.deepcopy(st)) for st in body]
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,6 +31,51 @@ def _max_along(o, k, m, inner, oa, val):
     return mx
 
 
+# The sums of an axis row, y[o, k] = c * sum_j a[o, j, k], with each line summed in j order
+# (0.0 + a[o, 0, k] + a[o, 1, k] + ..., then times c: the bits of one accumulator per line).
+# With inner > 1 the lines of a block are summed side by side, j outside and k inside, so the
+# inner loop has unit strides (a (16, 1000, 16) reduction, the Hessian of a k-means objective
+# pushed forward along 16 directions: 384 us as 256 strided lines); with inner = 1, four
+# lines at a time (as _sum4: a template pastes no other template), so that the adds of
+# independent lines are in flight together.
+@template
+def _sum_lines(outer, m, inner, oa, oy, c, val):
+    """y = c * (the sums along the axis) of the (outer, m, inner) operand at oa, into oy."""
+    if inner == 1:
+        o4 = outer - outer % 4
+        for o in range(0, o4, 4):
+            b0 = oa + o * m
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for j in range(m):
+                s0 += val[b0 + j]
+                s1 += val[b0 + m + j]
+                s2 += val[b0 + 2 * m + j]
+                s3 += val[b0 + 3 * m + j]
+            val[oy + o] = c * s0
+            val[oy + o + 1] = c * s1
+            val[oy + o + 2] = c * s2
+            val[oy + o + 3] = c * s3
+        for o in range(o4, outer):
+            acc = 0.0
+            for j in range(m):
+                acc += val[oa + o * m + j]
+            val[oy + o] = c * acc
+    else:
+        for o in range(outer):
+            yo = oy + o * inner
+            for k in range(inner):
+                val[yo + k] = 0.0
+            for j in range(m):
+                b = oa + (o * m + j) * inner
+                for k in range(inner):
+                    val[yo + k] += val[b + k]
+            for k in range(inner):
+                val[yo + k] = c * val[yo + k]
+
+
 # Four rows at once (an axis row's last-axis case, inner = 1): each row's reduction is a
 # chain of dependent operations, so one row at a time waits on every comparison or add
 # (softmax's 3,072 rows of 8 in the GPT block: 91 us forward, of which the exponentials

@@ -231,6 +231,25 @@ def _block_renamed(i, oy, val, grad):
     val[i] = s
 
 
+@rules.template
+def _fills_(u, ua, n):
+    for k in range(n):
+        u[ua + k] = 0.0
+
+
+def _block_fills(i, oy, val, grad):
+    _fills_(grad, oy, 3)
+
+
+def _block_drops_results(i, oy, val):
+    _scaled_(val, oy, 2)
+
+
+def _block_wants_results(i, oy, val):
+    s = _fills_(val, oy, 2)
+    val[i] = s
+
+
 def _block_assigns_renamed(i, oy, val):
     s = _bumps_(val, i)
     val[oy] = s
@@ -244,6 +263,8 @@ BLOCK_BAD = [
     (_block_global, "'_SCALE' is neither a block argument"),
     (_block_early, "only the last statement of a template returns"),
     (_block_assigns_renamed, "it assigns its argument 'ua'"),
+    (_block_drops_results, "it returns s: assign them, s = _scaled_(...)"),
+    (_block_wants_results, "one that only writes arrays is called as a statement"),
     ("val[i] = 0.0", "a block rule is a def"),
 ]
 
@@ -253,6 +274,12 @@ def test_a_block_rule_outside_the_contract_is_an_error_naming_the_op(fn, words):
     with pytest.raises(RuleError) as e:
         rules.block_source(fn, "myblock", "fwd")
     assert "op 'myblock'" in str(e.value) and words in str(e.value)
+
+
+def test_a_template_that_only_writes_arrays_is_called_as_a_statement():
+    """sum_axis's _sum_lines writes its sums into val or grad and returns nothing."""
+    source = rules.block_source(_block_fills, "myblock", "fwd")
+    assert "grad[oy + k] = 0.0" in source and "range(3)" in source and "_fills_" not in source
 
 
 def test_a_template_called_with_other_names_and_numbers_reads_them():
