@@ -79,6 +79,39 @@ def rows(folder):
     return [(w, r) for w, r in out if r]
 
 
+def startup(folder):
+    """The start-up and memory line under the table (the brief asks the README for cold and
+    warm start and peak RSS): the tiny graph's first gradient in a fresh process on an empty
+    and on a filled kernel cache (report_scalar), the GPT step's first result cold and warm
+    and each training run's peak RSS (ru_maxrss) against jax's (report_train)."""
+    parts = []
+    compile_ = (_load(folder, "scalar") or {}).get("compile", {})
+    cold, warm = compile_.get("cold"), compile_.get("warm")
+    if cold and warm:
+        parts.append(f"the tiny graph's first gradient in a fresh process, import included, "
+                     f"{cold['total_s']:.2f} s on an empty kernel cache and "
+                     f"{warm['total_s']:.2f} s on a filled one")
+    train = _load(folder, "train") or {}
+    first = train.get("first_result", {}).get("cases", {})
+    for key, r in first.items():
+        if key.startswith("burnumba ") and r.get("cold_s") and r.get("warm_s"):
+            case = key.split(" ")[1:]
+            parts.append(f"the {' '.join(case)} training step's first result, imports "
+                         f"excluded, {r['cold_s']:.1f} s cold and {r['warm_s']:.3f} s warm")
+    rss = []
+    for key, r in train.get("cases", {}).items():
+        system, case, dtype = key.split(" ")
+        b = r.get("default", {})
+        if system == "burnumba" and b.get("status") == "ok":
+            jax = train["cases"].get(f"jax {case} {dtype}", {}).get("default", {})
+            peer = (f" (jax {jax['ru_maxrss_mb']:.0f} MB)" if jax.get("status") == "ok"
+                    else "")
+            rss.append(f"{case} {dtype} {b['ru_maxrss_mb']:.0f} MB{peer}")
+    if rss:
+        parts.append("peak RSS of a training process " + ", ".join(rss))
+    return ("Start-up and memory in the same run: " + "; ".join(parts) + ".") if parts else ""
+
+
 def _peers(table):
     return [p for p in PEERS if any(p in r for _, r in table)]
 
@@ -108,7 +141,8 @@ def markdown(folder):
     for workload, ratios in table:
         lines.append(f"| {workload} | " + " | ".join(_cell(ratios.get(p)) for p in peers)
                      + " |")
-    return "\n".join(lines)
+    line = startup(folder)
+    return "\n".join(lines + (["", line] if line else []))
 
 
 def plot(folder):
