@@ -62,6 +62,13 @@ def rows(folder):
                     peer not in best or r["us_per_call"] < best[peer]["us_per_call"]):
                 best[peer] = r
         out.append((name, {p: _per_call(base, r, "us_per_call") for p, r in best.items()}))
+    jac = (_load(folder, "jacobians") or {}).get("systems", {})
+    base = jac.get("burnumba", {})
+    if base.get("status") == "ok":
+        peers = {"jax": jac.get("jax.jit", {})}
+        out.append(("per-item Jacobians, reprojection (vmap)", {
+            peer: _per_call(base, r, "s_per_call") for peer, r in peers.items()
+            if r.get("status") == "ok"}))
     train = _load(folder, "train")
     cases = (train or {}).get("cases", {})
     for key, r in cases.items():

@@ -1,7 +1,7 @@
 """The main benchmark command: a representative part of the reports, one line per stage.
 
     .venv/bin/python bench/report.py            # a short part of 10 reports (3 repeats each)
-    .venv/bin/python bench/report.py --full     # all 12 reports in full (tens of minutes)
+    .venv/bin/python bench/report.py --full     # all 13 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
 Each stage runs one report (``bench/report_*.py``) in a process of its own, with the
@@ -59,6 +59,8 @@ STAGES = {
                "sparse Hessians and Jacobians against dense ones and CasADi; a solve"),
     "loops": ("report_loops.py", ["--quick"], [],
               "bn.fori_loop against the unrolled loop and jax.jit: time, trace, memory"),
+    "jacobians": ("report_jacobians.py", ["--items", "2000", "--repeats", "5"], [],
+                  "per-item Jacobians of a reprojection residual: jax.jit, hand C++ Jets"),
     # a separate report (--only trace, or --full): issue #32's targets 5 and 6, about a
     # minute of its own (an LSTM traced in fresh processes)
     "trace": ("report_trace.py", None, [],

@@ -204,11 +204,10 @@ def _scattered(i, oy, ny, c, p, P, off, a0, u):
     else:
         for j in range(off[ia + 1] - oa):
             u[oy + P[p + j]] += u[oa + j]
-    return oy
 
 
 def _scatter_fwd(i, oy, ny, c, p, P, off, a0, val):
-    oy = _scattered(i, oy, ny, c, p, P, off, a0, val)
+    _scattered(i, oy, ny, c, p, P, off, a0, val)
 
 
 def _scatter_bwd(i, oy, c, p, P, off, a0, need, grad):
@@ -225,7 +224,43 @@ def _scatter_bwd(i, oy, c, p, P, off, a0, need, grad):
 
 
 def _scatter_jvp(i, oy, ny, c, p, P, off, a0, grad):
-    oy = _scattered(i, oy, ny, c, p, P, off, a0, grad)
+    _scattered(i, oy, ny, c, p, P, off, a0, grad)
+
+
+# scatter for L samples side by side (a wide tape): element j of sample s at j * L + s, so
+# position q of the output holds its L samples at oy + q * L. Each sample's adds are the
+# one-sample loop's, in the same order (c = 1: one run, 0 + a; else y[P[p + j]] += a[j]).
+def _scatter_lanes_fwd(i, oy, ny, c, p, P, off, a0, val, lanes):
+    ia = a0[i]
+    oa = off[ia]
+    for k in range(ny):
+        val[oy + k] = 0.0
+    if c == 1.0:
+        y = oy + P[p] * lanes
+        for j in range(off[ia + 1] - oa):
+            val[y + j] = 0.0 + val[oa + j]
+    else:
+        for j in range((off[ia + 1] - oa) // lanes):
+            y = oy + P[p + j] * lanes
+            b = oa + j * lanes
+            for s in range(lanes):
+                val[y + s] += val[b + s]
+
+
+def _scatter_lanes_bwd(i, oy, c, p, P, off, a0, need, grad, lanes):
+    ia = a0[i]
+    oa = off[ia]
+    if need[ia]:
+        if c == 1.0:
+            y = oy + P[p] * lanes
+            for j in range(off[ia + 1] - oa):
+                grad[oa + j] += grad[y + j]
+        else:
+            for j in range((off[ia + 1] - oa) // lanes):
+                y = oy + P[p + j] * lanes
+                b = oa + j * lanes
+                for s in range(lanes):
+                    grad[b + s] += grad[y + s]
 
 
 def _take_add_fwd(i, oy, ny, p, P, off, a0, a1, val):
@@ -536,4 +571,7 @@ ROWS = (
     Op("gather_lanes", -1, "block", doc="gather for L samples side by side",
        fwd=_gather_lanes_fwd, bwd=_gather_lanes_bwd, lanes_of="gather", fits=_always_fits,
        sparsity=Sparsity("dense", "linear", exact=False), opcode=99),
+    Op("scatter_lanes", 1, "block", doc="scatter for L samples side by side",
+       fwd=_scatter_lanes_fwd, bwd=_scatter_lanes_bwd, lanes_of="scatter",
+       fits=_always_fits, sparsity=Sparsity("dense", "linear", exact=False), opcode=130),
 )

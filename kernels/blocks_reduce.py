@@ -221,6 +221,37 @@ def _sum_lanes_bwd(oy, c, p, P, off, need, grad, lanes):
                     grad[e + s] += c * grad[oy + s]
 
 
+# sum_axis for L samples side by side (a wide tape, burnumba/ir/lanes.py): element (o, j, k)
+# of sample s at oa + ((o * m + j) * inner + k) * L + s. Each sample's line is summed from
+# 0.0 in j order and scaled by c at the end, as _sum_lines sums it for one sample, so every
+# sample gets its own bits; the innermost loop runs over the samples.
+def _sum_axis_lanes_fwd(i, oy, c, p, P, off, a0, val, lanes):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    for o in range(outer):
+        for k in range(inner):
+            y = oy + (o * inner + k) * lanes
+            for s in range(lanes):
+                val[y + s] = 0.0
+            for j in range(m):
+                b = oa + ((o * m + j) * inner + k) * lanes
+                for s in range(lanes):
+                    val[y + s] += val[b + s]
+            for s in range(lanes):
+                val[y + s] = c * val[y + s]
+
+
+def _sum_axis_lanes_bwd(i, oy, c, p, P, off, a0, need, grad, lanes):
+    outer, m, inner, ia, oa = _axis(i, p, P, a0, off)
+    if need[ia]:
+        for o in range(outer):
+            for j in range(m):
+                for k in range(inner):
+                    y = oy + (o * inner + k) * lanes
+                    b = oa + ((o * m + j) * inner + k) * lanes
+                    for s in range(lanes):
+                        grad[b + s] += c * grad[y + s]
+
+
 # -- sum, sumsq and inner in numpy's names (``Traced``), layouts "listed" and "inner": the
 # operands are the list xs of the nodes named in P (any shapes), y and g scalars; the rules
 # take and give lists (a vjp computes the cotangents ``need``, a list of bools, asks for).
@@ -377,4 +408,7 @@ ROWS = (
     Op("sum_lanes", -1, "block", doc="sum for L samples side by side",
        fwd=_sum_lanes_fwd, bwd=_sum_lanes_bwd, lanes_of="sum", fits=_always_fits,
        sparsity=Sparsity("dense", "linear", exact=False), opcode=100),
+    Op("sum_axis_lanes", 1, "block", doc="sum_axis for L samples side by side",
+       fwd=_sum_axis_lanes_fwd, bwd=_sum_axis_lanes_bwd, lanes_of="sum_axis",
+       fits=_always_fits, sparsity=Sparsity("dense", "linear", exact=False), opcode=129),
 )

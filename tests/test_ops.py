@@ -127,15 +127,15 @@ BLOCKS = {"where", "gather", "sum", "sumsq", "inner", "sum_axis", "max_axis", "s
           "cumsum", "cumprod", "argsort",    # reductions and scans (#11): test_numpy_reduce.py
           # numpy.linalg's rows, tested in test_numpy_linalg.py
           "solve", "slogdet", "cholesky", "eigh",
-          # the lanes rows (bn.vmap's wide tapes), bit for bit against their rows' own sweeps
-          # with every sample: test_vmap.py
-          "matmul_lanes", "gather_lanes", "sum_lanes",
           # the incomplete beta rows (three operands, layout tiles) and their derivatives in
           # a and b: test_scipy.py (against mpmath), with betainc_da's / betainc_db's
           # refused a and b
           "betainc", "betaincc", "betainc_dx", "betainc_da", "betainc_db",
           # a user's numba function as an op (bn.njit_op): test_njit_op.py
-          "njit_call"}
+          "njit_call"} | {
+    # the lanes rows (bn.vmap's wide tapes), bit for bit against their rows' own sweeps with
+    # every sample: test_vmap.py::test_every_lanes_row_gives_its_rows_bits, from the table
+    r.name for r in ROWS if r.lanes_of}
 NO_GRADIENT = {"stop_gradient"}
 # the block rows that carry their rules in numpy's names: test_traced_rows.py, from the table
 TRACED = {r.name for r in ROWS if r.traced is not None}
