@@ -32,12 +32,13 @@ def _max_along(o, k, m, inner, oa, val):
 
 
 # The sums of an axis row, y[o, k] = c * sum_j a[o, j, k], with each line summed in j order
-# (0.0 + a[o, 0, k] + a[o, 1, k] + ..., then times c: the bits of one accumulator per line).
-# With inner > 1 the lines of a block are summed side by side, j outside and k inside, so the
-# inner loop has unit strides (a (16, 1000, 16) reduction, the Hessian of a k-means objective
-# pushed forward along 16 directions: 384 us as 256 strided lines); with inner = 1, four
-# lines at a time (as _sum4: a template pastes no other template), so that the adds of
-# independent lines are in flight together.
+# (0.0 + a[o, 0, k] + a[o, 1, k] + ..., then times c) in a float64 local, as one accumulator
+# per line sums it (float32 tapes too: a local 0.0 is a double; an accumulator in the
+# float32 arena would round after every add). Several lines at a time keep independent
+# chains of adds in flight: with inner > 1, eight neighbouring k of a block (eight adjacent
+# values per j, instead of a strided pass per k: a (16, 1000, 16) reduction, the Hessian of
+# a k-means objective pushed forward along 16 directions); with inner = 1, four neighbouring
+# rows (as _sum4: a template pastes no other template).
 @template
 def _sum_lines(outer, m, inner, oa, oy, c, val):
     """y = c * (the sums along the axis) of the (outer, m, inner) operand at oa, into oy."""
@@ -64,16 +65,42 @@ def _sum_lines(outer, m, inner, oa, oy, c, val):
                 acc += val[oa + o * m + j]
             val[oy + o] = c * acc
     else:
+        k8 = inner - inner % 8
         for o in range(outer):
+            b0 = oa + o * m * inner
             yo = oy + o * inner
-            for k in range(inner):
-                val[yo + k] = 0.0
-            for j in range(m):
-                b = oa + (o * m + j) * inner
-                for k in range(inner):
-                    val[yo + k] += val[b + k]
-            for k in range(inner):
-                val[yo + k] = c * val[yo + k]
+            for k in range(0, k8, 8):
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                s4 = 0.0
+                s5 = 0.0
+                s6 = 0.0
+                s7 = 0.0
+                for j in range(m):
+                    b = b0 + j * inner + k
+                    s0 += val[b]
+                    s1 += val[b + 1]
+                    s2 += val[b + 2]
+                    s3 += val[b + 3]
+                    s4 += val[b + 4]
+                    s5 += val[b + 5]
+                    s6 += val[b + 6]
+                    s7 += val[b + 7]
+                val[yo + k] = c * s0
+                val[yo + k + 1] = c * s1
+                val[yo + k + 2] = c * s2
+                val[yo + k + 3] = c * s3
+                val[yo + k + 4] = c * s4
+                val[yo + k + 5] = c * s5
+                val[yo + k + 6] = c * s6
+                val[yo + k + 7] = c * s7
+            for k in range(k8, inner):
+                acc = 0.0
+                for j in range(m):
+                    acc += val[b0 + j * inner + k]
+                val[yo + k] = c * acc
 
 
 # Four rows at once (an axis row's last-axis case, inner = 1): each row's reduction is a

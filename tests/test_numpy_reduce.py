@@ -320,35 +320,41 @@ def test_cummax_kernel_agrees_with_the_plain_python_sweep():
 
 def _in_order(x, axis, c=1.0):
     """c * (0.0 + x[.., 0, ..] + x[.., 1, ..] + ...): each line along the axis summed in
-    index order, one add at a time (not numpy's pairwise sum)."""
+    index order, one float64 add at a time (not numpy's pairwise sum)."""
     lines = np.moveaxis(x, axis, -1)
     out = np.empty(lines.shape[:-1])
     for idx in np.ndindex(out.shape):
         acc = 0.0
         for v in lines[idx]:
-            acc += v
+            acc += float(v)
         out[idx] = c * acc
     return out
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("shape, axis", [((7, 3), 1), ((9, 5, 2), 2), ((5, 6, 3), 0),
-                                         ((3, 7, 4), 1), ((2, 300, 16), 1), ((1, 4), 1)])
-def test_sum_and_mean_along_an_axis_add_each_line_in_order(shape, axis):
+                                         ((3, 7, 4), 1), ((2, 300, 16), 1), ((1, 4), 1),
+                                         ((3, 50, 7), 1)])
+def test_sum_and_mean_along_an_axis_add_each_line_in_order(shape, axis, dtype):
     """The sum_axis row's kernel sums the lines of a block side by side (inner > 1) or four
-    at a time (inner = 1), yet each line's adds are one accumulator's, in index order, in
-    the value, the tangent and (exactly c * g to every element) the gradient. Magnitudes
-    spread over 16 decades make any other order show."""
+    at a time, yet each line's adds are one float64 accumulator's, in index order, in the
+    value, the tangent and (exactly c * g to every element) the gradient; a float32 tape
+    rounds once, at the end. Magnitudes spread over 16 decades make any other order show."""
     rng = np.random.default_rng(sum(shape) + axis)
-    x, t = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-8, 8, shape) for _ in range(2))
+    x, t = (np.asarray(rng.standard_normal(shape) * 10.0 ** rng.uniform(-8, 8, shape), dtype)
+            for _ in range(2))
     m = shape[axis]
+    # the row's c is a value of the tape's dtype (a float32 tape holds 1 / m in float32)
     for f, c in ((lambda x: np.sum(x, axis=axis), 1.0),
-                 (lambda x: np.mean(x, axis=axis), 1.0 / m)):
+                 (lambda x: np.mean(x, axis=axis), float(dtype(1.0 / m)))):
         y, ty = bn.jvp(f, (x,), (t,))
-        np.testing.assert_array_equal(y, _in_order(x, axis, c))
-        np.testing.assert_array_equal(ty, _in_order(t, axis, c))
-        w = rng.standard_normal(y.shape)
+        assert y.dtype == dtype
+        np.testing.assert_array_equal(y, _in_order(x, axis, c).astype(dtype))
+        np.testing.assert_array_equal(ty, _in_order(t, axis, c).astype(dtype))
+        w = rng.standard_normal(y.shape).astype(dtype)
         g = bn.grad(lambda x: np.sum(f(x) * w))(x)
-        np.testing.assert_array_equal(g, np.broadcast_to(np.expand_dims(c * w, axis), shape))
+        want = (c * w.astype(np.float64)).astype(dtype)          # c * g in float64, rounded
+        np.testing.assert_array_equal(g, np.broadcast_to(np.expand_dims(want, axis), shape))
 
 
 # ufunc.accumulate: the scan rows that declare themselves a ufunc's accumulation

@@ -373,14 +373,31 @@ def test_every_lanes_row_gives_its_rows_bits(row):
     base = bn.kernels.BY_NAME[row.lanes_of]
     rng = np.random.default_rng(11)
     wide = 0
-    for expr, inputs, value, cot, grads in base.special:
-        f, argnums, args = _block_case(expr, inputs)
-        cot = np.asarray(cot, dtype=np.float64)
-        batch = [np.stack([a] + [a + rng.normal(size=np.shape(a)) * 0.1 for _ in range(40)])
-                 for a in map(np.asarray, args)]
-        loss = lambda *xs: np.sum(f(*xs) * cot)              # noqa: E731
-        wide += _same_as_a_loop(loss, batch, (0,) * len(batch), argnums)
+    for dtype in (np.float64, np.float32):      # float32: sums in a float64 local, as the row
+        for expr, inputs, value, cot, grads in base.special:
+            f, argnums, args = _block_case(expr, inputs)
+            cot = np.asarray(cot, dtype=dtype)
+            batch = [np.stack([a] + [a + rng.normal(size=np.shape(a)) * 0.1
+                                     for _ in range(40)]).astype(dtype)
+                     for a in map(np.asarray, args)]
+            loss = lambda *xs: np.sum(f(*xs) * cot)          # noqa: E731
+            wide += _same_as_a_loop(loss, batch, (0,) * len(batch), argnums)
     assert wide, f"no case of {base.name} ran wide"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sums_along_an_axis_run_wide_with_each_samples_bits(dtype):
+    """sum_axis_lanes sums each sample's lines in a float64 local in index order, as the row
+    does for one sample: values over 16 decades, in float32 too, where summing in the
+    float32 arena would round after every add."""
+    rng = np.random.default_rng(3)
+    for shape, axis in (((6, 40), 1), ((5, 30, 3), 1), ((4, 3, 9), 2), ((30, 5), 0)):
+        X = (rng.standard_normal((67,) + shape) * 10.0 ** rng.uniform(-8, 8, (67,) + shape))
+        w = rng.standard_normal(np.sum(np.ones(shape), axis=axis).shape)
+
+        def loss(x, axis=axis, w=w):
+            return np.sum(np.mean(x * x, axis=axis) * w)
+        assert _same_as_a_loop(loss, [X.astype(dtype)], (0,), (0,))
 
 
 def _uniform_products(vmapped):
