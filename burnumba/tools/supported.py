@@ -60,7 +60,6 @@ def scipy_functions():
 # the reason (their error on a traced value names burnumba.scipy and says there is no
 # replacement yet)
 SCIPY_REFUSED = (
-    ("stats.vonmises.cdf", "scipy sums its series in Python"),
     ("stats.skewnorm.cdf / sf", "it needs Owen's T function, not written here"),
     ("stats.multivariate_t and scipy's other "
      "distributions", "not modules of burnumba.scipy.stats yet: scipy's own module is what "
