@@ -29,9 +29,10 @@ PINNED = (
 # the rows added since, each with the opcode it declared (118 on): cummax and cummin
 # (commit 7e31679), the incomplete beta rows (issue #31, kernels/blocks_beta.py), a user's
 # numba op (bn.njit_op, kernels/blocks_user.py), the incomplete gamma inverses, gammainc's
-# derivative in a, betainc's in a and b
+# derivative in a, betainc's in a and b, Owen's T (kernels/special_owens.py)
 PINNED_SINCE = ("cummax", "cummin", "betainc", "betaincc", "betainc_dx", "njit_call",
-                "gammaincinv", "gammainccinv", "gammainc_da", "betainc_da", "betainc_db")
+                "gammaincinv", "gammainccinv", "gammainc_da", "betainc_da", "betainc_db",
+                "owens_t")
 # the tape-file digest of that table (burnumba/ir/tapefile.py: _digest, the rows' name,
 # arity and kind per opcode): the meta of a tape file written with it
 PINNED_DIGEST = "3e5584419268703a"

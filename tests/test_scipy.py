@@ -78,6 +78,7 @@ CASES = {
     "erf": Case(bsp.erf, S.erf, _args(_u(-3, 3)), (0,), asp.erf),
     "erfcinv": Case(bsp.erfcinv, S.erfcinv, _args(_u(0.05, 1.95)), (0,), asp.erfcinv),
     "ndtr": Case(bsp.ndtr, S.ndtr, _args(_u(-9, 5)), (0,)),
+    "owens_t": Case(bsp.owens_t, S.owens_t, _args(_u(-4, 4), _u(-5, 5)), (0, 1), rtol=1e-13),
     "expit": Case(bsp.expit, S.expit, _args(_u(-30, 30)), (0,), asp.expit),
     "logit": Case(bsp.logit, S.logit, _args(_u(0.01, 0.99)), (0,), asp.logit),
     "log_expit": Case(bsp.log_expit, S.log_expit, _args(_u(-30, 30)), (0,)),
