@@ -1,7 +1,11 @@
-"""Owen's T function (the owens_t row, kernels/special_owens.py; #31): values against
+"""Owen's T function (the owens_t row, kernels/special_owens.py) and the skew-normal cdf / sf
+/ logcdf / logsf made from it (burnumba/scipy/stats/skewnorm.py; #31): values against
 scipy.special.owens_t over a grid that crosses the boundaries of Patefield and Tandy's
-table, against mpmath's integral, gradients against central differences and the closed
-forms."""
+table, against mpmath's integral, gradients against central differences; the skew-normal
+functions against scipy.stats.skewnorm and, in the tails scipy integrates numerically,
+against mpmath."""
+import functools
+
 import numpy as np
 import pytest
 import scipy.special
@@ -10,6 +14,7 @@ import scipy.stats
 import burnumba as bn
 import burnumba.scipy.special as bsp
 from burnumba.kernels import special_owens as kowens
+from burnumba.scipy import stats
 from conftest import central_diff
 
 S, ST = scipy.special, scipy.stats
@@ -135,3 +140,139 @@ def test_scipy_owens_t_on_a_traced_value_reaches_the_row():
     assert f(1.0) == pytest.approx(1.0 / (4.0 * np.pi), rel=1e-15)
     np.testing.assert_allclose(_kernel(lambda h: S.owens_t(h, 2.0), np.array([0.5, -3.0])),
                                S.owens_t(np.array([0.5, -3.0]), 2.0), rtol=1e-14)
+
+
+# -- the skew-normal distribution's cdf, sf, logcdf, logsf ----------------------------------
+@functools.lru_cache(maxsize=None)
+def _mpmath_lower(h, a):
+    """F(-h; a) for h > 0 at 40 digits (an mpf), from 1/pi int_a^inf e^(-h^2 (1 + x^2) / 2) /
+    (1 + x^2) dx (positive terms, no cancellation): in s = h x, the part above c0 = max(ah,
+    0) in t = (s^2 - c0^2) / 2 (a Laplace transform mpmath integrates at any c0), the part
+    from ah < 0 up to 0 in s."""
+    import mpmath as mp
+    with mp.workdps(40):
+        h, a = mp.mpf(h), mp.mpf(a)
+        c = a * h
+        c0 = max(c, mp.mpf(0))
+        if c0 == 0:
+            up = mp.quad(lambda s: mp.exp(-s * s / 2) / (1 + (s / h) ** 2),
+                         [0, 1, 2, 4, 8, 16, 40])
+        else:
+            up = mp.exp(-c0 * c0 / 2) * mp.quad(
+                lambda t: mp.exp(-t) / (mp.sqrt(c0 * c0 + 2 * t) * (1 + (c0 * c0 + 2 * t)
+                                                                     / (h * h))),
+                [0, 1, 10, 100, mp.inf])
+        lo = 0
+        if c < 0:
+            lo = mp.quad(lambda s: mp.exp(-s * s / 2) / (1 + (s / h) ** 2),
+                         [c] + [mp.mpf(k) for k in range(int(c), 0)] + [0])
+        return mp.exp(-h * h / 2) / (mp.pi * h) * (up + lo)
+
+
+def _mpmath_skewnorm_cdf(z, a, log=False):
+    """F(z; a), or its log, at 40 digits: F(-h; a) for z = -h < 0, 1/2 - atan(a) / pi at 0,
+    1 - F(-z; -a) above (its log log1p(-F(-z; -a)))."""
+    import mpmath as mp
+    z, a = float(z), float(a)
+    with mp.workdps(40):
+        if z == 0:
+            f = mp.mpf(1) / 2 - mp.atan(a) / mp.pi
+        elif z < 0:
+            f = _mpmath_lower(-z, a)
+        else:
+            g = _mpmath_lower(z, -a)
+            return mp.log1p(-g) if log else 1 - g
+        return mp.log(f) if log else f
+
+
+def _tail_points():
+    """(z, a): the lower tail where Phi(z) - 2 T(z, a) cancels (z < 0 < a, c = -az on both
+    sides of the Laguerre sum's start 3), the reflection's a > 1 near z = 0, a < 0, z far
+    out (F underflows from z = -38 on), and the mirror images for sf"""
+    rng = np.random.default_rng(7)
+    n = 40
+    z = np.concatenate([-np.exp(rng.uniform(-8, 3.6, n)), rng.uniform(-3, 3, n),
+                        -np.exp(rng.uniform(-8, 2, n))])
+    a = np.concatenate([np.exp(rng.uniform(-6, 7, n)), rng.uniform(-6, 6, n),
+                        -np.exp(rng.uniform(-4, 4, n))])
+    c = np.array([-3.0, -2.9, -3.1, -2.99999, -3.00001])      # c = -az at the switch
+    zs = np.array([-0.01, -0.5, -2.0, -8.0, -25.0])
+    z = np.concatenate([z, zs, -0.5 * np.ones(5), [-40.0, -39.0, -45.0]])
+    a = np.concatenate([a, -c / zs, -c / 0.5, [0.05, -2.0, 0.0]])
+    return np.concatenate([z, -z]), np.concatenate([a, -a])
+
+
+@pytest.mark.parametrize("name", ["cdf", "sf", "logcdf", "logsf"])
+def test_skewnorm_tails_against_mpmath(name):
+    """In the tails scipy's value is Boost's Phi(z) - 2 T(z, a), or (below 1e-6, a > 0) a
+    numerical integral (1e-8 relative there) whose log is -inf once it underflows; these are
+    within 2e-13 of mpmath (relative) wherever the value is above 1e-300, and logcdf / logsf
+    stay finite in the Laguerre tail where F underflows."""
+    z, a = _tail_points()
+    loc, scale = 0.25, 1.5
+    x = loc + scale * z
+    got = _kernel(lambda x, a: getattr(stats.skewnorm, name)(x, a, loc, scale), x, a)
+    lower = name in ("cdf", "logcdf")
+    import mpmath as mp
+    with mp.workdps(40):
+        points = [v if lower else (-v[0], -v[1]) for v in zip(z, a)]
+        f = [_mpmath_skewnorm_cdf(*v) for v in points]
+        want = np.array([float(_mpmath_skewnorm_cdf(*v, log=True)) if name.startswith("log")
+                         else float(g) for v, g in zip(points, f)])
+        tiny = np.array([v < mp.mpf("1e-300") for v in f])
+    if name.startswith("log"):
+        np.testing.assert_allclose(got[~tiny], want[~tiny], rtol=2e-13)
+        # the far tail: finite where it is the Laguerre sum (a > 0, -az >= 3), -inf elsewhere
+        far = tiny & np.isfinite(got)
+        np.testing.assert_allclose(got[far], want[far], rtol=1e-13)
+        sign = 1.0 if lower else -1.0
+        laguerre = (sign * a > 0) & (-a * z >= 3.0) & (sign * z < 0)
+        assert np.all(np.isfinite(got[tiny & laguerre]))
+        assert np.all(got[tiny & ~laguerre] == -np.inf)
+        assert np.any(tiny & laguerre) and np.any(tiny & ~laguerre)
+    else:
+        np.testing.assert_allclose(got[~tiny], want[~tiny], rtol=2e-13)
+        assert np.all(got[tiny] < 1e-299)
+
+
+def test_skewnorm_gradients_in_the_tails_against_closed_forms():
+    """dF/dz = 2 phi(z) Phi(az) (the pdf), dF/da = -e^(-z^2 (1 + a^2) / 2) / (pi (1 + a^2)),
+    through loc and scale, and the same over F for logcdf: where differences of scipy's
+    values say nothing (the Laguerre tail, the reflection, values near 1e-200)."""
+    import mpmath as mp
+    z = np.array([-0.004, -2.0, -9.0, -0.7, 0.3, -30.0, 1.5])
+    a = np.array([1500.0, 2.5, 0.6, 0.05, 40.0, 0.2, -3.0])
+    loc, scale = -0.3, 0.8
+    x = loc + scale * z
+    with mp.workdps(40):
+        f = np.array([_mpmath_skewnorm_cdf(*v) for v in zip(z, a)])
+        dz = np.array([2 * mp.npdf(v) * mp.ncdf(w * v) for v, w in zip(z, a)])
+        da = np.array([-mp.exp(-mp.mpf(v) ** 2 * (1 + mp.mpf(w) ** 2) / 2)
+                       / (mp.pi * (1 + mp.mpf(w) ** 2)) for v, w in zip(z, a)])
+        for name, scale_by in (("cdf", np.ones(len(z))), ("logcdf", 1 / f)):
+            gx, ga, gl, gs = bn.grad(lambda *p: np.sum(getattr(stats.skewnorm, name)(*p)),
+                                     argnums=(0, 1, 2, 3))(x, a, loc, scale)
+            want = {"x": dz / scale * scale_by, "a": da * scale_by,
+                    "loc": -np.sum(dz / scale * scale_by),
+                    "scale": -np.sum(dz * z / scale * scale_by)}
+            for got, key in ((gx, "x"), (ga, "a"), (gl, "loc"), (gs, "scale")):
+                w = np.array([float(v) for v in np.atleast_1d(want[key])])
+                np.testing.assert_allclose(np.atleast_1d(got), w, rtol=1e-11, atol=1e-300,
+                                           err_msg=f"{name}: d/d{key}")
+
+
+def test_skewnorm_cdf_at_its_edges():
+    """a = 0 is the normal; z = 0 gives 1/2 - atan(a) / pi; +-inf give 0 and 1; an infinite
+    a is NaN (scipy's shape must be finite), a scale <= 0 too."""
+    x = np.array([-np.inf, -1.0, 0.0, 2.0, np.inf])
+    np.testing.assert_allclose(_kernel(lambda x: stats.skewnorm.cdf(x, 0.0), x),
+                               ST.norm.cdf(x), rtol=1e-15)
+    import mpmath as mp
+    got = _kernel(lambda a: stats.skewnorm.cdf(0.0, a), np.array([-3.0, 0.5, 1e6]))
+    with mp.workdps(40):
+        want = [float(mp.mpf(1) / 2 - mp.atan(v) / mp.pi) for v in (-3.0, 0.5, 1e6)]
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    got = _kernel(lambda a: stats.skewnorm.cdf(1.0, a), np.array([np.inf, -np.inf, 1.0]))
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.isfinite(got[2])
+    got = _kernel(lambda s: stats.skewnorm.logsf(1.0, 2.0, 0.0, s), np.array([-1.0, 2.0]))
+    assert np.isnan(got[0]) and got[1] == pytest.approx(ST.skewnorm.logsf(1.0, 2.0, 0, 2.0))

@@ -61,7 +61,6 @@ def scipy_functions():
 # replacement yet)
 SCIPY_REFUSED = (
     ("stats.vonmises.cdf", "scipy sums its series in Python"),
-    ("stats.skewnorm.cdf / sf", "it needs Owen's T function, not written here"),
     ("stats.multivariate_t and scipy's other "
      "distributions", "not modules of burnumba.scipy.stats yet: scipy's own module is what "
      "the name gives, and a traced value given to it raises an error naming it"),
