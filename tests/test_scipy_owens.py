@@ -187,8 +187,8 @@ def _mpmath_skewnorm_cdf(z, a, log=False):
 
 def _tail_points():
     """(z, a): the lower tail where Phi(z) - 2 T(z, a) cancels (z < 0 < a, c = -az on both
-    sides of the Laguerre sum's start 3), the reflection's a > 1 near z = 0, a < 0, z far
-    out (F underflows from z = -38 on), and the mirror images for sf"""
+    sides of the Laguerre sum's start 3, z on both sides of -3), the reflection's a > 1 near
+    z = 0, a < 0, z far out (F underflows from z = -38 on), and the mirror images for sf"""
     rng = np.random.default_rng(7)
     n = 40
     z = np.concatenate([-np.exp(rng.uniform(-8, 3.6, n)), rng.uniform(-3, 3, n),
@@ -197,8 +197,9 @@ def _tail_points():
                         -np.exp(rng.uniform(-4, 4, n))])
     c = np.array([-3.0, -2.9, -3.1, -2.99999, -3.00001])      # c = -az at the switch
     zs = np.array([-0.01, -0.5, -2.0, -8.0, -25.0])
-    z = np.concatenate([z, zs, -0.5 * np.ones(5), [-40.0, -39.0, -45.0]])
-    a = np.concatenate([a, -c / zs, -c / 0.5, [0.05, -2.0, 0.0]])
+    z3 = np.array([-2.99999, -3.0, -3.00001, -2.9, -3.1])
+    z = np.concatenate([z, zs, -0.5 * np.ones(5), z3, [-40.0, -39.0, -45.0]])
+    a = np.concatenate([a, -c / zs, -c / 0.5, [0.3, 0.01, 0.5, 0.2, 0.7], [0.05, -2.0, 0.0]])
     return np.concatenate([z, -z]), np.concatenate([a, -a])
 
 
@@ -207,7 +208,7 @@ def test_skewnorm_tails_against_mpmath(name):
     """In the tails scipy's value is Boost's Phi(z) - 2 T(z, a), or (below 1e-6, a > 0) a
     numerical integral (1e-8 relative there) whose log is -inf once it underflows; these are
     within 2e-13 of mpmath (relative) wherever the value is above 1e-300, and logcdf / logsf
-    stay finite in the Laguerre tail where F underflows."""
+    stay finite in the quadrature's tail where F underflows."""
     z, a = _tail_points()
     loc, scale = 0.25, 1.5
     x = loc + scale * z
@@ -222,11 +223,12 @@ def test_skewnorm_tails_against_mpmath(name):
         tiny = np.array([v < mp.mpf("1e-300") for v in f])
     if name.startswith("log"):
         np.testing.assert_allclose(got[~tiny], want[~tiny], rtol=2e-13)
-        # the far tail: finite where it is the Laguerre sum (a > 0, -az >= 3), -inf elsewhere
+        # the far tail: finite where it is the quadrature (a > 0 > z, -az >= 3 or z <= -3),
+        # -inf elsewhere (a <= 0: the normal factor's own tail)
         far = tiny & np.isfinite(got)
         np.testing.assert_allclose(got[far], want[far], rtol=1e-13)
         sign = 1.0 if lower else -1.0
-        laguerre = (sign * a > 0) & (-a * z >= 3.0) & (sign * z < 0)
+        laguerre = (sign * a > 0) & (sign * z < 0) & ((-a * z >= 3.0) | (sign * z <= -3.0))
         assert np.all(np.isfinite(got[tiny & laguerre]))
         assert np.all(got[tiny & ~laguerre] == -np.inf)
         assert np.any(tiny & laguerre) and np.any(tiny & ~laguerre)

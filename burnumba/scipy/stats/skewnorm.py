@@ -9,23 +9,24 @@ The cdf is F(z; a) = Phi(z) - 2 T(z, a), T Owen's T function (the owens_t row), 
   or a difference that loses at most about 2.5 digits);
 * a > 1: by Owen's reflection T(z, a) + T(az, 1/a) = (Phi(z) + Phi(az)) / 2 - Phi(z) Phi(az),
   F = 2 T(az, 1/a) + 2 Phi(az) (Phi(z) - 1/2), two positive terms for z >= 0;
-* the lower tail z < 0, a > 0 with c = -az >= 3, where both forms subtract nearly equal
-  numbers (F is far below Phi(z)): with h = -z, F = 1/pi int_a^inf e^(-h^2 (1 + x^2) / 2) /
-  (1 + x^2) dx, in s = h x and then t = (s^2 - c^2) / 2 a Laplace transform,
+* the lower tail z < 0 < a with c = -az >= 3, or z <= -3, where both forms subtract nearly
+  equal numbers (F is far below Phi(z)) or lose Phi(z)'s own z^2 ulps to it: with h = -z,
+  F = 1/pi int_a^inf e^(-h^2 (1 + x^2) / 2) / (1 + x^2) dx, in s = h x
 
-      F = h / pi e^(-(h^2 + c^2)/2) int_0^inf e^-t / (s (h^2 + s^2)) dt,  s = sqrt(c^2 + 2t),
+      F = e^(-h^2/2) / (pi h) int_c^inf e^(-s^2/2) / (1 + s^2/h^2) ds,
 
-  summed by 32-point Gauss-Laguerre quadrature (relative error below 5e-14 from c = 3 on,
-  where the integrand's nearest singularity, t = -c^2/2, is far enough), its log taken in
-  log space: logcdf stays finite where F underflows (scipy's is -inf there).
+  from c1 = max(c, 3) up a Laplace transform in t = (s^2 - c1^2) / 2 summed by 32-point
+  Gauss-Laguerre quadrature (relative error below 5e-14 from c1 = 3 on, where the
+  integrand's nearest singularity, t = -c1^2/2, is far enough), from c < 3 to 3 20-point
+  Gauss-Legendre (h >= 3: the poles s = +-ih are far), its log taken in log space: logcdf
+  stays finite where F underflows (scipy's is -inf there).
 
 Where F > 1/2, cdf is 1 - sf and logcdf log1p(-sf) (so that a cdf near 1 keeps the digits
 of its complement, in its log and in its derivatives); sf and logsf the same with the roles
 swapped. Against mpmath (tests/test_scipy_owens.py) all four are within 2e-13 relative
 wherever the value is above 1e-300 (scipy's, where it integrates numerically below 1e-6,
-within about 1e-8). Where F underflows outside the Laguerre region (z below about -37.5
-with a < 3 / 37.5, every a <= 0 included: the normal factor's own far tail) logcdf is -inf,
-as scipy's log(cdf), and its gradient NaN.
+within about 1e-8). Where F underflows with a <= 0 (z below about -37.5: the normal
+factor's own far tail) logcdf is -inf, as scipy's log(cdf), and its gradient NaN.
 
 >>> import burnumba.scipy.stats.skewnorm as skewnorm
 >>> bn.grad(lambda a: skewnorm.cdf(0.0, a))(1.0)           # -1 / (2 pi) = -0.15915494309189535
@@ -42,6 +43,8 @@ INV_SQRT2 = 0.7071067811865476
 # the lower tail's quadrature: 32-point Gauss-Laguerre nodes and weights, and where it starts
 _NODES, _WEIGHTS = np.polynomial.laguerre.laggauss(32)
 C_TAIL = 3.0
+# and from h = 3 on, below c = 3, 20-point Gauss-Legendre from c to 3 ahead of it
+_LEGENDRE_NODES, _LEGENDRE_WEIGHTS = np.polynomial.legendre.leggauss(20)
 
 
 @method("skewnorm")
@@ -114,12 +117,13 @@ def _cdf(z, a, log=False):
 
 def _lower(z, a, log):
     """(F(z; a), log F(z; a) if ``log`` else None) for the standard skew-normal (loc 0, scale
-    1, a finite): the direct form, the reflection for a > 1 and the Laguerre sum in the lower
+    1, a finite): the direct form, the reflection for a > 1 and the quadrature in the lower
     tail (the module's doc). Each form is evaluated everywhere on operands held inside its own
     region where it is not taken, so that its derivative there is finite."""
     finite = ew.isfinite(z)
     c = -(a * z)
-    tail = ew.logical_and(finite, ew.logical_and(ew.less(z, 0.0), ew.greater_equal(c, C_TAIL)))
+    far = ew.logical_or(ew.greater_equal(c, C_TAIL), ew.less_equal(z, -C_TAIL))
+    tail = ew.logical_and(finite, ew.logical_and(ew.less(z, 0.0), far))
     tail = ew.logical_and(tail, ew.greater(a, 0.0))
     reflect = ew.logical_and(ew.logical_and(finite, ew.greater(a, 1.0)), ew.logical_not(tail))
     # Phi(z) - 2 T(z, a)
@@ -130,8 +134,8 @@ def _lower(z, a, log):
     cr = ar * zr
     mirrored = (2.0 * special.owens_t(cr, 1.0 / ar)
                 + special.ndtr(cr) * special.erf(zr * INV_SQRT2))
-    # the lower tail's log, from the Laguerre sum (h = 1, c = 3 where not taken)
-    h = ew.where(tail, -z, 1.0)
+    # the lower tail's log, from the quadrature (h = 3, c = 3 where not taken)
+    h = ew.where(tail, -z, C_TAIL)
     ct = ew.where(tail, c, C_TAIL)
     log_tail = _log_tail(h, ct)
     f = ew.where(tail, ew.exp(log_tail), ew.where(reflect, mirrored, direct))
@@ -141,10 +145,20 @@ def _lower(z, a, log):
 
 
 def _log_tail(h, c):
-    """log F(-h; c / h) for h > 0, c >= 3: log(h / pi) - (h^2 + c^2) / 2 + log sum_i w_i /
-    (s_i (h^2 + s_i^2)), s_i = sqrt(c^2 + 2 t_i), the Gauss-Laguerre nodes t_i and weights w_i
-    on a last axis of 32"""
+    """log F(-h; c / h) for h > 0, c > 0 with c >= 3 or h >= 3: F = e^(-h^2/2) / (pi h) int_c^inf
+    e^(-s^2/2) / (1 + s^2/h^2) ds, the integral from c1 = max(c, 3) up by the Laguerre sum
+    and from c to c1 (empty for c >= 3) by 20-point Gauss-Legendre (the integrand's poles
+    s = +-ih lie 3 or more away: 1e-25): log(h / pi) - (h^2 + c1^2) / 2 + log(sum_j w_j /
+    (s_j (h^2 + s_j^2)) + (c1 - c) / 2 sum_i v_i e^((c1^2 - r_i^2) / 2) / (h^2 + r_i^2)),
+    s_j = sqrt(c1^2 + 2 t_j), r_i the Legendre nodes on [c, c1]; the nodes on a last axis"""
     h2 = h * h
-    s2 = bnp.expand_dims(c * c, -1) + 2.0 * _NODES
-    terms = _WEIGHTS / (ew.sqrt(s2) * (bnp.expand_dims(h2, -1) + s2))
-    return ew.log(h) - LOG_PI - 0.5 * (h2 + c * c) + ew.log(bnp.sum(terms, axis=-1))
+    c1 = ew.where(ew.greater(c, C_TAIL), c, C_TAIL)
+    s2 = bnp.expand_dims(c1 * c1, -1) + 2.0 * _NODES
+    hh = bnp.expand_dims(h2, -1)
+    tail = bnp.sum(_WEIGHTS / (ew.sqrt(s2) * (hh + s2)), axis=-1)
+    width = c1 - c
+    r = bnp.expand_dims(c, -1) + bnp.expand_dims(0.5 * width, -1) * (1.0 + _LEGENDRE_NODES)
+    cc = bnp.expand_dims(c1 * c1, -1)
+    near = bnp.sum(_LEGENDRE_WEIGHTS * ew.exp(0.5 * (cc - r * r)) / (hh + r * r), axis=-1)
+    return (ew.log(h) - LOG_PI - 0.5 * (h2 + c1 * c1)
+            + ew.log(tail + 0.5 * width * near))
