@@ -26,15 +26,20 @@ derivative is the reciprocal slope, +-Gamma(a) e^x x^(1-a) at the output x, and 
 the implicit function theorem at the output x, -(dP/da) / (dP/dx) for both (P(a, x) = p and
 Q(a, x) = q fix the same x).
 
+Owen's T function owens_t(h, a) (``special_owens.py``) is a binary row whose derivatives
+are closed forms of rows: dT/dh = -phi(h) erf(a h / sqrt 2) / 2 and dT/da = e^(-h^2 (1 +
+a^2) / 2) / (2 pi (1 + a^2)) (scipy.stats.skewnorm's cdf is Phi(z) - 2 T(z, a)).
+
 Values follow scipy.special (the exceptions are in ``ieee_cases.py``), gradients JAX.
 """
-from math import erfc, exp, fabs, fmod, log
+from math import copysign, erf, erfc, exp, fabs, fmod, log
 
 from .row import Op
 from .special import erfinv, i0, i1, lgamma, log_ndtr, ndtri, polygamma  # noqa: F401
 from .special_bessel import j0, j1, jn, y0, y1, yn  # noqa: F401
 from .special_gamma import (gammainc, gammainc_da, gammaincc, gammainccinv,  # noqa: F401
                             gammaincinv)
+from .special_owens import owens_t  # noqa: F401
 
 nan = float("nan")
 inf = float("inf")
@@ -146,6 +151,24 @@ def _yn_db(a, b, g):
         inf if a >= 0.0 or fmod(a, 2.0) == 0.0 else -inf))
 
 
+# Owen's T's derivatives, with h = a and a = b: dT/dh = -phi(h) erf(a h / sqrt 2) / 2 and
+# dT/da = exp(-h^2 / 2 - (a h)^2 / 2) / (2 pi (1 + a^2)). The factors of the product a h are
+# held below 1e300 in size (NaN kept), so that h = 0 with a = +-inf, or h = +-inf with a = 0,
+# gives a finite product (their limits: 0 for dT/dh, 1 / (2 pi (1 + a^2)) for dT/da) rather
+# than 0 * inf; the rest of each formula has the limits at +-inf by itself.
+def _owens_t_da(a, b, g):
+    hi = a if not fabs(a) > 1e300 else copysign(1e300, a)
+    ai = b if not fabs(b) > 1e300 else copysign(1e300, b)
+    return -g * 0.19947114020071635 * exp(-0.5 * a * a) * erf(0.7071067811865476 * (hi * ai))
+
+
+def _owens_t_db(a, b, g):
+    hi = a if not fabs(a) > 1e300 else copysign(1e300, a)
+    ai = b if not fabs(b) > 1e300 else copysign(1e300, b)
+    p = hi * ai
+    return g * 0.15915494309189535 * exp(-0.5 * a * a - 0.5 * p * p) / (1.0 + b * b)
+
+
 ROWS = (
     # log |Gamma(a)|; its derivative digamma is polygamma with n = 0
     Op("gammaln", 1, "map", lambda a: lgamma(a), da=lambda a, g: g * polygamma(0.0, a),
@@ -222,6 +245,13 @@ ROWS = (
        domain=((0.3, 6.0), (0.05, 10.0)), refused=("a",),
        doc="dP(a, x)/da, the derivative of gammainc in a (JAX's igamma_grad_a)",
        opcode=126),
+    # Owen's T function T(h, a) (scipy.special.owens_t): even in h, odd in a; its domain
+    # crosses a = +-1, where the computation reflects (special_owens.py)
+    Op("owens_t", 2, "map", lambda a, b: owens_t(a, b), da=_owens_t_da, db=_owens_t_db,
+       domain=((-3.5, 3.5), (-4.0, 4.0)),
+       doc="Owen's T function T(h, a) = 1/(2 pi) int_0^a e^(-h^2 (1 + x^2) / 2) / (1 + x^2) dx "
+           "(scipy.special.owens_t)",
+       opcode=131),
 )
 
 
@@ -294,5 +324,37 @@ IEEE_CASES = {
         ((60.0, 45.0), 0.0, -0.006187285426152265, (None, -0.001996980183881547)),
         ((60.0, 75.0), 0.0, -0.00918891110021063, (None, 0.001901322790781207)),
         ((0.001, 1e-05), 0.0, -10.81839829908634, (None, 97829.48830436528)),
+    ),
+    # Owen's T at ((h, a), c, value, (dT/dh, dT/da)): values as scipy's (NaN for a NaN operand;
+    # T(+-inf, a) = 0 signed as a; T(h, +-inf) = +-Q(|h|)/2, +-1/4 at h = 0; T(h, -0) = +0, as
+    # scipy, whose sign step takes a < 0 only); the derivatives' limits 0 at h = +-inf and a =
+    # +-inf, and at h = 0 in h (T is even), 1 / (2 pi) at a = 0 in a when h = 0; the finite
+    # ones mpmath's
+    "owens_t": (
+        ((nan, 0.5), 0.0, nan, (nan, nan)),
+        ((0.5, nan), 0.0, nan, (nan, nan)),
+        ((inf, 0.5), 0.0, 0.0, (0.0, 0.0)),
+        ((-inf, 0.5), 0.0, 0.0, (0.0, 0.0)),
+        ((inf, -0.5), 0.0, -0.0, (0.0, 0.0)),
+        ((inf, 0.0), 0.0, 0.0, (0.0, 0.0)),
+        ((-inf, 0.0), 0.0, 0.0, (0.0, 0.0)),
+        ((inf, inf), 0.0, 0.0, (0.0, 0.0)),
+        ((inf, -inf), 0.0, -0.0, (0.0, 0.0)),
+        ((0.5, inf), 0.0, 0.15426876936299345, (-0.17603266338214973, 0.0)),
+        ((0.5, -inf), 0.0, -0.15426876936299345, (0.17603266338214973, 0.0)),
+        ((-0.5, inf), 0.0, 0.15426876936299345, (0.17603266338214973, 0.0)),
+        ((0.0, inf), 0.0, 0.25, (0.0, 0.0)),
+        ((0.0, -inf), 0.0, -0.25, (0.0, 0.0)),
+        ((0.0, 0.5), 0.0, 0.07379180882521664, (0.0, 0.12732395447351627)),
+        ((-0.0, 0.5), 0.0, 0.07379180882521664, (0.0, 0.12732395447351627)),
+        ((0.0, -0.5), 0.0, -0.07379180882521664, (0.0, 0.12732395447351627)),
+        ((0.5, 0.0), 0.0, 0.0, (0.0, 0.1404537443096252)),
+        ((0.5, -0.0), 0.0, 0.0, (0.0, 0.1404537443096252)),
+        ((0.0, 0.0), 0.0, 0.0, (0.0, 0.15915494309189535)),
+        ((-0.0, -0.0), 0.0, 0.0, (0.0, 0.15915494309189535)),
+        ((1.5, -2.5), 0.0, -0.03340264823896032, (0.06474734623875135, 6.2989441410215145e-06)),
+        ((-7.0, 30.0), 0.0, 6.399062719429175e-13, (4.567360204182297e-12, 0.0)),
+        ((0.25, 1e6), 0.0, 0.20064683715853814, (-0.1933340584014246, 0.0)),
+        ((40.0, 0.5), 0.0, 0.0, (0.0, 0.0)),
     ),
 }

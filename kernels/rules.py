@@ -41,8 +41,9 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
 # with numba where a kernel calls them; the rows of maps_special.py use them)
 # (kernels/special_bessel.py: the Bessel functions; special_gamma.py: the incomplete gamma
 # functions; special_beta.py: the incomplete beta function, which the three-operand block
-# rows of blocks_beta.py call, as block rules may). Each module's code keys only the
-# compiled objects whose rules call one of its functions (keys.py: SPECIAL_MODULES).
+# rows of blocks_beta.py call, as block rules may; special_owens.py: Owen's T function). Each
+# module's code keys only the compiled objects whose rules call one of its functions (keys.py:
+# SPECIAL_MODULES).
 SPECIAL_MODULES = {
     "special.py": ("lgamma", "polygamma", "erfinv", "ndtri", "log_ndtr", "i0", "i1"),
     "special_bessel.py": ("j0", "j1", "y0", "y1", "jn", "yn"),
@@ -50,6 +51,7 @@ SPECIAL_MODULES = {
                          "gammainc_da"),
     "special_beta.py": ("betainc", "betaincc", "betainc_dx", "betainc_dab",
                         "betainc_dx_dab"),
+    "special_owens.py": ("owens_t",),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)
 # The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py

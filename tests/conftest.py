@@ -78,6 +78,27 @@ def _autograd_incomplete_gamma():
  AG_GAMMAINCCINV) = _autograd_incomplete_gamma()
 
 
+def _autograd_owens_t():
+    """autograd has no Owen's T: scipy's values, with its derivatives' closed forms written in
+    autograd's numpy (so that derivatives of any order are autograd's): dT/dh = -phi(h)
+    erf(a h / sqrt 2) / 2, dT/da = e^(-h^2 (1 + a^2) / 2) / (2 pi (1 + a^2))."""
+    import autograd.numpy as anp
+    import autograd.scipy.special as asp
+    import scipy.special
+    from autograd.extend import defvjp, primitive
+    from autograd.numpy.numpy_vjps import unbroadcast_f
+
+    t = primitive(lambda h, a: scipy.special.owens_t(h, a))
+    defvjp(t, lambda y, h, a: unbroadcast_f(h, lambda g: -g * anp.exp(-0.5 * h * h) / anp.sqrt(
+                2.0 * anp.pi) * asp.erf(a * h / anp.sqrt(2.0)) * 0.5),
+           lambda y, h, a: unbroadcast_f(a, lambda g: g * anp.exp(-0.5 * h * h * (1.0 + a * a))
+                                         / (2.0 * anp.pi * (1.0 + a * a))))
+    return t
+
+
+AG_OWENS_T = _autograd_owens_t()
+
+
 def _mpmath_betainc_dab(a, b, x, dps):
     """(dI/da, dI/db) by mpmath.diff at ``dps`` digits: of I_x(a, b) where it is below 1/2,
     else of -I_{1-x}(b, a) (1 - x exact in mpmath: a lower integral alone, where mpmath's

@@ -91,6 +91,7 @@ CALLS = {
     "gammainccinv": lambda a, b, c: bsp.gammainccinv(a, b),
     "gammainc_da": lambda a, b, c: bsp._gammainc_da(a, b),
     "jn": lambda a, b, c: bsp.jn(a, b), "yn": lambda a, b, c: bsp.yn(a, b),
+    "owens_t": lambda a, b, c: bsp.owens_t(a, b),
 }
 
 

@@ -18,7 +18,7 @@ import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import BY_NAME, OPCODE, ROWS
 from conftest import (AG_GAMMAINC, AG_GAMMAINC_DA, AG_GAMMAINCC, AG_GAMMAINCCINV,
-                      AG_GAMMAINCINV, central_diff)
+                      AG_GAMMAINCINV, AG_OWENS_T, central_diff)
 
 # row -> (burnumba expression that must produce the row, independent autograd expression)
 CASES = {
@@ -111,6 +111,9 @@ CASES = {
     # vjp does not sum a broadcast x back)
     "jn": (bsp.jn, lambda n, x: asp.jn(n, x + 0.0 * n)),
     "yn": (bsp.yn, lambda n, x: asp.yn(n, x + 0.0 * n)),
+    # Owen's T: scipy's values, its derivatives' closed forms in autograd's numpy (autograd
+    # has none; tests/conftest.py)
+    "owens_t": (bsp.owens_t, AG_OWENS_T),
 }
 COMPARISONS = {"greater": np.greater, "greater_equal": np.greater_equal, "less": np.less,
                "less_equal": np.less_equal, "equal": np.equal, "not_equal": np.not_equal,

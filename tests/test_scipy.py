@@ -78,6 +78,7 @@ CASES = {
     "erf": Case(bsp.erf, S.erf, _args(_u(-3, 3)), (0,), asp.erf),
     "erfcinv": Case(bsp.erfcinv, S.erfcinv, _args(_u(0.05, 1.95)), (0,), asp.erfcinv),
     "ndtr": Case(bsp.ndtr, S.ndtr, _args(_u(-9, 5)), (0,)),
+    "owens_t": Case(bsp.owens_t, S.owens_t, _args(_u(-4, 4), _u(-5, 5)), (0, 1), rtol=1e-13),
     "expit": Case(bsp.expit, S.expit, _args(_u(-30, 30)), (0,), asp.expit),
     "logit": Case(bsp.logit, S.logit, _args(_u(0.01, 0.99)), (0,), asp.logit),
     "log_expit": Case(bsp.log_expit, S.log_expit, _args(_u(-30, 30)), (0,)),
@@ -282,6 +283,20 @@ CASES = {
                             (0, 1, 2, 3)),
     "skewnorm.pdf": Case(stats.skewnorm.pdf, ST.skewnorm.pdf,
                          _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2, 3)),
+    # (Owen's T; scipy's own value, where it is below 1e-6 with a > 0, is a numerical
+    # integral: its tails against mpmath in tests/test_scipy_owens.py)
+    "skewnorm.cdf": Case(stats.skewnorm.cdf, ST.skewnorm.cdf,
+                         _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2, 3),
+                         rtol=1e-12),
+    "skewnorm.sf": Case(stats.skewnorm.sf, ST.skewnorm.sf,
+                        _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)), (0, 1, 2, 3),
+                        rtol=1e-12),
+    "skewnorm.logcdf": Case(stats.skewnorm.logcdf, ST.skewnorm.logcdf,
+                            _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)),
+                            (0, 1, 2, 3), rtol=1e-12),
+    "skewnorm.logsf": Case(stats.skewnorm.logsf, ST.skewnorm.logsf,
+                           _args(_u(-3, 3), _u(-4, 4), _u(-0.4, 0.4), _u(0.5, 2)),
+                           (0, 1, 2, 3), rtol=1e-12),
     "loggamma.logpdf": Case(stats.loggamma.logpdf, ST.loggamma.logpdf,
                             _args(_u(-3, 2), _u(0.5, 4), _u(-0.4, 0.4), _u(0.5, 2)),
                             (0, 1, 2, 3)),
@@ -1667,11 +1682,12 @@ def test_bessel_order_one_slopes_at_subnormal_arguments():
 
 
 def test_a_function_a_distribution_lacks_is_named_not_a_bare_attribute_error():
-    """skewnorm has no cdf (Owen's T), halfnorm no isf: an error naming what the module has
-    and scipy's own function for plain values; hasattr still answers False."""
-    with pytest.raises(bn.UnsupportedOpError, match=r"skewnorm has no 'cdf': it defines "
-                                                       r"logpdf, pdf\..*scipy.stats.skewnorm"):
-        stats.skewnorm.cdf
+    """skewnorm has no ppf, halfnorm no isf: an error naming what the module has and scipy's
+    own function for plain values; hasattr still answers False."""
+    with pytest.raises(bn.UnsupportedOpError, match=r"skewnorm has no 'ppf': it defines "
+                                                       r"cdf, logcdf, logpdf, logsf, pdf, sf\."
+                                                       r".*scipy.stats.skewnorm"):
+        stats.skewnorm.ppf
     assert not hasattr(stats.halfnorm, "isf") and hasattr(stats.halfnorm, "ppf")
     for name in stats.__all__:
         with pytest.raises(AttributeError):

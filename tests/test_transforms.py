@@ -18,7 +18,7 @@ import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import ROWS
 from conftest import (AG_BETAINC_DA, AG_BETAINC_DB, AG_GAMMAINC_DA, AG_GAMMAINCCINV,
-                      AG_GAMMAINCINV)
+                      AG_GAMMAINCINV, AG_OWENS_T)
 from graphs import adjoints
 
 SHAPE = (2, 3)
@@ -196,6 +196,10 @@ CASES = {
                     lambda x: AG_GAMMAINC_DA(2.5, x * x + 0.1)),
     "jn": (lambda x: bsp.jn(3, 3.0 * x), lambda x: asp.jn(3, 3.0 * x)),
     "yn": (lambda x: bsp.yn(2, x * x + 0.3), lambda x: asp.yn(2, x * x + 0.3)),
+    # Owen's T in both operands (h = x, a = 3x: the reflection for |a| > 1 and the methods
+    # for a < 1 along the way); autograd has none: scipy's values, the closed-form
+    # derivatives in autograd's numpy (tests/conftest.py)
+    "owens_t": (lambda x: bsp.owens_t(x, 3.0 * x), lambda x: AG_OWENS_T(x, 3.0 * x)),
     # the incomplete beta rows (a, b constants: no derivative), x in (0, 1) through a
     # sigmoid; autograd's betainc has d/dx, and betainc_dx is its density
     "betainc": (lambda x: bsp.betainc(2.5, np.array([1.7, 0.6, 4.0]), bn.sigmoid(x)),
@@ -220,7 +224,8 @@ NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "
                     "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1", "j0",
                     "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
                     "gammainccinv", "jn", "yn", "betainc",
-                    "betaincc", "betainc_dx", "gammainc_da", "betainc_da", "betainc_db"}
+                    "betaincc", "betainc_dx", "gammainc_da", "betainc_da", "betainc_db",
+                    "owens_t"}
 
 
 def test_every_row_is_covered():

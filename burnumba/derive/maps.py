@@ -45,7 +45,7 @@ def _math():
                gammainccinv=bsp.gammainccinv, jn=bsp.jn, yn=bsp.yn, betainc=bsp.betainc,
                betaincc=bsp.betaincc, betainc_dx=bsp._betainc_dx,
                gammainc_da=bsp._gammainc_da, betainc_dab=bsp._betainc_dab,
-               betainc_dx_dab=bsp._betainc_dx_dab)
+               betainc_dx_dab=bsp._betainc_dx_dab, owens_t=bsp.owens_t)
     assert set(rules.SPECIAL) <= set(out)
     return types.MappingProxyType(out)
 

@@ -5,7 +5,8 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
 i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn, the incomplete gamma functions gammainc,
-gammaincc and their inverses gammaincinv, gammainccinv; the incomplete beta functions
+gammaincc and their inverses gammaincinv, gammainccinv, Owen's T function owens_t; the
+incomplete beta functions
 betainc, betaincc are three-operand block rows, kernels/blocks_beta.py); the rest are built
 from rows here, in the forms that keep their accuracy (ndtr through erfc, logit through
 log1p, xlogy with its 0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy
@@ -38,7 +39,7 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "r
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
            "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
            "gammainccinv", "betainc", "betaincc",
-           "jn", "yn",
+           "jn", "yn", "owens_t",
            "expit", "logit",
            "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp",
            "softmax", "log_softmax"]
@@ -206,6 +207,18 @@ def gammainccinv(a, q):
     """x with gammaincc(a, x) = q (a row, accurate for small q); d/dq = -Gamma(a) e^x
     x^(1-a), d/da as gammaincinv's at the same x."""
     return _binary_row("gammainccinv", a, q)
+
+
+@implements_scipy_ufunc("owens_t")
+def owens_t(h, a):
+    """Owen's T function T(h, a) = 1/(2 pi) int_0^a e^(-h^2 (1 + x^2) / 2) / (1 + x^2) dx (a
+    row, kernels/special_owens.py: Patefield and Tandy's method, as scipy's). Its
+    derivatives are closed forms: dT/dh = -phi(h) erf(a h / sqrt 2) / 2 and dT/da =
+    e^(-h^2 (1 + a^2) / 2) / (2 pi (1 + a^2)).
+
+    >>> bn.grad(lambda a: owens_t(0.0, a))(1.0)   # 1 / (4 pi) = 0.07957747154594767
+    """
+    return _binary_row("owens_t", h, a)
 
 
 def _gammainc_da(a, x):

@@ -60,10 +60,9 @@ def scipy_functions():
 # the reason (their error on a traced value names burnumba.scipy and says there is no
 # replacement yet)
 SCIPY_REFUSED = (
-    ("stats.skewnorm.cdf / sf", "it needs Owen's T function, not written here"),
-    ("stats.multivariate_t and scipy's other "
-     "distributions", "not modules of burnumba.scipy.stats yet: scipy's own module is what "
-     "the name gives, and a traced value given to it raises an error naming it"),
+    ("scipy.stats's other distributions",
+     "not modules of burnumba.scipy.stats yet: scipy's own module is what the name gives, "
+     "and a traced value given to it raises an error naming it"),
     ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv",
      "not rows yet (jn / jv and yn take integer orders)"),
     ("the derivative of jn / yn in n; the second derivative of special.gammainc / gammaincc "
