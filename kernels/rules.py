@@ -274,8 +274,8 @@ def template(fn):
     argument, a name or a number: the template's own argument name, or another name or a
     number, which the generator writes in place of the argument (``fn(val, 1)`` for
     ``def fn(u, step)`` reads ``val`` with step 1). The generator pastes the template's
-    statements in place of the call, so compiled code has no call. Called from Python, it
-    is a function."""
+    statements in place of the call, so compiled code has no call; a template may call
+    another, which is pasted into it first. Called from Python, it is a function."""
     fn.__bn_template__ = True
     return fn
 
@@ -361,17 +361,20 @@ class _Paste(ast.NodeTransformer):
                             f"of {t.__name__}({', '.join(params)})")
         renamed = {p: a for p, a in zip(params, given)
                    if not (isinstance(a, ast.Name) and a.id == p)}
+        inner = [s for s in ast.walk(ast.Module(body, [])) if isinstance(s, ast.Return)]
+        if inner:
+            raise RuleError(f"{where}: only the last statement of a template returns (an "
+                            "error code is the calling rule's to return)")
+        # the templates this one calls, pasted in its own names first (looked up in its
+        # module: _sum_lines calls _sum4)
+        body = _Paste(t, where).visit(ast.Module(copy.deepcopy(body), [])).body
         assigned = {n.id for st in body for n in ast.walk(st)
                     if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         if assigned & set(renamed):
             raise RuleError(f"{where}: it assigns its argument "
                             f"{sorted(assigned & set(renamed))[0]!r}: call it with that "
                             "argument's own name")
-        inner = [s for s in ast.walk(ast.Module(body, [])) if isinstance(s, ast.Return)]
-        if inner:
-            raise RuleError(f"{where}: only the last statement of a template returns (an "
-                            "error code is the calling rule's to return)")
-        return [_Rename(renamed).visit(copy.deepcopy(st)) for st in body]
+        return [_Rename(renamed).visit(st) for st in body]
 
 
 @functools.lru_cache(maxsize=None)

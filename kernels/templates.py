@@ -38,7 +38,7 @@ def _max_along(o, k, m, inner, oa, val):
 # chains of adds in flight: with inner > 1, eight neighbouring k of a block (eight adjacent
 # values per j, instead of a strided pass per k: a (16, 1000, 16) reduction, the Hessian of
 # a k-means objective pushed forward along 16 directions); with inner = 1, four neighbouring
-# rows (as _sum4: a template pastes no other template).
+# rows (_sum4).
 @template
 def _sum_lines(outer, m, inner, oa, oy, c, val):
     """y = c * (the sums along the axis) of the (outer, m, inner) operand at oa, into oy."""
@@ -46,15 +46,7 @@ def _sum_lines(outer, m, inner, oa, oy, c, val):
         o4 = outer - outer % 4
         for o in range(0, o4, 4):
             b0 = oa + o * m
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            for j in range(m):
-                s0 += val[b0 + j]
-                s1 += val[b0 + m + j]
-                s2 += val[b0 + 2 * m + j]
-                s3 += val[b0 + 3 * m + j]
+            s0, s1, s2, s3 = _sum4(b0, m, val)
             val[oy + o] = c * s0
             val[oy + o + 1] = c * s1
             val[oy + o + 2] = c * s2

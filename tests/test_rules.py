@@ -237,6 +237,18 @@ def _fills_(u, ua, n):
         u[ua + k] = 0.0
 
 
+@rules.template
+def _fills_twice_(u, ua, n):
+    _fills_(u, ua, n)
+    s = _scaled_(u, ua, 3)
+    return s
+
+
+def _block_nested(i, oy, val, grad):
+    s = _fills_twice_(grad, oy, 2)
+    val[i] = s
+
+
 def _block_fills(i, oy, val, grad):
     _fills_(grad, oy, 3)
 
@@ -280,6 +292,14 @@ def test_a_template_that_only_writes_arrays_is_called_as_a_statement():
     """sum_axis's _sum_lines writes its sums into val or grad and returns nothing."""
     source = rules.block_source(_block_fills, "myblock", "fwd")
     assert "grad[oy + k] = 0.0" in source and "range(3)" in source and "_fills_" not in source
+
+
+def test_a_template_pastes_the_templates_it_calls_in_its_callers_names():
+    """_sum_lines calls _sum4: the inner template is pasted in the outer one's names, then
+    the outer one's arguments are renamed to the caller's."""
+    source = rules.block_source(_block_nested, "myblock", "fwd")
+    assert "grad[oy + k] = 0.0" in source and "range(2)" in source
+    assert "s = grad[oy] * 3" in source and "_fills_" not in source and "_scaled_" not in source
 
 
 def test_a_template_called_with_other_names_and_numbers_reads_them():
