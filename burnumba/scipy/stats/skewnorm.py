@@ -33,6 +33,8 @@ own far tail) logcdf is -inf, as scipy's log(cdf), and its gradient NaN.
 >>> import burnumba.scipy.stats.skewnorm as skewnorm
 >>> bn.grad(lambda a: skewnorm.cdf(0.0, a))(1.0)           # -1 / (2 pi) = -0.15915494309189535
 """
+import functools
+
 import numpy as np
 
 from ... import numpy as bnp
@@ -42,11 +44,16 @@ from ._common import LOG2, LOG_2PI, log_scale, method, positive, standard, trace
 
 LOG_PI = 1.1447298858494002
 INV_SQRT2 = 0.7071067811865476
-# the lower tail's quadrature: 32-point Gauss-Laguerre nodes and weights, and where it starts
-_NODES, _WEIGHTS = np.polynomial.laguerre.laggauss(32)
+# where the lower tail's quadrature starts
 C_TAIL = 3.0
-# and from h = 3 on, below c = 3, 20-point Gauss-Legendre from c to 3 ahead of it
-_LEGENDRE_NODES, _LEGENDRE_WEIGHTS = np.polynomial.legendre.leggauss(20)
+
+
+@functools.lru_cache(maxsize=None)
+def _quadrature():
+    """The lower tail's 32-point Gauss-Laguerre nodes and weights, and the 20-point
+    Gauss-Legendre ones (from h = 3 on, below c = 3, from c to 3 ahead of it). Made on first
+    use: numpy.polynomial costs every process that imports burnumba 1.7 MB otherwise."""
+    return (np.polynomial.laguerre.laggauss(32) + np.polynomial.legendre.leggauss(20))
 
 
 @method("skewnorm")
@@ -153,14 +160,15 @@ def _log_tail(h, c):
     s = +-ih lie 3 or more away: 1e-25): log(h / pi) - (h^2 + c1^2) / 2 + log(sum_j w_j /
     (s_j (h^2 + s_j^2)) + (c1 - c) / 2 sum_i v_i e^((c1^2 - r_i^2) / 2) / (h^2 + r_i^2)),
     s_j = sqrt(c1^2 + 2 t_j), r_i the Legendre nodes on [c, c1]; the nodes on a last axis"""
+    nodes, weights, legendre_nodes, legendre_weights = _quadrature()
     h2 = h * h
     c1 = ew.where(ew.greater(c, C_TAIL), c, C_TAIL)
-    s2 = bnp.expand_dims(c1 * c1, -1) + 2.0 * _NODES
+    s2 = bnp.expand_dims(c1 * c1, -1) + 2.0 * nodes
     hh = bnp.expand_dims(h2, -1)
-    tail = bnp.sum(_WEIGHTS / (ew.sqrt(s2) * (hh + s2)), axis=-1)
+    tail = bnp.sum(weights / (ew.sqrt(s2) * (hh + s2)), axis=-1)
     width = c1 - c
-    r = bnp.expand_dims(c, -1) + bnp.expand_dims(0.5 * width, -1) * (1.0 + _LEGENDRE_NODES)
+    r = bnp.expand_dims(c, -1) + bnp.expand_dims(0.5 * width, -1) * (1.0 + legendre_nodes)
     cc = bnp.expand_dims(c1 * c1, -1)
-    near = bnp.sum(_LEGENDRE_WEIGHTS * ew.exp(0.5 * (cc - r * r)) / (hh + r * r), axis=-1)
+    near = bnp.sum(legendre_weights * ew.exp(0.5 * (cc - r * r)) / (hh + r * r), axis=-1)
     return (ew.log(h) - LOG_PI - 0.5 * (h2 + c1 * c1)
             + ew.log(tail + 0.5 * width * near))
