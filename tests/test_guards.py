@@ -657,3 +657,32 @@ def test_early_decisions_are_checked_before_the_rest_of_the_run(monkeypatch):
         np.testing.assert_array_equal(gradient, g)
         a, b = ag(w, i)
         np.testing.assert_allclose(gradient, b, rtol=1e-12, atol=1e-14)
+
+
+# -- vmap's check of a whole batch (tracing/concrete.all_hold) agrees with the per-sample one
+_SPECIAL = np.array([0.0, -0.0, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf, 1e-300, 2.9])
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_all_hold_is_every_row_of_holds_rows(seed):
+    from burnumba.tracing.concrete import EXACT, INTEGER, TRUTH, all_hold, holds_rows
+    rng = np.random.default_rng(seed)
+    guards = int(rng.integers(1, 4))
+    kinds = rng.choice([TRUTH, EXACT, INTEGER], size=guards)
+    want = rng.choice(_SPECIAL, size=guards)
+    rows = int(rng.integers(1, 6))
+    # mostly rows that hold (each guard's recorded value, or another that holds: a nonzero
+    # for a truth guard, a value of the same integer part), some that do not
+    values = np.empty((rows, guards))
+    for k in range(guards):
+        if kinds[k] == TRUTH:
+            pool = _SPECIAL[_SPECIAL != 0] if want[k] != 0 else np.array([0.0, -0.0])
+        elif kinds[k] == INTEGER:
+            pool = np.array([want[k], want[k] + 0.25 * np.sign(want[k] or 1.0)])
+        else:
+            pool = np.array([want[k]])
+        values[:, k] = rng.choice(pool, size=rows)
+    if rng.random() < 0.5:
+        values[rng.integers(rows), rng.integers(guards)] = rng.choice(_SPECIAL)
+    expected = bool(holds_rows(values, kinds, want).all())
+    assert all_hold(values, kinds, want) == expected

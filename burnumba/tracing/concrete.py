@@ -49,6 +49,27 @@ def holds_rows(values, kinds, want):
     return ((got == expect) | (np.isnan(got) & np.isnan(expect))).all(axis=-1)
 
 
+def all_hold(values, kinds, want):
+    """Whether every guard holds in every row of ``values`` (as ``holds_rows(...).all()``),
+    by one reduction per guard column: vmap's check of a batch whose samples all take the
+    branch it ran, which is nearly every call (1,024 samples, one guard: 3 us, where
+    holds_rows' ten array operations took 20). A truth guard's column is all nonzero (NaN
+    counts, as in Python) or all zero; an exact guard's equals its value (NaN: all NaN)."""
+    for k in range(len(kinds)):
+        col, kind, w = values[:, k], kinds[k], want[k]
+        if kind == TRUTH:
+            ok = col.all() if w != 0 else not col.any()
+        elif kind == INTEGER:
+            ok = (np.trunc(col) == w).all()
+        elif w == w:
+            ok = (col == w).all()
+        else:
+            ok = np.isnan(col).all()
+        if not ok:
+            return False
+    return True
+
+
 class Evaluator:
     """The values of a builder's nodes ``0 .. done - 1``, computed as the kernel would.
 

@@ -43,7 +43,7 @@ from .._errors import (DataError, InputError, NestedTrace, ShapeError, Unsupport
 from ..ir.lanes import lanes_for, widen
 from .. import numpy as bnp
 from .core import Cache, _positive, _trace
-from ..tracing.concrete import holds_rows
+from ..tracing.concrete import all_hold, holds_rows
 from ..tracing.plan import DATA, DIFF, ArgsMatch
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.randomness import draw_rows
@@ -353,7 +353,10 @@ class _CallPlan:
         if not traced.checks.size:
             return out, np.ones(size, bool)
         tape = traced.tape
-        return out, holds_rows(run.Y[:, traced.nout:], tape.guard_kinds, tape.guard_values)
+        values = run.Y[:, traced.nout:]
+        if all_hold(values, tape.guard_kinds, tape.guard_values):
+            return out, np.ones(size, bool)
+        return out, holds_rows(values, tape.guard_kinds, tape.guard_values)
 
 
 class _Variant:
