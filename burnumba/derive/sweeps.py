@@ -50,35 +50,54 @@ def _reaches(b, start, seeds):
     return dep
 
 
-def eliminate_dead(b, roots):
-    """Make every node that no root depends on a constant, which the sweeps skip: a trace
-    with derivatives in it (``b.derived``) computes values its output never reads (the
-    loss value under a traced gradient, the gradient under a Hessian). The node keeps its
-    slice of the arena and its index (no renumbering: gathers address the arena). Tape
-    order is execution order, so one backward pass finds the live nodes. Returns how many
-    nodes were eliminated."""
+def _live(b, roots, live=None):
+    """Per node, 1 when a root depends on it (``live``: nodes already found, whose operands
+    are not walked again). Tape order is execution order: one backward pass."""
     n = b.n
-    live = bytearray(n)
+    found = bytearray(n)
     for r in roots:
-        live[r] = 1
-    op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
+        found[r] = 1
+    op, a0, a1 = b.op, b.a0, b.a1
     listed = {OPCODE[r.name] for r in ROWS if r.layout in ("listed", "inner", "tiles")} | {
         OPCODE["gather"]}
     for i in range(n - 1, -1, -1):
-        if not live[i]:
+        if not found[i] or (live is not None and live[i]):
             continue
         if op[i] in listed:                     # operands named in the parameters too
             for k in operands(b, i):
-                live[k] = 1
+                found[k] = 1
             continue
         if a0[i] >= 0:
-            live[a0[i]] = 1
+            found[a0[i]] = 1
         if a1[i] >= 0:
-            live[a1[i]] = 1
+            found[a1[i]] = 1
+    return found
+
+
+def eliminate_dead(b, roots, kept=(), drop=True):
+    """Make every node that no root depends on a constant, which the sweeps skip: a trace
+    with derivatives in it (``b.derived``) computes values its output never reads (the
+    loss value under a traced gradient, the gradient under a Hessian). The node keeps its
+    slice of the arena and its index (no renumbering: gathers address the arena). Returns
+    how many nodes were eliminated.
+
+    ``kept``: nodes whose values are read but never differentiated: the guards' nodes, the
+    values a Python decision read. They and the nodes only they depend on stay, with need
+    0, so that no sweep computes their derivatives (an hvp whose function decides on its
+    loss computes the loss, not the loss's tangent: 1.45x the hvp before, a guard's cost).
+    ``drop=False`` (a trace without derivatives in it) only marks those, eliminating
+    nothing."""
+    live = _live(b, roots)
+    values = _live(b, kept, live) if len(kept) else bytearray(b.n)
+    op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
     const, leaves = OPCODE["const"], {OPCODE["const"], OPCODE["input"]}
     dead = 0
-    for i in range(n):
-        if not live[i] and op[i] not in leaves:
+    for i in range(b.n):
+        if live[i] or op[i] in leaves:
+            continue
+        if values[i]:
+            b.need[i] = 0
+        elif drop:
             op[i], a0[i], a1[i], pp[i], b.need[i] = const, -1, -1, -1, 0
             dead += 1
     return dead

@@ -157,9 +157,11 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         aux = None
     out = as_output(b, result, need_scalar)
     out_node = out.node                    # a pending view becomes a node here
-    if b.derived and not b.loops:          # derivatives traced as ops: drop what is unread
+    if (b.derived or b.guards) and not b.loops:
+        # derivatives traced as ops: drop what is unread; the values only Python decisions
+        # read: kept, not differentiated
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
-        eliminate_dead(b, roots + (b.guards.node if b.guards else []))
+        eliminate_dead(b, roots, b.guards.node if b.guards else (), drop=b.derived)
     b.live = False
     b.subscripts = None                    # tracing/subscripts.py: frees the user's frames
     tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
