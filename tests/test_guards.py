@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import burnumba as bn
+from burnumba.kernels import ROWS
 
 autograd = pytest.importorskip("autograd")
 anp = pytest.importorskip("autograd.numpy")
@@ -686,3 +687,29 @@ def test_all_hold_is_every_row_of_holds_rows(seed):
         values[rng.integers(rows), rng.integers(guards)] = rng.choice(_SPECIAL)
     expected = bool(holds_rows(values, kinds, want).all())
     assert all_hold(values, kinds, want) == expected
+
+
+def test_values_only_a_decision_reads_are_not_differentiated():
+    """A value only a Python decision reads (the sum of squares below) is computed on every
+    run, for its guard, but no sweep differentiates it (need 0): its derivative would be
+    multiplied by zero. The gradient is the branch's, as autograd's, on both branches, and
+    the guard still switches branches."""
+    def f(np_, x):
+        s = np_.sum(x ** 2)
+        if s > 1.0:
+            return np_.sum(np_.sin(x))
+        return np_.sum(np_.cos(x))
+
+    ours, theirs = both(f)
+    x_big, x_small = np.array([0.9, -0.8, 0.3]), np.array([0.1, 0.2, -0.3])
+    tape = bn.trace(ours, x_big)
+    rows = [ROWS[o].name for o in tape.op]
+    guard = int(tape.guard_nodes[0])
+    below = [k for k in range(guard + 1) if ROWS[tape.op[k]].kind != "leaf"]
+    assert {rows[k] for k in below} >= {"square", "sum"}, rows
+    assert all(tape.need[k] == 0 for k in below), [(rows[k], tape.need[k]) for k in below]
+    grad = bn.grad(ours)
+    for x in (x_big, x_small, x_big):
+        np.testing.assert_allclose(grad(x), autograd.grad(theirs)(x), rtol=1e-14)
+    hvp = bn.hvp(ours, x_big, np.ones(3))
+    np.testing.assert_allclose(hvp, -np.sin(x_big), rtol=1e-14)
