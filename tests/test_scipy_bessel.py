@@ -115,21 +115,23 @@ def test_real_order_bessel_derivatives_in_x(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_kernel_matches_the_scalar_code_and_its_gradient(name):
-    """The compiled row (value and d/dx through bn.grad) against the scalar code, at orders
-    of both signs, integer and not, and x from 1e-3 to 300."""
+    """The compiled row, value and d/dx element by element (a jvp with unit tangents: the
+    row is elementwise), against the scalar code, at orders of both signs, integer and not,
+    and x from 1e-3 to 300; infinities and NaNs where the scalar code gives them."""
     v = np.array([-7.5, -2.3, -2.0, 0.0, 0.4, 1.0, 3.7, 12.0, 31.2])
     x = np.array([1e-3, 0.7, 1.9, 2.1, 5.0, 17.0, 40.0, 120.0, 300.0])
     vv, xx = (a.ravel() for a in np.meshgrid(v, x))
     f = getattr(bsp, name)
-    vals, grads = bn.value_and_grad(lambda x: bn.numpy.sum(f(vv, x)))(xx)
+    vals, slopes = bn.jvp(lambda x: f(vv, x), (xx,), (np.ones_like(xx),))
     want = np.array([kb.FUNCTIONS[name](a, b) for a, b in zip(vv, xx)])
     dwant = np.array([kb.FUNCTIONS[name + "_dx"](a, b) for a, b in zip(vv, xx)])
-    ok = np.isfinite(want)
-    np.testing.assert_allclose(vals, want[ok].sum() if ok.all() else vals, rtol=1e-13)
-    got = np.array([float(f(a, np.float64(b))) for a, b in zip(vv, xx)])   # scipy's on plain
-    np.testing.assert_allclose(grads[np.isfinite(dwant)], dwant[np.isfinite(dwant)],
-                               rtol=1e-13, atol=0)
-    assert np.all(np.isfinite(got) | ~np.isfinite(want))
+    np.testing.assert_allclose(vals, want, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(slopes, dwant, rtol=1e-13, atol=0)
+    # on plain values the Python function is scipy's (within scipy's own accuracy; negative
+    # orders against mpmath above)
+    plain = np.array([float(f(a, np.float64(b))) for a, b in zip(vv, xx)])
+    ok = np.isfinite(want) & (np.abs(want) > 1e-290) & (vv >= 0)
+    np.testing.assert_allclose(plain[ok], want[ok], rtol=1e-9)
 
 
 @pytest.mark.parametrize("name", NAMES)
