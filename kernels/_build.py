@@ -104,9 +104,11 @@ def _special():
     """kernels/special.py's functions compiled (rules.SPECIAL), and those of the other
     special modules (rules.SPECIAL_MODULES), which the special rows' code calls: bound into
     every module, used by those that name them."""
-    from . import special, special_beta, special_bessel, special_gamma, special_owens
+    from . import (special, special_beta, special_bessel, special_bessel_real, special_gamma,
+                   special_owens)
     out = special.compiled()
-    for module in (special_bessel, special_gamma, special_beta, special_owens):
+    for module in (special_bessel, special_gamma, special_beta, special_owens,
+                   special_bessel_real):
         out.update(_compiled_functions(module.FUNCTIONS))
     return out
 

@@ -10,8 +10,8 @@ import types
 
 import numpy as np
 
-from . import (_prims, layout, rules, special, special_bessel, special_beta, special_gamma,
-               special_owens)
+from . import (_prims, layout, rules, special, special_bessel, special_bessel_real, special_beta,
+               special_gamma, special_owens)
 from .layout import views
 from .ops import ROWS
 
@@ -28,6 +28,7 @@ IEEE_MATH.update(special_bessel.FUNCTIONS)
 IEEE_MATH.update(special_gamma.FUNCTIONS)
 IEEE_MATH.update(special_beta.FUNCTIONS)
 IEEE_MATH.update(special_owens.FUNCTIONS)
+IEEE_MATH.update(special_bessel_real.FUNCTIONS)
 _MATH = dict(IEEE_MATH, abs=abs, int=int, max=max, np=np, inf=math.inf, nan=math.nan)
 
 

@@ -41,7 +41,8 @@ MATH = ("exp", "log", "sqrt", "tanh", "sin", "cos", "fabs", "copysign", "erf", "
 # with numba where a kernel calls them; the rows of maps_special.py use them)
 # (kernels/special_bessel.py: the Bessel functions; special_gamma.py: the incomplete gamma
 # functions; special_beta.py: the incomplete beta function, which the three-operand block
-# rows of blocks_beta.py call, as block rules may; special_owens.py: Owen's T function). Each
+# rows of blocks_beta.py call, as block rules may; special_owens.py: Owen's T function;
+# special_bessel_real.py: the Bessel functions of real order and their derivatives in x). Each
 # module's code keys only the compiled objects whose rules call one of its functions (keys.py:
 # SPECIAL_MODULES).
 SPECIAL_MODULES = {
@@ -52,6 +53,8 @@ SPECIAL_MODULES = {
     "special_beta.py": ("betainc", "betaincc", "betainc_dx", "betainc_dab",
                         "betainc_dx_dab"),
     "special_owens.py": ("owens_t",),
+    "special_bessel_real.py": ("jv", "jv_dx", "yv", "yv_dx", "iv", "iv_dx", "ive", "ive_dx",
+                               "kv", "kv_dx", "kve", "kve_dx"),
 }
 SPECIAL = tuple(name for names in SPECIAL_MODULES.values() for name in names)
 # The math a map row's loops call in a form of their own that vectorizes (kernels/_native.py

@@ -99,6 +99,26 @@ def _autograd_owens_t():
 AG_OWENS_T = _autograd_owens_t()
 
 
+def _autograd_kv():
+    """autograd has no kv, kve: scipy's values, with their derivatives in x written in
+    autograd's numpy by the recurrences (so that derivatives of any order are autograd's):
+    kv' = -(kv(v - 1) + kv(v + 1)) / 2, kve' = kv' e^x + kve; no derivative in v."""
+    import scipy.special
+    from autograd.extend import defvjp, primitive
+    from autograd.numpy.numpy_vjps import unbroadcast_f
+
+    kv = primitive(lambda v, x: scipy.special.kv(v, x))
+    kve = primitive(lambda v, x: scipy.special.kve(v, x))
+    defvjp(kv, None, lambda y, v, x: unbroadcast_f(
+        x, lambda g: -0.5 * g * (kv(v - 1.0, x) + kv(v + 1.0, x))))
+    defvjp(kve, None, lambda y, v, x: unbroadcast_f(
+        x, lambda g: g * (kve(v, x) - 0.5 * (kve(v - 1.0, x) + kve(v + 1.0, x)))))
+    return kv, kve
+
+
+AG_KV, AG_KVE = _autograd_kv()
+
+
 def _mpmath_betainc_dab(a, b, x, dps):
     """(dI/da, dI/db) by mpmath.diff at ``dps`` digits: of I_x(a, b) where it is below 1/2,
     else of -I_{1-x}(b, a) (1 - x exact in mpmath: a lower integral alone, where mpmath's

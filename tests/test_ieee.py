@@ -92,6 +92,9 @@ CALLS = {
     "gammainc_da": lambda a, b, c: bsp._gammainc_da(a, b),
     "jn": lambda a, b, c: bsp.jn(a, b), "yn": lambda a, b, c: bsp.yn(a, b),
     "owens_t": lambda a, b, c: bsp.owens_t(a, b),
+    "jv": lambda a, b, c: bsp.jv(a, b), "yv": lambda a, b, c: bsp.yv(a, b),
+    "iv": lambda a, b, c: bsp.iv(a, b), "ive": lambda a, b, c: bsp.ive(a, b),
+    "kv": lambda a, b, c: bsp.kv(a, b), "kve": lambda a, b, c: bsp.kve(a, b),
 }
 
 

@@ -14,7 +14,8 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # them). _bncall is the optional C extension (kernels/_bncall.c).
 LAYERS = (
     ("errors", "layout", "cache", "update", "ieee_cases", "_bncall", "special",
-     "special_bessel", "special_gamma", "special_beta", "special_owens"),
+     "special_bessel", "special_gamma", "special_beta", "special_owens",
+     "special_bessel_real"),
     ("rules", "blas", "_prims"),
     ("row", "templates"),
     ("maps", "maps_special", "blocks_gather", "blocks_reduce", "blocks_softmax", "blocks_matmul",

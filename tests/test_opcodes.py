@@ -30,10 +30,12 @@ PINNED = (
 # (commit 7e31679), the incomplete beta rows (issue #31, kernels/blocks_beta.py), a user's
 # numba op (bn.njit_op, kernels/blocks_user.py), the incomplete gamma inverses, gammainc's
 # derivative in a, betainc's in a and b, sum_axis's and scatter's lanes forms (bn.vmap's wide
-# tapes), Owen's T (kernels/special_owens.py)
+# tapes), Owen's T (kernels/special_owens.py), the Bessel functions of real order
+# (kernels/special_bessel_real.py)
 PINNED_SINCE = ("cummax", "cummin", "betainc", "betaincc", "betainc_dx", "njit_call",
                 "gammaincinv", "gammainccinv", "gammainc_da", "betainc_da", "betainc_db",
-                "sum_axis_lanes", "scatter_lanes", "owens_t")
+                "sum_axis_lanes", "scatter_lanes", "owens_t", "jv", "yv", "iv", "ive", "kv",
+                "kve")
 # the tape-file digest of that table (burnumba/ir/tapefile.py: _digest, the rows' name,
 # arity and kind per opcode): the meta of a tape file written with it
 PINNED_DIGEST = "3e5584419268703a"

@@ -608,7 +608,8 @@ def test_every_public_function_has_a_case():
 # tested by the op-table tests (their own rows), by a test below, or in test_scipy_dense.py
 _ELSEWHERE = {"psi", "polygamma", "erfc", "erfinv", "ndtri", "log_ndtr", "i0", "i1",
               "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv", "gammainccinv",
-              "jn", "yn", "cho_factor",
+              "jn", "yn", "cho_factor", "jv", "yv", "iv", "ive", "kv", "kve", "k0", "k1",
+              "k0e", "k1e", "i0e", "i1e",
               "betainc", "betaincc",
               *linalg._dense.__all__}
 

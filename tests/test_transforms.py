@@ -18,7 +18,7 @@ import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import ROWS
 from conftest import (AG_BETAINC_DA, AG_BETAINC_DB, AG_GAMMAINC_DA, AG_GAMMAINCCINV,
-                      AG_GAMMAINCINV, AG_OWENS_T)
+                      AG_GAMMAINCINV, AG_KV, AG_KVE, AG_OWENS_T)
 from graphs import adjoints
 
 SHAPE = (2, 3)
@@ -200,6 +200,14 @@ CASES = {
     # for a < 1 along the way); autograd has none: scipy's values, the closed-form
     # derivatives in autograd's numpy (tests/conftest.py)
     "owens_t": (lambda x: bsp.owens_t(x, 3.0 * x), lambda x: AG_OWENS_T(x, 3.0 * x)),
+    # the Bessel functions of real order (v constant, non-integer or negative: the
+    # reflections), x > 0 through x * x + 0.3; kv, kve: scipy's values with the recurrences
+    "jv": (lambda x: bsp.jv(2.3, 3.0 * x * x + 0.3), lambda x: asp.jv(2.3, 3.0 * x * x + 0.3)),
+    "yv": (lambda x: bsp.yv(-1.7, x * x + 0.3), lambda x: asp.yv(-1.7, x * x + 0.3)),
+    "iv": (lambda x: bsp.iv(1.6, x * x + 0.3), lambda x: asp.iv(1.6, x * x + 0.3)),
+    "ive": (lambda x: bsp.ive(-0.7, x * x + 0.3), lambda x: asp.ive(-0.7, x * x + 0.3)),
+    "kv": (lambda x: bsp.kv(0.7, x * x + 0.3), lambda x: AG_KV(0.7, x * x + 0.3)),
+    "kve": (lambda x: bsp.kve(-2.3, x * x + 0.3), lambda x: AG_KVE(-2.3, x * x + 0.3)),
     # the incomplete beta rows (a, b constants: no derivative), x in (0, 1) through a
     # sigmoid; autograd's betainc has d/dx, and betainc_dx is its density
     "betainc": (lambda x: bsp.betainc(2.5, np.array([1.7, 0.6, 4.0]), bn.sigmoid(x)),
@@ -225,7 +233,7 @@ NO_JVP_REFERENCE = {"erf", "gelu_erf", "solve", "slogdet", "cholesky", "eigh", "
                     "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
                     "gammainccinv", "jn", "yn", "betainc",
                     "betaincc", "betainc_dx", "gammainc_da", "betainc_da", "betainc_db",
-                    "owens_t"}
+                    "owens_t", "jv", "yv", "iv", "ive", "kv", "kve"}
 
 
 def test_every_row_is_covered():

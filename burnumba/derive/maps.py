@@ -45,7 +45,10 @@ def _math():
                gammainccinv=bsp.gammainccinv, jn=bsp.jn, yn=bsp.yn, betainc=bsp.betainc,
                betaincc=bsp.betaincc, betainc_dx=bsp._betainc_dx,
                gammainc_da=bsp._gammainc_da, betainc_dab=bsp._betainc_dab,
-               betainc_dx_dab=bsp._betainc_dx_dab, owens_t=bsp.owens_t)
+               betainc_dx_dab=bsp._betainc_dx_dab, owens_t=bsp.owens_t, jv=bsp.jv,
+               jv_dx=bsp._jv_dx, yv=bsp.yv, yv_dx=bsp._yv_dx, iv=bsp.iv, iv_dx=bsp._iv_dx,
+               ive=bsp.ive, ive_dx=bsp._ive_dx, kv=bsp.kv, kv_dx=bsp._kv_dx, kve=bsp.kve,
+               kve_dx=bsp._kve_dx)
     assert set(rules.SPECIAL) <= set(out)
     return types.MappingProxyType(out)
 

@@ -4,9 +4,9 @@ signatures and defaults (``from burnumba.scipy.special import logsumexp`` where
 
 The functions no composition computes to float64 accuracy are rows of their own
 (kernels/maps_special.py: gammaln, polygamma with digamma, erfc, erfinv, ndtri, log_ndtr,
-i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn, the incomplete gamma functions gammainc,
-gammaincc and their inverses gammaincinv, gammainccinv, Owen's T function owens_t; the
-incomplete beta functions
+i0, i1, the Bessel functions j0, j1, y0, y1, jn, yn and those of real order jv, yv, iv, ive,
+kv, kve, the incomplete gamma functions gammainc, gammaincc and their inverses gammaincinv,
+gammainccinv, Owen's T function owens_t; the incomplete beta functions
 betainc, betaincc are three-operand block rows, kernels/blocks_beta.py); the rest are built
 from rows here, in the forms that keep their accuracy (ndtr through erfc, logit through
 log1p, xlogy with its 0 log 0 = 0 guarded so that no NaN enters a gradient). On plain numpy
@@ -39,7 +39,8 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "gamma", "r
            "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "i0",
            "i1", "j0", "j1", "y0", "y1", "gammainc", "gammaincc", "gammaincinv",
            "gammainccinv", "betainc", "betaincc",
-           "jn", "yn", "owens_t",
+           "jn", "yn", "jv", "yv", "iv", "ive", "kv", "kve", "k0", "k1", "k0e", "k1e",
+           "i0e", "i1e", "owens_t",
            "expit", "logit",
            "log_expit", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "logsumexp",
            "softmax", "log_softmax"]
@@ -333,15 +334,24 @@ def _betainc_dx_dab(a, b, x):
 
 
 def _integer_order(name, n):
-    """An order n given as numbers must be integers (burnumba has no jv / yv); a traced n
-    gives NaN at a non-integer."""
+    """An order n given as numbers must be integers; a traced n gives NaN at a
+    non-integer."""
     if not _traced(n) and not np.all(np.asarray(n) == np.floor(np.asarray(n))):
         raise InputError(at_user_site(
             f"{name}(n, x): n must hold integers (the integer-order Bessel function), got "
-            f"{n!r}; a real order (scipy.special.jv / yv) is not supported on traced values"))
+            f"{n!r}; for a real order use burnumba.scipy.special.jv / yv"))
 
 
-@implements_scipy_ufunc("jn", "jv")    # scipy.special.jn is jv: an integer order reaches jn
+def _plain_integers(v):
+    """Whether the order v is given as numbers (not traced) that are all finite integers:
+    then jv and yv are the jn and yn rows (their own code for integer orders)."""
+    if _traced(v):
+        return False
+    a = np.asarray(v, dtype=np.float64)
+    return bool(np.all(np.isfinite(a)) and np.all(a == np.floor(a)))
+
+
+@implements_scipy_ufunc("jn")          # scipy.special.jn is jv itself: it reaches jv below
 def jn(n, x):
     """The Bessel function of the first kind of integer order n (a row; d/dx = (jn(n - 1, x)
     - jn(n + 1, x)) / 2; no derivative in ``n``, refused as gammainc's ``a``). scipy's jn
@@ -359,6 +369,138 @@ def yn(n, x):
     x) - yn(n + 1, x)) / 2; -inf at 0 and NaN for x < 0, as scipy's)."""
     _integer_order("yn", n)
     return _binary_row("yn", n, x)
+
+
+@implements_scipy_ufunc("jv")
+def jv(v, x):
+    """The Bessel function of the first kind of real order v (a row, kernels/
+    special_bessel_real.py; an order given as integers is the jn row). d/dx = (jv(v - 1, x) -
+    jv(v + 1, x)) / 2; no derivative in ``v`` (refused: an error that names it). As scipy's:
+    NaN for x < 0 at a non-integer v, +-inf at x = 0 for a negative non-integer v.
+
+    >>> bn.grad(lambda x: jv(0.5, x))(1.0)        # (jv(-0.5, 1) - jv(1.5, 1)) / 2 = 0.1...
+    """
+    return _binary_row("jn" if _plain_integers(v) else "jv", v, x)
+
+
+@implements_scipy_ufunc("yv")
+def yv(v, x):
+    """The Bessel function of the second kind of real order v (a row; an order given as
+    integers is the yn row). d/dx = (yv(v - 1, x) - yv(v + 1, x)) / 2; no derivative in
+    ``v``. NaN for x < 0, -inf at x = 0 for v >= 0, as scipy's."""
+    return _binary_row("yn" if _plain_integers(v) else "yv", v, x)
+
+
+@implements_scipy_ufunc("iv")
+def iv(v, x):
+    """The modified Bessel function of the first kind of real order v (a row). d/dx =
+    (iv(v - 1, x) + iv(v + 1, x)) / 2; no derivative in ``v``. NaN for x < 0 at a non-integer
+    v, as scipy's.
+
+    >>> bn.grad(lambda x: iv(2.5, x))(1.0)        # (iv(1.5, 1) + iv(3.5, 1)) / 2
+    """
+    return _binary_row("iv", v, x)
+
+
+@implements_scipy_ufunc("ive")
+def ive(v, x):
+    """iv(v, x) e^-|x| (a row, computed scaled: no overflow for large x). d/dx = (iv'(v, x)
+    - sign(x) iv(v, x)) e^-|x|; no derivative in ``v``."""
+    return _binary_row("ive", v, x)
+
+
+@implements_scipy_ufunc("kv")
+def kv(v, x):
+    """The modified Bessel function of the second kind of real order v (a row; Matern
+    covariances). d/dx = -(kv(v - 1, x) + kv(v + 1, x)) / 2; no derivative in ``v``. +inf at
+    x = 0, NaN for x < 0, as scipy's.
+
+    >>> bn.grad(lambda x: kv(1.5, x))(2.0)        # -(kv(0.5, 2) + kv(2.5, 2)) / 2
+    """
+    return _binary_row("kv", v, x)
+
+
+@implements_scipy_ufunc("kve")
+def kve(v, x):
+    """kv(v, x) e^x (a row, computed scaled). d/dx = (kv'(v, x) + kv(v, x)) e^x; no
+    derivative in ``v``."""
+    return _binary_row("kve", v, x)
+
+
+@implements_scipy_ufunc("k0")
+def k0(x):
+    """K_0(x): the kv row at order 0."""
+    return kv(0.0, x) if _traced(x) else _scipy("k0")(x)
+
+
+@implements_scipy_ufunc("k1")
+def k1(x):
+    """K_1(x): the kv row at order 1."""
+    return kv(1.0, x) if _traced(x) else _scipy("k1")(x)
+
+
+@implements_scipy_ufunc("k0e")
+def k0e(x):
+    """K_0(x) e^x: the kve row at order 0."""
+    return kve(0.0, x) if _traced(x) else _scipy("k0e")(x)
+
+
+@implements_scipy_ufunc("k1e")
+def k1e(x):
+    """K_1(x) e^x: the kve row at order 1."""
+    return kve(1.0, x) if _traced(x) else _scipy("k1e")(x)
+
+
+@implements_scipy_ufunc("i0e")
+def i0e(x):
+    """I_0(x) e^-|x|: the ive row at order 0."""
+    return ive(0.0, x) if _traced(x) else _scipy("i0e")(x)
+
+
+@implements_scipy_ufunc("i1e")
+def i1e(x):
+    """I_1(x) e^-|x|: the ive row at order 1."""
+    return ive(1.0, x) if _traced(x) else _scipy("i1e")(x)
+
+
+# the derivatives in x as rows (derive/maps.py: the rules' jv_dx ... on traced values, so that
+# derivatives of any order are rows); on plain values scipy's jvp, yvp, ivp, kvp
+def _jv_dx(v, x):
+    if not _traced(v, x):
+        return _scipy("jvp")(v, x)
+    return (jv(v - 1.0, x) - jv(v + 1.0, x)) * 0.5
+
+
+def _yv_dx(v, x):
+    if not _traced(v, x):
+        return _scipy("yvp")(v, x)
+    return (yv(v - 1.0, x) - yv(v + 1.0, x)) * 0.5
+
+
+def _iv_dx(v, x):
+    if not _traced(v, x):
+        return _scipy("ivp")(v, x)
+    return (iv(v - 1.0, x) + iv(v + 1.0, x)) * 0.5
+
+
+def _ive_dx(v, x):
+    if not _traced(v, x):
+        return (_scipy("ive")(np.subtract(v, 1.0), x) + _scipy("ive")(np.add(v, 1.0), x)) * 0.5 \
+            - np.sign(x) * _scipy("ive")(v, x)
+    return (ive(v - 1.0, x) + ive(v + 1.0, x)) * 0.5 - _ew.sign(x) * ive(v, x)
+
+
+def _kv_dx(v, x):
+    if not _traced(v, x):
+        return _scipy("kvp")(v, x)
+    return (kv(v - 1.0, x) + kv(v + 1.0, x)) * -0.5
+
+
+def _kve_dx(v, x):
+    if not _traced(v, x):
+        return (_scipy("kve")(np.subtract(v, 1.0), x) + _scipy("kve")(np.add(v, 1.0), x)) \
+            * -0.5 + _scipy("kve")(v, x)
+    return (kve(v - 1.0, x) + kve(v + 1.0, x)) * -0.5 + kve(v, x)
 
 
 @implements_scipy_ufunc("erf")

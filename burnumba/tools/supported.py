@@ -63,9 +63,8 @@ SCIPY_REFUSED = (
     ("scipy.stats's other distributions",
      "not modules of burnumba.scipy.stats yet: scipy's own module is what the name gives, "
      "and a traced value given to it raises an error naming it"),
-    ("special.jv (= jn) and special.yv at a non-integer order, special.iv, special.kv",
-     "not rows yet (jn / jv and yn take integer orders)"),
-    ("the derivative of jn / yn in n; the second derivative of special.gammainc / gammaincc "
+    ("the derivative of jn / yn in n and of jv / yv / iv / ive / kv / kve in v; the second "
+     "derivative of special.gammainc / gammaincc "
      "in a and of special.betainc / betaincc in a and b (and so of stats.gamma / chi2 / "
      "invgamma / loggamma / beta / t / f / nbinom cdf and sf in their shape)",
      "not defined (nor in autograd): an error names the argument; hold it constant (data, or "
