@@ -537,6 +537,19 @@ CASES = {
     "correlate2d_valid": Case(lambda a, k: signal.correlate2d(a, k, mode="valid"),
                               lambda a, k: scipy.signal.correlate2d(a, k, mode="valid"),
                               _args(_u(-1, 1, (4, 5)), _u(-1, 1, (2, 3))), (0, 1)),
+    # correlate2d's 'same' window starts one later than correlate's where a side of the
+    # kernel is even (3 x 3 does not tell them apart)
+    "correlate2d_same_even": Case(lambda a, k: signal.correlate2d(a, k, mode="same"),
+                                  lambda a, k: scipy.signal.correlate2d(a, k, mode="same"),
+                                  _args(_u(-1, 1, (5, 6)), _u(-1, 1, (3, 2))), (0, 1)),
+    "correlate2d_same_big_kernel": Case(lambda a, k: signal.correlate2d(a, k, mode="same"),
+                                        lambda a, k: scipy.signal.correlate2d(a, k, mode="same"),
+                                        _args(_u(-1, 1, (3, 4)), _u(-1, 1, (4, 6))), (0, 1)),
+    "fftconvolve_same": Case(lambda a, k: signal.fftconvolve(a, k, mode="same"),
+                             lambda a, k: scipy.signal.fftconvolve(a, k, mode="same"),
+                             _args(_u(-1, 1, (5, 4)), _u(-1, 1, (2, 3))), (0, 1), rtol=1e-9),
+    "oaconvolve": Case(signal.oaconvolve, scipy.signal.oaconvolve,
+                       _args(_u(-1, 1, (9,)), _u(-1, 1, (4,))), (0, 1), rtol=1e-9),
 }
 
 
