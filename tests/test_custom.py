@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import burnumba as bn
-from burnumba.extend import defjvp, defvjp, primitive
+from burnumba.extend import def_linear, defjvp, defjvp_argnum, defvjp, defvjp_argnum, primitive
 from conftest import central_diff
 
 ag = pytest.importorskip("autograd")
@@ -99,6 +99,27 @@ def primitive_jvp(scale):
     return lambda x: mul(np.sin(x), x)
 
 
+def primitive_vjp_argnum(scale):
+    """extend.defvjp_argnum: one maker for every argument, given its number."""
+    @primitive
+    def f(x, y):
+        return np.sin(x) * y
+    defvjp_argnum(f, lambda k, ans, args, kwargs: (
+        (lambda g: scale * g * np.cos(args[0]) * args[1]) if k == 0
+        else (lambda g: scale * g * np.sin(args[0]))))
+    return lambda x: f(x, np.cos(x))
+
+
+def primitive_jvp_argnum(scale):
+    """extend.defjvp_argnum, reverse mode by transposition."""
+    @primitive
+    def f(x, y):
+        return np.sin(x) * y
+    defjvp_argnum(f, lambda k, g, ans, args, kwargs: scale * g * (
+        np.cos(args[0]) * args[1] if k == 0 else np.sin(args[0])))
+    return lambda x: f(x, np.cos(x))
+
+
 def _lse(x):
     m = anp.max(x)
     return m + anp.log(anp.sum(anp.exp(x - m)))
@@ -115,6 +136,8 @@ CASES = {
     "primitive defvjp": (primitive_logsumexp, lambda x: anp.stack(
         [_lse(x[:2]), _lse(x[2:]), _lse(x), _lse(-x)])),
     "primitive defjvp": (primitive_jvp, lambda x: anp.sin(x) * x),
+    "primitive defvjp_argnum": (primitive_vjp_argnum, lambda x: anp.sin(x) * anp.cos(x)),
+    "primitive defjvp_argnum": (primitive_jvp_argnum, lambda x: anp.sin(x) * anp.cos(x)),
 }
 
 
@@ -298,6 +321,64 @@ def test_a_primitive_argument_without_a_rule_is_refused_when_differentiated():
                 lambda: bn.jvp(lambda s: scaled(x, s), (s,), (np.ones(2),))):
         with pytest.raises(bn.InputError, match="argument 1 is differentiated.*no rule"):
             how()
+
+
+def test_a_none_rule_is_a_zero_derivative_as_autograds():
+    """defvjp(f, rule, None) / defjvp(f, rule, None): autograd's translate_vjp makes None a
+    zero derivative (it is how autograd marks an argument such as where's condition)."""
+    import autograd.extend as ae
+    x, s = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+
+    @ae.primitive
+    def theirs(x, s):
+        return x * s
+    ae.defvjp(theirs, lambda ans, x, s: lambda g: g * s, None)
+    want = ag.grad(lambda x, s: anp.sum(theirs(x, s)), (0, 1))(x, s)
+    for define in (lambda f: defvjp(f, lambda ans, x, s: lambda g: g * s, None),
+                   lambda f: defjvp(f, lambda g, ans, x, s: g * s, None)):
+        @primitive
+        def ours(x, s):
+            return x * s
+        define(ours)
+        got = bn.grad(lambda x, s: np.sum(ours(x, s)), argnums=(0, 1))(x, s)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(bn.jvp(ours, (x, s), (np.ones(2), np.ones(2)))[1], s)
+    with pytest.raises(bn.InputError, match="a function, None"):
+        defvjp(ours, 3.0)
+
+
+def test_a_primitive_body_that_needs_plain_values_says_why_and_what_instead():
+    """autograd runs a primitive's body on plain values; here it is traced."""
+    import scipy.special
+
+    @primitive
+    def ndtri(p):
+        return float(scipy.special.ndtri(float(p)))
+    defvjp(ndtri, lambda ans, p: lambda g: g * np.sqrt(2 * np.pi) * np.exp(ans ** 2 / 2))
+    assert ndtri(0.3) == scipy.special.ndtri(0.3)
+    with pytest.raises(bn.ConcretizationError, match="ndtri: the body .*bn.njit_op"):
+        bn.grad(ndtri)(0.3)
+
+
+def test_def_linear_and_same_give_the_function_as_its_own_tangent():
+    """def_linear (autograd defines only its jvp; here reverse mode is its transpose) and
+    defjvp(f, "same")."""
+    @primitive
+    def dot(a, v):
+        return np.dot(a, v)
+    def_linear(dot)
+    a, v = np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0, 2.0])
+    ga, gv = bn.grad(lambda a, v: np.sum(dot(a, v) ** 2), argnums=(0, 1))(a, v)
+    np.testing.assert_allclose(ga, 2 * np.outer(a @ v, v), rtol=1e-14)
+    np.testing.assert_allclose(gv, 2 * a.T @ (a @ v), rtol=1e-14)
+
+    @primitive
+    def scale(c, x):
+        return c * x
+    defjvp(scale, "same", "same")
+    assert bn.grad(scale, argnums=(0, 1))(2.0, 3.0) == (3.0, 2.0)
+    assert bn.hessian(lambda x: scale(x, x))(2.0) == 2.0
 
 
 def test_plain_calls_run_the_function_itself():

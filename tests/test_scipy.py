@@ -209,6 +209,10 @@ CASES = {
                              _args(np.array([0.0, 1.0, 1.0, 0.0]), _u(0.05, 0.95)), (1,)),
     "bernoulli.cdf": Case(stats.bernoulli.cdf, ST.bernoulli.cdf,
                           _args(np.array([-1.0, 0.0, 0.5, 1.0]), _u(0.05, 0.95)), (1,)),
+    "bernoulli.logcdf": Case(stats.bernoulli.logcdf, ST.bernoulli.logcdf,
+                             _args(np.array([0.0, 0.5, 1.0, 3.0]), _u(0.05, 0.95)), (1,)),
+    "bernoulli.logsf": Case(stats.bernoulli.logsf, ST.bernoulli.logsf,
+                            _args(np.array([-1.0, 0.0, 0.5, 0.0]), _u(0.05, 0.95)), (1,)),
     "binom.logpmf": Case(stats.binom.logpmf, ST.binom.logpmf,
                          _args(np.array([0.0, 2.0, 5.0, 9.0]), 9.0, _u(0.05, 0.95)), (2,)),
     "laplace.logpdf": Case(stats.laplace.logpdf, ST.laplace.logpdf,
@@ -414,6 +418,17 @@ CASES = {
                                 _u(0.9, 1.2)), (0, 1, 2, 3, 4), rtol=1e-9),
     "truncnorm.sf": Case(stats.truncnorm.sf, ST.truncnorm.sf,
                          _args(_u(-0.5, 1.4), _u(-2, -0.8), _u(1.5, 3)), (0, 1, 2), rtol=1e-9),
+    "truncnorm.logcdf": Case(stats.truncnorm.logcdf, ST.truncnorm.logcdf,
+                             _args(_u(-0.5, 1.4), _u(-2, -0.8), _u(1.5, 3), _u(-0.2, 0.2),
+                                   _u(0.9, 1.2)), (0, 1, 2, 3, 4), rtol=1e-9),
+    "truncnorm.logsf": Case(stats.truncnorm.logsf, ST.truncnorm.logsf,
+                            _args(_u(-0.5, 1.4), _u(-2, -0.8), _u(1.5, 3), _u(-0.2, 0.2),
+                                  _u(0.9, 1.2)), (0, 1, 2, 3, 4), rtol=1e-9),
+    # both tails: each mass is taken on its own accurate side of 0
+    "truncnorm.logcdf_tail": Case(stats.truncnorm.logcdf, ST.truncnorm.logcdf,
+                                  _args(_u(-5.9, -5.1), -6.0, -3.0), (0, 1, 2), rtol=1e-9),
+    "truncnorm.logsf_tail": Case(stats.truncnorm.logsf, ST.truncnorm.logsf,
+                                 _args(_u(4.1, 4.9), 4.0, 6.0), (0, 1, 2), rtol=1e-9),
     "vonmises.logpdf": Case(stats.vonmises.logpdf, ST.vonmises.logpdf,
                             _args(_u(-5, 5), _u(0.1, 30), _u(-1, 1), _u(0.5, 2)), (0, 1, 2, 3)),
     "vonmises.logpdf_concentrated": Case(stats.vonmises.logpdf, ST.vonmises.logpdf,
@@ -537,6 +552,19 @@ CASES = {
     "correlate2d_valid": Case(lambda a, k: signal.correlate2d(a, k, mode="valid"),
                               lambda a, k: scipy.signal.correlate2d(a, k, mode="valid"),
                               _args(_u(-1, 1, (4, 5)), _u(-1, 1, (2, 3))), (0, 1)),
+    # correlate2d's 'same' window starts one later than correlate's where a side of the
+    # kernel is even (3 x 3 does not tell them apart)
+    "correlate2d_same_even": Case(lambda a, k: signal.correlate2d(a, k, mode="same"),
+                                  lambda a, k: scipy.signal.correlate2d(a, k, mode="same"),
+                                  _args(_u(-1, 1, (5, 6)), _u(-1, 1, (3, 2))), (0, 1)),
+    "correlate2d_same_big_kernel": Case(lambda a, k: signal.correlate2d(a, k, mode="same"),
+                                        lambda a, k: scipy.signal.correlate2d(a, k, mode="same"),
+                                        _args(_u(-1, 1, (3, 4)), _u(-1, 1, (4, 6))), (0, 1)),
+    "fftconvolve_same": Case(lambda a, k: signal.fftconvolve(a, k, mode="same"),
+                             lambda a, k: scipy.signal.fftconvolve(a, k, mode="same"),
+                             _args(_u(-1, 1, (5, 4)), _u(-1, 1, (2, 3))), (0, 1), rtol=1e-9),
+    "oaconvolve": Case(signal.oaconvolve, scipy.signal.oaconvolve,
+                       _args(_u(-1, 1, (9,)), _u(-1, 1, (4,))), (0, 1), rtol=1e-9),
 }
 
 
@@ -1622,6 +1650,16 @@ def test_scipy_binary_ufuncs_trace_unchanged():
         np.testing.assert_allclose(_value(f, (n, yy), (1,)), f(n, yy), rtol=1e-13)
         np.testing.assert_array_equal(bn.grad(lambda y: np.sum(f(n, y)))(yy),
                                       bn.grad(lambda y: np.sum(getattr(bsp, name)(n, y)))(yy))
+
+
+@pytest.mark.parametrize("name", ["expm1", "log1p", "cbrt", "exp2"])
+def test_scipy_special_ufuncs_named_as_numpys_take_numpys_rows(name):
+    """scipy.special.log1p(x) on a traced x is np.log1p(x): the same row, the same bits."""
+    x = np.array([0.2, 0.4, 0.7])
+    theirs, numpys = getattr(scipy.special, name), getattr(np, name)
+    np.testing.assert_allclose(_value(theirs, (x,), (0,)), theirs(x), rtol=1e-15)
+    np.testing.assert_array_equal(bn.grad(lambda x: np.sum(theirs(x)))(x),
+                                  bn.grad(lambda x: np.sum(numpys(x)))(x))
 
 
 REFUSED = [

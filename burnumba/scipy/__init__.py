@@ -16,8 +16,17 @@ The layer sits between ``burnumba.numpy``, which it is built from, and ``derive`
 traced derivatives of the special rows call it. scipy itself is imported only where a
 function runs on plain values.
 """
+import numpy as _np
+
 from ..tracing.dispatch import SCIPY_REPLACEMENTS as _REPLACEMENTS
+from ..tracing.dispatch import SCIPY_UFUNCS as _SCIPY_UFUNCS
+from ..tracing.dispatch import UFUNCS as _UFUNCS
 from . import integrate, linalg, signal, special, stats  # noqa: F401
+
+# scipy.special's ufuncs that are numpy's own functions under the same name: a traced value
+# takes numpy's row (scipy.special.log1p(x) is np.log1p(x))
+for _n in ("expm1", "log1p", "cbrt", "exp2"):
+    _SCIPY_UFUNCS.setdefault(_n, _UFUNCS[getattr(_np, _n)])
 
 
 def _public(module):
@@ -33,4 +42,4 @@ for _dist in stats.__all__:
     for _n in dir(getattr(stats, _dist)):
         if not _n.startswith("_") and _n in stats.METHODS:
             _REPLACEMENTS[f"scipy.stats.{_dist}.{_n}"] = f"burnumba.scipy.stats.{_dist}.{_n}"
-del _mod, _area, _n, _dist
+del _mod, _area, _n, _dist, _np

@@ -14,7 +14,7 @@ from .._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
 from ..numpy import indexing, products, shapes
 from ..numpy._common import _builder, namesake
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "oaconvolve"]
 
 
 def _scipy(name):
@@ -178,6 +178,26 @@ def correlate(in1, in2, mode="full", method="auto"):
     return _mode_slice(full, s1, s2, mode)
 
 
+def _fft_named(name):
+    def conv(in1, in2, mode="full", axes=None):
+        if _builder(in1, in2) is None:
+            return _scipy(name)(in1, in2, mode=mode, axes=axes)
+        if axes is not None:
+            raise UnsupportedOpError(at_user_site(
+                f"{name}(..., axes={axes!r}) is not supported on traced values: only "
+                "axes=None (every axis)"))
+        return convolve(in1, in2, mode=mode)
+    conv.__name__ = conv.__qualname__ = name
+    conv.__doc__ = (f"scipy.signal.{name}: the same convolution as ``convolve`` (traced as "
+                    "the direct sum, which equals the FFT's result up to rounding); "
+                    "``axes=None`` only on traced values.")
+    return conv
+
+
+fftconvolve = _fft_named("fftconvolve")
+oaconvolve = _fft_named("oaconvolve")
+
+
 def _two_d(name, in1, in2, boundary, fillvalue):
     if boundary != "fill" or fillvalue != 0:
         raise UnsupportedOpError(at_user_site(
@@ -203,6 +223,12 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
         return _scipy("correlate2d")(in1, in2, mode=mode, boundary=boundary,
                                       fillvalue=fillvalue)
     _two_d("correlate2d", in1, in2, boundary, fillvalue)
+    if mode == "same":
+        # scipy's correlate2d centres its 'same' window otherwise than correlate: it starts
+        # at in2's side // 2 of the full correlation, correlate's at (side - 1) // 2, one
+        # apart where a side of in2 is even
+        full = correlate(in1, in2, mode="full")
+        return full[tuple(slice(q // 2, q // 2 + p) for p, q in zip(_shape(in1), _shape(in2)))]
     return correlate(in1, in2, mode=mode)
 
 __getattr__ = namesake(__name__, "scipy.signal")    # what burnumba does not define: scipy's own

@@ -25,7 +25,8 @@ import threading
 import numpy as np
 
 from .. import numpy as bnp
-from .._errors import InputError, OutputError, PytreeError, ShapeError, at_user_site
+from .._errors import (ConcretizationError, InputError, OutputError, PytreeError, ShapeError,
+                       at_user_site)
 from ..derive.graph import builder_of, copy, var
 from ..derive.sweeps import backward
 from ..tracing.pytree import describe, flatten, unflatten
@@ -419,6 +420,17 @@ class primitive(_Decorated):
         super().__init__(f, ())
         self._custom_vjps = self._custom_jvps = None
 
+    def _by_argnum(self, rules, nargs, what):
+        """The rules per argument: a dict, or one ``defvjp_argnum`` / ``defjvp_argnum`` maker
+        asked for each of the call's ``nargs`` arguments (autograd's argnum forms)."""
+        if not callable(rules):
+            return rules or {}
+        if what == "vjp":
+            return {k: functools.partial(lambda k, ans, *a, **kw: rules(k, ans, a, kw), k)
+                    for k in range(nargs)}
+        return {k: functools.partial(lambda k, g, ans, *a, **kw: rules(k, g, ans, a, kw), k)
+                for k in range(nargs)}
+
     def __call__(self, *args, **kwargs):
         if not _is_traced(args, kwargs):
             return self._custom_fun(*args, **kwargs)
@@ -427,7 +439,8 @@ class primitive(_Decorated):
                 f"{_name(self._custom_fun)}: a primitive without derivative rules: give them with "
                 f"burnumba.extend.defvjp({_name(self._custom_fun)}, ...) or defjvp"))
         f, name = self._custom_fun, f"primitive {_name(self._custom_fun)}"
-        vjps, jvps = self._custom_vjps or {}, self._custom_jvps or {}
+        vjps = self._by_argnum(self._custom_vjps, len(args), "vjp")
+        jvps = self._by_argnum(self._custom_jvps, len(args), "jvp")
         diff = tuple(k for k in range(len(args))                # the arguments with a rule
                      if vjps.get(k) is not None or jvps.get(k) is not None)
         missing = tuple(k for k in range(len(args)) if k not in diff
@@ -444,7 +457,15 @@ class primitive(_Decorated):
         box = {}
 
         def forward(a):
-            return f(*a, **kwargs), None
+            try:
+                return f(*a, **kwargs), None
+            except ConcretizationError as err:     # autograd would have run it on plain values
+                raise ConcretizationError(
+                    f"{name}: the body of a primitive is traced here (autograd runs it on plain "
+                    "values), so it cannot turn its arguments into Python numbers or call "
+                    "scipy on them: write the body with numpy on the traced values, or as a "
+                    "@numba.njit function made an op with bn.njit_op(fwd, vjp=...). "
+                    + str(err)) from err
 
         def vjp_rule(a, res, g):
             return tuple(vjps[k](box["ans"], *a, **kwargs)(g) for k in diff)
@@ -453,7 +474,12 @@ class primitive(_Decorated):
             total = None
             for k, t in zip(diff, tangents):
                 term = jvps[k](t, box["ans"], *a, **kwargs)
-                total = term if total is None else total + term
+                if term is not None:                    # None: a zero rule's
+                    total = term if total is None else total + term
+            if total is None:
+                leaves, treedef = flatten(box["ans"])
+                return unflatten(treedef, [np.zeros(x.shape if isinstance(x, Var)
+                                                    else np.shape(x)) for x in leaves])
             return total
 
         out = _traced_call(name, f, args, diff, forward, vjp_rule if by_vjp else None,
@@ -462,16 +488,48 @@ class primitive(_Decorated):
         return out
 
 
-def _rules(f, makers, argnums, what):
+def _primitive(f, what):
     if not isinstance(f, primitive):
         raise InputError(at_user_site(
             f"{what}: {_name(f)} is not a primitive: decorate it with "
             "@burnumba.extend.primitive first"))
+
+
+def _zero_vjp(ans, *args, **kwargs):
+    return lambda g: None                   # a None cotangent is a zero one
+
+
+def _zero_jvp(g, ans, *args, **kwargs):
+    return None
+
+
+def _same_jvp(f, k):
+    """autograd's "same": the function is linear in argument k, its tangent is f at g."""
+    return lambda g, ans, *a, **kw: f._custom_fun(*a[:k], g, *a[k + 1:], **kw)
+
+
+def _rules(f, makers, argnums, what):
+    _primitive(f, what)
     argnums = tuple(range(len(makers))) if argnums is None else tuple(argnums)
     if len(argnums) != len(makers):
         raise InputError(at_user_site(
             f"{what}({_name(f._custom_fun)}, ...): {len(makers)} rules for argnums {argnums}"))
-    return dict(zip(argnums, makers))
+    # as autograd's translate_vjp / translate_jvp: None is a zero derivative, "same" (jvp)
+    # the function itself applied to the tangent
+    zero = _zero_vjp if what == "defvjp" else _zero_jvp
+    rules = {}
+    for k, m in zip(argnums, makers):
+        if m is None:
+            m = zero
+        elif isinstance(m, str) and m == "same" and what == "defjvp":
+            m = _same_jvp(f, k)
+        elif not callable(m):
+            raise InputError(at_user_site(
+                f"{what}({_name(f._custom_fun)}, ...): the rule for argument {k} is {m!r}: give "
+                "a function, None (a zero derivative)" + (' or "same"' if what == "defjvp"
+                                                         else "")))
+        rules[k] = m
+    return rules
 
 
 def defvjp(f, *vjpmakers, argnums=None):
@@ -492,8 +550,38 @@ def defvjp(f, *vjpmakers, argnums=None):
 def defjvp(f, *jvpfuns, argnums=None):
     """Forward-mode rules of a primitive, one per argument, as autograd's:
     ``jvpfun(g, ans, *args, **kwargs)`` is that argument's tangent ``g`` pushed to the
-    output (linear in ``g``)."""
+    output (linear in ``g``); None is a zero derivative, ``"same"`` the function itself (it
+    is linear in that argument)."""
     f._custom_jvps = _rules(f, jvpfuns, argnums, "defjvp")
+
+
+def defvjp_argnum(f, vjpmaker):
+    """One reverse-mode rule for every argument, as autograd's:
+    ``vjpmaker(argnum, ans, args, kwargs)`` returns ``g -> cotangent of args[argnum]``."""
+    _primitive(f, "defvjp_argnum")
+    f._custom_vjps = vjpmaker
+
+
+def defjvp_argnum(f, jvpmaker):
+    """One forward-mode rule for every argument, as autograd's:
+    ``jvpmaker(argnum, g, ans, args, kwargs)`` is the tangent ``g`` of ``args[argnum]``
+    pushed to the output."""
+    _primitive(f, "defjvp_argnum")
+    f._custom_jvps = jvpmaker
+
+
+def def_linear(f):
+    """A primitive linear in each argument (autograd's ``def_linear``): the tangent of
+    argument k is the function with g in place of that argument.
+
+    >>> from burnumba.extend import primitive, def_linear
+    >>> @primitive
+    ... def scale(a, x):
+    ...     return a * x
+    >>> def_linear(scale)
+    """
+    defjvp_argnum(f, lambda k, g, ans, args, kwargs: f._custom_fun(*args[:k], g, *args[k + 1:],
+                                                                   **kwargs))
 
 
 # -- a tape with rules in it: its derivatives as traced ops --------------------------------------

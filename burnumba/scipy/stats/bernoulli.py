@@ -1,5 +1,5 @@
 """``burnumba.scipy.stats.bernoulli``: the Bernoulli distribution, as scipy.stats.bernoulli
-(p, loc): logpmf, pmf, cdf and sf, with the gradient to p."""
+(p, loc): logpmf, pmf, cdf, sf, logcdf and logsf, with the gradient to p."""
 import numpy as np
 
 from ...numpy import elementwise as ew
@@ -37,3 +37,19 @@ def cdf(k, p, loc=0):
 @method("bernoulli")
 def sf(k, p, loc=0):
     return 1.0 - cdf(k, p, loc)
+
+
+@method("bernoulli")
+def logcdf(k, p, loc=0):
+    """-inf below 0, log(1 - p) on [0, 1), 0 from 1 on."""
+    k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
+    out = ew.where(ew.less(k, 0.0), -float("inf"), ew.where(ew.less(k, 1.0), ew.log1p(-p), 0.0))
+    return valid(out, _p_ok(p))
+
+
+@method("bernoulli")
+def logsf(k, p, loc=0):
+    """0 below 0, log(p) on [0, 1), -inf from 1 on."""
+    k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
+    out = ew.where(ew.less(k, 0.0), 0.0, ew.where(ew.less(k, 1.0), ew.log(p), -float("inf")))
+    return valid(out, _p_ok(p))

@@ -1,7 +1,7 @@
 """``burnumba.scipy.stats.truncnorm``: the normal distribution truncated to [a, b] (in
-standard units, as scipy.stats.truncnorm (a, b, loc, scale)): logpdf, pdf, cdf, sf, with
-gradients to x, a, b, loc and scale. The mass between a and b is taken on the side of 0 where
-it keeps its digits: ndtr(b) - ndtr(a) below 0, ndtr(-a) - ndtr(-b) above."""
+standard units, as scipy.stats.truncnorm (a, b, loc, scale)): logpdf, pdf, cdf, sf, logcdf,
+logsf, with gradients to x, a, b, loc and scale. The mass between a and b is taken on the
+side of 0 where it keeps its digits: ndtr(b) - ndtr(a) below 0, ndtr(-a) - ndtr(-b) above."""
 from ...numpy import elementwise as ew
 from .. import special
 from ._common import LOG_2PI, log_scale, method, positive, standard, support, valid
@@ -54,4 +54,23 @@ def sf(x, a, b, loc=0.0, scale=1.0):
     inside, z = _z(x, a, b, loc, scale, closed=False)
     out = (special.ndtr(-z) - special.ndtr(-b)) / ew.exp(_log_mass(a, b))
     out = ew.where(inside, out, ew.where(ew.less_equal(standard(x, loc, scale), a), 1.0, 0.0))
+    return valid(out, ew.less(a, b), positive(scale))
+
+
+@method("truncnorm")
+def logcdf(x, a, b, loc=0.0, scale=1.0):
+    """log mass(a, z) - log mass(a, b) inside (a, b), each mass on its accurate side of 0;
+    -inf from a down and 0 from b up"""
+    inside, z = _z(x, a, b, loc, scale, closed=False)
+    out = ew.where(inside, _log_mass(a, z) - _log_mass(a, b),
+                   ew.where(ew.greater_equal(standard(x, loc, scale), b), 0.0, -INF))
+    return valid(out, ew.less(a, b), positive(scale))
+
+
+@method("truncnorm")
+def logsf(x, a, b, loc=0.0, scale=1.0):
+    """log mass(z, b) - log mass(a, b) inside (a, b); 0 from a down and -inf from b up"""
+    inside, z = _z(x, a, b, loc, scale, closed=False)
+    out = ew.where(inside, _log_mass(z, b) - _log_mass(a, b),
+                   ew.where(ew.less_equal(standard(x, loc, scale), a), 0.0, -INF))
     return valid(out, ew.less(a, b), positive(scale))
