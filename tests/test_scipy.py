@@ -1728,6 +1728,10 @@ def test_a_function_a_distribution_lacks_is_named_not_a_bare_attribute_error():
                                                        r"cdf, logcdf, logpdf, logsf, pdf, sf\."
                                                        r".*scipy.stats.skewnorm"):
         stats.skewnorm.ppf
+    # the module's scipy functions only, not its helpers (multivariate_t uses mvn's)
+    with pytest.raises(bn.UnsupportedOpError, match=r"multivariate_normal has no 'cdf': it "
+                                                       r"defines logpdf, pdf\. "):
+        stats.multivariate_normal.cdf
     assert not hasattr(stats.halfnorm, "isf") and hasattr(stats.halfnorm, "ppf")
     for name in stats.__all__:
         with pytest.raises(AttributeError):

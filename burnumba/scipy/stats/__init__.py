@@ -23,5 +23,4 @@ for _name in __all__:                  # a function scipy has and the module lac
     _module = globals()[_name]
     _module.__getattr__ = _common.missing(_module)
 del _name, _module
-# the functions a distribution module may have (scipy's method names)
-METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
+METHODS = _common.METHODS             # the functions a distribution module may have

@@ -13,6 +13,8 @@ NAN = float("nan")
 LOG_2PI = 1.8378770664093453        # log(2 pi)
 LOG_PI = 1.1447298858494002
 LOG2 = 0.6931471805599453
+# the functions a distribution module may have (scipy's method names)
+METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
 
 
 def missing(module):
@@ -25,8 +27,7 @@ def missing(module):
     def __getattr__(name):
         if name.startswith("__"):
             raise AttributeError(name)
-        have = sorted(n for n in vars(module) if not n.startswith("_") and callable(
-            vars(module)[n]) and getattr(vars(module)[n], "__module__", "") == module.__name__)
+        have = sorted(n for n in vars(module) if n in METHODS)   # not its helpers
         raise UnsupportedMethodError(at_user_site(
             f"burnumba.scipy.stats.{dist} has no {name!r}: it defines {', '.join(have)}. "
             f"scipy.stats.{dist}.{name} is not available on traced values (docs: the "
