@@ -40,6 +40,8 @@ Gamma(v + 1) (scipy: +inf for every negative non-integer v), ive(v, 0) = iv(v, 0
 NaN for v < 0). An infinite order: J, I, ive 0 and Y -inf at v = +inf, K, kve +inf at
 v = +-inf; J, Y, I, ive NaN at v = -inf (no limit: scipy gives 0 for J and I).
 
+A finite order beyond MAX_ORDER (1e5) in magnitude gives NaN: the recurrences take |v| steps.
+
 As ``special.py``'s, one code serves both engines (numpy's scalar functions, IEEE results,
 never a raise). Each public function calls each helper at one place (numba inlines every call
 site), and its code keys only the compiled objects whose rules call it (``keys.py``).
@@ -51,6 +53,9 @@ from numpy import cos, cosh, exp, fabs, float64, floor, fmod, log, power, sin, s
 inf = float("inf")
 nan = float("nan")
 PI = 3.141592653589793
+# the largest finite |order| computed: the recurrences take |v| steps (and past 2^53, v - 1
+# is v: a loop that never ends), so a larger finite order gives NaN, not an answer
+MAX_ORDER = 1e5
 TINY = 1e-300
 # 1 / Gamma(1 + z) = sum_k _RG[k] z^k (the Taylor coefficients of 1 / Gamma at 0 shifted by
 # one; mpmath.taylor(mpmath.rgamma, 0, 28) at 50 digits): |z| <= 1/2 needs 26 terms
@@ -561,6 +566,8 @@ def _j_common(v, x, deriv):
         return sg * (_dx_at_zero(v, False) if deriv else _at_zero(v, False))
     if x == inf:
         return 0.0
+    if fabs(v) > MAX_ORDER and fabs(v) < inf:
+        return nan
     w = fabs(v)
     j, j1, y, y1 = _jy(w, x)
     if deriv:
@@ -582,6 +589,8 @@ def _y_common(v, x, deriv):
         return nan
     if v == inf:
         return (inf if deriv else -inf) if x < inf else nan
+    if fabs(v) > MAX_ORDER and fabs(v) < inf:
+        return nan
     w = fabs(v)
     if x == inf:
         return 0.0
@@ -624,6 +633,8 @@ def _i_common(v, x, deriv, scaled):
         return sg * (_dx_at_zero(v, True) if deriv else _at_zero(v, True))
     if x == inf:
         return sg * (0.0 if scaled else inf)
+    if fabs(v) > MAX_ORDER and fabs(v) < inf:
+        return nan
     w = fabs(v)
     s = _sinpi(w) if v < 0.0 else 0.0
     i, i1, k, k1 = _ik(w, x, s != 0.0)
@@ -658,6 +669,8 @@ def _k_common(v, x, deriv, scaled):
         return -inf if deriv else inf
     if x == inf:
         return 0.0
+    if fabs(v) > MAX_ORDER and fabs(v) < inf:
+        return nan
     w = fabs(v)
     k, k1 = _k_scaled(w, x)
     if deriv:

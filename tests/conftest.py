@@ -99,24 +99,31 @@ def _autograd_owens_t():
 AG_OWENS_T = _autograd_owens_t()
 
 
-def _autograd_kv():
-    """autograd has no kv, kve: scipy's values, with their derivatives in x written in
-    autograd's numpy by the recurrences (so that derivatives of any order are autograd's):
-    kv' = -(kv(v - 1) + kv(v + 1)) / 2, kve' = kv' e^x + kve; no derivative in v."""
+def _autograd_bessel():
+    """autograd has no jv, yv, kv, kve (its jn / yn are scipy's, whose yn takes integer
+    orders only): scipy's values, with their derivatives in x written in autograd's numpy by
+    the recurrences (so that derivatives of any order are autograd's): jv' = (jv(v - 1) -
+    jv(v + 1)) / 2, the same for yv, kv' = -(kv(v - 1) + kv(v + 1)) / 2, kve' = kv' e^x +
+    kve; no derivative in v."""
     import scipy.special
     from autograd.extend import defvjp, primitive
     from autograd.numpy.numpy_vjps import unbroadcast_f
 
+    jv = primitive(lambda v, x: scipy.special.jv(v, x))
+    yv = primitive(lambda v, x: scipy.special.yv(v, x))
     kv = primitive(lambda v, x: scipy.special.kv(v, x))
     kve = primitive(lambda v, x: scipy.special.kve(v, x))
+    for f in (jv, yv):
+        defvjp(f, None, lambda y, v, x, f=f: unbroadcast_f(
+            x, lambda g: 0.5 * g * (f(v - 1.0, x) - f(v + 1.0, x))))
     defvjp(kv, None, lambda y, v, x: unbroadcast_f(
         x, lambda g: -0.5 * g * (kv(v - 1.0, x) + kv(v + 1.0, x))))
     defvjp(kve, None, lambda y, v, x: unbroadcast_f(
         x, lambda g: g * (kve(v, x) - 0.5 * (kve(v - 1.0, x) + kve(v + 1.0, x)))))
-    return kv, kve
+    return jv, yv, kv, kve
 
 
-AG_KV, AG_KVE = _autograd_kv()
+AG_JV, AG_YV, AG_KV, AG_KVE = _autograd_bessel()
 
 
 def _mpmath_betainc_dab(a, b, x, dps):

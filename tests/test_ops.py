@@ -18,7 +18,8 @@ import burnumba.numpy as bnp
 import burnumba.scipy.special as bsp
 from burnumba.kernels import BY_NAME, OPCODE, ROWS
 from conftest import (AG_GAMMAINC, AG_GAMMAINC_DA, AG_GAMMAINCC, AG_GAMMAINCCINV,
-                      AG_GAMMAINCINV, AG_KV, AG_KVE, AG_OWENS_T, central_diff)
+                      AG_GAMMAINCINV, AG_JV, AG_KV, AG_KVE, AG_OWENS_T, AG_YV,
+                      central_diff)
 
 # row -> (burnumba expression that must produce the row, independent autograd expression)
 CASES = {
@@ -114,10 +115,10 @@ CASES = {
     # Owen's T: scipy's values, its derivatives' closed forms in autograd's numpy (autograd
     # has none; tests/conftest.py)
     "owens_t": (bsp.owens_t, AG_OWENS_T),
-    # the Bessel functions of real order: autograd's jv, yv, iv, ive (d/dx only); kv and kve
+    # the Bessel functions of real order: autograd's iv, ive (d/dx only); jv, yv, kv and kve
     # scipy's values with the recurrences in autograd's numpy (tests/conftest.py)
-    "jv": (bsp.jv, lambda v, x: asp.jv(v, x + 0.0 * v)),
-    "yv": (bsp.yv, lambda v, x: asp.yv(v, x + 0.0 * v)),
+    "jv": (bsp.jv, lambda v, x: AG_JV(v, x + 0.0 * v)),
+    "yv": (bsp.yv, lambda v, x: AG_YV(v, x + 0.0 * v)),
     "iv": (bsp.iv, lambda v, x: asp.iv(v, x + 0.0 * v)),
     "ive": (bsp.ive, lambda v, x: asp.ive(v, x + 0.0 * v)),
     "kv": (bsp.kv, lambda v, x: AG_KV(v, x + 0.0 * v)),

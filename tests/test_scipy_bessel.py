@@ -162,3 +162,13 @@ def test_scipy_ufuncs_reach_the_rows():
     want = (S.kvp(nu, x / ell) * (x / ell) ** nu + S.kv(nu, x / ell) * nu * (x / ell) ** (nu - 1)
             ) / ell
     np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+def test_a_huge_finite_order_is_nan_not_a_hang():
+    """Past MAX_ORDER the recurrences would take |v| steps (past 2^53, v - 1 == v: forever):
+    NaN, at once; an infinite order keeps its limit."""
+    for name in NAMES:
+        for v in (2e5, -1.7976931348623157e308, 1e300):
+            assert np.isnan(kb.FUNCTIONS[name](v, 2.0)), (name, v)
+            assert np.isnan(kb.FUNCTIONS[name + "_dx"](v, 2.0)), (name, v)
+    assert kb.kv(np.inf, 2.0) == np.inf and kb.jv(np.inf, 2.0) == 0.0
