@@ -148,13 +148,13 @@ def test_scipy_ufuncs_reach_the_rows():
     integer-order code); a Matern-type kernel's gradient against scipy's kvp."""
     x = 1.3
     for name in ("jv", "yv", "iv", "ive", "kv", "kve"):
-        t = bn.trace(lambda x, name=name: getattr(S, name)(0.6, x))(x)
+        t = bn.trace(lambda x, name=name: getattr(S, name)(0.6, x), x)
         assert name in t.ops, (name, t.ops)
-    assert "jn" in bn.trace(lambda x: S.jv(3, x))(x).ops
-    assert "yn" in bn.trace(lambda x: S.yv(2.0, x))(x).ops
+    assert "jn" in bn.trace(lambda x: S.jv(3, x), x).ops
+    assert "yn" in bn.trace(lambda x: S.yv(2.0, x), x).ops
     for name, row, v in (("k0", "kv", 0.0), ("k1", "kv", 1.0), ("k0e", "kve", 0.0),
                          ("k1e", "kve", 1.0), ("i0e", "ive", 0.0), ("i1e", "ive", 1.0)):
-        assert row in bn.trace(lambda x, name=name: getattr(S, name)(x))(x).ops
+        assert row in bn.trace(lambda x, name=name: getattr(S, name)(x), x).ops
         np.testing.assert_allclose(bn.grad(lambda x, name=name: getattr(S, name)(x))(x),
                                    kb.FUNCTIONS[row + "_dx"](v, x), rtol=1e-14)
     nu, ell = 1.5, 0.8
