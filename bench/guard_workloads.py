@@ -13,9 +13,9 @@
 * ``readme-*``: each of the README's headline workloads (bench/workloads.py,
   tensor_workloads.py, transform_workloads.py, train_workloads.py), built exactly as its own
   report builds it, ``plain`` and ``holding-if``: the same loss with one Python decision on
-  its value that always holds (``if value == value``, one compare node and one truth guard on
-  the tape). The pair's ratio is what a guard costs that workload: the guard's check after
-  the forward sweep, and the compare node, as a program written with an ``if`` pays it.
+  its value that always holds (``if value == value``: one NaN guard on the value, whose
+  comparison leaves the tape). The pair's ratio is what a guard costs that workload: the
+  guard's check after the forward sweep, as a program written with an ``if`` pays it.
 """
 import functools
 

@@ -23,6 +23,10 @@
 
 typedef double (*run_fn)(void *, void *, void *, int64_t);
 
+/* The kinds of guard failed_guard knows (burnumba/tracing/concrete.py's 0 .. LAST_KIND);
+   kernels/engine.py asks the module for it, and checks guards in Python when it is less. */
+#define GUARD_KINDS 16
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -121,7 +125,7 @@ Caller_set_guards(Caller *c, PyObject *args)
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_ssize_t at = ((int64_t *)b[0].buf)[k];
         signed char kind = ((signed char *)b[1].buf)[k];
-        if (at < 0 || (at + 1) * item > c->bufs[1].len || kind < 0 || kind > 2) {
+        if (at < 0 || (at + 1) * item > c->bufs[1].len || kind < 0 || kind >= GUARD_KINDS) {
             PyErr_SetString(PyExc_ValueError, "set_guards: a guard lies outside F");
             goto done;
         }
@@ -152,7 +156,7 @@ done:
 }
 
 /* The index of the first guard that does not hold for F's values (as tracing/concrete.py's
-   holds), or -1. */
+   holds, whose kinds these numbers are), or -1. */
 static inline Py_ssize_t
 failed_guard(Caller *c)
 {
@@ -162,15 +166,33 @@ failed_guard(Caller *c)
                           : ((double *)F)[c->guard_at[k]];
         double want = c->guard_want[k];
         int ok;
-        switch (c->guard_kind[k]) {
+        int kind = c->guard_kind[k];
+        switch (kind) {
         case 0:
             ok = (v != 0) == (want != 0);
+            break;
+        case 1:
+            ok = v == want || (v != v && want != want);
             break;
         case 2:
             ok = trunc(v) == want;
             break;
-        default:
-            ok = v == want || (v != v && want != want);
+        case 3:
+            ok = (v != v) == (want != 0);
+            break;
+        default: {
+            /* a comparison with the constant want, true (4 .. 9) or false (10 .. 15) */
+            int cmp = (kind - 4) % 6, r;
+            switch (cmp) {
+            case 0: r = v > want; break;
+            case 1: r = v >= want; break;
+            case 2: r = v < want; break;
+            case 3: r = v <= want; break;
+            case 4: r = v == want; break;
+            default: r = v != want;
+            }
+            ok = r == (kind < 10);
+        }
         }
         if (!ok)
             return k;
@@ -425,7 +447,8 @@ PyInit__bncall(void)
 #else
     int parallel = 0;
 #endif
-    if (PyModule_AddIntConstant(m, "PARALLEL", parallel) < 0) {
+    if (PyModule_AddIntConstant(m, "PARALLEL", parallel) < 0 ||
+            PyModule_AddIntConstant(m, "GUARD_KINDS", GUARD_KINDS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -84,8 +84,9 @@ try:
     if os.environ.get("BURNUMBA_CALLER") == "ctypes":       # to test the fallback
         raise ImportError("BURNUMBA_CALLER=ctypes")
     from ._bncall import PARALLEL as _PARALLEL, Caller as _Caller, address, run_all as _run_all
+    from . import _bncall as _extension
 except ImportError:                  # the optional C extension was not built: use ctypes
-    _Caller = None
+    _Caller = _extension = None
     _PARALLEL = 0
 
     def address(array):
@@ -109,10 +110,16 @@ def has_scalar_calls():
     return _Caller is not None
 
 
+# the kinds of guard the C check must know: burnumba/tracing/concrete.py's 0 .. LAST_KIND
+GUARD_KINDS = 16
+
+
 def has_guard_checks():
-    """Whether the scalar fast path checks a tape's guards in its C call (``set_guards``;
-    an extension built before it had none)."""
-    return _Caller is not None and hasattr(_Caller, "set_guards")
+    """Whether the scalar fast path checks a tape's guards in its C call (``set_guards``,
+    knowing every kind of guard; an extension built before it, or before the kinds it lacks,
+    is not asked, and the guards are checked in Python)."""
+    return (_Caller is not None and hasattr(_Caller, "set_guards")
+            and getattr(_extension, "GUARD_KINDS", 3) >= GUARD_KINDS)
 
 
 _RUN_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]

@@ -97,7 +97,8 @@ def test_guards_are_recorded_with_source_lines():
         return x
     tape = bn.value_and_grad(f).trace(3.0)
     nodes, kinds, values, sites = tape.guards
-    assert list(values) == [1.0] and list(kinds) == [0]
+    # x > 1.0 was true: a comparison guard on x itself (kind 4: greater, true), value 1.0
+    assert list(nodes) == [0] and list(values) == [1.0] and list(kinds) == [4]
     assert "if x > 1.0" in sites[0] and "test_guards.py" in sites[0]
 
 
@@ -448,10 +449,12 @@ def test_the_scalar_fast_path_checks_guards():
 
 
 def _kinds(a, b):
-    """One guard of each kind: truth (``if``), integer (``int``), exact (``float`` of a
-    stopped value)."""
+    """One guard of each kind: truth (``if`` on a value), integer (``int``), exact
+    (``float`` of a stopped value), a comparison with a constant (``if a > 0.0``)."""
     n = int(b)
     c = float(bn.stop_gradient(b))
+    if b - a:
+        c = c * 1.0
     return (a * a if a > 0.0 else -a) * n + a * c
 
 
@@ -461,12 +464,13 @@ def test_the_scalar_runner_detects_each_kind_of_failed_guard(in_c, monkeypatch):
     if not in_c:                      # an extension built before it could check guards
         monkeypatch.setattr(kernels.engine, "has_guard_checks", lambda: False)
     tape = bn.value_and_grad(_kinds, argnums=(0, 1)).trace(1.5, 2.5)
-    assert sorted(tape.guard_kinds.tolist()) == [0, 1, 2]
+    assert sorted(tape.guard_kinds.tolist()) == [0, 1, 2, 4]
     run = tape.scalar_runner((0, 1), True, False)
     assert run((1.5, 2.5)) == (1.5 * 1.5 * 2 + 1.5 * 2.5, (1.5 * 2 * 2 + 2.5, 0.0))
     assert run((0.5, 2.5)) == (0.5 * 0.5 * 2 + 0.5 * 2.5, (0.5 * 2 * 2 + 2.5, 0.0))
     for bad in [(-1.5, 2.5),            # the branch
                 (1.5, 2.4),             # float(b): the exact value
+                (2.5, 2.5),             # bool(b - a)
                 (1.5, np.nan)]:         # NaN matches no recorded number
         with pytest.raises(bn.GuardError) as e:
             run(bad)
@@ -666,10 +670,11 @@ _SPECIAL = np.array([0.0, -0.0, 1.0, -2.5, 3.0, np.nan, np.inf, -np.inf, 1e-300,
 
 @pytest.mark.parametrize("seed", range(40))
 def test_all_hold_is_every_row_of_holds_rows(seed):
-    from burnumba.tracing.concrete import EXACT, INTEGER, TRUTH, all_hold, holds_rows
+    from burnumba.tracing.concrete import (INTEGER, LAST_KIND, TRUTH, all_hold, holds,
+                                           holds_rows)
     rng = np.random.default_rng(seed)
     guards = int(rng.integers(1, 4))
-    kinds = rng.choice([TRUTH, EXACT, INTEGER], size=guards)
+    kinds = rng.choice(np.arange(LAST_KIND + 1), size=guards)
     want = rng.choice(_SPECIAL, size=guards)
     rows = int(rng.integers(1, 6))
     # mostly rows that hold (each guard's recorded value, or another that holds: a nonzero
@@ -687,6 +692,10 @@ def test_all_hold_is_every_row_of_holds_rows(seed):
         values[rng.integers(rows), rng.integers(guards)] = rng.choice(_SPECIAL)
     expected = bool(holds_rows(values, kinds, want).all())
     assert all_hold(values, kinds, want) == expected
+    # and holds_rows is holds, guard by guard
+    each = [[bool(holds(float(values[r, k]), int(kinds[k]), float(want[k])))
+             for k in range(guards)] for r in range(rows)]
+    assert holds_rows(values, kinds, want).tolist() == [all(row) for row in each]
 
 
 def test_values_only_a_decision_reads_are_not_differentiated():
@@ -713,3 +722,125 @@ def test_values_only_a_decision_reads_are_not_differentiated():
         np.testing.assert_allclose(grad(x), autograd.grad(theirs)(x), rtol=1e-14)
     hvp = bn.hvp(ours, x_big, np.ones(3))
     np.testing.assert_allclose(hvp, -np.sin(x_big), rtol=1e-14)
+
+
+# -- a comparison with a constant (or of a value with itself) is a guard on its operand: the
+# comparison row leaves the tape, which runs the kernel of the same program without the
+# decision (tracing/tracer.py's _comparison_guard)
+_UFUNCS = [np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal]
+_CONSTANTS = [0.5, 0.0, -0.0, np.inf, -np.inf, np.nan]
+_AT = [0.5, 0.0, -0.0, 0.75, -0.25, np.inf, -np.inf, np.nan, 1e-300, -1e300]
+
+
+def _decided(ufunc, c, const_left):
+    def f(x):
+        if ufunc(c, x) if const_left else ufunc(x, c):
+            return x * x * 3.0
+        return np.sin(x)
+    return f
+
+
+def _expected(ufunc, c, const_left, x):
+    with np.errstate(invalid="ignore"):
+        taken = bool(ufunc(c, x) if const_left else ufunc(x, c))
+        return (x * x * 3.0, 6.0 * x) if taken else (np.sin(x), np.cos(x)), taken
+
+
+@pytest.mark.parametrize("in_c", [True, False], ids=["in-c", "python"])
+@pytest.mark.parametrize("const_left", [False, True], ids=["x-op-c", "c-op-x"])
+@pytest.mark.parametrize("ufunc", _UFUNCS, ids=[u.__name__ for u in _UFUNCS])
+def test_a_comparison_with_a_constant_is_a_guard_on_its_operand(ufunc, const_left, in_c,
+                                                                monkeypatch):
+    from burnumba import kernels
+    if not in_c:
+        monkeypatch.setattr(kernels.engine, "has_guard_checks", lambda: False)
+    comparisons = {kernels.OPCODE[u.__name__] for u in _UFUNCS}
+    plain = bn.value_and_grad(lambda x: x * x * 3.0).trace(0.75)
+    for c in _CONSTANTS:
+        f = _decided(ufunc, c, const_left)
+        vg = bn.value_and_grad(f)
+        for p in _AT:
+            tape = vg.trace(p)
+            assert not comparisons & set(tape.op.tolist()), (c, p)
+            assert tape.guard_kinds.tolist()[0] >= 4 and tape.guard_nodes.tolist() == [0]
+            (_, _), taken = _expected(ufunc, c, const_left, p)
+            if taken:                  # the very kernel of the program without the decision
+                assert tape.kernel is plain.kernel
+            run = tape.scalar_runner((0,), True, False)
+            for x in _AT:
+                (value, slope), same = _expected(ufunc, c, const_left, x)
+                if same == taken:
+                    got, (got_slope,) = run((x,))
+                    np.testing.assert_array_equal((got, got_slope), (value, slope))
+                else:
+                    with pytest.raises(bn.GuardError, match=r"x [<>=!]=? "):
+                        run((x,))
+            # through the transformation: each point its own branch (a variant per branch)
+            for x in _AT:
+                (value, slope), _ = _expected(ufunc, c, const_left, x)
+                np.testing.assert_array_equal(vg(x), (value, slope))
+
+
+@pytest.mark.parametrize("in_c", [True, False], ids=["in-c", "python"])
+def test_a_value_compared_with_itself_is_a_nan_guard(in_c, monkeypatch):
+    from burnumba import kernels
+    from burnumba.tracing.concrete import NAN
+    if not in_c:
+        monkeypatch.setattr(kernels.engine, "has_guard_checks", lambda: False)
+    for op in (np.equal, np.not_equal, np.less_equal, np.greater):
+        def f(a, b):
+            loss = a * b + np.sin(a)
+            return loss if op(loss, loss) else loss * 2.0
+        vg = bn.value_and_grad(f, argnums=(0, 1))
+        tape = vg.trace(1.5, 2.0)
+        assert tape.guard_kinds.tolist() == [NAN]
+        assert tape.kernel is bn.value_and_grad(lambda a, b: a * b + np.sin(a),
+                                                argnums=(0, 1)).trace(1.5, 2.0).kernel
+        run = tape.scalar_runner((0, 1), True, False)
+        for a, b in [(1.5, 2.0), (0.0, -1.0), (np.inf, 1.0), (-2.0, np.inf)]:
+            with np.errstate(invalid="ignore"):
+                loss = a * b + np.sin(a)
+                taken = bool(op(loss, loss))
+                k = 1.0 if taken else 2.0
+                want = (k * loss, (k * (b + np.cos(a)), k * a))
+            if np.isnan(loss):                 # traced on a number: a NaN loss fails it
+                with pytest.raises(bn.GuardError, match="NaN"):
+                    run((a, b))
+            else:
+                got, grads = run((a, b))
+                np.testing.assert_array_equal((got,) + grads, (want[0],) + want[1])
+            got, grads = vg(a, b)
+            np.testing.assert_array_equal((got,) + grads, (want[0],) + want[1])
+
+
+def test_comparison_guards_under_every_path():
+    """The folded guards hold in the array paths too: the CallPlan run, hvp, the njit handle,
+    vmap's lanes and a saved tape (whose guards keep their kinds)."""
+    def f(np_, x):
+        s = np_.sum(x * x)
+        if 1.0 < s:
+            return s * np_.sum(np_.sin(x))
+        return np_.sum(np_.cos(x)) - s
+    ours, theirs = both(f)
+    big, small = np.array([0.9, -0.8, 0.3]), np.array([0.1, 0.2, -0.3])
+    g = bn.grad(ours)
+    tape = bn.trace(ours, big)
+    assert tape.guard_kinds.tolist() == [4]                         # s > 1.0: true
+    for x in (big, small, big, small * 2, big * 0.5):
+        np.testing.assert_allclose(g(x), autograd.grad(theirs)(x), rtol=1e-14)
+        np.testing.assert_allclose(bn.hvp(ours, x, np.ones(3)),
+                                   autograd.hessian(theirs)(x) @ np.ones(3), rtol=1e-13)
+    X = np.stack([big, small, big * 0.5, small * 3])
+    np.testing.assert_allclose(bn.vmap(g)(X), [autograd.grad(theirs)(x) for x in X],
+                               rtol=1e-14)
+    h = bn.njit_value_and_grad(ours, big)
+    out = np.zeros(3)
+    h(big, out)
+    np.testing.assert_allclose(out, autograd.grad(theirs)(big), rtol=1e-14)
+    with pytest.raises(bn.GuardError, match="if 1.0 < s"):
+        h(small, out)
+    loaded = pickle.loads(pickle.dumps(tape))
+    assert loaded.guard_kinds.tolist() == [4]
+    assert loaded(big) == tape(big)
+    with pytest.raises(bn.GuardError, match=r"x > 1 .*it was True"):
+        loaded(small)

@@ -86,7 +86,8 @@ def eliminate_dead(b, roots, kept=(), drop=True):
     0, so that no sweep computes their derivatives (an hvp whose function decides on its
     loss computes the loss, not the loss's tangent: 1.45x the hvp before, a guard's cost).
     ``drop=False`` (a trace without derivatives in it) only marks those, eliminating
-    nothing."""
+    nothing; a set of nodes: eliminates only those (the comparisons a guard reads off their
+    operand, tracing/tracer.py's ``_comparison_guard``, when nothing else reads them)."""
     live = _live(b, roots)
     values = _live(b, kept, live) if len(kept) else bytearray(b.n)
     op, a0, a1, pp = b.op, b.a0, b.a1, b.pp
@@ -97,7 +98,7 @@ def eliminate_dead(b, roots, kept=(), drop=True):
             continue
         if values[i]:
             b.need[i] = 0
-        elif drop:
+        elif drop is True or (drop and i in drop):
             op[i], a0[i], a1[i], pp[i], b.need[i] = const, -1, -1, -1, 0
             dead += 1
     return dead

@@ -7,6 +7,8 @@ a tape gets a State of its own, so any number of threads may call one tape (or o
 transformed function) at once and each gets exactly the serial result, in parallel when the
 tape is large enough for the kernel to release the GIL.
 """
+import math
+import operator
 import struct
 import threading
 
@@ -20,7 +22,8 @@ from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
 from ..tracing.loops import nest
-from ..tracing.concrete import EXACT, KIND_NAMES, TRUTH, holds, holds_rows
+from ..tracing.concrete import (COMPARISONS, EXACT, FIRST_COMPARISON, INTEGER, NAN, TRUTH,
+                                describe, holds, holds_rows)
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into, generator_states, put_back
 from ..tracing.signature import Signature, explain_mismatch, structure
@@ -414,13 +417,11 @@ class Tape:
     def guard_error(self, k):
         """The GuardError of guard ``k``: the decision, its source line, the fix."""
         site = self.guards[3][k]
-        kind = int(self.guard_kinds[k])
-        want = float(self.guard_values[k])
-        traced = (f"it was {bool(want)}" if kind == TRUTH else f"it was {want:g}")
+        decision, outcome = describe(self.guard_kinds[k], float(self.guard_values[k]))
         return GuardError(
             f"a Python decision this tape was traced with went the other way: "
-            f"{KIND_NAMES[kind]} of a traced value (node %{int(self.guard_nodes[k])}; "
-            f"{traced} when traced)" + (f"\n  at {site}" if site else "") + "\n"
+            f"{decision} of a traced value x (node %{int(self.guard_nodes[k])}; "
+            f"it was {outcome} when traced)" + (f"\n  at {site}" if site else "") + "\n"
             "A tape holds only the branch it traced. Call the function through bn.grad / "
             "bn.value_and_grad / bn.jvp / bn.vmap, which trace the new branch (a variant), or "
             "write the choice as data (bnp.where, bnp.maximum), or make the deciding argument "
@@ -805,7 +806,8 @@ def _guard_reader(tape, nodes, values):
     that tuple at the traced arguments: the values numpy computed while tracing, where a
     truth guard on a mask row (a comparison: exactly 0 or 1) reads its outcome. Equal, every
     guard holds; else the exact check (Tape.failed_guard) decides, so this is only a fast
-    path for the common case."""
+    path for the common case. A tape with NaN or comparison guards (on a value that changes
+    from call to call) reads each guard's outcome instead: ``_outcome_reader``."""
     kinds = tape.guard_kinds.tolist()
     at_pos = {}
     for k, p in enumerate(tape.guard_pos.tolist()):
@@ -814,15 +816,53 @@ def _guard_reader(tape, nodes, values):
     code = "d" if tape.dtype == np.float64 else "f"
     fmt, at, expect = "=", 0, []          # F = imm[n] | val | grad, in items
     for p in sorted(at_pos):
+        fmt += f"{(tape.n + p - at) * itemsize}x{code}"
+        at = tape.n + p + 1
         ks = at_pos[p]
         exact = [k for k in ks if kinds[k] == EXACT]
         # one guard: its own value; several: an exact one's (equal to it, each of the others
         # holds as it did when traced); several, none exact: NaN, never equal (exact check)
         want = values[ks[0]] if len(ks) == 1 else values[exact[0]] if exact else np.nan
-        fmt += f"{(tape.n + p - at) * itemsize}x{code}"
-        at = tape.n + p + 1
         expect.append(float(want))
-    return struct.Struct(fmt).unpack_from, tuple(expect)
+    unpack = struct.Struct(fmt).unpack_from
+    if all(kind in (TRUTH, EXACT, INTEGER) for kind in kinds):
+        return unpack, tuple(expect)
+    return _outcome_reader(unpack, sorted(at_pos), tape.guard_pos.tolist(), kinds,
+                           values.tolist())
+
+
+def _outcome_reader(unpack, positions, guard_pos, kinds, values):
+    """The fast path's (read, expected) for a tape with NaN or comparison guards: read gives
+    one outcome per guard, (x > c) as True or False, an exact or truth guard's value as it
+    is, so that a run whose decisions all went as traced reads ``expected``."""
+    tests, expect = [], []
+    for kind, want in zip(kinds, values):
+        if kind >= FIRST_COMPARISON:
+            c = kind - FIRST_COMPARISON
+            # x OP want, as a bound method of the constant: want OP' x
+            name = COMPARISONS[c % len(COMPARISONS)]
+            tests.append(getattr(float(want), _REFLECTED[name]))
+            expect.append(c < len(COMPARISONS))
+        elif kind == NAN:
+            tests.append(math.isnan)
+            expect.append(bool(want))
+        else:
+            tests.append(float)
+            expect.append(float(want))
+    index = [positions.index(p) for p in guard_pos]
+    pick = operator.itemgetter(*index) if len(index) > 1 else None
+    one = index[0]
+    call = operator.call
+
+    def read(mem):
+        got = unpack(mem)
+        return tuple(map(call, tests, pick(got) if pick else (got[one],)))
+    return read, tuple(expect)
+
+
+# x OP c as c's own method: c.__lt__(x) is c < x, that is x > c
+_REFLECTED = {"greater": "__lt__", "greater_equal": "__le__", "less": "__gt__",
+              "less_equal": "__ge__", "equal": "__eq__", "not_equal": "__ne__"}
 
 
 def guard_arrays(guards):

@@ -29,6 +29,7 @@ from .._files import savez_atomic
 from .._version import __version__
 from .._errors import TapeFormatError
 from ..kernels import OPCODE, ROWS, layout
+from ..tracing.concrete import LAST_KIND
 
 FORMAT = "burnumba-tape-1"
 # a tape with guards (Python decisions made while tracing, tracing/concrete.py) is written
@@ -776,8 +777,8 @@ def _guards(guards, t):
         raise _Bad("meta guards names a node outside the tape")
     if any(t.size[k] != 1 for k in nodes.tolist()):
         raise _Bad("meta guards names a node of more than one value")
-    if np.any((kinds < 0) | (kinds > 2)):
-        raise _Bad("meta guards has a kind other than 0, 1, 2")
+    if np.any((kinds < 0) | (kinds > LAST_KIND)):
+        raise _Bad(f"meta guards has a kind outside 0 .. {LAST_KIND}")
     if not all(isinstance(s, str) for s in sites):
         raise _Bad("meta guards' sites are not source lines")
     arrays = (nodes, kinds.astype(np.int8), values)

@@ -23,30 +23,81 @@ from .loops import Bound, run_forward
 TRUTH = 0        # bool(x): (x != 0) is the recorded outcome (NaN is true, as in Python)
 EXACT = 1        # x == the recorded value (float(x), x.item(), x as an index or a shape)
 INTEGER = 2      # int(x): trunc(x) == the recorded integer (an integer is piecewise constant)
+NAN = 3          # whether x is NaN (recorded: 1 or 0): the truth of x == x or x != x
+# bool(x OP c) of a comparison with a constant c, recorded on x itself (the comparison row
+# then has no reader and leaves the tape, so a guarded tape runs the kernel of the same tape
+# without the decision): FIRST_COMPARISON + k where (x OP_k c) was true, + 6 more where it
+# was false; the recorded value is c (in the tape's dtype, as the kernel compares)
+COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
+SYMBOLS = (">", ">=", "<", "<=", "==", "!=")
+# c OP x is x OP' c
+SWAPPED = {"greater": "less", "greater_equal": "less_equal", "less": "greater",
+           "less_equal": "greater_equal", "equal": "equal", "not_equal": "not_equal"}
+FIRST_COMPARISON = 4
+LAST_KIND = FIRST_COMPARISON + 2 * len(COMPARISONS) - 1
 KIND_NAMES = {TRUTH: "bool()", EXACT: "the exact value (an index, a size, float(), item())",
-              INTEGER: "int()"}
+              INTEGER: "int()", NAN: "a comparison with itself (x == x: whether x is NaN)"}
+
+
+def describe(kind, want):
+    """A guard's decision and its outcome when traced, as an error names them: ("bool()",
+    "True"), ("x > 0.5", "True"), ("int()", "3"), ..."""
+    kind = int(kind)
+    if kind >= FIRST_COMPARISON:
+        c = kind - FIRST_COMPARISON
+        return f"x {SYMBOLS[c % 6]} {want:g}", str(c < 6)
+    if kind == TRUTH:
+        return KIND_NAMES[kind], str(bool(want))
+    if kind == NAN:
+        return KIND_NAMES[kind], "NaN" if want else "not NaN"
+    return KIND_NAMES[kind], f"{want:g}"
 
 
 def holds(v, kind, want):
-    """Whether a guard of ``kind`` recorded as ``want`` holds for the value ``v``: a truth
-    guard compares (v != 0) with its outcome (NaN is true, as in Python), an integer guard
-    trunc(v), an exact guard v itself (NaN matches NaN). Plain arithmetic: the tape's check
-    runs it in Python, an njit handle compiled (transforms/njit_numba.py)."""
+    """Whether a guard of ``kind`` recorded as ``want`` holds for the value ``v`` (a number,
+    or elementwise for arrays): a truth guard compares (v != 0) with its outcome (NaN is
+    true, as in Python), an integer guard trunc(v), an exact guard v itself (NaN matches
+    NaN), a NaN guard v's NaN-ness, a comparison guard (v OP want) with its outcome. Plain
+    arithmetic: the tape's check runs it in Python, an njit handle compiled
+    (transforms/njit_numba.py)."""
     if kind == TRUTH:
         return (v != 0) == (want != 0)
     if kind == INTEGER:
         return np.trunc(v) == want
-    return v == want or (v != v and want != want)
+    if kind == EXACT:
+        return (v == want) | ((v != v) & (want != want))
+    if kind == NAN:
+        return (v != v) == (want != 0)
+    c = kind - FIRST_COMPARISON
+    op = c % 6
+    if op == 0:
+        r = v > want
+    elif op == 1:
+        r = v >= want
+    elif op == 2:
+        r = v < want
+    elif op == 3:
+        r = v <= want
+    elif op == 4:
+        r = v == want
+    else:
+        r = v != want
+    return r == (c < 6)
 
 
 def holds_rows(values, kinds, want):
     """Per row of ``values`` (rows: runs; columns: a tape's guards, whose ``kinds`` and
-    ``want`` are given), whether every guard holds: ``holds``, for many runs at once."""
+    ``want`` are given, broadcast against it), whether every guard holds: ``holds``, for
+    many runs at once, once per kind present."""
     values = np.asarray(values, dtype=np.float64)
-    truth, integer = kinds == TRUTH, kinds == INTEGER
-    got = np.where(truth, values != 0, np.where(integer, np.trunc(values), values))
-    expect = np.where(truth, want != 0, want)
-    return ((got == expect) | (np.isnan(got) & np.isnan(expect))).all(axis=-1)
+    shape = np.broadcast_shapes(values.shape, np.shape(kinds), np.shape(want))
+    values, kinds, want = (np.broadcast_to(a, shape) for a in (values, kinds, want))
+    ok = np.ones(shape, dtype=bool)
+    for kind in np.unique(kinds).tolist():
+        at = kinds == kind
+        with np.errstate(invalid="ignore"):
+            ok[at] = holds(values[at], kind, want[at])
+    return ok.all(axis=-1)
 
 
 def all_hold(values, kinds, want):
@@ -56,15 +107,13 @@ def all_hold(values, kinds, want):
     holds_rows' ten array operations took 24). A truth guard's column is all nonzero (NaN
     counts, as in Python) or all zero; an exact guard's equals its value (NaN: all NaN)."""
     for k in range(len(kinds)):
-        col, kind, w = values[:, k], kinds[k], want[k]
+        col, kind, w = values[:, k], int(kinds[k]), want[k]
         if kind == TRUTH:
             ok = col.all() if w != 0 else not col.any()
-        elif kind == INTEGER:
-            ok = (np.trunc(col) == w).all()
-        elif w == w:
-            ok = (col == w).all()
+        elif kind == EXACT:
+            ok = (col == w).all() if w == w else np.isnan(col).all()
         else:
-            ok = np.isnan(col).all()
+            ok = holds(col, kind, w).all()
         if not ok:
             return False
     return True

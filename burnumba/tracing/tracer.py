@@ -12,7 +12,8 @@ from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
                       TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
-from .concrete import INTEGER, TRUTH, Evaluator, Guards
+from .concrete import (COMPARISONS, FIRST_COMPARISON, INTEGER, NAN, SWAPPED, TRUTH, Evaluator,
+                       Guards)
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
                           guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
                           lifted, user_instruction)
@@ -21,6 +22,7 @@ from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, 
 from .decisions import Decisions
 
 CONST = OPCODE["const"]
+_COMPARE = {OPCODE[name]: name for name in COMPARISONS}
 # Rows folded when every operand is a constant: one IEEE operation per element, which
 # numpy computes exactly as the kernel does (a derivative's 1 * 1, a broadcast 1 times 100)
 EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
@@ -56,6 +58,7 @@ class Builder:
         # (set by the transformation that traces; None: no values, decisions are refused),
         # the evaluator made at the first decision, the guards, tracing/subscripts.py's
         self.given = self.evaluator = self.guards = self.subscripts = None
+        self.folded = set()           # comparison nodes whose truth a guard reads off an operand
         # structured loops (tracing/loops.py), by first node; the input nodes they write;
         # whether one may be traced here (the transformation says so; else: unrolled)
         self.loops, self.loop_starts, self.loop_owned, self.loops_ok = [], {}, set(), False
@@ -101,6 +104,13 @@ class Builder:
         if self.sites is not None:
             self.sites.append(user_site())
         return len(self.op) - 1
+
+    def drop_last(self):
+        """Remove the last node, which nothing reads (a comparison a guard took over, at the
+        end of the trace: the tape is then the very tape of the program without it)."""
+        for column in (self.op, self.a0, self.a1, self.pp, self.need, self.imm, self.off,
+                       self.shapes) + ((self.sites,) if self.sites is not None else ()):
+            column.pop()
 
     def input(self, shape, need, kind="f"):
         node = self.add("input", shape, need=need)
@@ -294,9 +304,36 @@ class Builder:
         v = self.evaluator.value(node)[0]
         if self.guards is None:
             self.guards = Guards()
+        folded = self._comparison_guard(node, v != 0) if kind == TRUTH else None
+        if folded is not None:
+            self.guards.add(*folded, user_site())
+            self.folded.add(node)
+            return v
         expected = (v != 0) if kind == TRUTH else np.trunc(v) if kind == INTEGER else v
         self.guards.add(node, kind, expected, user_site())
         return v
+
+    def _comparison_guard(self, node, outcome):
+        """``bool(x OP c)`` of a comparison with a constant scalar, or of x with itself, as
+        a guard on x: (node, kind, value), or None for any other node. The comparison then
+        has no reader (unless the program reads it too) and leaves the tape: a tape whose
+        only decision is ``if loss == loss`` or ``if x > 0`` runs the very kernel of the same
+        program without it (the comparison row changed the kernel, 5% on the tiny graph)."""
+        name = _COMPARE.get(self.op[node])
+        if name is None:
+            return None
+        a, c = self.a0[node], self.a1[node]
+        value = self.evaluator.value
+        if a == c:
+            # x OP x is decided by whether x is NaN alone (x < x and x > x never hold)
+            return a, NAN, float(np.isnan(value(a)[0]))
+        if self.op[a] == CONST and self.op[c] != CONST:
+            a, c, name = c, a, SWAPPED[name]
+        if self.op[c] != CONST or self.op[a] == CONST:
+            return None
+        # the constant as the kernel compares it: in the tape's dtype
+        k = FIRST_COMPARISON + COMPARISONS.index(name) + (0 if outcome else len(COMPARISONS))
+        return a, k, float(value(c)[0])
 
     def gather(self, sources, positions, shape):
         """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions

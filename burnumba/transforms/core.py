@@ -20,7 +20,7 @@ from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, ByOpsPlan, CallPlan, sc
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
 from ..ir.tape import Tape
-from ..tracing.tracer import Builder, Var
+from ..tracing.tracer import CONST, Builder, Var
 from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
 from . import custom, nested, shared
@@ -161,7 +161,11 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
         # derivatives traced as ops: drop what is unread; the values only Python decisions
         # read: kept, not differentiated
         roots = [out_node] + ([node for node, _ in aux[1] if node != "const"] if aux else [])
-        eliminate_dead(b, roots, b.guards.node if b.guards else (), drop=b.derived)
+        eliminate_dead(b, roots, b.guards.node if b.guards else (),
+                       drop=True if b.derived else b.folded)
+        # a comparison a guard took over, last (`if loss == loss`): gone, not a constant
+        while b.n - 1 in b.folded and b.op[-1] == CONST and b.n - 1 not in b.consts:
+            b.drop_last()
     b.live = False
     b.subscripts = None                    # tracing/subscripts.py: frees the user's frames
     tape = Tape(b, sig.key, len(sig.diff), in_slots, out_node, out.shape, aux,
@@ -420,11 +424,12 @@ class _Transformed(TapeCache):
 
     def trace(self, *args, **kwargs):
         """The Tape this function runs for these arguments; for a function with a user's
-        rule, with its value-and-gradient tape (``by_ops``), which this function runs."""
-        tape = self.tape_for(args, kwargs)[0]
+        rule, with its value-and-gradient tape (``by_ops``), which this function runs. Of a
+        signature's variants, one whose Python decisions hold at these arguments."""
+        tape = super().trace(*args, **kwargs)
         if tape.custom and tape.by_ops is None and tape.out_shape == ():
             self._ops_cache()
-            tape.by_ops = self.ops.tape_for(args, kwargs)[0]
+            tape.by_ops = self.ops.trace(*args, **kwargs)
         return tape
 
     def _ops_runner(self, tape, argnums):
