@@ -844,3 +844,14 @@ def test_comparison_guards_under_every_path():
     assert loaded(big) == tape(big)
     with pytest.raises(bn.GuardError, match=r"x > 1 .*it was True"):
         loaded(small)
+
+
+def test_the_c_check_knows_every_kind_of_guard():
+    """kernels/_bncall.c's failed_guard switches over the kinds of tracing/concrete.py; the
+    extension states how many it knows, and an older one is not asked to check guards."""
+    from burnumba.kernels import engine
+    from burnumba.tracing.concrete import LAST_KIND
+    assert engine.GUARD_KINDS == LAST_KIND + 1
+    if engine._extension is not None:
+        assert engine._extension.GUARD_KINDS == engine.GUARD_KINDS
+        assert engine.has_guard_checks()
