@@ -26,6 +26,7 @@ from . import optim
 from .checkpoint import load_checkpoint
 from .._errors import BurnumbaError, CheckpointError, NonFiniteError, ShapeError
 from ..tools.info import add_parser as _add_info
+from ..transforms.core import trace
 
 CHECKPOINT = "checkpoint.npz"
 VAL_BATCHES = 20            # fixed validation batches for the final (and --eval-every) val loss
@@ -179,19 +180,42 @@ class _Task:
                           "val_windows": len(Xva)}
 
 
+# a batch above this is checked against the tape's limit before it is traced
+_CHECKED_BATCH = 512
+_VALUES = np.iinfo(np.int32).max      # a tape's value buffer (tracing/tracer.py's limit)
+
+
+def _refuse_a_batch_too_large(model, params, batch_xy, batch):
+    """Raise the tape's ShapeError for a batch whose values would pass 2**31 elements, from
+    traces of its first one and two samples: a tape's values grow linearly with the batch,
+    and tracing the whole batch only to meet the limit took 48 s at --batch 100000."""
+    if batch <= _CHECKED_BATCH:
+        return
+    x, y = batch_xy
+    one, two = (int(trace(model.loss, params, x[:k], y[:k]).off[-1]) for k in (1, 2))
+    values = one + (two - one) * (batch - 1)
+    if values > _VALUES:
+        fits = max(1, int(0.9 * (_VALUES - one) / max(two - one, 1)))
+        raise ShapeError(f"--batch {batch} is too large for one tape (its value buffer would "
+                         f"hold about {values:,} elements, past 2**31); use a smaller --batch, "
+                         f"e.g. {min(fits, batch // 2)}")
+
+
 def cmd_train(args):
     dtype = np.dtype(args.dtype)
     task = _Task(args.model, args.data, args.batch, args.seed)
     model = task.model
     params = model.init(seed=args.seed, dtype=dtype)
     n_params = model.n_params(params)
+    first = task.train.next()
+    _refuse_a_batch_too_large(model, params, first, args.batch)
     val_batches = [task.val.next() for _ in range(VAL_BATCHES)]
     out = _out_dir(args.out, args.force) if args.out else None
 
     t0 = time.perf_counter()
     try:
-        trainer = optim.Trainer(model.loss, params, optim.AdamW(lr=args.lr),
-                                *task.train.next(), clip=args.clip)
+        trainer = optim.Trainer(model.loss, params, optim.AdamW(lr=args.lr), *first,
+                                clip=args.clip)
     except ShapeError as e:
         if "2**31" not in str(e):
             raise
