@@ -73,26 +73,45 @@ def test_only_the_ops_a_program_uses_are_compiled(tmp_path):
     graph is served by that kernel (a superset)."""
     run(tmp_path)
     assert objects(tmp_path) == []
-    run(tmp_path, args=["tensor"])
+    # and the compile notice can be silenced, as any logging
+    quiet = "import logging; logging.getLogger('burnumba').setLevel(logging.ERROR)\n" + TINY
+    done = run(tmp_path, code=quiet, args=["tensor"])
+    assert done.stderr.strip() == ""
     assert set(objects(tmp_path)) == {"tanh", "multiply"}
 
 
-def test_a_superset_kernel_serves_a_smaller_program(tmp_path):
+BIGGER = TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), argnums")
+
+
+@pytest.fixture(scope="module")
+def bigger_built(tmp_path_factory):
+    """A cache holding the kernel of a program with the tiny graph's ops and tanh."""
+    cache = tmp_path_factory.mktemp("bigger")
+    run(cache, code=BIGGER)
+    return cache
+
+
+@pytest.fixture
+def bigger(tmp_path, bigger_built):
+    """A copy of ``bigger_built`` of this test's own."""
+    shutil.copytree(bigger_built, tmp_path / "cache")
+    return tmp_path / "cache"
+
+
+def test_a_superset_kernel_serves_a_smaller_program(bigger):
     """After a program with more ops, one with a subset of them compiles nothing."""
-    run(tmp_path, code=TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), "
-                                    "argnums"), check=True)
+    tmp_path = bigger
     before = libraries(tmp_path)
     done = run(tmp_path)
     assert "compiling" not in done.stderr
     assert libraries(tmp_path) == before
 
 
-def test_a_superset_from_other_kernel_sources_is_never_used(tmp_path):
+def test_a_superset_from_other_kernel_sources_is_never_used(bigger):
     """A kernel built from another version of the op table covers the rows but computes the
     old rules (its key, a digest of its code, is not the one this code gives its rows): it
     must not serve, even as a superset."""
-    bigger = TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), argnums")
-    run(tmp_path, code=bigger)
+    tmp_path = bigger
     [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
     m = json.load(open(manifest))
     old = m["key"][:-16] + "0" * 16              # as if built from other rules
@@ -106,11 +125,10 @@ def test_a_superset_from_other_kernel_sources_is_never_used(tmp_path):
 
 
 
-def test_a_superset_with_a_row_this_table_lacks_is_never_used(tmp_path):
+def test_a_superset_with_a_row_this_table_lacks_is_never_used(bigger):
     """A kernel built while the op table had a row it no longer has (a row tried and
     removed) is passed over, not looked up: the program compiles its own."""
-    bigger = TINY.replace("tiny, argnums", "lambda a, b: tiny(a, b) + np.tanh(a), argnums")
-    run(tmp_path, code=bigger)
+    tmp_path = bigger
     [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
     m = json.load(open(manifest))
     m["rows"] = m["rows"] + ["a_row_since_removed"]
@@ -119,12 +137,6 @@ def test_a_superset_with_a_row_this_table_lacks_is_never_used(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "compiling the kernel" in done.stderr
     assert len(libraries(tmp_path)) == 2
-
-def test_the_compile_notice_can_be_silenced(tmp_path):
-    quiet = "import logging; logging.getLogger('burnumba').setLevel(logging.ERROR)\n" + TINY
-    done = run(tmp_path, code=quiet)
-    assert done.stderr.strip() == ""
-
 
 def _damage(path, how):
     data = bytearray(open(path, "rb").read())
@@ -170,11 +182,30 @@ def test_a_damaged_library_is_rebuilt_never_run(tmp_path, two_kernels, how):
         open(target, "wb").write(open(other, "rb").read())
     elif how == "missing":
         os.unlink(target)
+    if how != "flip":
+        # the loader's check alone, in a fresh process: the damage is reported, the files
+        # are removed, nothing is loaded (the rebuild that follows is the same for every
+        # kind of damage: "flip" runs it end to end)
+        key = os.path.basename(target)[:-3]
+        done = run(tmp_path, code=LOAD, args=[key, "kernel"])
+        assert result(done) == {"loaded": False, "numba": False}, done.stderr
+        assert "compiling it again" in done.stderr
+        assert not os.path.exists(target) and not os.path.exists(manifest)
+        return
     done = run(tmp_path)
     assert result(done)["value"] == 612.5 and result(done)["grad"] == [-35.0, 1050.0]
     assert "compiling it again" in done.stderr and "compiling the kernel" in done.stderr
     again = run(tmp_path)                        # and the rebuilt one is used from then on
     assert "compiling" not in again.stderr
+
+
+# engine._load_library(key, kind) of a cached library, in a process of its own
+LOAD = """
+import json, sys
+from burnumba.kernels import engine
+found = engine._load_library(sys.argv[1], sys.argv[2])
+print(json.dumps({"loaded": found is not None, "numba": "numba" in sys.modules}))
+"""
 
 
 def test_processes_compiling_at_once_share_one_build(tmp_path):
@@ -198,8 +229,9 @@ def test_processes_compiling_at_once_share_one_build(tmp_path):
 def test_jit_engine_without_a_c_compiler(tmp_path):
     """Where no C compiler links a library, numba compiles in the process (with a
     warning), with the same results."""
+    from burnumba.kernels import cache
     done = run(tmp_path, env={"BURNUMBA_ENGINE": "jit"}, args=["tensor"])
-    warm = run(tmp_path, args=["tensor"])
+    warm = run(cache.root(), args=["tensor"])     # the session's kernels, built already
     assert result(done)["numba"] and not result(warm)["numba"]
     assert result(done)["tensor"] == pytest.approx(result(warm)["tensor"], rel=1e-15)
     no_cc = run(tmp_path / "nocc", env={"CC": "/nonexistent/cc", "PATH": "/nonexistent"})
