@@ -36,6 +36,29 @@ def test_a_recreated_lambda_traces_once(traces):
     assert traces[0] == 2
 
 
+def test_a_lambda_calling_library_functions_traces_once(traces):
+    """A library's own functions (numpy's, scipy's, burnumba's: module-level, no closure)
+    are compared by identity: a lambda that calls burnumba.scipy.stats.lognorm.logcdf (whose
+    helpers read more values than a key holds) or a numpy function imported by name is
+    shared, where it was traced again on every call."""
+    from numpy import sum as np_sum
+    from burnumba.scipy import stats
+    from scipy import stats as st
+    logcdf = stats.lognorm.logcdf
+    for x in (1.5, 1.5, 2.5, 2.5):
+        value, g = bn.value_and_grad(lambda v: logcdf(v, 0.7))(x)
+        assert value == pytest.approx(st.lognorm.logcdf(x, 0.7), rel=1e-13)
+    assert traces[0] == 1
+    x = np.linspace(0.1, 1.0, 5)
+    for _ in range(3):
+        np.testing.assert_allclose(bn.grad(lambda x: np_sum(x ** 3))(x), 3 * x ** 2)
+    assert traces[0] == 2
+    # another function of the same code reading another library function: its own result
+    for fn, want in ((np.sin, np.cos(0.5)), (np.cos, -np.sin(0.5))):
+        assert bn.grad(lambda v: fn(v))(0.5) == want
+    assert traces[0] == 4
+
+
 def test_a_nested_def_made_per_call_traces_once(traces):
     def step(x, w):
         def loss(x):

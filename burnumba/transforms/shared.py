@@ -64,9 +64,15 @@ class Unkeyable(Exception):
     """The function reads a value that cannot be compared safely: not shared."""
 
 
-# compared by identity only
+# compared by identity only (numpy's functions are _ArrayFunctionDispatcher objects)
 _IDENTITY = (types.ModuleType, type, np.ufunc, np.random.Generator, np.random.RandomState,
-             np.random.BitGenerator)
+             np.random.BitGenerator, type(np.sum))
+# a function of these packages without a closure (a module's own def: its behaviour is its
+# code and its module, which hold no state a program changes) is compared by identity, as
+# a module is, not by the values its code reads: burnumba.scipy.stats.lognorm.logcdf reads
+# more than _MAX_LEAVES through its helpers, and numpy's functions are not keyable, so a
+# lambda calling one was traced again on every call (8 ms a call for lognorm's logcdf)
+_LIBRARIES = frozenset({"burnumba", "numpy", "scipy"})
 # compared by type and value (immutable)
 _VALUES = (type(None), bool, int, str, bytes, type(Ellipsis), np.dtype)
 
@@ -159,6 +165,9 @@ def _key(v, depth, count):
     if t is dict:
         return _Dict(v, depth, count)
     if t is types.FunctionType:
+        if v.__closure__ is None and v.__module__ and \
+                v.__module__.partition(".")[0] in _LIBRARIES:
+            return None                     # a library's own function: by identity
         if count[1] is not None and v.__code__ in count[1]:
             return _Recursive(v)
         return Function(v, depth + 1, count)
