@@ -64,9 +64,12 @@ class Unkeyable(Exception):
     """The function reads a value that cannot be compared safely: not shared."""
 
 
-# compared by identity only (numpy's functions are _ArrayFunctionDispatcher objects)
+# numpy's functions (numpy >= 1.25: _ArrayFunctionDispatcher objects; before, plain
+# functions, which _key's library rule below covers)
+_NUMPY_FUNCTION = () if type(np.sum) is types.FunctionType else (type(np.sum),)
+# compared by identity only
 _IDENTITY = (types.ModuleType, type, np.ufunc, np.random.Generator, np.random.RandomState,
-             np.random.BitGenerator, type(np.sum))
+             np.random.BitGenerator) + _NUMPY_FUNCTION
 # a function of these packages without a closure (a module's own def: its behaviour is its
 # code and its module, which hold no state a program changes) is compared by identity, as
 # a module is, not by the values its code reads: burnumba.scipy.stats.lognorm.logcdf reads
