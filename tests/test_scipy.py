@@ -61,6 +61,9 @@ def _spd(rng, k=3):
 
 
 S, ST = scipy.special, scipy.stats
+# correlate2d(mode='same'), ours and scipy's (two cases below)
+_CORRELATE2D_SAME = (lambda a, k: signal.correlate2d(a, k, mode="same"),
+                     lambda a, k: scipy.signal.correlate2d(a, k, mode="same"))
 CASES = {
     # -- special
     "gammaln": Case(bsp.gammaln, S.gammaln, _args(_u(-4.5, 8.0)), (0,), asp.gammaln),
@@ -554,11 +557,9 @@ CASES = {
                               _args(_u(-1, 1, (4, 5)), _u(-1, 1, (2, 3))), (0, 1)),
     # correlate2d's 'same' window starts one later than correlate's where a side of the
     # kernel is even (3 x 3 does not tell them apart)
-    "correlate2d_same_even": Case(lambda a, k: signal.correlate2d(a, k, mode="same"),
-                                  lambda a, k: scipy.signal.correlate2d(a, k, mode="same"),
+    "correlate2d_same_even": Case(*_CORRELATE2D_SAME,
                                   _args(_u(-1, 1, (5, 6)), _u(-1, 1, (3, 2))), (0, 1)),
-    "correlate2d_same_big_kernel": Case(lambda a, k: signal.correlate2d(a, k, mode="same"),
-                                        lambda a, k: scipy.signal.correlate2d(a, k, mode="same"),
+    "correlate2d_same_big_kernel": Case(*_CORRELATE2D_SAME,
                                         _args(_u(-1, 1, (3, 4)), _u(-1, 1, (4, 6))), (0, 1)),
     "fftconvolve_same": Case(lambda a, k: signal.fftconvolve(a, k, mode="same"),
                              lambda a, k: scipy.signal.fftconvolve(a, k, mode="same"),

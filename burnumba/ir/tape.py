@@ -22,8 +22,8 @@ from .profile import profile_tape
 from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputError,
                       RandomSourceError, UnsupportedOpError, at_user_site, nested_unsupported)
 from ..tracing.loops import nest
-from ..tracing.concrete import (COMPARISONS, EXACT, FIRST_COMPARISON, INTEGER, NAN, TRUTH,
-                                describe, holds, holds_rows)
+from ..tracing.concrete import (COMPARISONS, EXACT, FIRST_COMPARISON, INTEGER, NAN,
+                                REFLECTED, TRUTH, describe, holds, holds_rows)
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into, generator_states, put_back
 from ..tracing.signature import Signature, explain_mismatch, structure
@@ -840,8 +840,7 @@ def _outcome_reader(unpack, positions, guard_pos, kinds, values):
         if kind >= FIRST_COMPARISON:
             c = kind - FIRST_COMPARISON
             # x OP want, as a bound method of the constant: want OP' x
-            name = COMPARISONS[c % len(COMPARISONS)]
-            tests.append(getattr(float(want), _REFLECTED[name]))
+            tests.append(getattr(float(want), REFLECTED[c % len(COMPARISONS)]))
             expect.append(c < len(COMPARISONS))
         elif kind == NAN:
             tests.append(math.isnan)
@@ -859,10 +858,6 @@ def _outcome_reader(unpack, positions, guard_pos, kinds, values):
         return tuple(map(call, tests, pick(got) if pick else (got[one],)))
     return read, tuple(expect)
 
-
-# x OP c as c's own method: c.__lt__(x) is c < x, that is x > c
-_REFLECTED = {"greater": "__lt__", "greater_equal": "__le__", "less": "__gt__",
-              "less_equal": "__ge__", "equal": "__eq__", "not_equal": "__ne__"}
 
 
 def guard_arrays(guards):

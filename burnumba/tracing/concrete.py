@@ -28,11 +28,19 @@ NAN = 3          # whether x is NaN (recorded: 1 or 0): the truth of x == x or x
 # then has no reader and leaves the tape, so a guarded tape runs the kernel of the same tape
 # without the decision): FIRST_COMPARISON + k where (x OP_k c) was true, + 6 more where it
 # was false; the recorded value is c (in the tape's dtype, as the kernel compares)
-COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
-SYMBOLS = (">", ">=", "<", "<=", "==", "!=")
-# c OP x is x OP' c
-SWAPPED = {"greater": "less", "greater_equal": "less_equal", "less": "greater",
-           "less_equal": "greater_equal", "equal": "equal", "not_equal": "not_equal"}
+# One row per comparison: the op row's name, its symbol, the row of c OP x written as
+# x OP' c, and x OP c as a method of the float c (c.__lt__(x) is x > c: ir/tape.py's fast
+# path tests a guard with it)
+_COMPARISON_ROWS = (("greater", ">", "less", "__lt__"),
+                    ("greater_equal", ">=", "less_equal", "__le__"),
+                    ("less", "<", "greater", "__gt__"),
+                    ("less_equal", "<=", "greater_equal", "__ge__"),
+                    ("equal", "==", "equal", "__eq__"),
+                    ("not_equal", "!=", "not_equal", "__ne__"))
+COMPARISONS = tuple(row[0] for row in _COMPARISON_ROWS)
+SYMBOLS = tuple(row[1] for row in _COMPARISON_ROWS)
+SWAPPED = {row[0]: row[2] for row in _COMPARISON_ROWS}
+REFLECTED = tuple(row[3] for row in _COMPARISON_ROWS)
 FIRST_COMPARISON = 4
 LAST_KIND = FIRST_COMPARISON + 2 * len(COMPARISONS) - 1
 KIND_NAMES = {TRUTH: "bool()", EXACT: "the exact value (an index, a size, float(), item())",
