@@ -23,6 +23,9 @@ and micrograd compile nothing, so for them every process is cold.
   the warm start), so they have a warm figure and no cold one. Cheaper when one compile
   serves every case (burnumba's njit interpreter, one per dtype), and with torch.compile
   when inductor's default cache already holds the graphs from an earlier run.
+* ``"none"``: no empty folder at all: every case runs on the default cache folders, so it
+  has a warm figure only (the short run of bench/report.py, whose cold start is the tiny
+  graph's in report_scalar.py; a cold compile of the GPT's kernels takes 15-25 s).
 """
 import contextlib
 import os
@@ -30,7 +33,7 @@ import shutil
 
 CACHE_ENV = {"burnumba": ("NUMBA_CACHE_DIR", "BURNUMBA_CACHE_DIR"),
              "torch.compile": ("TORCHINDUCTOR_CACHE_DIR",)}
-POLICIES = ("each", "once")
+POLICIES = ("each", "once", "none")
 
 
 def has_disk_cache(system):
@@ -48,7 +51,7 @@ class CacheDirs:
     def get(self, system, dtype, case):
         """(environment for a child process, folder) for this case: a new empty folder, or
         (None, None) for the default cache folders (the parent's environment)."""
-        if self.policy == "once" and (system, dtype) in self._seen:
+        if self.policy == "none" or (self.policy == "once" and (system, dtype) in self._seen):
             return None, None
         self._seen.add((system, dtype))
         self._n += 1

@@ -33,12 +33,14 @@ PEERS = ("micrograd", "autograd", "jax", "torch", "casadi")
 # name: (report file, arguments of the short run (None: --full only), arguments of the full
 # run, what it measures)
 STAGES = {
-    # the short run's start-up figures are this report's: cold and warm first gradients of
-    # the tiny graph (report_startup.py's GPT steps and memory, which compile for a minute,
-    # run with --full only)
+    # the short run's cold starts: the tiny graph's first gradient (this report) and the GPT
+    # training step's first result (report_train), each on an empty kernel cache and then on
+    # the filled one. The tensor report's (the MLP's kernels on an empty cache, 13 s on the
+    # AMD VM) runs with --full only (--cold none: warm first results)
     "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3"],
                [], "the paper's scalar graphs, per call; cold and warm start-up"),
-    "tensor": ("report_tensor.py", ["--quick", "--repeats", "3", "--batches", "64"],
+    "tensor": ("report_tensor.py", ["--quick", "--repeats", "3", "--batches", "64", "--cold",
+                                   "none"],
                ["--dtype", "both"], "an MLP and a GPT block, value and gradient"),
     "transforms": ("report_transforms.py", ["--quick", "--repeats", "3"], [],
                    "hvp, Hessian, per-sample gradients, the njit handle"),

@@ -82,7 +82,7 @@ import time  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
-from _caches import (CacheDirs, compile_stats, folder_mb, has_disk_cache,  # noqa: E402
+from _caches import (POLICIES, CacheDirs, compile_stats, folder_mb, has_disk_cache,  # noqa: E402
                      inductor_cache_dir)
 from report_scalar import _version, calls_within, machine_info, time_per_call  # noqa: E402
 from tensor_workloads import (BATCHES, DTYPES, MODULES, SYSTEMS, WORKLOADS,  # noqa: E402
@@ -314,9 +314,10 @@ def main(argv=None):
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
     p.add_argument("--skip-first", action="store_true",
                    help="do not measure the time to first result (fresh processes)")
-    p.add_argument("--cold", choices=("each", "once"), default=None,
+    p.add_argument("--cold", choices=POLICIES, default=None,
                    help="cold start of burnumba / torch.compile: an empty cache folder for "
-                        "each case (default), or once per dtype (default with --quick)")
+                        "each case (default), once per dtype (default with --quick), or "
+                        "none (warm figures only)")
     p.add_argument("--child", metavar="SPEC", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
@@ -354,9 +355,13 @@ def main(argv=None):
     if not args.skip_first:
         print(f"{li}time to first result: fresh processes; import s = importing the library; "
               f"1st result s = building the case + its first call (compiles included), after "
-              f"the import; burnumba and torch.compile cold (empty cache folder, "
-              f"{'one per case' if cold == 'each' else 'once per dtype'}) and warm (a second "
-              f"process on that folder)")
+              f"the import; burnumba and torch.compile "
+              + ("warm only (a process on the default cache folders, after the timing; no cold "
+                 "start)"
+                 if cold == "none" else
+                 f"cold (empty cache folder, "
+                 f"{'one per case' if cold == 'each' else 'once per dtype'}) and warm (a "
+                 f"second process on that folder)"))
     if "torch.compile" in systems:
         info["torch.compile"] = _version("torch")
         try:        # inductor compiles C++ kernels in this many worker processes (its default)

@@ -94,7 +94,8 @@ sys.path.insert(0, HERE)
 SCRIPT = os.path.abspath(__file__)          # what run_child runs with --child
 import numpy as np  # noqa: E402
 import train_workloads as tw  # noqa: E402
-from _caches import CacheDirs, compile_stats, folder_mb, has_disk_cache  # noqa: E402
+from _caches import (POLICIES, CacheDirs, compile_stats, folder_mb,  # noqa: E402
+                     has_disk_cache)
 from _child import installed, run_child  # noqa: E402
 
 RESULTS_DIR = os.path.join(HERE, "results")
@@ -286,6 +287,9 @@ def print_first_results(res, systems, shown, cases, dtypes, cold):
     if cold == "each":
         where = ("cold = a process on an empty cache folder (every case), warm = the timing "
                  "process after it on the same folder")
+    elif cold == "none":
+        where = ("no cold start (every case runs on the default cache folders, primed just "
+                 "before; `--cold once` or `each` measures it), warm = the timing process")
     else:
         where = ("cold = a process on an empty cache folder (the first case of each dtype "
                  "only), warm = the timing process after it on the same folder; the other "
@@ -428,9 +432,10 @@ def main(argv=None):
                    help="learning-curve plot (default bench/results/learning_curves.svg)")
     p.add_argument("--skip-first", action="store_true",
                    help="do not measure the time to first result (no cold-start processes)")
-    p.add_argument("--cold", choices=("each", "once"), default=None,
+    p.add_argument("--cold", choices=POLICIES, default=None,
                    help="cold start of burnumba / torch.compile: an empty cache folder for "
-                        "each case (default), or once per dtype (default with --quick)")
+                        "each case (default), once per dtype (default with --quick), or "
+                        "none (warm figures only)")
     p.add_argument("--compile-attention", choices=("explicit", "sdpa", "both"),
                    default=None, help="torch.compile's GPT attention: both (the default; the "
                    "faster is shown), or one (explicit is the default with --quick)")
@@ -468,9 +473,10 @@ def main(argv=None):
           f"steps timed for {budget} s (at least {MIN_TIMED}); median ms/step; peak RSS = the "
           "child's VmHWM in MiB")
     if not args.skip_first:
-        print(f"- time to first result: fresh processes; burnumba and torch.compile cold "
-              f"(empty cache folder, {'every case' if cold == 'each' else 'once per dtype'}) "
-              "and warm")
+        which = "every case" if cold == "each" else "once per dtype"
+        print("- time to first result: fresh processes; burnumba and torch.compile "
+              + ("warm only (no cold start)" if cold == "none" else
+                 f"cold (empty cache folder, {which}) and warm"))
     if skipped:
         print(f"- skipped (not installed): {', '.join(skipped)}")
 

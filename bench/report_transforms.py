@@ -14,7 +14,11 @@ Methodology
   Every system starts from the same float64 data (a seeded numpy Generator; nothing is read
   from disk) and computes the same numbers.
 * Every (case, system) runs in a fresh process (this file with ``--child``), so peers never
-  share a process: no system's threads, allocator or JIT state affects another's. The child
+  share a process: no system's threads, allocator or JIT state affects another's. With
+  ``--quick`` (bench/report.py's short run) each system runs its cases one after another
+  in one process of its own instead (``--process system``; ``--process case`` is the
+  default otherwise): peers still never share a process, and the imports (jax's take 2 s)
+  are paid once per system, not once per case. The child
   builds the call, makes the first call (which traces and compiles: burnumba's kernel if
   numba's cache is cold, jax.jit, torch.compile; its time is the "1st call s" column) and
   checks the result against a closed-form float64 numpy reference (``reference``), to
@@ -63,7 +67,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import transform_workloads as tw  # noqa: E402
-from _child import installed, print_table, run_child  # noqa: E402
+from _child import installed, print_table, run_child, short_error  # noqa: E402
 
 TARGET_S = 0.5
 QUICK_TARGET_S = 0.05
@@ -75,8 +79,21 @@ ALL_SYSTEMS = tuple(dict.fromkeys(s for _, systems, _ in tw.CASES.values() for s
 
 # -- the child process -------------------------------------------------------------------------
 def child(spec):
-    """Build, check and time one (case, system); return the JSON-able result."""
+    """Build, check and time one (case, system), or with ``cases`` each of those cases of one
+    system in turn; return the JSON-able result ({"cases": {case: result}} for several)."""
     from report_scalar import calls_within, time_per_call
+
+    if "cases" in spec:
+        out, one = {}, {k: v for k, v in spec.items() if k != "cases"}
+        for case in spec["cases"]:
+            t0 = time.perf_counter()
+            try:
+                r = dict(child(dict(one, case=case)), status="ok")
+            except Exception as e:                  # this case only; the next one runs
+                r = {"status": f"error: {short_error(e)}"}
+            r["process_s"] = time.perf_counter() - t0   # this case's part of the process
+            out[case] = r
+        return {"cases": out}
 
     case, system = spec["case"], spec["system"]
     t0 = time.perf_counter()
@@ -158,6 +175,47 @@ def _brief(r):
 
 
 # -- main --------------------------------------------------------------------------------------
+def _run(system, spec, n_cases):
+    """One child process for ``spec`` (one case, or ``cases``) of ``system``."""
+    timeout = (COMPILE_TIMEOUT_S if system == "torch-compile" else CHILD_TIMEOUT_S) * n_cases
+    one = tw.THREADS.get(system, 1) == 1
+    r = run_child(os.path.abspath(__file__), dict(spec, system=system), timeout,
+                  cpus=_single_thread.one_core() if one else None)
+    if r.get("timed_out"):
+        r["status"] = (f"error: {tw.LABELS[system]} did not finish within {timeout} s "
+                       "(first call = compile, check and timing together)")
+    return r
+
+
+def measure_all(cases, systems, process, spec):
+    """{case: {system: result}}: one process per (case, system), or per system for all its
+    cases (``process`` "system")."""
+    wanted = {case: [s for s in tw.CASES[case][1] if s in systems] for case in cases}
+    out = {case: {} for case in cases}
+    for case in cases:
+        for system in wanted[case]:
+            if not installed(tw.MODULES[system]):
+                out[case][system] = {"status": "not installed"}
+    if process == "system":
+        for system in dict.fromkeys(s for c in cases for s in wanted[c]):
+            mine = [c for c in cases if system in wanted[c] and system not in out[c]]
+            if not mine:
+                continue
+            r = _run(system, dict(spec, cases=mine), len(mine))
+            for case in mine:
+                one = r["cases"][case] if r["status"] == "ok" else r
+                out[case][system] = one
+                print(f"  . {case} {system}: {_brief(one)}", file=sys.stderr, flush=True)
+    else:
+        for case in cases:
+            for system in wanted[case]:
+                if system not in out[case]:
+                    out[case][system] = r = _run(system, dict(spec, case=case), 1)
+                    print(f"  . {case} {system}: {_brief(r)}", file=sys.stderr, flush=True)
+    # each case's systems in the order of its table
+    return {case: {s: out[case][s] for s in wanted[case]} for case in cases}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--calls", type=int, default=100_000,
@@ -170,6 +228,9 @@ def main(argv=None):
                    help=f"comma-separated subset of {','.join(ALL_SYSTEMS)}")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    p.add_argument("--process", choices=("case", "system"), default=None,
+                   help="a fresh process per (case, system) (default), or per system for all "
+                        "its cases (default with --quick)")
     p.add_argument("--child", metavar="SPEC", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
@@ -188,6 +249,7 @@ def main(argv=None):
     systems = listed(args.systems, ALL_SYSTEMS, "system(s)")
     repeats = args.repeats or (3 if args.quick else 5)
     target_s = QUICK_TARGET_S if args.quick else TARGET_S
+    process = args.process or ("system" if args.quick else "case")
 
     t_start = time.perf_counter()
     info = machine_info()
@@ -196,33 +258,22 @@ def main(argv=None):
     print(f"{h}Machine and versions")
     for k, v in info.items():
         print(f"{li}{k}: {v}")
-    print(f"{li}method: each (case, system) in a fresh process; result checked against a "
+    where = ("each (case, system) in a fresh process" if process == "case" else
+             "each system in a fresh process of its own, its cases one after another")
+    print(f"{li}method: {where}; result checked against a "
           f"closed-form numpy float64 reference (rel. {tw.RTOL:g}) before timing; median of "
           f"{repeats} repeats of a loop of N calls, N per system so that a repeat takes "
           f"~{target_s} s (at most {args.calls}); one thread per system except the row "
           "labelled 2 threads")
 
-    report = {"machine": info, "repeats": repeats, "target_s": target_s, "cases": {}}
+    report = {"machine": info, "repeats": repeats, "target_s": target_s,
+              "process": process, "cases": {}}
+    measured = measure_all(cases, systems, process, {"repeats": repeats,
+                                                     "target_s": target_s,
+                                                     "max_calls": args.calls})
     for case in cases:
         description, case_systems, base = tw.CASES[case]
-        results = {}
-        for system in case_systems:
-            if system not in systems:
-                continue
-            if not installed(tw.MODULES[system]):
-                results[system] = {"status": "not installed"}
-                continue
-            spec = {"case": case, "system": system, "repeats": repeats, "target_s": target_s,
-                    "max_calls": args.calls}
-            timeout = COMPILE_TIMEOUT_S if system == "torch-compile" else CHILD_TIMEOUT_S
-            one = tw.THREADS.get(system, 1) == 1
-            r = run_child(os.path.abspath(__file__), spec, timeout,
-                          cpus=_single_thread.one_core() if one else None)
-            if r.get("timed_out"):
-                r["status"] = (f"error: {tw.LABELS[system]} did not finish within {timeout} s "
-                               "(first call = compile, check and timing together)")
-            results[system] = r
-            print(f"  . {case} {system}: {_brief(r)}", file=sys.stderr, flush=True)
+        results = measured[case]
 
         unit = "ns" if case == "njit-tiny" else "us"
         ref = tw.reference(case)
