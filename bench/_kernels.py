@@ -1,14 +1,21 @@
 """The kernels the short benchmark run uses, built before its stages on every core at once.
 
-On an empty kernel cache the stages of ``bench/report.py`` compile about 30 kernels, one
+On an empty kernel cache the stages of ``bench/report.py`` compile about 35 kernels, one
 after another, inside the timed stages (98 s of one core on the project's VM, 2026-12-05).
 ``kernels.json`` lists them (their rows, tensor rows, dtype and forward mode, and how long
-each took); ``prebuild`` builds the ones the cache lacks in a process pool of the standard
-library, one process per core, before the first stage. Kernels of fewer rows go first: the
-engine serves a kernel from any cached superset, so a superset built earlier would stand in
-for one. The stages then load them. One job also compiles the sparse derivatives' numba
-passes (cached on disk by numba; about 15 s). A list gone stale (programs that use other
-rows now) costs nothing but time: a stage builds what it does not find.
+each took). ``prebuild`` builds, before the first stage, one kernel per (dtype, forward
+mode) that covers every listed kernel of that kind the cache lacks: the union of their
+rows. The engine serves a program from the smallest cached kernel that covers its rows, so
+the stages load these, as a program does from a cache that holds a larger kernel (the
+test suite's kernels of every op, on the project's VM). A kernel compiles each of its rows
+in its dispatcher, so the 35 kernels compiled 312 rows, the 3 unions 69: on an empty cache
+on the 2-core VM the 35 took 134 s on both cores, the unions TODO s (2026-12-07). A larger
+kernel runs a program's tape with the same instructions: valgrind counted 106,060 per hvp
+call of the Rosenbrock case on its own kernel and 105,985 on the kernel of every op
+(2026-12-07). The unions and one job that compiles the sparse derivatives' numba passes
+(cached on disk by numba; about 15 s) run in a process pool of the standard library, one
+process per core, largest first. A list gone stale (programs that use other rows now)
+costs nothing but time: a stage builds what it does not find.
 
     python bench/_kernels.py record [cache folder]   # rewrite kernels.json from a cache
     python bench/_kernels.py build                    # what report.py does first
@@ -88,7 +95,8 @@ def _missing(listed):
 
 
 def prebuild(processes=None):
-    """Build the listed kernels the cache lacks, one process per core; returns how many."""
+    """Build the unions of the listed kernels the cache lacks (``unions``), one process per
+    core; returns how many kernels it asked for."""
     if not os.path.exists(LIST):
         return 0
     with open(LIST) as fh:
@@ -96,14 +104,28 @@ def prebuild(processes=None):
     todo = _missing(listed)
     if not todo:
         return 0
-    n = max(1, min(processes or os.cpu_count() or 1, len(todo)))
-    # a kernel of fewer rows first: the engine serves a kernel from any cached superset, so a
-    # superset built before it would stand in for it (the stages then run a larger one)
-    jobs = [WARM] + sorted(todo, key=lambda k: (len(k["rows"]), k["jvp"], -k["seconds"]))
+    jobs = unions(todo)
+    n = max(1, min(processes or os.cpu_count() or 1, len(jobs) + 1))
+    # the largest first, so that the last to start is a short one
+    jobs = sorted(jobs, key=lambda k: -len(k["rows"]) - 2 * len(k["tensor_rows"]))
+    jobs.insert(1, WARM)
     with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start) as pool:
         list(pool.map(_build_one, jobs))
-    return len(todo)
+    return len(jobs) - 1
+
+
+def unions(listed):
+    """One kernel per (dtype, forward mode) that covers each listed kernel of that kind: the
+    union of their rows and of their tensor rows."""
+    out = {}
+    for k in listed:
+        u = out.setdefault((k["dtype"], k["jvp"]), {"rows": set(), "tensor_rows": set(),
+                                                   "dtype": k["dtype"], "jvp": k["jvp"]})
+        u["rows"] |= set(k["rows"])
+        u["tensor_rows"] |= set(k["tensor_rows"])
+    return [dict(u, rows=sorted(u["rows"]), tensor_rows=sorted(u["tensor_rows"]))
+            for u in out.values()]
 
 
 if __name__ == "__main__":
