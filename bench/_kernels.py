@@ -6,14 +6,15 @@ after another, inside the timed stages (98 s of one core on the project's VM, 20
 each took). ``prebuild`` builds, before the first stage, one kernel per (dtype, forward
 mode) that covers every listed kernel of that kind the cache lacks: the union of their
 rows. The engine serves a program from the smallest cached kernel that covers its rows, so
-the stages load these, as a program does from a cache that holds a larger kernel (the
-test suite's kernels of every op, on the project's VM). A kernel compiles each of its rows
-in its dispatcher, so the 35 kernels compiled 312 rows, the 3 unions 69: on an empty cache
-on the 2-core VM the 35 took 134 s on both cores, the unions TODO s (2026-12-07). A larger
-kernel runs a program's tape with the same instructions: valgrind counted 106,060 per hvp
-call of the Rosenbrock case on its own kernel and 105,985 on the kernel of every op
-(2026-12-07). The unions and one job that compiles the sparse derivatives' numba passes
-(cached on disk by numba; about 15 s) run in a process pool of the standard library, one
+the stages load these, as a program does from a cache that holds a larger kernel (the test
+suite's kernels of every op, on the project's VM). A kernel compiles each of its rows in
+its dispatcher, so the 35 listed kernels compiled 312 rows and the 3 unions compile 69: in
+a fresh clone on the 2-core VM (empty caches) the prebuild took 134 s with the 35 and 87 s
+with the unions (2026-12-07). A larger kernel runs a program's tape with the same
+instructions: valgrind counted 106,060 per hvp call of the Rosenbrock case on its own
+kernel and 105,985 on the kernel of every op (2026-12-07). The unions, the optimiser's
+kernels of each dtype and one job that compiles the sparse derivatives' numba passes
+(cached on disk by numba; 15-30 s) run in a process pool of the standard library, one
 process per core, largest first. A list gone stale (programs that use other rows now)
 costs nothing but time: a stage builds what it does not find.
 
@@ -46,7 +47,14 @@ def _start():
 
 
 def _build_one(job):
-    """One job: a listed kernel, or the sparse passes' compile (the WARM job)."""
+    """One job: a kernel, the optimiser's kernels of a dtype, or the sparse passes' compile
+    (the WARM job)."""
+    if job.get("updates"):
+        # the optimiser's kernels (AdamW's update, optim.py), which the training stage's
+        # first step builds otherwise (3 s of its priming process)
+        from burnumba.kernels import engine
+        engine.update_kernels(job["updates"])
+        return
     if job.get("warm"):
         # the sparse derivatives' compiled passes (numba functions cached on disk: the
         # pattern pass and the colourings, about 15 s of one core on an empty cache), on a
@@ -82,14 +90,27 @@ def record(folder=None):
     return len(out)
 
 
+# run in a fresh process (this one must not import burnumba's kernels before the pool's
+# processes start): which listed kernels no cached kernel of this code covers, exactly or as
+# a superset (the engine's own test, engine._aot_kernel)
+_MISSING = """
+import json, sys
+from burnumba.kernels import cache, keys, engine
+built = {}
+def covered(k):
+    rows = frozenset(k["rows"]) | engine.LEAVES
+    if k["dtype"] not in built:
+        built[k["dtype"]] = [b for b in cache.built_kernels(k["dtype"])
+                             if keys.current(b[0], b[1], k["dtype"], b[2], b[3])]
+    return any(r >= rows and t >= frozenset(k["tensor_rows"]) and (jvp or not k["jvp"])
+               for r, t, jvp, _ in built[k["dtype"]])
+print(json.dumps([k for k in json.loads(sys.stdin.read()) if not covered(k)]))
+"""
+
+
 def _missing(listed):
-    """The listed kernels the cache does not hold (asked without building one)."""
-    code = ("import json, os, sys\nfrom burnumba.kernels import cache, keys\n"
-            "ks = json.loads(sys.stdin.read())\n"
-            "print(json.dumps([k for k in ks if not os.path.exists(cache.path('lib', "
-            "keys.kernel_key(sorted(k['rows']), sorted(k['tensor_rows']), k['dtype'], "
-            "k['jvp']) + '.so'))]))")
-    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(listed),
+    """The listed kernels the cache does not cover (asked without building one)."""
+    done = subprocess.run([sys.executable, "-c", _MISSING], input=json.dumps(listed),
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
@@ -109,10 +130,11 @@ def prebuild(processes=None):
     # the largest first, so that the last to start is a short one
     jobs = sorted(jobs, key=lambda k: -len(k["rows"]) - 2 * len(k["tensor_rows"]))
     jobs.insert(1, WARM)
+    jobs += [{"updates": d} for d in sorted({k["dtype"] for k in todo})]
     with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start) as pool:
         list(pool.map(_build_one, jobs))
-    return len(jobs) - 1
+    return len(jobs) - 1 - sum(1 for j in jobs if j.get("updates"))
 
 
 def unions(listed):
