@@ -24,8 +24,8 @@ and micrograd compile nothing, so for them every process is cold.
   serves every case (burnumba's njit interpreter, one per dtype), and with torch.compile
   when inductor's default cache already holds the graphs from an earlier run.
 * ``"none"``: no empty folder at all: every case runs on the default cache folders, so it
-  has a warm figure only (the short run of bench/report.py, whose cold start is the tiny
-  graph's in report_scalar.py; a cold compile of the GPT's kernels takes 15-25 s).
+  has a warm figure only (report_tensor.py in the short run of bench/report.py, whose cold
+  starts are the tiny graph's and the GPT step's; the MLP's cold compile took 13 s).
 """
 import contextlib
 import os
