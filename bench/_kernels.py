@@ -19,6 +19,7 @@ process per core, largest first. A list gone stale (programs that use other rows
 costs nothing but time: a stage builds what it does not find.
 
     python bench/_kernels.py record [cache folder]   # rewrite kernels.json from a cache
+                                                      # (a run with --no-prebuild filled)
     python bench/_kernels.py build                    # what report.py does first
 
 The builders skip the cache's build lock, as tests/conftest.py's do: a kernel's files are
@@ -36,8 +37,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "kernels.json")
-# the compile of the sparse derivatives' numba passes, scheduled as a job of this length
-WARM = {"warm": True, "seconds": 15.0}
+# the compile of the sparse derivatives' numba passes (15-30 s of one core): the second job
+WARM = {"warm": True}
 
 def _start():
     """A builder process: it builds without the cache's build lock (see above)."""
@@ -72,7 +73,8 @@ def _build_one(job):
 
 def record(folder=None):
     """Write kernels.json from the kernel manifests in a cache folder (default: this
-    process's cache), after a short run on an empty cache."""
+    process's cache), after a short run on an empty cache with ``--no-prebuild`` (so that
+    each program built its own kernel, not the unions)."""
     if folder is None:
         from burnumba.kernels import cache
         folder = cache.path("lib", "")
