@@ -106,20 +106,25 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
 
     Returns (indptr, indices) of the output's Jacobian pattern (its elements by the inputs),
     and the distinct keys i * n + j (i <= j) of the Hessian's pattern when ``hessian``."""
+    # Counters start at np.int64(0), and _pairs gets these two flags instead of True and
+    # False: a literal 0 or True at a call makes numba compile the callee once more for
+    # that literal (_pairs 6 times, _reserve 4); the first sparse Hessian on an empty numba
+    # cache took 38 s here, 29 s without the 2 extra _reserve, _add, _compact and 4 _pairs
+    one_set, two_sets = np.bool_(True), np.bool_(False)
     total = off[off.size - 1]
     start = np.zeros(total, dtype=np.int64)
     count = np.zeros(total, dtype=np.int64)
     arena = np.empty(max(16, 4 * n), dtype=np.int64)
-    top = 0
+    top = np.int64(0)
     for k in range(n):
         arena[top] = k
         start[in_pos[k]] = top
         count[in_pos[k]] = 1
         top += 1
     mark = np.full(n, -1, dtype=np.int64)
-    stamp = 0
+    stamp = np.int64(0)
     keys = np.empty(max(16, 4 * n) if hessian else 0, dtype=np.int64)
-    used = 0
+    used = np.int64(0)
     for i in range(kind.size):
         k = kind[i]
         if k == NONE or not need[i]:
@@ -134,7 +139,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
             nb = off[a1[i] + 1] - off[a1[i]] if a1[i] >= 0 and (use_b[i] or k == WHERE) else 0
             last_s, last_c = -1, -1
             for e in range(ny):
-                sa = ca = sb = cb = 0
+                sa = ca = sb = cb = np.int64(0)
                 if na > 0:
                     q = off[a0[i]] + (e if na == ny else e % na)
                     sa, ca = start[q], count[q]
@@ -154,13 +159,13 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                     start[oy + e], count[oy + e] = s0, top - s0
                 if h == BILINEAR or h == QUOTIENT:
                     if ca > 0 and cb > 0:
-                        keys, used = _pairs(keys, used, arena, sa, ca, sb, cb, n, False)
+                        keys, used = _pairs(keys, used, arena, sa, ca, sb, cb, n, two_sets)
                     if h == QUOTIENT and cb > 0:
-                        keys, used = _pairs(keys, used, arena, sb, cb, sb, cb, n, True)
+                        keys, used = _pairs(keys, used, arena, sb, cb, sb, cb, n, one_set)
                 elif h == NONLINEAR and count[oy + e] > 0:
                     s, c = start[oy + e], count[oy + e]
                     if s != last_s or c != last_c:      # a set shared along a broadcast
-                        keys, used = _pairs(keys, used, arena, s, c, s, c, n, True)
+                        keys, used = _pairs(keys, used, arena, s, c, s, c, n, one_set)
                         last_s, last_c = s, c
         elif k == TILES:
             # element e reads element e % size of the node P[p], a0 and a1 (the beta rows' a,
@@ -175,7 +180,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                     top = _add(arena, top, mark, stamp, start[q], count[q])
                 start[oy + e], count[oy + e] = s0, top - s0
                 if h == NONLINEAR and top > s0:
-                    keys, used = _pairs(keys, used, arena, s0, top - s0, s0, top - s0, n, True)
+                    keys, used = _pairs(keys, used, arena, s0, top - s0, s0, top - s0, n, one_set)
         elif k == GATHER:
             c = imm[i]
             for e in range(ny):
@@ -194,7 +199,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
             hits = np.zeros(ny, dtype=np.int64)
             for t in range(na):
                 hits[P[p] + t if imm[i] == 1.0 else P[p + t]] += 1
-            extra = 0
+            extra = np.int64(0)
             for t in range(na):
                 extra += count[oa + t]
             arena = _reserve(arena, top, extra)
@@ -220,10 +225,10 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
             elif k == INNER:
                 first_node, last_node = p + 1, p + 1 + 2 * P[p]
             else:
-                first_node, last_node = 0, 0
+                first_node, last_node = np.int64(0), np.int64(0)
             n0 = a0[i] if k != LISTED else -1          # the bias of inner, a dense row's
             n1 = a1[i] if k == DENSE else -1           # operands (take's a1: integers)
-            extra = 0
+            extra = np.int64(0)
             for t in range(first_node, last_node):
                 for q in range(off[P[t]], off[P[t] + 1]):
                     extra += count[q]
@@ -247,7 +252,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                 for t in range(first_node, last_node):
                     for q in range(off[P[t]], off[P[t] + 1]):
                         keys, used = _pairs(keys, used, arena, start[q], count[q], start[q],
-                                            count[q], n, True)
+                                            count[q], n, one_set)
             elif h == BILINEAR:          # inner: x_k[e] w_k[e]
                 m2 = P[p]
                 for t in range(m2):
@@ -258,16 +263,16 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                         qx, qw = sx + e % nx, sw + e % nw
                         if count[qx] > 0 and count[qw] > 0:
                             keys, used = _pairs(keys, used, arena, start[qx], count[qx],
-                                                start[qw], count[qw], n, False)
+                                                start[qw], count[qw], n, two_sets)
             elif h == NONLINEAR and top > s0:
-                keys, used = _pairs(keys, used, arena, s0, top - s0, s0, top - s0, n, True)
+                keys, used = _pairs(keys, used, arena, s0, top - s0, s0, top - s0, n, one_set)
         elif k == MATMUL:
             nb_, M, K, N, sa_, sb_ = P[p], P[p + 1], P[p + 2], P[p + 3], P[p + 4], P[p + 5]
             oA, oB = off[a0[i]], off[a1[i]]
             for b in range(nb_):
                 for ii in range(M):
                     for jj in range(N):
-                        extra = 0
+                        extra = np.int64(0)
                         for kk in range(K):
                             extra += count[oA + (b * sa_ * M + ii) * K + kk]
                             extra += count[oB + (b * sb_ * K + kk) * N + jj]
@@ -284,7 +289,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                 if h == BILINEAR:
                     # A[b, i, k] B[b, k, j]: per k, the union over i times the union over j
                     for kk in range(K):
-                        extra = 0
+                        extra = np.int64(0)
                         for ii in range(M):
                             extra += count[oA + (b * sa_ * M + ii) * K + kk]
                         for jj in range(N):
@@ -302,7 +307,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                             top = _add(arena, top, mark, stamp, start[qb], count[qb])
                         if s2 > s1 and top > s2:
                             keys, used = _pairs(keys, used, arena, s1, s2 - s1, s2, top - s2,
-                                                n, False)
+                                                n, two_sets)
         elif k == REDUCE or k == WHOLE or k == PREFIX:
             outer, m, inner = P[p], P[p + 1], P[p + 2]
             oa = off[a0[i]]
@@ -310,7 +315,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                 for kk in range(inner):
                     if k == PREFIX:
                         # (o, j, k) reads (o, i, k) for i <= j: each set the last one and a[j]
-                        ps, pc = 0, 0
+                        ps, pc = np.int64(0), np.int64(0)
                         for j in range(m):
                             q = oa + (o * m + j) * inner + kk
                             e = (o * m + j) * inner + kk
@@ -329,7 +334,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                             start[oy + e], count[oy + e] = ps, pc
                         s0, c0 = ps, pc
                     else:
-                        extra = 0
+                        extra = np.int64(0)
                         for j in range(m):
                             extra += count[oa + (o * m + j) * inner + kk]
                         arena = _reserve(arena, top, extra)
@@ -347,7 +352,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
                                 e = (o * m + j) * inner + kk
                                 start[oy + e], count[oy + e] = s0, c0
                     if h == NONLINEAR and c0 > 0:   # the line's whole set with itself
-                        keys, used = _pairs(keys, used, arena, s0, c0, s0, c0, n, True)
+                        keys, used = _pairs(keys, used, arena, s0, c0, s0, c0, n, one_set)
     # the output's rows
     oy = off[out]
     ny = off[out + 1] - oy

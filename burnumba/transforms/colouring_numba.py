@@ -117,7 +117,7 @@ def incidence_degree(indptr, indices, n):
     prv = np.full(n, -1, dtype=np.int64)
     inc = np.zeros(n, dtype=np.int64)
     for v in range(n - 1, -1, -1):
-        _bucket_insert(head, nxt, prv, 0, v)
+        _bucket_insert(head, nxt, prv, np.int64(0), v)
     done = np.zeros(n, dtype=np.bool_)
     order = np.empty(n, dtype=np.int64)
     high = 0
@@ -153,7 +153,7 @@ def dsatur(indptr, indices, n):
     # start from a vertex of largest degree, as Brelaz: it goes first in bucket 0
     order0 = np.argsort(deg, kind="mergesort")
     for k in range(n):
-        _bucket_insert(head, nxt, prv, 0, order0[k])
+        _bucket_insert(head, nxt, prv, np.int64(0), order0[k])
     colour = np.full(n, -1, dtype=np.int64)
     mark = np.full(n + 1, -1, dtype=np.int64)
     high = 0
