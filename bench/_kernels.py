@@ -93,20 +93,12 @@ def record(folder=None):
 
 
 # run in a fresh process (this one must not import burnumba's kernels before the pool's
-# processes start): which listed kernels no cached kernel of this code covers, exactly or as
-# a superset (the engine's own test, engine._aot_kernel)
+# processes start): which listed kernels no cached kernel covers (the engine's own test)
 _MISSING = """
 import json, sys
-from burnumba.kernels import cache, keys, engine
-built = {}
-def covered(k):
-    rows = frozenset(k["rows"]) | engine.LEAVES
-    if k["dtype"] not in built:
-        built[k["dtype"]] = [b for b in cache.built_kernels(k["dtype"])
-                             if keys.current(b[0], b[1], k["dtype"], b[2], b[3])]
-    return any(r >= rows and t >= frozenset(k["tensor_rows"]) and (jvp or not k["jvp"])
-               for r, t, jvp, _ in built[k["dtype"]])
-print(json.dumps([k for k in json.loads(sys.stdin.read()) if not covered(k)]))
+from burnumba.kernels import engine
+print(json.dumps([k for k in json.loads(sys.stdin.read()) if not engine.cached_covers(
+    frozenset(k["rows"]) | engine.LEAVES, frozenset(k["tensor_rows"]), k["dtype"], k["jvp"])]))
 """
 
 
@@ -127,16 +119,15 @@ def prebuild(processes=None):
     todo = _missing(listed)
     if not todo:
         return 0
-    jobs = unions(todo)
-    n = max(1, min(processes or os.cpu_count() or 1, len(jobs) + 1))
     # the largest first, so that the last to start is a short one
-    jobs = sorted(jobs, key=lambda k: -len(k["rows"]) - 2 * len(k["tensor_rows"]))
-    jobs.insert(1, WARM)
-    jobs += [{"updates": d} for d in sorted({k["dtype"] for k in todo})]
+    kernels = sorted(unions(todo), key=lambda k: -len(k["rows"]) - 2 * len(k["tensor_rows"]))
+    jobs = kernels[:1] + [WARM] + kernels[1:] + [
+        {"updates": d} for d in sorted({k["dtype"] for k in todo})]
+    n = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
     with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start) as pool:
         list(pool.map(_build_one, jobs))
-    return len(jobs) - 1 - sum(1 for j in jobs if j.get("updates"))
+    return len(kernels)
 
 
 def unions(listed):

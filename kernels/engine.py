@@ -284,16 +284,22 @@ def _missing_parts(tensor, dtype, jvp):
                if not os.path.exists(cache.path("obj", keys.object_key(n, dtype, part) + ".o")))
 
 
+def cached_covers(rows, tensor, dtype, jvp):
+    """The keys of the kernels in the cache, built from this code, that can run a tape of
+    ``rows`` (with ``tensor``'s loops, and the tangent sweep when ``jvp``), smallest first."""
+    return [key for other_rows, other_tensor, other_jvp, key in sorted(
+                cache.built_kernels(dtype), key=lambda t: (len(t[0]), t[2]))
+            if other_rows >= rows and other_tensor >= tensor and (other_jvp or not jvp)
+            and keys.current(other_rows, other_tensor, dtype, other_jvp, key)]
+
+
 def _aot_kernel(rows, tensor, dtype, jvp):
     names, tensor_names = sorted(rows), sorted(tensor)
     key = keys.kernel_key(names, tensor_names, dtype, jvp)
     found = _load_library(key, "kernel")
     if found is None:
-        for other_rows, other_tensor, other_jvp, other_key in sorted(
-                cache.built_kernels(dtype), key=lambda t: (len(t[0]), t[2])):
-            if (other_rows >= rows and other_tensor >= tensor and (other_jvp or not jvp)
-                    and other_key != key
-                    and keys.current(other_rows, other_tensor, dtype, other_jvp, other_key)):
+        for other_key in cached_covers(rows, tensor, dtype, jvp):
+            if other_key != key:
                 found = _load_library(other_key, "kernel")
                 if found is not None:
                     break

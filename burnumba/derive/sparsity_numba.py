@@ -107,9 +107,7 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
     Returns (indptr, indices) of the output's Jacobian pattern (its elements by the inputs),
     and the distinct keys i * n + j (i <= j) of the Hessian's pattern when ``hessian``."""
     # Counters start at np.int64(0), and _pairs gets these two flags instead of True and
-    # False: a literal 0 or True at a call makes numba compile the callee once more for
-    # that literal (_pairs 6 times, _reserve 4); the first sparse Hessian on an empty numba
-    # cache took 38 s here, 29 s without the 2 extra _reserve, _add, _compact and 4 _pairs
+    # False: numba compiles a callee once more for each literal constant passed at a call
     one_set, two_sets = np.bool_(True), np.bool_(False)
     total = off[off.size - 1]
     start = np.zeros(total, dtype=np.int64)
