@@ -2,8 +2,9 @@
 compiles, caches and calls that code.
 
 This package knows nothing of ``burnumba``'s front end; it is installed as
-``burnumba.kernels``. Only ``_native.py``, and ``_build.py`` inside the functions that
-compile, import numba: a process that finds its kernels compiled never loads it.
+``burnumba.kernels``. Only ``_native.py``, ``_build.py`` inside the functions that compile,
+and ``numba_cache.py`` (which only burnumba's own numba functions import) import numba: a
+process that finds its kernels compiled never loads it.
 
 Its modules are layered; each imports only from the layers below its own, function-local
 imports included (tests/test_layers_kernels.py checks it):
@@ -17,6 +18,7 @@ imports included (tests/test_layers_kernels.py checks it):
     maps blocks_* the rows by kind: elementwise ones, and each block family
     row templates what a row holds; block statements several families share
     rules blas    rules read back as code; which BLAS the products call
+    numba_cache   njit for burnumba's own numba functions, cached in the cache folder
     errors layout cache update _prims ieee_cases _bncall     (import nothing of kernels/)
 """
 from .engine import Kernel, KernelError, engine_name, kernel, precompile, update_kernels

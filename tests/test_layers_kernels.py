@@ -16,7 +16,7 @@ LAYERS = (
     ("errors", "layout", "cache", "update", "ieee_cases", "_bncall", "special",
      "special_bessel", "special_gamma", "special_beta", "special_owens",
      "special_bessel_real"),
-    ("rules", "blas", "_prims"),
+    ("rules", "blas", "_prims", "numba_cache"),
     ("row", "templates"),
     ("maps", "maps_special", "blocks_gather", "blocks_reduce", "blocks_softmax", "blocks_matmul",
      "blocks_scan", "blocks_linalg", "blocks_beta", "blocks_user"),
@@ -29,9 +29,10 @@ LAYERS = (
 )
 LAYER = {m: k for k, layer in enumerate(LAYERS) for m in layer}
 MODULES = sorted(f[:-3] for f in os.listdir(HERE) if f.endswith(".py"))
-# what may import numba (and llvmlite): the compiled primitives; _build only inside the
-# functions that compile, so a process that finds its kernels compiled never loads it
-NUMBA = {"_native"}
+# what may import numba (and llvmlite): the compiled primitives, and numba_cache (burnumba's
+# own numba functions' njit, which only they import); _build only inside the functions that
+# compile, so a process that finds its kernels compiled never loads it
+NUMBA = {"_native", "numba_cache"}
 
 
 def _imports(module):

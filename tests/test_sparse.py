@@ -416,3 +416,49 @@ def test_misuse_is_named():
         bn.sparse_jacobian(_band, mode="sideways")
     with pytest.raises(bn.BurnumbaError, match="sparse_jacobian"):
         bn.grad(lambda x: bn.sparse_jacobian(_band)(x).sum())(np.ones(4))
+
+
+# -- the numba passes' cache (kernels/numba_cache.py) -------------------------------------------
+NUMBA_FILES = ("burnumba/derive/sparsity_numba.py", "burnumba/transforms/colouring_numba.py")
+
+
+@pytest.mark.parametrize("path", NUMBA_FILES)
+def test_each_numba_file_calls_only_its_own_functions(path):
+    """numba's cache checks a function's own file, not its callees': each file compiled
+    through numba_cache imports nothing but numpy and that njit, so no compiled function can
+    hold an inlined callee that changed since."""
+    import ast
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tree = ast.parse(open(os.path.join(root, path)).read())
+    imported = {(n.level, n.module) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {(0, a.name) for n in ast.walk(tree) if isinstance(n, ast.Import)
+                 for a in n.names}
+    assert imported == {(0, "numpy"), (2, "kernels.numba_cache")}
+
+
+CACHED = """
+import json, numpy as np
+from burnumba.transforms import colouring_numba as c
+indptr, indices = np.array([0, 1, 2], np.int64), np.array([1, 0], np.int64)
+c.degrees(indptr, indices, 2)
+print(json.dumps({"hits": sum(c.degrees.stats.cache_hits.values()),
+                  "path": c.degrees.stats.cache_path}))
+"""
+
+
+def test_the_numba_passes_are_cached_in_the_cache_folder(tmp_path):
+    """Compiled once into this environment's cache folder (not beside the source, where a
+    new checkout would compile them again), then loaded by the next process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, BURNUMBA_CACHE_DIR=str(tmp_path))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", CACHED], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+            for _ in range(2)]
+    assert [r["hits"] for r in runs] == [0, 1]
+    assert runs[0]["path"].startswith(str(tmp_path)) and runs[0]["path"].endswith("numba")
+    assert any(name.startswith("colouring_numba.degrees") for name in os.listdir(
+        runs[0]["path"]))

@@ -11,10 +11,12 @@ a softmax or a reduction, one for a whole dense block). Hessian pairs (i <= j) a
 to a buffer, which is deduplicated (a counting sort) when it fills.
 
 Imported by the first pattern (so ``import burnumba`` never loads numba); compiled once and
-cached on disk. Every function takes arrays and ints only.
+cached on disk in the cache folder (``kernels/numba_cache.py``). Every function takes arrays and
+ints only.
 """
 import numpy as np
-from numba import njit
+
+from ..kernels.numba_cache import njit
 
 # how a node's pattern is found (its row's ``kind`` code, derive/sparsity.py: KIND)
 NONE, MAP, WHERE, GATHER, SCATTER, LISTED, INNER, MATMUL, REDUCE, WHOLE, PREFIX, DENSE, \
@@ -23,7 +25,7 @@ NONE, MAP, WHERE, GATHER, SCATTER, LISTED, INNER, MATMUL, REDUCE, WHOLE, PREFIX,
 LINEAR, BILINEAR, QUOTIENT, NONLINEAR, SQUARES = range(5)
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _reserve(arena, top, extra):
     if top + extra <= arena.size:
         return arena
@@ -32,7 +34,7 @@ def _reserve(arena, top, extra):
     return grown
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _add(arena, top, mark, stamp, s, c):
     """Append the set arena[s:s+c] to the union being written at ``top`` (room reserved)."""
     for t in range(s, s + c):
@@ -44,7 +46,7 @@ def _add(arena, top, mark, stamp, s, c):
     return top
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _compact(keys, used, n):
     """Deduplicate keys[:used] (i * n + j) in linear time: a counting sort by i, then one
     pass per i with a mark per j; keys come back grouped by i. Returns the new count."""
@@ -73,7 +75,7 @@ def _compact(keys, used, n):
     return k
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _pairs(keys, used, arena, sa, ca, sb, cb, n, same):
     """Append the pairs of set A x set B as keys min * n + max (``same``: B is A, the
     pairs i <= j only). Returns (keys, used)."""
@@ -95,7 +97,7 @@ def _pairs(keys, used, arena, sa, ca, sb, cb, n, same):
     return keys, used
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n, out,
               hessian):
     """The pattern pass. Per node: ``kind`` and ``hess`` (codes above), ``use_a`` /

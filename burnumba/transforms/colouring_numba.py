@@ -3,7 +3,7 @@ arrays (``indptr``, ``indices``; self loops are ignored), and the symmetric reco
 star colouring. Every function takes arrays and ints only.
 
 Imported by the first colouring (so ``import burnumba`` never loads numba); compiled once
-and cached on disk (``cache=True``).
+and cached on disk in the cache folder (``kernels/numba_cache.py``).
 
 Orders (ColPack's names): natural; largest-first (by degree, descending); smallest-last
 (repeatedly remove a vertex of smallest degree in what remains, colour in reverse removal
@@ -12,10 +12,11 @@ DSATUR (next, an uncoloured vertex whose neighbours hold the most distinct colou
 ordered while colouring).
 """
 import numpy as np
-from numba import njit
+
+from ..kernels.numba_cache import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def degrees(indptr, indices, n):
     """Each vertex's number of neighbours other than itself."""
     deg = np.zeros(n, dtype=np.int64)
@@ -28,7 +29,7 @@ def degrees(indptr, indices, n):
     return deg
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def greedy(indptr, indices, order, n):
     """Distance-1 colouring in ``order``: each vertex the smallest colour (0, 1, ...) none
     of its neighbours has."""
@@ -47,13 +48,13 @@ def greedy(indptr, indices, order, n):
     return colour
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def largest_first(indptr, indices, n):
     deg = degrees(indptr, indices, n)
     return np.argsort(-deg, kind="mergesort")
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _bucket_insert(head, nxt, prv, b, v):
     nxt[v] = head[b]
     prv[v] = -1
@@ -62,7 +63,7 @@ def _bucket_insert(head, nxt, prv, b, v):
     head[b] = v
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _bucket_remove(head, nxt, prv, b, v):
     if prv[v] >= 0:
         nxt[prv[v]] = nxt[v]
@@ -72,7 +73,7 @@ def _bucket_remove(head, nxt, prv, b, v):
         prv[nxt[v]] = prv[v]
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def smallest_last(indptr, indices, n):
     """Remove a vertex of least degree in the remaining graph, n times; the order is the
     reverse of the removals (Matula and Beck): at most max-core + 1 colours."""
@@ -105,7 +106,7 @@ def smallest_last(indptr, indices, n):
     return order
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def incidence_degree(indptr, indices, n):
     """Next, a vertex with the most neighbours already in the order."""
     deg = degrees(indptr, indices, n)
@@ -138,7 +139,7 @@ def incidence_degree(indptr, indices, n):
     return order
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def dsatur(indptr, indices, n):
     """DSATUR (Brelaz): colour next an uncoloured vertex whose neighbours hold the most
     distinct colours (first found among equals), the smallest colour it can take."""
@@ -188,7 +189,7 @@ def dsatur(indptr, indices, n):
     return colour
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def star(indptr, indices, order, n):
     """Greedy star colouring in ``order``: distance-1, and no path on four vertices takes
     only two colours, so every two-coloured subgraph is a star (Gebremedhin, Manne and
@@ -238,7 +239,7 @@ def star(indptr, indices, order, n):
     return colour
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def star_recovery(indptr, indices, colour, n):
     """Per nonzero (i, j) of a symmetric pattern (CSR order), the flat index into the
     compressed (colours x n) matrix C = (H S)^T holding H[i, j]: C[c(j), i] when j is the
@@ -266,7 +267,7 @@ def star_recovery(indptr, indices, colour, n):
     return take
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def is_star(indptr, indices, colour, n):
     """Whether ``colour`` is a star colouring: distance-1, and no path w-v-x-y (any four
     distinct vertices) is two-coloured."""
@@ -288,7 +289,7 @@ def is_star(indptr, indices, colour, n):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def distinct_per_row(indptr, indices, colour, n):
     """Whether no row of a CSR pattern holds two entries of one colour (columns coloured)."""
     stamp = np.full(n + 1, -1, dtype=np.int64)
@@ -305,7 +306,7 @@ def distinct_per_row(indptr, indices, colour, n):
 # the entry points the colouring module calls: one compiled function per task, so that a
 # process loads few objects from numba's cache on its first colouring (each load costs
 # about 0.1 s); ``use[k]`` says whether order k of ORDER_CODES is tried
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def best_greedy(indptr, indices, n, use, lower, dsatur_limit):
     """The fewest-colour distance-1 colouring over the orders ``use`` asks for (natural,
     largest-first, smallest-last, incidence-degree, DSATUR), stopping at ``lower`` colours;
@@ -341,7 +342,7 @@ def best_greedy(indptr, indices, n, use, lower, dsatur_limit):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def best_star(indptr, indices, n, use):
     """The fewest-colour star colouring over the orders ``use`` asks for (natural,
     largest-first, smallest-last, incidence-degree)."""
