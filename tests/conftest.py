@@ -274,6 +274,22 @@ def _build_dtypes_at_once():
         p.wait()
 
 
+# The test files that take longest, longest first (the "seconds per test file" summary of a
+# clean-clone CI run). pytest-xdist hands each worker a whole file at a time in collection
+# order (--dist loadfile, --no-loadscope-reorder), so these start first and the short files
+# fill in after them: left to xdist's own order (most tests first), test_cache.py, with
+# only 17 tests, started near the end and ran alone for minutes.
+LONGEST_FIRST = ("test_cache.py", "test_notebooks.py", "test_scipy.py", "test_njit_op.py",
+                 "test_guards_fuzz.py", "test_docs.py", "test_fuzz.py", "test_ieee.py",
+                 "test_scipy_owens.py", "test_njit.py", "test_layers.py", "test_distributed.py",
+                 "test_custom.py", "test_cli.py", "test_sparse.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))    # stable: in-file order
+
+
 def pytest_runtest_logreport(report):
     _SECONDS["files"][report.nodeid.split("::")[0]] += report.duration
 

@@ -253,16 +253,20 @@ def test_processes_compiling_at_once_share_one_build(tmp_path):
     assert tmp_left == []
 
 
-def test_jit_engine_without_a_c_compiler(tmp_path):
+def test_jit_engine_without_a_c_compiler(tmp_path, monkeypatch):
     """Where no C compiler links a library, numba compiles in the process (with a
-    warning), with the same results."""
-    from burnumba.kernels import cache
-    done = run(tmp_path, env={"BURNUMBA_ENGINE": "jit"}, args=["tensor"])
+    warning), with the same results; BURNUMBA_ENGINE=jit asks for that engine."""
+    from burnumba.kernels import cache, engine_name
+    no_cc = run(tmp_path, env={"CC": "/nonexistent/cc", "PATH": "/nonexistent"},
+                args=["tensor"])
+    assert "no C compiler" in no_cc.stderr and "BURNUMBA_ENGINE=jit" in no_cc.stderr
     warm = run(cache.root(), args=["tensor"])     # the session's kernels, built already
-    assert result(done)["numba"] and not result(warm)["numba"]
-    assert result(done)["tensor"] == pytest.approx(result(warm)["tensor"], rel=1e-15)
-    no_cc = run(tmp_path / "nocc", env={"CC": "/nonexistent/cc", "PATH": "/nonexistent"})
-    assert "no C compiler" in no_cc.stderr and result(no_cc)["value"] == 612.5
+    assert result(no_cc)["numba"] and not result(warm)["numba"]
+    assert result(no_cc)["value"] == 612.5
+    assert result(no_cc)["tensor"] == pytest.approx(result(warm)["tensor"], rel=1e-15)
+    assert libraries(tmp_path) == []                # compiled in the process, nothing linked
+    monkeypatch.setenv("BURNUMBA_ENGINE", "jit")
+    assert engine_name.__wrapped__() == "jit"       # (decided once a process: lru_cache)
 
 
 def test_a_library_built_from_changed_sources_says_so(monkeypatch):
