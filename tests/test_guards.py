@@ -855,3 +855,114 @@ def test_the_c_check_knows_every_kind_of_guard():
     if engine._extension is not None:
         assert engine._extension.GUARD_KINDS == engine.GUARD_KINDS
         assert engine.has_guard_checks()
+
+
+# -- numpy's decisions on arrays: np.any / np.all (and the methods) are traced masks, whose
+# bool() in an `if` is a guard; np.allclose / array_equal / array_equiv return that bool
+def _vector_newton(np_, a):
+    """sqrt of each element of a, stopped when every step is small (numpy's usual test)."""
+    z = a * 0.0 + 1.0
+    for _ in range(60):
+        step = (z * z - a) / (2.0 * z)
+        z = z - step
+        if np_.all(np_.abs(step) < 1e-12):
+            break
+    return np_.sum(z * z * z)
+
+
+def _any_branch(np_, x):
+    if np_.any(x > 1.0):
+        return np_.sum(np_.sin(x) * x)
+    if (x < -1.0).any():
+        return np_.sum(x ** 3)
+    return np_.sum(np_.tanh(x)) if (np_.abs(x) < 0.5).all() else np_.prod(x)
+
+
+def _close_branch(np_, x):
+    y = x * 2.0
+    if np_.allclose(y, 2.0 * x[::-1]):
+        return np_.sum(y * y)
+    if np_.array_equal(np_.round(x), np_.round(x[::-1])):
+        return np_.sum(np_.exp(x))
+    return np_.sum(x) ** 2
+
+
+ARRAY_DECISIONS = [
+    ("vector_newton", _vector_newton, [[2.0, 9.0, 0.25], [4.0, 1e4, 3.0], [2.0, 9.0, 0.25]]),
+    ("any_branch", _any_branch, [[0.3, 1.5, -0.2], [0.3, -1.5, 0.2], [0.1, -0.2, 0.4],
+                                 [0.1, -0.7, 0.4], [0.3, 1.5, -0.2]]),
+    ("close_branch", _close_branch, [[1.0, 2.0, 1.0], [1.0, 2.0, 1.2], [0.7, 2.0, 3.0],
+                                     [1.0, 2.0, 1.0]]),
+]
+
+
+@pytest.mark.parametrize("name, fn, points", ARRAY_DECISIONS, ids=[p[0] for p in ARRAY_DECISIONS])
+def test_numpy_any_all_allclose_decide_as_autograd(name, fn, points):
+    """Each point takes another branch (and the last repeats the first: a replay); values and
+    gradients against autograd, which runs the same numpy decisions on its boxes, and jvp."""
+    ours, theirs = both(fn)
+    vg = bn.value_and_grad(ours)
+    for p in points:
+        x = np.array(p)
+        value, g = vg(x)
+        assert value == pytest.approx(theirs(x), rel=1e-12)
+        np.testing.assert_allclose(g, autograd.grad(theirs)(x), rtol=1e-9, atol=1e-12)
+        t = np.linspace(0.5, 1.5, 3)
+        _, tangent = bn.jvp(ours, (x,), (t,))
+        assert tangent == pytest.approx(float(np.dot(g, t)), rel=1e-9, abs=1e-12)
+    # under vmap each lane gets its own branch
+    X = np.array(points)
+    G = bn.vmap(bn.grad(ours))(X)
+    for x, g in zip(X, G):
+        np.testing.assert_allclose(g, autograd.grad(theirs)(x), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["any", "all"])
+@pytest.mark.parametrize("shape, axis, keepdims", [
+    ((5,), None, False), ((3, 4), 0, False), ((3, 4), 1, True), ((3, 4), None, True),
+    ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, False), ((0, 3), 0, False), ((3, 0), 1, True),
+    ((0,), None, False)])
+def test_any_all_values_are_numpys_with_nan_zeros_and_where(name, shape, axis, keepdims):
+    rng = np.random.default_rng(3)
+    a = rng.choice(np.array([0.0, -0.0, 1.5, -2.0, np.nan, np.inf, -np.inf, 1e-300]),
+                   size=shape)
+    ref = getattr(np, name)
+    got = bn.trace(lambda a: ref(a, axis=axis, keepdims=keepdims) * 1.0, a)(a)
+    np.testing.assert_array_equal(got, ref(a, axis=axis, keepdims=keepdims))
+    got = bn.trace(lambda a: getattr(a, name)(axis=axis, keepdims=keepdims) * 1.0, a)(a)
+    np.testing.assert_array_equal(got, ref(a, axis=axis, keepdims=keepdims))
+    if a.size:
+        where = rng.uniform(size=shape) > 0.5
+        got = bn.trace(lambda a: ref(a, axis=axis, keepdims=keepdims, where=where) * 1.0, a)(a)
+        np.testing.assert_array_equal(got, ref(a, axis=axis, keepdims=keepdims, where=where))
+
+
+def test_any_all_are_masks_without_gradient():
+    x = np.array([[0.5, -2.0, 0.0], [1.0, 3.0, -1.0]])
+    g = bn.grad(lambda x: np.sum(np.any(x > 0.7, axis=1, keepdims=True) * x))(x)
+    np.testing.assert_array_equal(g, [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    # a mask: & and | of two of them trace (between masks only)
+    g = bn.grad(lambda x: np.sum((np.any(x > 0.7, axis=0) | np.all(x < 0.0, axis=0)) * x[0]))(x)
+    np.testing.assert_array_equal(g, [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+
+
+def test_allclose_and_array_equal_take_the_other_branch_by_a_new_variant():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return np.sum(x) if np.allclose(x, 1.0) else np.sum(x * x)
+    g = bn.grad(f)
+    assert g(np.ones(3)).tolist() == [1.0, 1.0, 1.0]
+    assert g(np.array([1.0, 2.0, 3.0])).tolist() == [2.0, 4.0, 6.0]
+    n = len(calls)
+    assert g(np.array([1.0, 1.0 + 1e-9, 1.0])).tolist() == [1.0, 1.0, 1.0]
+    assert g(np.array([0.0, 2.0, 1.0])).tolist() == [0.0, 4.0, 2.0]
+    assert len(calls) == n                     # both variants replayed, no new trace
+    # shapes that differ (array_equal) or do not broadcast (array_equiv) decide nothing
+    h = bn.grad(lambda x: np.sum(x) * (np.array_equal(x, np.ones(2)) + 2.0 *
+                                       np.array_equiv(x, np.ones((3, 2)))))
+    assert h(np.ones(3)).tolist() == [0.0, 0.0, 0.0]
+    h2 = bn.grad(lambda x: np.sum(x) * np.array_equiv(x, np.ones((2, 3))))
+    assert h2(np.ones(3)).tolist() == [1.0, 1.0, 1.0]
+    assert h2(np.array([1.0, 0.0, 1.0])).tolist() == [0.0, 0.0, 0.0]

@@ -525,3 +525,85 @@ def test_complex_and_non_square_input_errors_name_the_function_and_the_fix():
             bn.grad(lambda a: np.sum(call(a)))(np.ones((2, 3)))
     with pytest.raises(bn.ShapeError, match="numpy.linalg.solve"):
         bn.grad(lambda a: np.sum(np.linalg.solve(a, np.ones(3))))(np.eye(2))
+
+
+# -- least squares (lstsq, pinv) for matrices of full rank: Björck's augmented solve
+LSQ_SHAPES = [(6, 3), (9, 2), (4, 4), (2, 5), (1, 3), (5, 1)]
+
+
+@pytest.mark.parametrize("shape", LSQ_SHAPES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_pinv(shape, dtype):
+    a = _rng("pinv", shape).normal(size=shape)
+    w = weights(_rng("pinv-w", shape), shape[::-1])
+    check_grad(lambda a: np.sum(np.linalg.pinv(a) * w), lambda a: anp.sum(anp.linalg.pinv(a) * w),
+               a, dtype)
+    got = bn.trace(lambda a: np.linalg.pinv(a), a.astype(dtype))(a.astype(dtype))
+    np.testing.assert_allclose(got, np.linalg.pinv(a.astype(dtype)), **TOL[dtype])
+
+
+def test_pinv_of_stacks_forward_mode_and_rtol():
+    a = _rng("pinv-stack").normal(size=(2, 3, 5, 3))
+    got = bn.trace(lambda a: np.linalg.pinv(a, rtol=None), a)(a)
+    np.testing.assert_allclose(got, np.linalg.pinv(a), rtol=1e-12, atol=1e-13)
+    t = _rng("pinv-t").normal(size=a.shape)
+    _, tangent = bn.jvp(lambda a: np.sum(np.linalg.pinv(a) ** 2), (a,), (t,))
+    g = autograd.grad(lambda a: anp.sum(anp.linalg.pinv(a) ** 2))(a)
+    assert tangent == pytest.approx(float(np.sum(g * t)), rel=1e-9)
+
+
+@pytest.mark.parametrize("shape", LSQ_SHAPES)
+@pytest.mark.parametrize("k", [None, 2])
+def test_lstsq_against_numpy_and_the_normal_equations(shape, k):
+    rng = _rng("lstsq", shape, k)
+    a = rng.normal(size=shape)
+    b = rng.normal(size=(shape[0],) if k is None else (shape[0], k))
+    x, res, rank, s = np.linalg.lstsq(a, b, rcond=None)
+    ranks = []
+
+    def part(i):
+        def f(a, b):
+            out = np.linalg.lstsq(a, b, rcond=None)
+            ranks.append(out[2])
+            return out[i]
+        return bn.trace(f, a, b, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(part(0), x, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(part(1), res, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(part(3), s, rtol=1e-12)
+    assert ranks == [rank] * 3 and isinstance(ranks[0], int)
+    # the gradient in a and b: autograd's pinv(a) @ b (pinv has autograd's derivative)
+    wx = rng.normal(size=x.shape)
+    f = lambda a, b: np.sum(np.linalg.lstsq(a, b, rcond=None)[0] * wx)  # noqa: E731
+    af = lambda a, b: anp.sum(anp.dot(anp.linalg.pinv(a), b) * wx)  # noqa: E731
+    for k_arg in (0, 1):
+        np.testing.assert_allclose(bn.grad(f, argnums=k_arg)(a, b),
+                                   autograd.grad(af, k_arg)(a, b), rtol=1e-9, atol=1e-11)
+    if shape[0] > shape[1]:                      # the residuals' gradient
+        wr = rng.normal(size=res.shape)
+        g = bn.grad(lambda a: np.sum(np.linalg.lstsq(a, b, rcond=None)[1] * wr))(a)
+        fd = central(lambda a: np.sum(np.linalg.lstsq(a, b, rcond=None)[1] * wr), a)
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_lstsq_is_accurate_where_the_normal_equations_are_not():
+    # a degree-8 Vandermonde matrix, condition 6e5: the normal equations lose 1e-6
+    a = np.vander(np.linspace(0.0, 1.0, 20), 9)
+    b = np.sin(np.linspace(0.0, 3.0, 20))
+    x = bn.trace(lambda a, b: np.linalg.lstsq(a, b)[0], a, b)(a, b)
+    ref = np.linalg.lstsq(a, b)[0]
+    assert np.abs(x - ref).max() <= 1e-10 * np.abs(ref).max()
+
+
+def test_rank_deficient_least_squares_is_refused_and_rank_is_a_guard():
+    a = _rng("rank").normal(size=(6, 3))
+    low = a.copy()
+    low[:, 2] = low[:, 0]
+    for f in (lambda a: np.sum(np.linalg.pinv(a)),
+              lambda a: np.sum(np.linalg.lstsq(a, np.ones(6))[0])):
+        g = bn.grad(f)
+        g(a)
+        with pytest.raises(bn.UnsupportedOpError, match="rank 2.*ridge"):
+            g(low)                               # the rank guard fails: a new trace refuses
+        assert np.all(np.isfinite(g(a)))
+    with pytest.raises(bn.ShapeError, match=r"\(m, n\)"):
+        bn.grad(lambda a: np.sum(np.linalg.lstsq(a, np.ones(3))[0]))(a)

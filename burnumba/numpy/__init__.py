@@ -24,17 +24,17 @@ The functions live by area, one module each, and each imports only the modules b
 This module only gathers their public names; no module of this package imports it.
 """
 from .elementwise import (abs, absolute, acos, acosh, add, allclose, arccos, arccosh, arcsin,
-                          arcsinh, arctan, arctan2, arctanh, around, asin, asinh, atan, atan2,
-                          atanh, cbrt, ceil, clip, conj, conjugate, copysign, cos, cosh, deg2rad,
-                          degrees, divide, divmod, equal, exp, exp2, expm1, fabs, fix, float_power,
-                          floor, floor_divide, fmax, fmin, fmod, frexp, greater, greater_equal,
-                          heaviside, hypot, imag, isclose, isfinite, isinf, isnan, ldexp, less,
-                          less_equal, log, log10, log1p, log2, logaddexp, logaddexp2, logical_and,
-                          logical_not, logical_or, logical_xor, maximum, minimum, mod, modf,
-                          multiply, negative, not_equal, positive, pow, power, rad2deg, radians,
-                          real, reciprocal, relu, remainder, rint, round, rsqrt, select, sigmoid,
-                          sign, signbit, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide,
-                          trunc, where)
+                          arcsinh, arctan, arctan2, arctanh, around, array_equal, array_equiv,
+                          asin, asinh, atan, atan2, atanh, cbrt, ceil, clip, conj, conjugate,
+                          copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2,
+                          expm1, fabs, fix, float_power, floor, floor_divide, fmax, fmin, fmod,
+                          frexp, greater, greater_equal, heaviside, hypot, imag, isclose, isfinite,
+                          isinf, isnan, ldexp, less, less_equal, log, log10, log1p, log2,
+                          logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor,
+                          maximum, minimum, mod, modf, multiply, nan_to_num, negative, not_equal,
+                          positive, pow, power, rad2deg, radians, real, reciprocal, relu,
+                          remainder, rint, round, rsqrt, select, sigmoid, sign, signbit, sin, sinc,
+                          sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where)
 # public, though not in __all__ (numpy has no erf, no stop_gradient)
 from .elementwise import erf, stop_gradient  # noqa: F401
 from .shapes import (atleast_1d, atleast_2d, atleast_3d, broadcast_to, column_stack, concatenate,
@@ -42,11 +42,11 @@ from .shapes import (atleast_1d, atleast_2d, atleast_3d, broadcast_to, column_st
                      reshape, roll, rollaxis, split, squeeze, stack, swapaxes, tile, transpose,
                      tril, triu, vstack)
 from .creation import (array, asarray, empty_like, full_like, linspace, meshgrid, ones_like,
-                       zeros_like)
+                       vander, zeros_like)
 from .indexing import take, take_along_axis
-from .reductions import (amax, amin, count_nonzero, cumprod, cumsum, max, mean, min, nanmax,
-                         nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, std, sum, sumsq,
-                         var)
+from .reductions import (all, amax, amin, any, count_nonzero, cumprod, cumsum, max, mean, min,
+                         nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, std, sum,
+                         sumsq, var)
 from .products import (cross, dot, einsum, inner, kron, matmul, matvec, outer, tensordot, trace,
                        vecdot, vecmat)
 from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, correlate, cov,
@@ -85,7 +85,8 @@ __all__ = [
     "nanmin", "nanprod", "isclose", "allclose", "count_nonzero", "median", "quantile",
     "percentile", "cov", "corrcoef", "correlate", "convolve", "meshgrid", "linspace", "vecdot",
     "matvec", "vecmat", "nanvar", "nanstd", "nanmedian", "nanquantile", "nanpercentile",
-    "interp", "polyval", "trapezoid", "gradient", "piecewise", "apply_along_axis",
+    "interp", "polyval", "trapezoid", "gradient", "piecewise", "apply_along_axis", "any", "all",
+    "array_equal", "array_equiv", "nan_to_num", "sinc", "vander",
 ]
 
 # The names the one-module burnumba.numpy had through its own imports, kept so that every

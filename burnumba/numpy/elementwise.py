@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .._errors import (InputError, ShapeError, TracerBoolError, UnsupportedOpError,
+from .._errors import (InplaceError, InputError, ShapeError, UnsupportedOpError,
                        at_user_site)
 from ..kernels import ROWS
 from ..tracing.dispatch import implements, implements_ufunc
@@ -288,15 +288,67 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @implements(np.allclose)
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.allclose: a Python bool, as numpy's; of a traced value, bool() of the traced
+    all(isclose(a, b)), which is a decision of the trace (a guard: another outcome traces
+    another variant, tracing/decisions.py)."""
     if _builder(a, b, rtol, atol) is None:
         return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
-    raise TracerBoolError(at_user_site(
-        "numpy.allclose of a traced value returns a Python bool, which is not known while "
-        "tracing. Use bnp.isclose(a, b) (a 0/1 mask) with bnp.where, or bnp.min(bnp.isclose("
-        "a, b)) for a traced 0/1 that says whether all are close"))
+    return bool(np.all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
-allclose.refused = True
+@implements(np.array_equal)
+def array_equal(a1, a2, equal_nan=False):
+    """numpy.array_equal: False for different shapes, else bool() of the traced all(a1 == a2)
+    (NaNs equal with equal_nan), a decision of the trace as allclose's."""
+    if _builder(a1, a2) is None:
+        return np.array_equal(a1, a2, equal_nan=equal_nan)
+    if np.shape(a1) != np.shape(a2):
+        return False
+    same = equal(a1, a2)
+    if equal_nan:
+        same = _logical_or(same, _logical_and(_isnan(a1), _isnan(a2)))
+    return bool(np.all(same))
+
+
+@implements(np.array_equiv)
+def array_equiv(a1, a2):
+    """numpy.array_equiv: False when the shapes do not broadcast, else bool() of the traced
+    all(a1 == a2), a decision of the trace."""
+    if _builder(a1, a2) is None:
+        return np.array_equiv(a1, a2)
+    try:
+        np.broadcast_shapes(np.shape(a1), np.shape(a2))
+    except ValueError:
+        return False
+    return bool(np.all(equal(a1, a2)))
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """numpy.nan_to_num: NaN -> ``nan``, +inf -> ``posinf`` (the dtype's largest finite value
+    by default), -inf -> ``neginf`` (its most negative); gradient 1 where x is finite and 0
+    where it was replaced."""
+    if not isinstance(x, Var):
+        return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    if not copy:
+        raise InplaceError(at_user_site(
+            "nan_to_num(x, copy=False) writes into x in place; a traced value is replaced "
+            "functionally: drop copy=False and use the returned array"))
+    big = np.finfo(x._b.dtype).max
+    top = big if posinf is None else posinf
+    bottom = -big if neginf is None else neginf
+    out = where(_isnan(x), nan, x)
+    return where(equal(x, math.inf), top, where(equal(x, -math.inf), bottom, out))
+
+
+@implements(np.sinc)
+def sinc(x):
+    """numpy.sinc, numpy's formula: y = pi * where(x == 0, 1e-20, x); sin(y) / y (1 at 0,
+    gradient 0 there, as the derivative of sinc is)."""
+    if not isinstance(x, Var):
+        return np.sinc(x)
+    y = math.pi * where(equal(x, 0.0), 1.0e-20, x)
+    return globals()["sin"](y) / y
 
 
 @implements(np.fix)

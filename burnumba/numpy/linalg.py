@@ -34,6 +34,7 @@ names the row); slogdet of a singular matrix is numpy's (0, -inf).
 0.6
 """
 import math
+import operator
 from collections import namedtuple
 
 import numpy as np
@@ -45,12 +46,13 @@ except ImportError:                     # pragma: no cover
     SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
     SVDResult = namedtuple("SVDResult", "U S Vh")
 
-from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from .._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
 from ..kernels import BY_NAME
 from ..tracing.dispatch import implements
 from ..tracing.tracer import Var
-from .elementwise import absolute, exp, sqrt, where
-from ._common import namesake
+from .elementwise import absolute, exp, sqrt, square, stop_gradient as _stop_gradient, where
+from .products import matmul
+from ._common import _NOVALUE, namesake
 from .shapes import broadcast_to, concatenate, flip, reshape, swapaxes, transpose
 from .reductions import max as _max, min as _min, sum as _sum
 
@@ -207,6 +209,38 @@ def inv(a):
     return reshape(X, a.shape)
 
 
+@implements(np.linalg.matrix_power)
+def matrix_power(a, n):
+    """numpy.linalg.matrix_power: numpy's products (a @ a, (a @ a) @ a, then repeated
+    squaring from the lowest bit of n), so the values are numpy's; n < 0 is inv(a) ** -n,
+    n == 0 the identity (a constant)."""
+    bld = _builder(a)
+    if bld is None:
+        return np.linalg.matrix_power(a, n)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.linalg.matrix_power: the exponent must be an integer, not {n!r}")) from None
+    size, _ = _matrices("matrix_power", a)
+    if n == 0:
+        return bld.const(np.broadcast_to(np.eye(size), a.shape).copy())
+    if n < 0:
+        a, n = inv(a), -n
+    if n <= 3:
+        out = a
+        for _ in range(n - 1):
+            out = matmul(out, a)
+        return out if n > 1 else a.copy()
+    z = result = None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
 @implements(np.linalg.slogdet)
 def slogdet(a):
     """numpy.linalg.slogdet: (sign, logabsdet) of a (..., n, n); the sign has gradient 0.
@@ -330,6 +364,101 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         return s
     Q = flip(Q[..., m + n - k:], axis=-1) * math.sqrt(2.0)
     return SVDResult(Q[..., :m, :], s, swapaxes(Q[..., m:, :], -1, -2))
+
+
+# -- least squares: lstsq and pinv, for matrices of full rank --------------------------------
+def _full_rank(name, a, s, rcond):
+    """The rank decision of lstsq / pinv: singular values above ``rcond`` times the largest
+    count (numpy's cutoff); the count is a Python int, so a guard of the trace. A rank below
+    min(m, n) is refused: there the solution jumps (numpy drops the small singular values),
+    and the augmented solve below would divide by them."""
+    m, n = a.shape[-2:]
+    rank = int(_min(_sum(s > rcond * s[..., :1], axis=-1)))
+    if rank < min(m, n):
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.linalg.{name} of a {m} x {n} matrix of rank {rank} (singular values "
+            f"above {rcond:.3g} times the largest): burnumba traces the full-rank case only, "
+            "where the solution is differentiable. Drop the dependent columns or rows, or add "
+            "a ridge term (np.linalg.solve(a.T @ a + lam * np.eye(n), a.T @ b))"))
+    return rank
+
+
+def _least_squares(a, B, s):
+    """For a (..., m, n) of full rank and B (..., m, k): the x minimising |a x - B| (m >= n),
+    or the x of least norm with a x = B (m < n), by one solve of Björck's augmented system
+
+        m >= n: [[alpha I_m, a], [a^T, 0]] [r / alpha; x] = [B; 0]   (r = B - a x, a^T r = 0)
+        m <  n: [[alpha I_n, a^T], [a, 0]] [x; y] = [0; B]           (x = -a^T y / alpha)
+
+    whose condition number is that of a, not of a^T a as the normal equations'. alpha, the
+    smallest singular value (``s``'s last), is where that holds best; it changes no
+    solution, so its gradient is stopped."""
+    bld = a._b
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    alpha = reshape(_stop_gradient(s[..., -1:]), batch + (1, 1))
+    tall = m >= n
+    p, q = (m, n) if tall else (n, m)
+    top = a if tall else swapaxes(a, -1, -2)                           # (..., p, q)
+    K = concatenate([
+        concatenate([alpha * bld.const(np.broadcast_to(np.eye(p), batch + (p, p)).copy()),
+                     top], axis=-1),
+        concatenate([swapaxes(top, -1, -2), np.zeros(batch + (q, q))], axis=-1)], axis=-2)
+    k = B.shape[-1]
+    zeros = np.zeros(B.shape[:-2] + (n, k))
+    rhs = concatenate([B, zeros], axis=-2) if tall else concatenate([zeros, B], axis=-2)
+    X = solve(K, rhs)
+    return X[..., m:, :] if tall else X[..., :n, :]
+
+
+@implements(np.linalg.lstsq)
+def lstsq(a, b, rcond=None):
+    """numpy.linalg.lstsq for a of full rank: (x, residuals, rank, s) as numpy's, x by the
+    augmented solve above (the least-squares solution, or the least-norm one when m < n);
+    residuals the squared norms of b - a x when m > n; rank a Python int (a guard); s the
+    singular values. A rank-deficient a is refused with the fix."""
+    bld = _builder(a, b)
+    if bld is None:
+        return np.linalg.lstsq(a, b, rcond=rcond)
+    _real("lstsq", a, b)
+    A, B = bld.lift(a), bld.lift(b)
+    if A.ndim != 2 or B.ndim not in (1, 2) or B.shape[0] != A.shape[0]:
+        raise ShapeError(at_user_site(
+            f"numpy.linalg.lstsq: a must be (m, n) and b (m,) or (m, k); got {A.shape} and "
+            f"{B.shape}"))
+    m, n = A.shape
+    eps = float(np.finfo(bld.dtype).eps)
+    rcond = eps * max(m, n) if rcond is None else (eps if rcond < 0 else float(rcond))
+    s = svd(A, compute_uv=False)
+    rank = _full_rank("lstsq", A, s, rcond)
+    vector = B.ndim == 1
+    Bm = reshape(B, (m, 1)) if vector else B
+    X = _least_squares(A, Bm, s)
+    residuals = _sum(square(Bm - A @ X), axis=0) if m > n else np.zeros(0, bld.dtype)
+    return (reshape(X, (n,)) if vector else X), residuals, rank, s
+
+
+@implements(np.linalg.pinv)
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
+    """numpy.linalg.pinv of a (..., m, n) of full rank: the least-squares solution of
+    a X = I (the augmented solve above), numpy's cutoff (numpy 2's defaults) deciding the
+    rank, which must be full (a guard; a rank-deficient matrix is refused with the fix)."""
+    bld = _builder(a)
+    if bld is None:
+        kw = {} if rtol is _NOVALUE else {"rtol": rtol}
+        return np.linalg.pinv(a, rcond, hermitian, **kw)
+    _real("pinv", a)
+    if rcond is not None and rtol is not _NOVALUE:
+        raise InputError(at_user_site("numpy.linalg.pinv: `rtol` and `rcond` can't be both "
+                                      "set (numpy)"))
+    m, n = a.shape[-2:] if a.ndim >= 2 else (0, 0)
+    if rcond is None:
+        rcond = 1e-15 if rtol is _NOVALUE else (
+            max(m, n) * float(np.finfo(bld.dtype).eps) if rtol is None else rtol)
+    s = svd(a, compute_uv=False)
+    _full_rank("pinv", a, s, float(rcond))
+    eye = bld.const(np.broadcast_to(np.eye(m), a.shape[:-2] + (m, m)).copy())
+    return _least_squares(a, eye, s)
 
 
 def _vector_norm(x, ord, axis, keepdims):

@@ -1,5 +1,5 @@
 """Reductions and scans: sum, mean, max / amax, min / amin, var, std, prod, sumsq, cumsum,
-cumprod, count_nonzero, and the nan* reductions (nansum, nanmean, nanmax, nanmin, nanprod,
+cumprod, count_nonzero, any, all, and the nan* reductions (nansum, nanmean, nanmax, nanmin, nanprod,
 nanvar, nanstd).
 
 prod is the last slice of a cumprod, whose backward multiplies the other elements and never
@@ -483,3 +483,36 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     if not isinstance(a, Var):
         return np.count_nonzero(a, axis=axis, keepdims=keepdims)
     return sum(_not_equal(a, 0.0), axis=axis, keepdims=keepdims)
+
+
+def _truth(name, a, axis, out, keepdims, where):
+    """numpy.any / numpy.all of a traced value: a traced mask, the largest (any) or smallest
+    (all) of ``a != 0`` along ``axis`` (NaN is nonzero, as in numpy). ``bool()`` of it, as in
+    ``if np.any(x > tol):``, is a decision of the trace: a guard (tracing/decisions.py)."""
+    _no_out(name, out)
+    b = a._b
+    if a.size == 0:                          # no element decides: numpy's constant answer
+        return getattr(np, name)(np.zeros(a.shape, bool), axis=axis, keepdims=keepdims)
+    nonzero = _not_equal(a, 0.0)
+    mask = _mask(name, a, where)
+    if mask is not None:                     # an element left out counts as False / True
+        nonzero = globals()["where"](mask, nonzero, 1.0 if name == "all" else 0.0)
+    largest = _reduce(name, "max_axis", b.lift(nonzero), axis, keepdims,
+                      sign=1.0 if name == "any" else -1.0)
+    return _not_equal(largest, 0.0)
+
+
+@implements(np.any)
+def any(a, axis=None, out=None, keepdims=False, *, where=True):
+    """numpy.any: whether some element along axis is nonzero, as a traced mask."""
+    if not isinstance(a, Var):
+        return np.any(a, axis=axis, out=out, keepdims=keepdims, where=where)
+    return _truth("any", a, axis, out, keepdims, where)
+
+
+@implements(np.all)
+def all(a, axis=None, out=None, keepdims=False, *, where=True):
+    """numpy.all: whether every element along axis is nonzero, as a traced mask."""
+    if not isinstance(a, Var):
+        return np.all(a, axis=axis, out=out, keepdims=keepdims, where=where)
+    return _truth("all", a, axis, out, keepdims, where)

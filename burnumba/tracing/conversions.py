@@ -65,7 +65,7 @@ _IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp
 NOT_TRACED = {
     **dict.fromkeys(("tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
                     _CONCRETE),
-    **dict.fromkeys(("any", "all", "argpartition", "searchsorted", "round", "compress"),
+    **dict.fromkeys(("argpartition", "searchsorted", "round", "compress"),
                     _NOT_DIFFERENTIABLE),
     "itemset": "it writes in place: x[i] = v works on traced arrays (a functional update)",
     "resize": ("it changes the array's size in place, which is not traceable: build the new "

@@ -788,6 +788,12 @@ class Var(Decisions):
     def sum(self, *args, **kwargs):
         return _method(np.sum, self, *args, **kwargs)
 
+    def any(self, *args, **kwargs):
+        return _method(np.any, self, *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return _method(np.all, self, *args, **kwargs)
+
     def mean(self, *args, **kwargs):
         return _method(np.mean, self, *args, **kwargs)
 
