@@ -3,16 +3,16 @@ traced values and int counters, burnumba against HIPS autograd.
 
 hypothesis draws a small program over a differentiated float ``x`` and an int ``n`` (data: a
 tape input, not part of the signature): 1-5 statements, each an assignment, an ``if`` /
-``else`` on a comparison of traced values, a ``while`` loop bounded by an int counter, a
-``for`` over ``range(n)`` or ``range(int(...))`` of a traced expression (``to_int``: int(),
-which autograd refuses on its boxes, so its run unboxes first), or an update that
-uses a counter in arithmetic. The same source runs with ``np`` bound to numpy (traced by
-burnumba) and to autograd.numpy. Each program is compared at several inputs that take
-different branches (values and gradients, rtol 1e-9 in float64) under bn.value_and_grad,
+``else`` on a comparison of traced values (alone, or in np.any / np.all), a ``while`` loop
+bounded by an int counter, a ``for`` over ``range(n)`` or ``range(int(...))`` of a traced
+expression (``to_int``: int(), which autograd refuses on its boxes, so its run unboxes first),
+or an update that uses a counter in arithmetic. The same source runs with ``np`` bound to numpy
+(traced by burnumba) and to autograd.numpy. Each program is compared at several inputs that
+take different branches (values and gradients, rtol 1e-9 in float64) under bn.value_and_grad,
 bn.jvp and bn.vmap of bn.grad (lanes on different branches).
 
-The rows are few (add, subtract, multiply, sin, cos, tanh, the comparisons), and one warm-up
-program uses them all first, so every program's tape runs on one kernel, already built.
+The rows are few (add, subtract, multiply, sin, cos, tanh, the comparisons, max_axis), and
+one warm-up program uses them all first, so every program's tape runs on one kernel, already built.
 BURNUMBA_GUARD_FUZZ=5000 runs more programs.
 """
 import os
@@ -67,7 +67,9 @@ def programs(draw):
             lhs = draw(st.sampled_from(("s", "x", "s * x", "np.sin(s)")))
             op = draw(st.sampled_from(COMPARE))
             c = draw(st.sampled_from((0.0, 0.25, -0.5, 1.0)))
-            lines += [f"if {lhs} {op} {c}:", f"    s = {e1}", "else:", f"    s = {e2}"]
+            test = draw(st.sampled_from(("{}", "{}", "np.any({})", "np.all({})")))
+            cond = test.format(f"{lhs} {op} {c}")
+            lines += [f"if {cond}:", f"    s = {e1}", "else:", f"    s = {e2}"]
         elif kind == 2:
             k = f"k{counters}"
             counters += 1
@@ -114,6 +116,8 @@ WARM = """def program(np, x, n, to_int):
         k = k + 1
     if s > 0.0 and s >= 0.1 or s <= -3.0:
         s = s * n
+    if np.any(s < 0.25) or np.all(x > 1.0):
+        s = s + x
     for i in range(to_int(np.tanh(x) + 1.0)):
         s = s - x
     return s
