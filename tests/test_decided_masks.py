@@ -145,3 +145,57 @@ def test_a_mask_that_selects_nothing_gives_numpys_empty_sum_and_mean():
     assert np.isnan(value) and grad.tolist() == [1.0, 0.0]
     assert bn.grad(lambda x: np.sum(np.sum(x[x > 5].reshape(0, 2), axis=0) + x[:2]))(
         np.ones(4)).tolist() == [1.0, 1.0, 0.0, 0.0]
+
+
+def _plain(v):
+    while hasattr(v, "_value"):
+        v = v._value
+    return v
+
+
+UNIQUE_POINTS = [np.array([3.0, 1.0, 3.0, 2.0, 1.0]), np.array([5.0, 1.0, 5.0, 2.0, 1.0]),
+                 np.array([1.0, 1.0, 1.0, 2.0, 1.0]), np.array([0.5, -1.0, 2.0, 0.25, 7.0]),
+                 np.array([3.0, 1.0, 3.0, 2.0, 1.0])]
+
+
+def test_unique_is_decided_and_takes_each_groups_first_element():
+    """Values against numpy, gradients against autograd on x[first occurrences] (autograd has
+    no derivative of unique): a different grouping of equal values traces again."""
+    def ours(x):
+        u, counts = np.unique(x, return_counts=True)
+        return np.sum(u ** 2 * np.arange(1.0, 1.0 + u.size)) + np.sum(counts * u)
+
+    def theirs(x):
+        u, first, counts = np.unique(_plain(x), return_index=True, return_counts=True)
+        return anp.sum(x[first] ** 2 * np.arange(1.0, 1.0 + u.size)) + anp.sum(counts * x[first])
+    vg = bn.value_and_grad(ours)
+    for x in UNIQUE_POINTS:
+        value, g = vg(x)
+        assert value == theirs(x)
+        np.testing.assert_allclose(g, autograd.grad(theirs)(x), rtol=1e-14)
+    G = bn.vmap(bn.grad(ours))(np.array(UNIQUE_POINTS))
+    for x, g in zip(UNIQUE_POINTS, G):
+        np.testing.assert_allclose(g, autograd.grad(theirs)(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("x", [np.array([np.nan, 1.0, np.nan, -0.0, 0.0, 1.0]),
+                               np.array([[2.0, 1.0], [2.0, np.inf]]), np.array([4.0])])
+@pytest.mark.parametrize("equal_nan", [True, False])
+def test_unique_results_are_numpys(x, equal_nan):
+    want = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                     equal_nan=equal_nan)
+    seen = []
+
+    def f(x):
+        out = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                        equal_nan=equal_nan)
+        seen.append(out[1:])
+        return out[0]
+    got = bn.trace(f, x)(x)
+    np.testing.assert_array_equal(got, want[0])
+    assert np.array_equal(np.signbit(got), np.signbit(want[0]))
+    for a, b in zip(seen[0], want[1:]):
+        np.testing.assert_array_equal(a, b)
+        assert a.shape == b.shape
+    with pytest.raises(bn.UnsupportedOpError, match="axis"):
+        bn.grad(lambda x: np.sum(np.unique(x, axis=0)))(x)

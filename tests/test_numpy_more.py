@@ -754,3 +754,40 @@ def test_matrix_power(power, shape, rng):
     assert bn.jacfwd(lambda a: np.linalg.matrix_power(a, power))(a).shape == shape + shape
     with pytest.raises(bn.UnsupportedOpError, match="integer"):
         bn.grad(lambda a: np.sum(np.linalg.matrix_power(a, 1.5)))(a)
+
+
+# -- ufunc.outer (any traced ufunc) and ufunc.reduce (as the reduction that computes it)
+OUTER_REDUCE = {
+    "add.outer": (lambda x, y: np.add.outer(x, y), lambda x, y: x[:, None] + y[None, :]),
+    "subtract.outer 2-d": (lambda x, y: np.subtract.outer(x, np.outer(y, y)),
+                           lambda x, y: x[:, None, None] - anp.outer(y, y)[None]),
+    "multiply.outer of a numpy array": (lambda x, y: np.multiply.outer(np.arange(1.0, 3.0), x),
+                                        lambda x, y: anp.outer(np.arange(1.0, 3.0), x)),
+    "maximum.outer": (lambda x, y: np.maximum.outer(x, y), lambda x, y: anp.maximum(
+        x[:, None], y[None, :])),
+    "add.reduce": (lambda x, y: np.add.reduce(np.outer(x, y)), lambda x, y: anp.sum(
+        anp.outer(x, y), axis=0)),
+    "multiply.reduce axis 1": (lambda x, y: np.multiply.reduce(np.outer(x, y), axis=1),
+                               lambda x, y: anp.prod(anp.outer(x, y), axis=1)),
+    "maximum.reduce axis None": (lambda x, y: np.maximum.reduce(np.outer(x, y), axis=None),
+                                 lambda x, y: anp.max(anp.outer(x, y))),
+    "minimum.reduce keepdims": (lambda x, y: np.minimum.reduce(x * y, keepdims=True),
+                                lambda x, y: anp.min(x * y, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTER_REDUCE))
+def test_ufunc_outer_and_reduce(name, rng):
+    f, ref = OUTER_REDUCE[name]
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    _check(f, x, y, ref=ref)
+
+
+def test_logical_ufunc_reduce_is_any_all_and_outer_keeps_out():
+    x = np.array([[0.5, -2.0, 0.0], [1.0, 3.0, -1.0]])
+    got = _value(lambda x: np.logical_or.reduce(x > 0.7) * 1.0, x)
+    np.testing.assert_array_equal(got, np.logical_or.reduce(x > 0.7))
+    got = _value(lambda x: np.logical_and.reduce(x > -1.5, axis=1) * 1.0, x)
+    np.testing.assert_array_equal(got, np.logical_and.reduce(x > -1.5, axis=1))
+    with pytest.raises(bn.UnsupportedOpError, match="arctan2.reduce"):
+        bn.grad(lambda x: np.sum(np.arctan2.reduce(x)))(x)

@@ -51,7 +51,7 @@ from .products import (cross, dot, einsum, inner, kron, matmul, matvec, outer, t
                        vecdot, vecmat)
 from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, correlate, cov,
                          median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
-                         sort)
+                         sort, unique)
 from .calculus import apply_along_axis, gradient, interp, piecewise, polyval, trapezoid
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
@@ -86,7 +86,7 @@ __all__ = [
     "percentile", "cov", "corrcoef", "correlate", "convolve", "meshgrid", "linspace", "vecdot",
     "matvec", "vecmat", "nanvar", "nanstd", "nanmedian", "nanquantile", "nanpercentile",
     "interp", "polyval", "trapezoid", "gradient", "piecewise", "apply_along_axis", "any", "all",
-    "array_equal", "array_equiv", "nan_to_num", "sinc", "vander",
+    "array_equal", "array_equiv", "nan_to_num", "sinc", "vander", "unique",
 ]
 
 # The names the one-module burnumba.numpy had through its own imports, kept so that every

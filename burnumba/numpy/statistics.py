@@ -1,4 +1,4 @@
-"""Sorting and statistics: sort (argsort, argmax and argmin are refused: integer results),
+"""Sorting and statistics: sort, argsort, argmax, argmin and unique (decided: guards),
 order statistics (ptp, median, quantile, percentile, nanmedian, nanquantile, nanpercentile),
 average, cov, corrcoef, correlate and convolve.
 
@@ -18,8 +18,9 @@ from ..tracing.concrete import peek
 from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder, _float_only, _no_out
 from .indexing import take_along_axis
-from .elementwise import (_isnan, _logical_or, ceil, clip, equal, floor, greater_equal,
-                          reciprocal, sqrt, stop_gradient, where)
+from .elementwise import (_isnan, _logical_and, _logical_or, _not_equal, ceil, clip, equal,
+                          floor, greater_equal, logical_not as _logical_not, reciprocal, sqrt,
+                          stop_gradient, where)
 from .shapes import broadcast_to, concatenate, diagonal, pad, reshape, squeeze, transpose
 from .reductions import max, mean, min, sum
 from .products import matmul
@@ -116,6 +117,50 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         ok = where(_logical_or(greater_equal(after, before), _isnan(after)), 1.0, 0.0)
         bool(min(ok) > 0.0)              # the guard: the permutation still sorts the values
     return p
+
+
+@implements(np.unique)
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           **kwargs):
+    """numpy.unique of a traced array (axis=None): its distinct values, sorted. Which elements
+    are equal decides the result's length, so it is a decision of the trace: the order
+    (argsort's guard) and the equality of each pair of neighbours in that order (a decided
+    mask, guards), so a call whose values group differently traces again. The values are the
+    elements themselves (one gather of each group's first occurrence, numpy's return_index),
+    so each distinct value's gradient goes to that element, as autograd's x[i] would. The
+    integer results (index, inverse, counts) are numpy's, decided with it. With equal_nan
+    (numpy's default) the NaNs are one value, last; ``sorted=False`` gives the sorted order,
+    which numpy allows."""
+    if not isinstance(ar, Var):
+        return np.unique(ar, return_index, return_inverse, return_counts, axis, **kwargs)
+    if axis is not None:
+        raise UnsupportedOpError(at_user_site(
+            "np.unique(..., axis=...) of a traced array: only the distinct elements "
+            "(axis=None) are traced; compare the rows with numpy before the call"))
+    equal_nan = kwargs.pop("equal_nan", True)
+    kwargs.pop("sorted", None)
+    if kwargs:
+        raise UnsupportedOpError(at_user_site(
+            f"np.unique: keyword arguments {sorted(kwargs)} are not supported on traced "
+            "values"))
+    flat = reshape(ar, (ar.size,))
+    if ar.size > 1:
+        order = argsort(flat, kind="stable")          # guarded: the order still holds
+        s = flat[order]
+        differ = _not_equal(s[1:], s[:-1])
+        if equal_nan:                                  # NaN != NaN: one NaN, as numpy's
+            differ = _logical_and(differ, _logical_not(
+                _logical_and(_isnan(s[1:]), _isnan(s[:-1]))))
+        differ._decided_mask("np.unique")              # guards: the groups still hold
+    values = peek(flat, "np.unique", "compute the distinct values with numpy before the "
+                  "call and pass them in")
+    out = np.unique(values, return_index=True, return_inverse=return_inverse,
+                    return_counts=return_counts, equal_nan=equal_nan)
+    first = out[1]
+    if return_inverse:
+        out = out[:2] + (out[2].reshape(ar.shape),) + out[3:]
+    result = (flat[first],) + ((first,) if return_index else ()) + out[2:]
+    return result if len(result) > 1 else result[0]
 
 
 def _axis_tuple(name, axis, ndim):

@@ -149,6 +149,11 @@ def _supported(table):
     return ", ".join(sorted(f.__name__ for f in table))
 
 
+# ufunc.reduce as the reduction that computes it
+_REDUCTIONS = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min,
+               np.logical_and: np.all, np.logical_or: np.any}
+
+
 def apply_ufunc(ufunc, method, inputs, kwargs):
     """``Var.__array_ufunc__``: the implementation of ``ufunc`` applied to ``inputs``; an
     ``out=`` array (and ``where=``) is written as numpy would, as a functional update."""
@@ -162,8 +167,23 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
             return result
         return METHODS["__out__"](f"numpy.{ufunc.__name__}.accumulate", result, out, True,
                                   False)
+    if method == "reduce" and ufunc in _REDUCTIONS:
+        # np.add.reduce(x, axis=0) is np.sum(x, axis=0) (reduce's axis defaults to 0)
+        (a,) = inputs
+        kwargs.setdefault("axis", 0)
+        if where is not True:
+            kwargs["where"] = where
+        return _REDUCTIONS[ufunc](a, out=out, **kwargs)
+    if method == "outer" and (UFUNCS.get(ufunc) or _scipy_ufunc(ufunc)) is not None:
+        # a[..., None, ...] op b: every element of a with every element of b
+        a, b = inputs
+        a = np.reshape(a, np.shape(a) + (1,) * np.ndim(b))
+        return apply_ufunc(ufunc, "__call__", (a, b), {**kwargs, "out": out, "where": where})
     if method != "__call__":
-        hint = " (use bnp.sum)" if ufunc is np.add and method == "reduce" else ""
+        hint = ""
+        if method == "reduce":
+            hint = (" (reduce is supported for "
+                    f"{', '.join(sorted(u.__name__ for u in _REDUCTIONS))})")
         if method == "accumulate":
             hint = f" (accumulate is supported for {_supported(ACCUMULATE)})"
         raise UnsupportedOpError(at_user_site(
