@@ -791,3 +791,5 @@ def test_logical_ufunc_reduce_is_any_all_and_outer_keeps_out():
     np.testing.assert_array_equal(got, np.logical_and.reduce(x > -1.5, axis=1))
     with pytest.raises(bn.UnsupportedOpError, match="arctan2.reduce"):
         bn.grad(lambda x: np.sum(np.arctan2.reduce(x)))(x)
+    with pytest.raises(bn.UnsupportedOpError, match="maximum.reduce.*dtype"):
+        bn.grad(lambda x: np.sum(np.maximum.reduce(x, dtype=np.float64)))(x)

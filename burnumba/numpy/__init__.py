@@ -42,7 +42,7 @@ from .shapes import (atleast_1d, atleast_2d, atleast_3d, broadcast_to, column_st
                      reshape, roll, rollaxis, split, squeeze, stack, swapaxes, tile, transpose,
                      tril, triu, vstack)
 from .creation import (array, asarray, empty_like, full_like, linspace, meshgrid, ones_like,
-                       vander, zeros_like)
+                       zeros_like)
 from .indexing import take, take_along_axis
 from .reductions import (all, amax, amin, any, count_nonzero, cumprod, cumsum, max, mean, min,
                          nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, std, sum,
@@ -52,7 +52,8 @@ from .products import (cross, dot, einsum, inner, kron, matmul, matvec, outer, t
 from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, correlate, cov,
                          median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
                          sort, unique)
-from .calculus import apply_along_axis, gradient, interp, piecewise, polyval, trapezoid
+from .calculus import (apply_along_axis, gradient, interp, piecewise, polyval, trapezoid,
+                       vander)
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
 from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401

@@ -1,5 +1,6 @@
-"""Interpolation, polynomials, integrals and differences (numpy.interp, polyval, trapezoid,
-gradient), and numpy's helpers that apply a Python function (piecewise, apply_along_axis).
+"""Interpolation, polynomials, integrals and differences (numpy.interp, polyval, vander,
+trapezoid, gradient), and numpy's helpers that apply a Python function (piecewise,
+apply_along_axis).
 
 Each is composed from rows (comparisons, gathers, arithmetic), in the order of numpy's own
 arithmetic, so values agree with numpy's and every derivative is the rows'. Numbers that
@@ -13,8 +14,8 @@ from ..tracing.tracer import Var
 from ._common import _builder
 from .elementwise import floor, isnan, maximum, minimum, where
 from .indexing import take
-from .shapes import concatenate, diff, moveaxis, normalize_axis, stack
-from .reductions import sum as _sum
+from .shapes import broadcast_to, concatenate, diff, flip, moveaxis, normalize_axis, reshape, stack
+from .reductions import cumprod, sum as _sum
 
 
 # -- interp ----------------------------------------------------------------------------------
@@ -247,3 +248,24 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     k = results[0].ndim
     return moveaxis(out, tuple(range(len(outer), len(outer) + k)),
                     tuple(range(axis, axis + k))) if k else out
+
+
+@implements(np.vander)
+def vander(x, N=None, increasing=False):
+    """numpy.vander: the columns x**0, x**1, ... (decreasing by default), numpy's products
+    x * x * ... (a cumprod along the row, so the values are numpy's bit for bit)."""
+    b = _builder(x)
+    if b is None:
+        return np.vander(x, N, increasing)
+    x = b.lift(x)
+    if x.ndim != 1:
+        raise ShapeError(at_user_site(f"vander: x must be a one-dimensional array, not of "
+                                      f"shape {x.shape}"))
+    n = x.shape[0] if N is None else int(N)
+    if n < 0:
+        raise ShapeError(at_user_site(f"vander: N must be non-negative, not {n}"))
+    cols = [b.const(np.ones((x.shape[0], min(n, 1))))]
+    if n > 1:
+        cols.append(cumprod(broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1)), axis=1))
+    out = concatenate(cols, axis=1)
+    return out if increasing else flip(out, axis=1)

@@ -14,8 +14,7 @@ from .._errors import ShapeError, at_user_site
 from ..tracing.dispatch import implements
 from ..tracing.tracer import Var, broadcast_to as _expand, cast_check
 from ._common import _builder, _float_only
-from .reductions import cumprod
-from .shapes import broadcast_to, concatenate, flip, moveaxis, reshape, stack
+from .shapes import broadcast_to, concatenate, moveaxis, reshape, stack
 
 
 @implements(np.array)
@@ -141,23 +140,3 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         y = moveaxis(y, 0, axis)
     return (y, step) if retstep else y
 
-
-@implements(np.vander)
-def vander(x, N=None, increasing=False):
-    """numpy.vander: the columns x**0, x**1, ... (decreasing by default), numpy's products
-    x * x * ... (a cumprod along the row, so the values are numpy's bit for bit)."""
-    b = _builder(x)
-    if b is None:
-        return np.vander(x, N, increasing)
-    x = b.lift(x)
-    if x.ndim != 1:
-        raise ShapeError(at_user_site(f"vander: x must be a one-dimensional array, not of "
-                                      f"shape {x.shape}"))
-    n = x.shape[0] if N is None else int(N)
-    if n < 0:
-        raise ShapeError(at_user_site(f"vander: N must be non-negative, not {n}"))
-    cols = [b.const(np.ones((x.shape[0], min(n, 1))))]
-    if n > 1:
-        cols.append(cumprod(broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1)), axis=1))
-    out = concatenate(cols, axis=1)
-    return out if increasing else flip(out, axis=1)

@@ -1,6 +1,6 @@
 """Reductions and scans: sum, mean, max / amax, min / amin, var, std, prod, sumsq, cumsum,
-cumprod, count_nonzero, any, all, and the nan* reductions (nansum, nanmean, nanmax, nanmin, nanprod,
-nanvar, nanstd).
+cumprod, count_nonzero, any, all, and the nan* reductions (nansum, nanmean, nanmax, nanmin,
+nanprod, nanvar, nanstd).
 
 prod is the last slice of a cumprod, whose backward multiplies the other elements and never
 divides, so the gradient is exact at zeros: a slice with one zero gives the product of the

@@ -171,6 +171,10 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         # np.add.reduce(x, axis=0) is np.sum(x, axis=0) (reduce's axis defaults to 0)
         (a,) = inputs
         kwargs.setdefault("axis", 0)
+        if ufunc not in (np.add, np.multiply) and kwargs.pop("dtype", None) is not None:
+            raise UnsupportedOpError(at_user_site(
+                f"numpy.{ufunc.__name__}.reduce(..., dtype=...) of a traced value: drop dtype= "
+                "(a tape computes in its own float dtype)"))
         if where is not True:
             kwargs["where"] = where
         return _REDUCTIONS[ufunc](a, out=out, **kwargs)
