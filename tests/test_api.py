@@ -1,4 +1,7 @@
 """grad / value_and_grad / trace / vjp: arguments, structures, dtypes and the trace cache."""
+import collections
+import typing
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -51,6 +54,43 @@ def test_pytrees_come_back_with_the_same_structure(rng):
     t = np.tanh(np.sum(params["w"] * x) + 0.5)
     np.testing.assert_allclose(g["w"], -(1 - t ** 2) * np.broadcast_to(x, (2, 3)))
     np.testing.assert_allclose(g["s"][0], 2 * np.ones(2))
+
+
+Layer = collections.namedtuple("Layer", "w b")
+
+
+class Adam(typing.NamedTuple):
+    step: float
+    layers: list
+
+
+def test_namedtuples_are_pytree_nodes(rng):
+    """As in JAX: a namedtuple (collections or typing) is a node, and the gradient comes back
+    as the same namedtuple; under vmap, has_aux, jvp and the fast path too."""
+    p = Adam(2.0, [Layer(rng.normal(size=(3, 2)), np.zeros(2)), Layer(rng.normal(size=2), 0.5)])
+    x = rng.normal(size=3)
+
+    def loss(p, x):
+        h = np.tanh(x @ p.layers[0].w + p.layers[0].b)
+        return p.step * (h @ p.layers[1].w + p.layers[1].b) ** 2
+
+    def plain(p, x):                    # the same loss, on a tuple of tuples
+        return loss(Adam(p[0], [Layer(*layer) for layer in p[1]]), x)
+
+    vg = bn.value_and_grad(loss)
+    for _ in range(3):                  # traced, then the fast path
+        value, g = vg(p, x)
+    assert type(g) is Adam and type(g.layers) is list and type(g.layers[0]) is Layer
+    want = bn.grad(plain)((p.step, [tuple(layer) for layer in p.layers]), x)
+    np.testing.assert_array_equal(g.layers[0].w, want[1][0][0])
+    assert g.layers[1].b == want[1][1][1] and g.step == want[0]
+    G = bn.vmap(bn.grad(loss), in_axes=(None, 0))(p, np.stack([x, 2 * x]))
+    assert type(G) is Adam and G.layers[0].w.shape == (2, 3, 2)
+    np.testing.assert_allclose(G.layers[0].w[0], g.layers[0].w, rtol=1e-14)
+    out, aux = bn.grad(lambda p: (loss(p, x), Layer(p.step, 1.0)), has_aux=True)(p)
+    assert type(aux) is Layer and aux.w == 2.0
+    _, tangent = bn.jvp(lambda p: loss(p, x), (p,), (g,))
+    assert tangent == pytest.approx(float(np.sum(bn.flatten(g)[0] ** 2)), rel=1e-12)
 
 
 def test_float32_inputs_give_a_float32_tape_and_gradients():

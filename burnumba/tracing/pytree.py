@@ -1,5 +1,12 @@
-"""Pytrees of tuples, lists and dicts, flattened to leaves plus a hashable structure."""
+"""Pytrees of tuples, lists, dicts and namedtuples, flattened to leaves plus a hashable
+structure (a node's type and its children's structures; a dict's sorted keys)."""
 from .._errors import PytreeError
+
+
+def _named(t):
+    """Whether ``t`` is a namedtuple class (collections.namedtuple, typing.NamedTuple): a
+    node, rebuilt from its fields, as in JAX."""
+    return issubclass(t, tuple) and hasattr(t, "_fields")
 
 
 def flatten(tree):
@@ -11,7 +18,7 @@ def flatten(tree):
 
 def _flatten(tree, leaves):
     t = type(tree)
-    if t is tuple or t is list:
+    if t is tuple or t is list or (isinstance(tree, tuple) and _named(t)):
         return (t, tuple(_flatten(x, leaves) for x in tree))
     if t is dict:
         keys = tuple(sorted(tree))
@@ -29,9 +36,12 @@ def unflatten(treedef, leaves):
 def _unflatten(treedef, it):
     if treedef is None:
         return next(it)
-    if treedef[0] is dict:
+    kind = treedef[0]
+    if kind is dict:
         return {k: _unflatten(sub, it) for k, sub in zip(treedef[1], treedef[2])}
-    return treedef[0](_unflatten(sub, it) for sub in treedef[1])
+    if kind is tuple or kind is list:
+        return kind(_unflatten(sub, it) for sub in treedef[1])
+    return kind(*[_unflatten(sub, it) for sub in treedef[1]])          # a namedtuple
 
 
 def describe(treedef):
@@ -42,8 +52,11 @@ def describe(treedef):
         items = (f"{k!r}: {describe(s)}" for k, s in zip(treedef[1], treedef[2]))
         return "{" + ", ".join(items) + "}"
     inner = ", ".join(describe(s) for s in treedef[1])
-    return f"({inner},)" if treedef[0] is tuple and len(treedef[1]) == 1 else (
-        f"({inner})" if treedef[0] is tuple else f"[{inner}]")
+    if treedef[0] is list:
+        return f"[{inner}]"
+    if treedef[0] is not tuple:
+        return f"{treedef[0].__name__}({inner})"
+    return f"({inner},)" if len(treedef[1]) == 1 else f"({inner})"
 
 
 def check_same(expected, got, what):
