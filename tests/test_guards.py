@@ -966,3 +966,62 @@ def test_allclose_and_array_equal_take_the_other_branch_by_a_new_variant():
     h2 = bn.grad(lambda x: np.sum(x) * np.array_equiv(x, np.ones((2, 3))))
     assert h2(np.ones(3)).tolist() == [1.0, 1.0, 1.0]
     assert h2(np.array([1.0, 0.0, 1.0])).tolist() == [0.0, 0.0, 0.0]
+
+
+# -- guards that only Python ints decide, failing again and again: those ints are keyed by
+# value (as static_argnums would make them), so each value is one dict lookup away
+def _one_hot_loss(np_, W, x, label, traces=None):
+    if traces is not None:
+        traces.append(label)
+    y = np_.zeros(10)
+    y[label] = 1.0                        # a numpy array written at a traced int: a guard
+    z = np_.dot(x, W)
+    p = np_.exp(z - np_.max(z))
+    return -np_.sum(y * np_.log(p / np_.sum(p)))
+
+
+def test_a_label_writing_a_numpy_array_is_keyed_by_value_once_it_keeps_changing():
+    rng = np.random.default_rng(5)
+    W, X = rng.normal(size=(5, 10)) * 0.3, rng.normal(size=(30, 5))
+    labels = [k % 10 for k in range(30)]
+    traces = []
+    g = bn.grad(lambda W, x, label: _one_hot_loss(np, W, x, label, traces))
+    with pytest.warns(bn.VariantWarning, match="only Python int arguments decide it"):
+        first = [g(W, x, label) for x, label in zip(X[:10], labels[:10])]
+    assert g._transformed.ints_static
+    later = [g(W, x, label) for x, label in zip(X[10:20], labels[10:20])]
+    traced = len(traces)                  # each label once more, keyed by its value now
+    later += [g(W, x, label) for x, label in zip(X[20:], labels[20:])]
+    assert len(traces) == traced          # every label found by its key: no trace
+    ref = autograd.grad(lambda W, x, label: _one_hot_loss(anp, W, x, label))
+    for G, x, label in zip(first + later, X, labels):
+        np.testing.assert_allclose(G, ref(W, x, label), rtol=1e-12)
+    # the tape of a keyed label runs on its own, saved and pickled too
+    tape = g.trace(W, X[0], 3)
+    assert tape.ints_static
+    np.testing.assert_allclose(tape.value_and_grad(W, X[0], 3)[1], ref(W, X[0], 3),
+                               rtol=1e-12)
+    saved = io.BytesIO()
+    tape.save(saved)
+    saved.seek(0)
+    for copy in (pickle.loads(pickle.dumps(tape)), bn.load_tape(saved)):
+        assert copy.ints_static
+        np.testing.assert_allclose(copy.value_and_grad(W, X[1], 3)[1], ref(W, X[1], 3),
+                                   rtol=1e-12)
+    # under vmap, each lane its own label's tape
+    G = bn.vmap(g, in_axes=(None, 0, None))(W, X[:4], 7)
+    for Gk, x in zip(G, X[:4]):
+        np.testing.assert_allclose(Gk, ref(W, x, 7), rtol=1e-12)
+
+
+def test_a_float_decision_that_keeps_changing_keeps_ints_as_data():
+    def f(x, k):
+        s = x * k
+        for _ in range(int(x)):           # a trip count that x decides: a new one each call
+            s = s + x
+        return s
+    g = bn.grad(f)
+    with pytest.warns(bn.VariantWarning, match="Write the choice as data"):
+        for j in range(12):
+            assert g(j + 0.5, 3) == 3.0 + j
+    assert not g._transformed.ints_static

@@ -26,7 +26,7 @@ from ..tracing.concrete import (COMPARISONS, EXACT, FIRST_COMPARISON, INTEGER, N
                                 REFLECTED, TRUTH, describe, holds, holds_rows)
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into, generator_states, put_back
-from ..tracing.signature import Signature, explain_mismatch, structure
+from ..tracing.signature import Signature, explain_mismatch, ints_static_in, structure
 from ..kernels import ROWS, layout
 
 # The modes whose run computes every guard node's value (MODE_JVP_LEAN: the nodes its
@@ -355,6 +355,8 @@ class Tape:
         self.key = key
         self.argnums = argnums
         self.static = static                 # the argument positions traced as static
+        # Python ints keyed by value (a function whose guards on them kept failing)
+        self.ints_static = ints_static_in(key, static)
         self.single = single
         self.n = int(ints[0])
         self.dtype = F0.dtype
@@ -691,7 +693,7 @@ class Tape:
     # -- public calls, with the arguments checked against the traced signature --------------
     def _leaves(self, args, kwargs):
         try:
-            sig = Signature(args, kwargs, self.argnums, self.static)
+            sig = Signature(args, kwargs, self.argnums, self.static, self.ints_static)
         except NestedTrace:
             raise nested_unsupported("a Tape's call") from None
         if sig.key != self.key:

@@ -53,14 +53,15 @@ def is_data(x):
         isinstance(x, (np.ndarray, np.generic, float)) and not isinstance(x, bool)
 
 
-def other_leaf(x, where, static=False):
+def other_leaf(x, where, static=False, ints_static=False):
     """Signature of a non-differentiated leaf: numpy data and Python floats are tape inputs,
-    the rest (and everything in a static argument) is static."""
+    the rest (and everything in a static argument) is static; Python ints too, with
+    ``ints_static`` (a function whose guards on them kept failing: see ints_decide)."""
     if isinstance(x, Var):
         _nested(x, where)
     if type(x) is float and not static:
         return _DATA, float
-    if not static and is_int_data(x):
+    if not static and not ints_static and is_int_data(x):
         return _DATA, int
     if isinstance(x, (np.ndarray, np.generic)) and not static:
         if x.dtype.kind not in "biuf":
@@ -98,7 +99,7 @@ class Signature:
 
     __slots__ = ("key", "diff", "data", "treedefs", "kinds")
 
-    def __init__(self, args, kwargs, argnums, static=()):
+    def __init__(self, args, kwargs, argnums, static=(), ints_static=False):
         key = []
         diff, data, treedefs, kinds = [], [], [], []
         nargs = len(args)
@@ -127,7 +128,7 @@ class Signature:
                     diff.append(x)
                     kind.append(_DIFF)
                 else:
-                    lk, s = other_leaf(x, where, k in static)
+                    lk, s = other_leaf(x, where, k in static, ints_static)
                     sig.append(s)
                     kind.append(lk)
                     if lk == _DATA:
@@ -149,6 +150,15 @@ class Signature:
         self.data = data
         self.treedefs = treedefs
         self.kinds = kinds
+
+
+def ints_static_in(key, static):
+    """Whether the signature ``key`` was taken with Python ints static (``Signature``'s
+    ``ints_static``): a positional leaf outside ``static`` keyed by its int value."""
+    return any(type(s) is tuple and len(s) == 2 and s[0] is int and is_int_data(s[1])
+               for k, part in enumerate(key)
+               if type(part) is tuple and len(part) == 2 and k not in static
+               for s in part[1])
 
 
 def tape_dtype(leaves):

@@ -19,6 +19,7 @@ from .._errors import (GuardError, InputError, NestedTrace, OutputError, Variant
 from ..tracing.plan import DATA as _DATA, DIFF as _DIFF, ByOpsPlan, CallPlan, scalar_by_ops
 from ..tracing.pytree import flatten, unflatten
 from ..tracing.signature import Signature, is_data, structure, tape_dtype
+from ..ir import tapefile
 from ..ir.tape import Tape
 from ..tracing.tracer import CONST, Builder, Var
 from ..tracing import randomness
@@ -177,6 +178,32 @@ def _traced(f, args, kwargs, argnums, has_aux, sig, need_scalar, single, static,
     return tape
 
 
+def _ints_decide(failure, sig):
+    """Whether only Python int inputs decide the guard that failed (``failure``, a GuardError
+    of a tape traced at ``sig``): the inputs its node reads, through every operand, are
+    Python ints and nothing else. Then keying those ints by value (``Signature``'s
+    ints_static) replaces a variant per value, tried one after another, by one dict lookup;
+    it changes no result, only which tape a call finds."""
+    tape = failure.tape
+    if tape.loops or tape.custom:
+        return False
+    leaves = sig.diff + sig.data
+    n_in = len(leaves)
+    seen, stack, ints = set(), [int(tape.guard_nodes[failure.index])], False
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i < n_in:
+            if type(leaves[i]) is not int:
+                return False
+            ints = True
+            continue
+        stack.extend(tapefile.operands(tape, i))
+    return ints
+
+
 class Cache:
     """What every transformation keeps per function: a bounded map from a key (an input
     signature, with whatever else picks the traced form) to the traced form used last, at
@@ -251,6 +278,9 @@ class TapeCache(Cache):
         self.traces = {}           # key -> how many times it was traced (when > 1)
         self.loops = False         # True: structured loops may be traced (grad, value_and_grad)
         self.warned = set()        # keys whose variants warned (VariantWarning), once each
+        # Python ints keyed by value, not data: set once guards that only Python ints decide
+        # kept failing (``_ints_decide``)
+        self.ints_static = False
 
     # the entry of transforms/shared.py whose tapes these are (shared with equal functions),
     # and whether f is still to be compared with it (a view's, until its first use)
@@ -285,7 +315,7 @@ class TapeCache(Cache):
         if self.pending:
             self.first_call()
         argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
-        sig = Signature(args, kwargs, argnums, static)
+        sig = Signature(args, kwargs, argnums, static, self.ints_static)
         key = self.key(sig)
         tape = self.lookup(key)
         if tape is not None:
@@ -332,7 +362,7 @@ class TapeCache(Cache):
         if self.shared is not None:
             self.keep_shared()           # a cache of its own now: the new variant alone
         self.traced(new)
-        self._add_variant(key, tape, new, failure)
+        self._add_variant(key, tape, new, failure, sig)
         state = new.state()
         state.unguarded = True
         try:
@@ -352,7 +382,7 @@ class TapeCache(Cache):
             self.tapes.move_to_end(key)
             self.promoted(tape)
 
-    def _add_variant(self, key, failed, new, failure):
+    def _add_variant(self, key, failed, new, failure, sig=None):
         with self.lock:
             self.variants.setdefault(key, [failed] if key in self.tapes else [])
             self.traces[key] = self.traces.get(key, 1) + 1
@@ -361,13 +391,26 @@ class TapeCache(Cache):
             warn = self.traces[key] > VARIANT_LIMIT and key not in self.warned
             if warn:
                 self.warned.add(key)
+                ints = sig is not None and not self.ints_static and _ints_decide(failure, sig)
+                if ints:
+                    self.ints_static = True
         if warn:
             site = failure.tape.guards[3][failure.index]
+            name = getattr(self.f, '__name__', 'the function')
+            head = (f"{name} has been traced {self.traces[key]} times for one signature, "
+                    "because a Python decision on a traced value keeps changing"
+                    + (f" (at {site})" if site else ""))
+            if ints:
+                warnings.warn(
+                    head + ", and only Python int arguments decide it (an index of a numpy "
+                    f"array, a range, a shape). From now on {name}'s Python int arguments "
+                    "are keyed by value, as static_argnums would make them: each value is "
+                    f"traced once and {self.cache_size} signatures are kept (cache_size=), "
+                    "so a few values replay at full speed", VariantWarning,
+                    stacklevel=_user_level())
+                return
             warnings.warn(
-                f"{getattr(self.f, '__name__', 'the function')} has been traced "
-                f"{self.traces[key]} times for one signature, because a Python decision on a "
-                "traced value keeps changing"
-                + (f" (at {site})" if site else "") + ". It stays correct (each new branch "
+                head + ". It stays correct (each new branch "
                 f"is traced again; {VARIANT_LIMIT} variants are kept), at tracing's speed. "
                 "Write the choice as data (bnp.where, bnp.maximum, bnp.clip), make the "
                 "deciding argument static (static_argnums), or take the value out of the "
@@ -689,6 +732,7 @@ class _Transformed(TapeCache):
         traced as ops into a second tape (custom.value_and_grads), run forward. Its plan
         (ByOpsPlan) becomes the fast path, as a plain tape's CallPlan does."""
         self._ops_cache()
+        self.ops.ints_static = self.ints_static       # the same signature as ``sig``
         tape = self.ops.tape_for(args, kwargs)[0]
 
         def run(tape):

@@ -621,7 +621,8 @@ class _VMapped(Cache):
         if self.transformed is None or not gradient:
             return Signature(args, {}, ())
         return Signature(args, {}, _positive(self.transformed.argnums, len(args)),
-                         _positive(self.transformed.static, len(args)))
+                         _positive(self.transformed.static, len(args)),
+                         getattr(self.transformed, "ints_static", False))
 
     def _per_sample(self, per_arg, size):
         """A function that makes Python decisions on traced values (its tape has guards):
