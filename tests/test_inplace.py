@@ -483,3 +483,68 @@ def test_a_write_into_a_new_array_leaves_its_operand_alone(name):
     value, g = bn.value_and_grad(f)(x)
     assert value == f(x.copy())
     np.testing.assert_array_equal(g, [1.0, 11.0, 11.0, 11.0])
+
+
+# -- x.at[idx].set(v) and its kin (JAX's functional updates, burnumba/numpy/at.py): each
+# against numpy's equivalent on a copy (JAX's semantics for these keys), by the complex step
+AT_KEYS = {name: KEYS[name] for name in ("int", "two ints", "slice with step", "column",
+                                         "new axis", "int array", "negative ints",
+                                         "fancy and slice")}
+AT_REFERENCES = {
+    "set": lambda y, key, v: y.__setitem__(key, v),
+    "add": lambda y, key, v: np.add.at(y, key, v),
+    "multiply": lambda y, key, v: y.__setitem__(key, y[key] * v),
+    "divide": lambda y, key, v: y.__setitem__(key, y[key] / v),
+    "power": lambda y, key, v: y.__setitem__(key, y[key] ** v),
+}
+
+
+@pytest.mark.parametrize("method", sorted(AT_REFERENCES))
+@pytest.mark.parametrize("name", sorted(AT_KEYS))
+def test_jax_at_updates(method, name):
+    key = AT_KEYS[name]
+    shape = _target(key)
+    size = int(np.prod(shape))
+
+    def ours(x, w):
+        v = np.sin(w[:size]).reshape(shape) + 1.5
+        y = getattr(x.at[key], method)(v)
+        return np.sum(np.cos(y) * WEIGHTS) + np.sum(x * x)     # x itself is unchanged
+
+    def theirs(x, w):
+        v = np.sin(w[:size]).reshape(shape) + 1.5
+        y = x.copy()
+        AT_REFERENCES[method](y, key, v)
+        return np.sum(np.cos(y) * WEIGHTS) + np.sum(x * x)
+    args = _inputs(3)
+    if name == "fancy and slice" and method not in ("set", "add"):    # row 1 twice
+        with pytest.raises(bn.UnsupportedOpError, match="repeated index"):
+            bn.value_and_grad(ours, argnums=(0, 1))(*args)
+        return
+    value, grads = bn.value_and_grad(ours, argnums=(0, 1))(*args)
+    ref_value, ref_grads = reference(theirs, args)
+    close(value, ref_value)
+    for g, r in zip(grads, ref_grads):
+        close(g, r)
+
+
+def test_jax_at_add_repeats_min_max_apply_get_and_refusals():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    # add: a repeated index adds every time (JAX's, numpy's add.at)
+    g = bn.grad(lambda x: np.sum(x.at[np.array([0, 0, 2])].add(x[1:]) ** 2))(x)
+    y = x.copy()
+    np.add.at(y, [0, 0, 2], x[1:])
+    np.testing.assert_allclose(g, [2 * y[0], 2 * y[1] + 2 * y[0], 2 * y[2] + 2 * y[0],
+                                   2 * y[3] + 2 * y[2]])
+    out = bn.trace(lambda x: x.at[1:3].min(2.5) + x.at[::2].max(2.0) + x.at[0].get()
+                   + x.at[-1].apply(np.exp), x)(x)
+    np.testing.assert_array_equal(out, np.array([1.0, 2.0, 2.5, 4.0]) + [2.0, 2.0, 3.0, 4.0]
+                                  + 1.0 + np.array([1.0, 2.0, 3.0, np.exp(4.0)]))
+    with pytest.raises(bn.UnsupportedOpError, match="repeated index"):
+        bn.grad(lambda x: np.sum(x.at[np.array([1, 1])].multiply(2.0)))(x)
+    with pytest.raises(bn.UnsupportedOpError, match="traced index"):
+        bn.grad(lambda x, i: np.sum(x.at[i].max(0.0)))(x, np.array([1, 2]))
+    with pytest.raises(bn.UnsupportedOpError, match="mode='drop'"):
+        bn.grad(lambda x: np.sum(x.at[0].set(1.0, mode="drop")))(x)
+    with pytest.raises(AttributeError, match="set, add, multiply"):
+        bn.grad(lambda x: np.sum(x.at[0].scatter(1.0)))(x)

@@ -13,10 +13,11 @@ The functions live by area, one module each, and each imports only the modules b
     creation      array, asarray, zeros_like, full_like, linspace, meshgrid
     indexing      x[key], take, take_along_axis
     inplace       x[key] = v, x += v, out=, copyto, put, place, fill_diagonal, views (last)
-    reductions    sum, mean, max, min, var, std, prod, cumsum, the nan* reductions
+    at            x.at[idx].set(v), .add(v), ...: JAX's functional updates, on inplace's
+    reductions    sum, mean, max, min, var, std, prod, cumsum, any, all, the nan* reductions
     products      matmul, dot, inner, outer, einsum, tensordot, trace, vecdot, ...
-    statistics    sort, median, quantile, percentile, average, cov, corrcoef, correlate
-    calculus      interp, polyval, trapezoid, gradient, piecewise, apply_along_axis
+    statistics    sort, unique, median, quantile, percentile, average, cov, corrcoef, ...
+    calculus      interp, polyval, vander, trapezoid, gradient, piecewise, apply_along_axis
     linalg        numpy.linalg (bnp.linalg)
     functional    softmax, log_softmax, cross_entropy, layer_norm, gelu (no numpy twins)
     random        numpy.random itself (burnumba.numpy.random, autograd's npr import)
@@ -58,6 +59,7 @@ from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
 from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401
                       putmask, zeros)
+from . import at  # noqa: F401,E402  (x.at[idx].set(v): JAX's functional updates)
 from .reductions import ROW_FUNCTIONS as _ROW_FUNCTIONS
 
 # the functions made from block rows with a public name (bnp.logcumsumexp): public, not in

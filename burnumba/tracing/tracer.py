@@ -959,6 +959,8 @@ class ArrayVar(Var):
     def __iter__(self):
         return (self[k] for k in range(self.shape[0]))
 
+    at = property(lambda self: METHODS["at"](self))     # JAX's x.at[i].set(v) (numpy/at.py)
+
     # -- in-place updates (numpy/inplace.py): recorded as functional updates. This object
     # then holds the new value, and so does every numpy view of the same memory.
     def __setitem__(self, key, value):
