@@ -34,6 +34,7 @@ from .transforms.autograd_names import (deriv, grad_and_aux, grad_named, hessian
 from .transforms.loops import fori_loop, scan, while_loop
 from .tools.profile import profile
 from .tools.check import check_grads, flatten, flatten_func
+from .tools.trees import tree_leaves, tree_map
 from .train.checkpoint import load_checkpoint, save_checkpoint
 from . import data, nn, optim            # public paths of burnumba/train's modules
 
@@ -43,7 +44,7 @@ __all__ = [
     "jacobian_sparsity", "hessian_sparsity", "stop_gradient", "vmap", "njit_value_and_grad",
     "custom_vjp", "custom_jvp", "njit_op", "custom_root", "fixed_point", "fori_loop", "scan",
     "while_loop", "check_grads", "flatten",
-    "flatten_func",
+    "flatten_func", "tree_map", "tree_leaves",
     # autograd's names (transforms/autograd_names.py)
     "grad_and_aux", "hessian_tensor_product", "hessian_vector_product", "vector_jacobian_product",
     "tensor_jacobian_product", "make_vjp", "make_jvp", "make_hvp", "deriv", "grad_named",

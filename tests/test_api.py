@@ -396,3 +396,23 @@ def test_call_plans_take_leaves_only_from_the_traced_structure():
     g = f({"c": b, "d": a})
     np.testing.assert_array_equal(g["c"], 2 * b)
     np.testing.assert_array_equal(g["d"], 0 * a)
+
+
+def test_tree_map_and_tree_leaves_as_jax_tree_util(rng):
+    params = {"w": rng.normal(size=(2, 3)), "layers": [Layer(np.ones(2), 0.5)], "t": (1.0,)}
+    grads = bn.grad(lambda p: np.sum(p["w"] ** 2) + np.sum(p["layers"][0].w) * p["t"][0]
+                    + p["layers"][0].b)(params)
+    params["layers"].append(None)        # None: an empty subtree, kept (JAX's rule)
+    grads["layers"].append(None)
+    new = bn.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    assert type(new["layers"][0]) is Layer and new["layers"][1] is None
+    np.testing.assert_allclose(new["w"], params["w"] * 0.8)
+    assert new["layers"][0].b == 0.4 and new["t"] == (1.0 - 0.1 * 2.0,)
+    leaves = bn.tree_leaves(params)      # dict values by sorted key; None has no leaves
+    assert [np.shape(x) for x in leaves] == [(2,), (), (), (2, 3)]
+    with pytest.raises(bn.PytreeError, match="structure"):
+        bn.tree_map(lambda a, b: a + b, params, {"w": 1.0})
+    # inside a traced function too
+    g = bn.grad(lambda p: sum(np.sum(x) for x in bn.tree_leaves(
+        bn.tree_map(lambda x: x * x, p))))({"a": np.ones(2), "b": 3.0})
+    assert g["a"].tolist() == [2.0, 2.0] and g["b"] == 6.0
