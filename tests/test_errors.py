@@ -221,3 +221,14 @@ def test_every_public_error_is_in_the_hierarchy():
                                                                "UnsupportedMethodError"}
     assert errors == set(HIERARCHY)
     assert issubclass(bn.UnsupportedMethodError, (bn.UnsupportedOpError, AttributeError))
+
+
+def test_python_protocols_on_traced_scalars_trace_or_name_the_fix():
+    """math.floor / ceil / trunc are ints decided as int() is (guards); a 0-d value indexed
+    by an int and a three-argument pow are burnumba errors, not a bare IndexError or
+    TypeError."""
+    for fn, want in ((math.floor, [1, -2]), (math.ceil, [2, -1]), (math.trunc, [1, -1])):
+        g = bn.grad(lambda x: fn(x) * x)
+        assert [g(1.7), g(-1.2), g(1.7)] == [want[0], want[1], want[0]]
+    raises(bn.ShapeError, bn.grad(lambda x: x[0]), 1.7, match="scalar")
+    raises(bn.UnsupportedOpError, bn.grad(lambda x: pow(x, 2, 3)), 1.7, match=r"\(x \*\* y\) % mod")

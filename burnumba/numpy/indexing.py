@@ -114,7 +114,7 @@ def _index(x, key):
     arrays) are applied to the positions at trace time: one gather. A traced boolean mask is
     decided first (``Var._decided_mask``: guards). A key with traced integer arrays goes to
     ``_advanced``."""
-    if type(key) is int and x._view is None:
+    if type(key) is int and x._view is None and x.shape:
         return _row(x, key)
     parts = key if isinstance(key, tuple) else (key,)
     if any(is_boolean(k) for k in parts):

@@ -80,6 +80,13 @@ NOT_TRACED = {
 }
 
 
+def no_modulus():
+    """pow(x, y, mod) of a traced value (Python's three-argument pow)."""
+    raise UnsupportedOpError(at_user_site(
+        "pow(x, y, mod) of a traced value: numpy refuses a modulus with floats too; write "
+        "(x ** y) % mod"))
+
+
 def cast_check(what, dtype, have):
     """A cast inside a tape (astype, dtype=): another float dtype computes on in the tape's own
     dtype with a PrecisionWarning; an integer, boolean or complex dtype is an error."""

@@ -51,6 +51,16 @@ class Decisions:
         # an integer is piecewise constant: its derivative is zero where it is defined
         return int(self._b.concrete(self, INTEGER, "int()"))
 
+    # math.floor / ceil / trunc: Python ints, decided as int() is (a guard)
+    def __floor__(self):
+        return int(self._b.map("floor", self))
+
+    def __ceil__(self):
+        return int(self._b.map("ceil", self))
+
+    def __trunc__(self):
+        return int(self)
+
     def __index__(self):
         v = self._b.concrete(self, EXACT, "using it as an index")
         if v != v or v != np.trunc(v) or abs(v) == np.inf:

@@ -15,8 +15,8 @@ from ..kernels import BY_NAME, OPCODE
 from .concrete import (COMPARISONS, FIRST_COMPARISON, INTEGER, NAN, SWAPPED, TRUTH, Evaluator,
                        Guards)
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
-                          guarded_index, guarded_index_ok, store_refused, storing_into_numpy,
-                          lifted, user_instruction)
+                          guarded_index, guarded_index_ok, no_modulus, store_refused,
+                          storing_into_numpy, lifted, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
 from .decisions import Decisions
@@ -605,7 +605,7 @@ class Var(Decisions):
     def __rfloordiv__(self, o): return self._b.map("floor_divide", o, self)
     def __divmod__(self, o): return (self // o, self % o)
     def __rdivmod__(self, o): return (o // self, o % self)
-    def __pow__(self, o): return power(self, o)
+    def __pow__(self, o, mod=None): return power(self, o) if mod is None else no_modulus()
     def __rpow__(self, o): return power(o, self)
     def __neg__(self): return self._b.map("negative", self)
     def __pos__(self): return self.copy()       # numpy's +x is a new array
