@@ -232,3 +232,8 @@ def test_python_protocols_on_traced_scalars_trace_or_name_the_fix():
         assert [g(1.7), g(-1.2), g(1.7)] == [want[0], want[1], want[0]]
     raises(bn.ShapeError, bn.grad(lambda x: x[0]), 1.7, match="scalar")
     raises(bn.UnsupportedOpError, bn.grad(lambda x: pow(x, 2, 3)), 1.7, match=r"\(x \*\* y\) % mod")
+
+    def delete(x):
+        del x[0]
+        return np.sum(x)
+    raises(bn.InplaceError, bn.grad(delete), np.ones(3), match="cannot delete")

@@ -80,6 +80,13 @@ NOT_TRACED = {
 }
 
 
+def no_delete(x, key):
+    """``del x[key]`` of a traced array (numpy: cannot delete array elements)."""
+    raise InplaceError(at_user_site(
+        "del x[...] of a traced array: numpy cannot delete array elements either; build the "
+        "rest with a mask or slices (x[mask], np.concatenate([x[:i], x[i + 1:]]))"))
+
+
 def no_modulus():
     """pow(x, y, mod) of a traced value (Python's three-argument pow)."""
     raise UnsupportedOpError(at_user_site(

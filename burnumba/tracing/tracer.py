@@ -15,7 +15,7 @@ from ..kernels import BY_NAME, OPCODE
 from .concrete import (COMPARISONS, FIRST_COMPARISON, INTEGER, NAN, SWAPPED, TRUTH, Evaluator,
                        Guards)
 from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  # noqa: F401 (cast_check: burnumba.numpy)
-                          guarded_index, guarded_index_ok, no_modulus, store_refused,
+                          guarded_index, guarded_index_ok, no_delete, no_modulus, store_refused,
                           storing_into_numpy, lifted, user_instruction)
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
@@ -960,6 +960,7 @@ class ArrayVar(Var):
         return (self[k] for k in range(self.shape[0]))
 
     at = property(lambda self: METHODS["at"](self))     # JAX's x.at[i].set(v) (numpy/at.py)
+    __delitem__ = no_delete
 
     # -- in-place updates (numpy/inplace.py): recorded as functional updates. This object
     # then holds the new value, and so does every numpy view of the same memory.
