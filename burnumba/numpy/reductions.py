@@ -10,6 +10,7 @@ reduction).
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -32,8 +33,13 @@ def _items(a):
 
 def _axes(name, axis, ndim):
     """The axes to reduce, largest first (so that reducing one does not renumber the rest)."""
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    out = sorted({normalize_axis(int(a), ndim, name) for a in axes}, reverse=True)
+    try:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = [a if isinstance(a, Var) else operator.index(a) for a in axes]
+    except TypeError:
+        raise ShapeError(at_user_site(f"{name}: axis {axis!r} is not an integer or a tuple of "
+                                      "integers")) from None
+    out = sorted({normalize_axis(a, ndim, name) for a in axes}, reverse=True)
     if len(out) != len(axes):
         raise ShapeError(at_user_site(f"{name}: repeated axis in {axis}"))
     return out
