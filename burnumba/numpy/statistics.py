@@ -154,11 +154,11 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         differ._decided_mask("np.unique")              # guards: the groups still hold
     values = peek(flat, "np.unique", "compute the distinct values with numpy before the "
                   "call and pass them in")
-    out = np.unique(values, return_index=True, return_inverse=return_inverse,
-                    return_counts=return_counts, equal_nan=equal_nan)
+    # numpy's own integer results (the inverse's shape is this numpy's), on the values now
+    out = np.unique(values.reshape(ar.shape), return_index=True,
+                    return_inverse=return_inverse, return_counts=return_counts,
+                    equal_nan=equal_nan)
     first = out[1]
-    if return_inverse:
-        out = out[:2] + (out[2].reshape(ar.shape),) + out[3:]
     result = (flat[first],) + ((first,) if return_index else ()) + out[2:]
     return result if len(result) > 1 else result[0]
 

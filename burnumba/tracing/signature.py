@@ -56,7 +56,7 @@ def is_data(x):
 def other_leaf(x, where, static=False, ints_static=False):
     """Signature of a non-differentiated leaf: numpy data and Python floats are tape inputs,
     the rest (and everything in a static argument) is static; Python ints too, with
-    ``ints_static`` (a function whose guards on them kept failing: see ints_decide)."""
+    ``ints_static`` (a function whose guards on them alone kept failing: transforms/core.py)."""
     if isinstance(x, Var):
         _nested(x, where)
     if type(x) is float and not static:
