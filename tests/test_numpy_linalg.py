@@ -607,3 +607,35 @@ def test_rank_deficient_least_squares_is_refused_and_rank_is_a_guard():
         assert np.all(np.isfinite(g(a)))
     with pytest.raises(bn.ShapeError, match=r"\(m, n\)"):
         bn.grad(lambda a: np.sum(np.linalg.lstsq(a, np.ones(3))[0]))(a)
+
+
+@pytest.mark.parametrize("deg, weighted, columns", [(1, False, None), (3, False, None),
+                                                   (3, True, None), (2, False, 2)])
+def test_polyfit_against_numpy_and_central_differences(deg, weighted, columns):
+    rng = _rng("polyfit", deg, weighted, columns)
+    x = np.sort(rng.uniform(-1.0, 2.0, 12))
+    y = rng.normal(size=(12,) if columns is None else (12, columns))
+    kw = {"w": rng.uniform(0.5, 1.5, 12)} if weighted else {}
+    got = bn.trace(lambda x, y: np.polyfit(x, y, deg, **kw), x, y, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose(got, np.polyfit(x, y, deg, **kw), rtol=1e-11, atol=1e-12)
+    u = rng.normal(size=np.shape(got))
+    for k, arg in enumerate((x, y)):
+        def f(a):
+            xy = [x, y]
+            xy[k] = a
+            return np.sum(np.polyfit(*xy, deg, **kw) * u)
+        np.testing.assert_allclose(bn.grad(f)(arg), central(f, arg), rtol=1e-5, atol=1e-6)
+    full = bn.trace(lambda y: np.polyfit(x, y, deg, full=True)[1], y)(y)
+    np.testing.assert_allclose(full, np.polyfit(x, y, deg, full=True)[1], rtol=1e-10)
+    with pytest.raises(bn.UnsupportedOpError, match="cov"):
+        bn.grad(lambda y: np.sum(np.polyfit(x, y, deg, cov=True)[0]))(y)
+
+
+def test_logspace_with_traced_endpoints():
+    a = np.array([0.5, 2.0])
+    for kw in ({}, {"base": 2.0, "endpoint": False}, {"num": 4, "base": np.array([2.0, 3.0])}):
+        got = bn.trace(lambda a: np.logspace(a[0], a[1] + np.zeros(2), **kw), a)(a)
+        np.testing.assert_allclose(got, np.logspace(a[0], a[1] + np.zeros(2), **kw),
+                                   rtol=1e-14)
+        f = lambda a: np.sum(np.logspace(a[0], a[1] + np.zeros(2), **kw))  # noqa: E731
+        np.testing.assert_allclose(bn.grad(f)(a), central(f, a), rtol=1e-6)

@@ -1,6 +1,7 @@
 """Data-movement numpy functions on traced values: flip, roll, repeat, tile, moveaxis,
 rollaxis, atleast_1d/2d/3d, vstack, hstack, column_stack, tril, triu, diag, diagonal, trace,
-diff, outer, kron, cross, pad, take_along_axis and integer-array indexing.
+diff, outer, kron, cross, pad, take_along_axis, integer-array indexing, append, insert,
+delete, array_split, dstack, rot90, resize, block and ediff1d.
 
 Each case is written once against a numpy-like module ``m``: numpy itself (the reference
 values), plain ``np`` on traced values (through ``__array_function__``), ``burnumba.numpy``
@@ -106,6 +107,20 @@ CASES = [
     ("index-columns", lambda m, x: x[:, IDX[1]], [(3, 4)]),
     ("index-2d-rows", lambda m, x: x[IDX[:2, :2] % 2], [(2, 3, 4)]),
     ("index-mixed", lambda m, x: x[IDX[0, :3] % 2, :, IDX[2, :3]], [(2, 3, 4)]),
+    ("append-flat", lambda m, x, y: m.append(x, y), [(2, 3), (4,)]),
+    ("append-axis0", lambda m, x, y: m.append(x, y, axis=0), [(2, 3), (1, 3)]),
+    ("insert-column", lambda m, x, y: m.insert(x, 1, y, axis=1), [(2, 3), (2,)]),
+    ("insert-many", lambda m, x: m.insert(x, [0, 2, 2], 7.0), [(5,)]),
+    ("delete-columns", lambda m, x: m.delete(x, [0, 2], axis=1), [(2, 4)]),
+    ("delete-flat", lambda m, x: m.delete(x, 3), [(2, 3)]),
+    ("array_split", lambda m, x: m.concatenate([p.ravel() * (k + 1.0) for k, p in enumerate(
+        m.array_split(x, 5, axis=1))]), [(2, 3)]),
+    ("dstack", lambda m, x, y: m.dstack([x, y]), [(2, 3), (2, 3)]),
+    ("rot90", lambda m, x: m.rot90(x), [(2, 3)]),
+    ("rot90-k3-axes", lambda m, x: m.rot90(x, 3, axes=(1, 2)), [(2, 3, 4)]),
+    ("resize", lambda m, x: m.resize(x, (4, 4)), [(2, 3)]),
+    ("block", lambda m, x, y: m.block([[x, y[:, :1]], [y[:1], y[:1, :1]]]), [(2, 3), (2, 3)]),
+    ("ediff1d", lambda m, x, y: m.ediff1d(x, to_end=y[:2], to_begin=y[2]), [(2, 3), (4,)]),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -163,6 +178,9 @@ AUTOGRAD_LACKS = {
     "diff-prepend-append": "diff's VJP fails on prepend / append",
     "outer-ravels": "outer's VJP fails on a 2-D argument",
     "cross-broadcast": "cross's VJP fails with broadcasting",
+    "insert": "no VJP for insert", "delete": "no VJP for delete",
+    "resize": "no VJP for resize", "ediff1d": "no VJP for ediff1d",
+    "rot90-k3-axes": "rot90's VJP fails on axes=",
 }
 # not affine in its argument: autograd is the reference
 NOT_AFFINE = {"outer-same"}

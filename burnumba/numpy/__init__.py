@@ -38,12 +38,13 @@ from .elementwise import (abs, absolute, acos, acosh, add, allclose, arccos, arc
                           sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where)
 # public, though not in __all__ (numpy has no erf, no stop_gradient)
 from .elementwise import erf, stop_gradient  # noqa: F401
-from .shapes import (atleast_1d, atleast_2d, atleast_3d, broadcast_to, column_stack, concatenate,
-                     diag, diagonal, diff, expand_dims, flip, hstack, moveaxis, pad, ravel, repeat,
-                     reshape, roll, rollaxis, split, squeeze, stack, swapaxes, tile, transpose,
-                     tril, triu, vstack)
-from .creation import (array, asarray, empty_like, full_like, linspace, meshgrid, ones_like,
-                       zeros_like)
+from .shapes import (append, array_split, atleast_1d, atleast_2d, atleast_3d, block,
+                     broadcast_to, column_stack, concatenate, delete, diag, diagonal, diff,
+                     dstack, ediff1d, expand_dims, flip, hstack, insert, moveaxis, pad, ravel,
+                     repeat, reshape, resize, roll, rollaxis, rot90, split, squeeze, stack,
+                     swapaxes, tile, transpose, tril, triu, vstack)
+from .creation import (array, asarray, empty_like, full_like, linspace, logspace, meshgrid,
+                       ones_like, zeros_like)
 from .indexing import take, take_along_axis
 from .reductions import (all, amax, amin, any, count_nonzero, cumprod, cumsum, max, mean, min,
                          nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, std, sum,
@@ -56,6 +57,7 @@ from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, c
 from .calculus import (apply_along_axis, gradient, interp, piecewise, polyval, trapezoid,
                        vander)
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
+from .linalg import polyfit  # noqa: E402  (numpy's top-level name)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
 from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401
                       putmask, zeros)
@@ -89,7 +91,9 @@ __all__ = [
     "percentile", "cov", "corrcoef", "correlate", "convolve", "meshgrid", "linspace", "vecdot",
     "matvec", "vecmat", "nanvar", "nanstd", "nanmedian", "nanquantile", "nanpercentile",
     "interp", "polyval", "trapezoid", "gradient", "piecewise", "apply_along_axis", "any", "all",
-    "array_equal", "array_equiv", "nan_to_num", "sinc", "vander", "unique",
+    "array_equal", "array_equiv", "nan_to_num", "sinc", "vander", "unique", "append", "insert",
+    "delete", "array_split", "dstack", "rot90", "resize", "block", "ediff1d", "logspace",
+    "polyfit",
 ]
 
 # The names the one-module burnumba.numpy had through its own imports, kept so that every

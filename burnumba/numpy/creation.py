@@ -14,6 +14,7 @@ from .._errors import ShapeError, at_user_site
 from ..tracing.dispatch import implements
 from ..tracing.tracer import Var, broadcast_to as _expand, cast_check
 from ._common import _builder, _float_only
+from .elementwise import power
 from .shapes import broadcast_to, concatenate, moveaxis, reshape, stack
 
 
@@ -140,3 +141,19 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         y = moveaxis(y, 0, axis)
     return (y, step) if retstep else y
 
+
+
+@implements(np.logspace)
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy.logspace with traced endpoints (or base): base ** linspace(start, stop), numpy's
+    formula (an array base gets the samples' axis)."""
+    b = _builder(start, stop, base)
+    if b is None:
+        return np.logspace(start, stop, num, endpoint, base, dtype, axis)
+    if dtype is not None:
+        _float_only("logspace", dtype, b)
+    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    if np.ndim(base):
+        base = b.lift(base)
+        base = reshape(base, base.shape[:axis % y.ndim] + (1,) + base.shape[axis % y.ndim:])
+    return power(base, y)

@@ -52,6 +52,7 @@ from ..tracing.dispatch import implements
 from ..tracing.tracer import Var
 from .elementwise import absolute, exp, sqrt, square, stop_gradient as _stop_gradient, where
 from .products import matmul
+from .calculus import vander
 from ._common import _NOVALUE, namesake
 from .shapes import broadcast_to, concatenate, flip, reshape, swapaxes, transpose
 from .reductions import max as _max, min as _min, sum as _sum
@@ -459,6 +460,37 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
     _full_rank("pinv", a, s, float(rcond))
     eye = bld.const(np.broadcast_to(np.eye(m), a.shape[:-2] + (m, m)).copy())
     return _least_squares(a, eye, s)
+
+
+@implements(np.polyfit)
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """numpy.polyfit with traced x, y or w: numpy's steps (the Vandermonde matrix, its columns
+    scaled to unit norm, lstsq above, the scale divided out), for a full-rank fit (a
+    rank-deficient one is refused, where numpy warns)."""
+    bld = _builder(x, y, w)
+    if bld is None:
+        return np.polyfit(x, y, deg, rcond, full, w, cov)
+    if cov:
+        raise UnsupportedOpError(at_user_site(
+            "np.polyfit(..., cov=True) of traced values: compute the covariance from the "
+            "full=True results"))
+    order = int(deg) + 1
+    x, y = bld.lift(x), bld.lift(y)
+    if x.ndim != 1 or y.ndim not in (1, 2) or y.shape[0] != x.shape[0]:
+        raise ShapeError(at_user_site(
+            f"np.polyfit: x must be 1-D and y (len(x),) or (len(x), k); got {x.shape} and "
+            f"{y.shape}"))
+    if rcond is None:
+        rcond = x.shape[0] * float(np.finfo(bld.dtype).eps)
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = bld.lift(w)
+        lhs = lhs * reshape(w, (-1, 1))
+        rhs = rhs * (w if rhs.ndim == 1 else reshape(w, (-1, 1)))
+    scale = sqrt(_sum(lhs * lhs, axis=0))
+    c, resids, rank, s = lstsq(lhs / scale, rhs, rcond)
+    c = c / (scale if c.ndim == 1 else reshape(scale, (-1, 1)))
+    return (c, resids, rank, s, rcond) if full else c
 
 
 def _vector_norm(x, ord, axis, keepdims):

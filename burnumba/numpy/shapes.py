@@ -30,7 +30,7 @@ def _join(name, arrays, npfunc, **kwargs):
         raise ShapeError(at_user_site(f"{name}: need at least one array"))
     try:
         pos = npfunc([_positions(x) for x in xs], **kwargs)
-    except (ValueError, np.exceptions.AxisError) as e:
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError) as e:
         where = f" along axis {kwargs['axis']}" if "axis" in kwargs else ""
         raise ShapeError(at_user_site(
             f"{name}: shapes {[x.shape for x in xs]}{where}: {e}")) from None
@@ -422,3 +422,103 @@ def broadcast_to(array, shape):
         return np.broadcast_to(array, shape)
     array = _lift(array)
     return _expand(array, (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+# -- more of numpy's data movement, the same way: numpy's function on the positions ----------
+@implements(np.append)
+def append(arr, values, axis=None):
+    """numpy.append: one gather of np.append of the positions (axis=None ravels both)."""
+    return _join("append", [arr, values], lambda p, axis: np.append(p[0], p[1], axis),
+                 axis=axis)
+
+
+@implements(np.insert)
+def insert(arr, obj, values, axis=None):
+    """numpy.insert at constant positions ``obj``; ``values`` broadcast as numpy's (each
+    copy of a value adds its gradient back to it)."""
+    _no_traced("insert", obj=obj)
+    return _join("insert", [arr, values],
+                 lambda p, axis: np.insert(p[0], obj, p[1], axis), axis=axis)
+
+
+@implements(np.delete)
+def delete(arr, obj, axis=None):
+    """numpy.delete at constant positions ``obj``: the gather of what is kept."""
+    if _builder(arr) is None:
+        return np.delete(arr, obj, axis)
+    _no_traced("delete", obj=obj)
+    return _moved("delete", arr, lambda p: np.delete(p, obj, axis))
+
+
+@implements(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    """numpy.array_split: as split, the sections' sizes differing by at most one."""
+    if _builder(ary) is None:
+        return np.array_split(ary, indices_or_sections, axis=axis)
+    _no_traced("array_split", indices_or_sections=indices_or_sections)
+    ary = _lift(ary)
+    try:
+        pieces = np.array_split(_positions(ary), indices_or_sections, axis=axis)
+    except (ValueError, TypeError, IndexError, np.exceptions.AxisError) as e:
+        raise ShapeError(at_user_site(f"array_split: shape {ary.shape}: {e}")) from None
+    return [ary._b.gather([ary], p.reshape(-1), p.shape) for p in pieces]
+
+
+@implements(np.dstack)
+def dstack(tup):
+    return _join("dstack", list(tup), lambda p: np.dstack(p))
+
+
+@implements(np.rot90)
+def rot90(m, k=1, axes=(0, 1)):
+    if _builder(m) is None:
+        return np.rot90(m, k, axes)
+    return _moved("rot90", m, lambda p: np.rot90(p, k, axes))
+
+
+@implements(np.resize)
+def resize(a, new_shape):
+    """numpy.resize: the elements repeated in order to fill ``new_shape`` (each copy's
+    gradient adds back to its element)."""
+    if _builder(a) is None:
+        return np.resize(a, new_shape)
+    _no_traced("resize", new_shape=new_shape)
+    return _moved("resize", a, lambda p: np.resize(p, new_shape))
+
+
+@implements(np.block)
+def block(arrays):
+    """numpy.block of nested lists of traced and constant arrays: np.block of their
+    positions, one gather."""
+    b = _builder(arrays)
+    if b is None:
+        return np.block(arrays)
+    xs = []
+
+    def positions(a):
+        if isinstance(a, list):
+            return [positions(e) for e in a]
+        x = b.lift(a)
+        xs.append(x)
+        return _positions(x)
+    try:
+        pos = np.block(positions(arrays))
+    except ValueError as e:
+        raise ShapeError(at_user_site(f"block: {e}")) from None
+    return b.gather(xs, pos.reshape(-1), pos.shape)
+
+
+@implements(np.ediff1d)
+def ediff1d(ary, to_end=None, to_begin=None):
+    """numpy.ediff1d: the differences of the raveled array, with ``to_begin`` and ``to_end``
+    (traced or constant) around them."""
+    if _builder(ary, to_end, to_begin) is None:
+        return np.ediff1d(ary, to_end, to_begin)
+    b = _builder(ary, to_end, to_begin)
+    flat = ravel(b.lift(ary))
+    parts = [flat[1:] - flat[:-1]]
+    if to_begin is not None:
+        parts.insert(0, ravel(b.lift(to_begin)))
+    if to_end is not None:
+        parts.append(ravel(b.lift(to_end)))
+    return concatenate(parts) if len(parts) > 1 else parts[0]
