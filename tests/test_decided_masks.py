@@ -199,3 +199,55 @@ def test_unique_results_are_numpys(x, equal_nan):
         assert a.shape == b.shape
     with pytest.raises(bn.UnsupportedOpError, match="axis"):
         bn.grad(lambda x: np.sum(np.unique(x, axis=0)))(x)
+
+
+SORTED = np.array([0.0, 1.0, 1.0, 2.5, 4.0, np.nan])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("v", [np.array([-1.0, 0.0, 1.0, 1.2, 4.0, 5.0]),
+                               np.array([np.nan, 2.0, 1.0, -np.inf, np.inf, 0.5]),
+                               np.array([[1.0, 3.0], [-0.0, 2.5]])])
+def test_searchsorted_points_are_numpys_and_guarded(side, v):
+    seen = []
+
+    def f(a, v):
+        seen.append(np.searchsorted(a, v, side))
+        return np.sum(v) + np.sum(a)
+    tape = bn.trace(f, SORTED, v, argnums=(0, 1))
+    np.testing.assert_array_equal(seen[0], np.searchsorted(SORTED, v, side))
+    assert tape.guards is not None
+
+
+def test_binning_by_searchsorted_replays_while_the_points_hold():
+    a = SORTED[:-1]
+    calls = []
+
+    def piecewise(np_, x, i):
+        t = (x - a[i]) / (a[i + 1] - a[i] + 1e-9)
+        return np_.sum(t ** 2 * (i + 1.0))
+
+    def ours(x):
+        calls.append(1)
+        return piecewise(np, x, np.clip(np.searchsorted(a, x) - 1, 0, len(a) - 2))
+
+    def theirs(x):                       # autograd: the points from the plain values
+        return piecewise(anp, x, np.clip(np.searchsorted(a, x._value) - 1, 0, len(a) - 2))
+    g = bn.grad(ours)
+    expected_calls = [1, 1, 2, 2, 3]
+    for x, n in zip([[0.5, 3.0], [0.6, 3.1], [1.5, 0.2], [0.55, 3.05], [-2.0, 9.0]],
+                    expected_calls):
+        x = np.array(x)
+        np.testing.assert_allclose(g(x), autograd.grad(theirs)(x), rtol=1e-12)
+        assert len(calls) == n
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize_increasing_decreasing_and_traced_bins(right):
+    a = SORTED[:-1]
+    x = np.array([-1.0, 0.0, 1.0, 3.0, 9.0])
+    for bins in (a, a[::-1]):
+        got = bn.trace(lambda x: np.digitize(x, bins, right) * 1.0, x)(x)
+        np.testing.assert_array_equal(got, np.digitize(x, bins, right))
+        got = bn.trace(lambda b: np.digitize(x, b, right) * 1.0, bins)(bins)
+        np.testing.assert_array_equal(got, np.digitize(x, bins, right))

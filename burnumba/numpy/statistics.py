@@ -1,6 +1,6 @@
-"""Sorting and statistics: sort, argsort, argmax, argmin and unique (decided: guards),
-order statistics (ptp, median, quantile, percentile, nanmedian, nanquantile, nanpercentile),
-average, cov, corrcoef, correlate and convolve.
+"""Sorting and statistics: sort, argsort, argmax, argmin, unique, searchsorted and digitize
+(the last six decided: guards), order statistics (ptp, median, quantile, percentile,
+nanmedian, nanquantile, nanpercentile), average, cov, corrcoef, correlate and convolve.
 
 sort is a take row whose indices the argsort row computes at run time (a tape is traced once
 and replayed on new values), so the gradient scatters through the permutation of the current
@@ -19,8 +19,8 @@ from ..tracing.tracer import Var, normalize_axis
 from ._common import _builder, _float_only, _no_out
 from .indexing import take_along_axis
 from .elementwise import (_isnan, _logical_and, _logical_or, _not_equal, ceil, clip, equal,
-                          floor, greater_equal, logical_not as _logical_not, reciprocal, sqrt,
-                          stop_gradient, where)
+                          floor, greater_equal, less, logical_not as _logical_not, reciprocal,
+                          sqrt, stop_gradient, where)
 from .shapes import broadcast_to, concatenate, diagonal, pad, reshape, squeeze, transpose
 from .reductions import max, mean, min, sum
 from .products import matmul
@@ -117,6 +117,64 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         ok = where(_logical_or(greater_equal(after, before), _isnan(after)), 1.0, 0.0)
         bool(min(ok) > 0.0)              # the guard: the permutation still sorts the values
     return p
+
+
+def _before(x, y):
+    """x < y in numpy's sort order (NaN last), as a traced mask."""
+    return _logical_or(less(x, y), _logical_and(_isnan(y), _logical_not(_isnan(x))))
+
+
+@implements(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """numpy.searchsorted with traced a or v: the insertion points numpy finds for the values
+    now, integer data of the tape (as argsort's), under one guard: each v still lies between
+    the elements of a around its point, in numpy's order (NaN last; a[i-1] < v <= a[i] for
+    side='left', a[i-1] <= v < a[i] for 'right'). Values that move to other points trace
+    again; the points carry no gradient."""
+    b = _builder(a, v)
+    if b is None:
+        return np.searchsorted(a, v, side, sorter)
+    if side not in ("left", "right"):
+        raise ShapeError(at_user_site(f"searchsorted: side must be 'left' or 'right', not "
+                                      f"{side!r}"))
+    A, V = b.lift(a), b.lift(v)
+    if sorter is not None:
+        A = A[np.asarray(sorter)]
+    if A.ndim != 1:
+        raise ShapeError(at_user_site(f"searchsorted: a must be 1-D, not of shape {A.shape}"))
+    fix = "compute the points with numpy before the call and pass them in"
+    idx = np.searchsorted(peek(A, "np.searchsorted", fix), peek(V, "np.searchsorted", fix),
+                          side)
+    n = A.shape[0]
+    if n:
+        A, V = stop_gradient(A), stop_gradient(V)
+        first, last = idx == 0, idx == n          # no element of a on that side
+        lo, hi = A[np.maximum(idx - 1, 0)], A[np.minimum(idx, n - 1)]
+        if side == "left":
+            ok = _logical_and(_logical_or(first, _before(lo, V)),
+                              _logical_or(last, _logical_not(_before(hi, V))))
+        else:
+            ok = _logical_and(_logical_or(first, _logical_not(_before(V, lo))),
+                              _logical_or(last, _before(V, hi)))
+        bool(min(where(ok, 1.0, 0.0)) > 0.0)        # the guard: the points still hold
+    return idx
+
+
+@implements(np.digitize)
+def digitize(x, bins, right=False):
+    """numpy.digitize, as numpy computes it: searchsorted (above) in the bins, or in the
+    reversed bins for decreasing ones (the direction of traced bins is a decision too)."""
+    b = _builder(x, bins)
+    if b is None:
+        return np.digitize(x, bins, right)
+    B = b.lift(bins)
+    if B.ndim != 1:
+        raise ShapeError(at_user_site(f"digitize: bins must be 1-D, not of shape {B.shape}"))
+    side = "left" if right else "right"
+    increasing = B.shape[0] < 2 or bool(min(where(greater_equal(B[1:], B[:-1]), 1.0, 0.0)) > 0)
+    if increasing:
+        return searchsorted(B, x, side=side)
+    return B.shape[0] - searchsorted(B[::-1], x, side=side)
 
 
 @implements(np.unique)

@@ -65,8 +65,10 @@ _IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp
 NOT_TRACED = {
     **dict.fromkeys(("tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
                     _CONCRETE),
-    **dict.fromkeys(("argpartition", "searchsorted", "round", "compress"),
+    **dict.fromkeys(("argpartition", "round", "compress"),
                     _NOT_DIFFERENTIABLE),
+    "searchsorted": "call np.searchsorted(x, v), which traces (its points decided under a "
+                    "guard)",
     "itemset": "it writes in place: x[i] = v works on traced arrays (a functional update)",
     "resize": ("it changes the array's size in place, which is not traceable: build the new "
                "array with bnp.concatenate / bnp.pad / reshape"),
