@@ -251,3 +251,30 @@ def test_digitize_increasing_decreasing_and_traced_bins(right):
         np.testing.assert_array_equal(got, np.digitize(x, bins, right))
         got = bn.trace(lambda b: np.digitize(x, b, right) * 1.0, bins)(bins)
         np.testing.assert_array_equal(got, np.digitize(x, bins, right))
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nanargmax_nanargmin_skip_nans_and_refuse_an_all_nan_slice(name, axis):
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, 0.5, 0.2], [2.0, 2.0, np.nan]])
+    f = getattr(np, name)
+    got = bn.trace(lambda x: f(x, axis=axis) * 1.0, x)(x)
+    np.testing.assert_array_equal(got, f(x, axis=axis))
+    g = bn.grad(lambda x: np.sum(np.take(x, f(x))))(x)       # the element found, gradient 1
+    want = np.zeros(x.size)
+    want[f(x)] = 1.0
+    np.testing.assert_array_equal(g, want.reshape(x.shape))
+    with pytest.raises(bn.DataError, match="All-NaN"):
+        bn.grad(lambda x: np.sum(f(x, axis=0) * x[0]))(np.array([[np.nan, 1.0], [np.nan, 2.0]]))
+
+
+def test_bincount_of_traced_weights_and_of_traced_integer_data():
+    w, x = np.array([0.5, 1.5, 2.0, 3.0]), np.array([0, 2, 2, 4])
+    got = bn.trace(lambda w: np.bincount(x, weights=w, minlength=7), w)(w)
+    np.testing.assert_array_equal(got, np.bincount(x, w, 7))
+    g = bn.grad(lambda w, i: np.sum(np.bincount(i, weights=w) ** 2))
+    for i in (x, np.array([1, 1, 0, 0]), x):           # another length traces again
+        counts = np.bincount(i, w)
+        np.testing.assert_array_equal(g(w, i), 2 * counts[i])
+    with pytest.raises(bn.ShapeError, match="non-negative"):
+        bn.grad(lambda w: np.sum(np.bincount(np.array([0, -1]), weights=w)))(w[:2])

@@ -52,15 +52,15 @@ from .reductions import (all, amax, amin, any, count_nonzero, cumprod, cumsum, m
 from .products import (cross, dot, einsum, inner, kron, matmul, matvec, outer, tensordot, trace,
                        vecdot, vecmat)
 from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, correlate, cov,
-                         median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
-                         sort, unique)
+                         digitize, median, nanargmax, nanargmin, nanmedian, nanpercentile,
+                         nanquantile, percentile, ptp, quantile, searchsorted, sort, unique)
 from .calculus import (apply_along_axis, gradient, interp, piecewise, polyval, trapezoid,
                        vander)
 from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
 from .linalg import polyfit  # noqa: E402  (numpy's top-level name)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
-from .inplace import (copy, copyto, empty, fill_diagonal, full, ones, place, put,  # noqa: F401
-                      putmask, zeros)
+from .inplace import (bincount, copy, copyto, empty, fill_diagonal, full, ones, place,  # noqa: F401
+                      put, putmask, zeros)
 from . import at  # noqa: F401,E402  (x.at[idx].set(v): JAX's functional updates)
 from .reductions import ROW_FUNCTIONS as _ROW_FUNCTIONS
 
@@ -93,7 +93,7 @@ __all__ = [
     "interp", "polyval", "trapezoid", "gradient", "piecewise", "apply_along_axis", "any", "all",
     "array_equal", "array_equiv", "nan_to_num", "sinc", "vander", "unique", "append", "insert",
     "delete", "array_split", "dstack", "rot90", "resize", "block", "ediff1d", "logspace",
-    "polyfit",
+    "polyfit", "searchsorted", "digitize", "nanargmax", "nanargmin", "bincount",
 ]
 
 # The names the one-module burnumba.numpy had through its own imports, kept so that every

@@ -495,6 +495,30 @@ def putmask(a, mask, values):
     _write(a, "numpy.putmask", [values], update)
 
 
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    """numpy.bincount with traced weights (or counts of traced integer data): a scatter-add
+    (np.add.at) into zeros. The length, max(x) + 1, decides the shape: for traced x it is a
+    decision (a guard), numpy's value now."""
+    b = _builder(x, weights)
+    if b is None:
+        return np.bincount(x, weights, minlength)
+    if isinstance(x, Var):
+        _index_data(b, x)
+        top = int(_max(x)) if x.size else -1           # int() of integer data: a guard
+    else:
+        x = np.asarray(x)
+        if x.dtype.kind not in "iu" or x.ndim != 1 or (x.size and x.min() < 0):
+            raise ShapeError(at_user_site(
+                "bincount: x must be a 1-D array of non-negative integers (numpy)"))
+        top = int(x.max()) if x.size else -1
+    if x.ndim != 1:
+        raise ShapeError(at_user_site(f"bincount: x must be 1-D, not of shape {x.shape}"))
+    out = b.const(np.zeros(max(int(minlength), top + 1)))
+    np.add.at(out, x, 1.0 if weights is None else weights)
+    return out
+
+
 @implements(np.fill_diagonal)
 def fill_diagonal(a, val, wrap=False):
     """numpy.fill_diagonal: the main diagonal set to val (repeated as needed)."""

@@ -1,6 +1,7 @@
-"""Sorting and statistics: sort, argsort, argmax, argmin, unique, searchsorted and digitize
-(the last six decided: guards), order statistics (ptp, median, quantile, percentile,
-nanmedian, nanquantile, nanpercentile), average, cov, corrcoef, correlate and convolve.
+"""Sorting and statistics: sort, argsort, argmax, argmin, nanargmax, nanargmin, unique,
+searchsorted and digitize (the last eight decided: guards), order statistics (ptp, median,
+quantile, percentile, nanmedian, nanquantile, nanpercentile), average, cov, corrcoef,
+correlate and convolve.
 
 sort is a take row whose indices the argsort row computes at run time (a tape is traced once
 and replayed on new values), so the gradient scatters through the permutation of the current
@@ -12,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._errors import ShapeError, UnsupportedOpError, at_user_site
+from .._errors import DataError, ShapeError, UnsupportedOpError, at_user_site
 from ..tracing.dispatch import implements
 from ..tracing.concrete import peek
 from ..tracing.tracer import Var, normalize_axis
@@ -91,6 +92,32 @@ def argmax(a, axis=None, out=None, *, keepdims=np._NoValue):
 def argmin(a, axis=None, out=None, *, keepdims=np._NoValue):
     """numpy.argmin, decided under guards (``_decided_extreme``)."""
     return _decided_extreme("argmin", a, axis, out, keepdims, min)
+
+
+def _nan_extreme(name, a, axis, out, keepdims, fill):
+    """numpy.nanargmax / nanargmin: argmax / argmin with the NaNs out of the race (``fill``),
+    decided as they are; a slice of NaNs only is numpy's ValueError (a decision too)."""
+    npfunc = getattr(np, name)
+    if not isinstance(a, Var):
+        kw = {} if keepdims is np._NoValue else {"keepdims": keepdims}
+        return npfunc(a, axis=axis, out=out, **kw)
+    nan = _isnan(stop_gradient(a))
+    if bool(min(max(where(nan, 0.0, 1.0), axis=axis)) == 0.0):
+        raise DataError(at_user_site(f"np.{name}: All-NaN slice encountered (numpy)"))
+    return _decided_extreme(name[3:], where(nan, fill, a), axis, out, keepdims,
+                            max if name == "nanargmax" else min)
+
+
+@implements(np.nanargmax)
+def nanargmax(a, axis=None, out=None, *, keepdims=np._NoValue):
+    """numpy.nanargmax, decided under guards (NaNs skipped)."""
+    return _nan_extreme("nanargmax", a, axis, out, keepdims, -math.inf)
+
+
+@implements(np.nanargmin)
+def nanargmin(a, axis=None, out=None, *, keepdims=np._NoValue):
+    """numpy.nanargmin, decided under guards (NaNs skipped)."""
+    return _nan_extreme("nanargmin", a, axis, out, keepdims, math.inf)
 
 
 @implements(np.argsort)
