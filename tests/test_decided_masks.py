@@ -278,3 +278,5 @@ def test_bincount_of_traced_weights_and_of_traced_integer_data():
         np.testing.assert_array_equal(g(w, i), 2 * counts[i])
     with pytest.raises(bn.ShapeError, match="non-negative"):
         bn.grad(lambda w: np.sum(np.bincount(np.array([0, -1]), weights=w)))(w[:2])
+    with pytest.raises(bn.ShapeError, match="non-negative"):
+        g(w, np.array([1, -1, 0, 0]))

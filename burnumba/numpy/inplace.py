@@ -506,6 +506,9 @@ def bincount(x, weights=None, minlength=0):
     if isinstance(x, Var):
         _index_data(b, x)
         top = int(_max(x)) if x.size else -1           # int() of integer data: a guard
+        if x.size and int(_max(-x)) > 0:                # a negative entry (a guard too)
+            raise ShapeError(at_user_site(
+                "bincount: x must be a 1-D array of non-negative integers (numpy)"))
     else:
         x = np.asarray(x)
         if x.dtype.kind not in "iu" or x.ndim != 1 or (x.size and x.min() < 0):
