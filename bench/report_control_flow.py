@@ -10,7 +10,11 @@ Cases (float64; each a gradient call, the inputs taking different branches acros
 * ``adam``: 100 Adam steps of a least-squares loss whose learning rate depends on the
   iteration number ``i`` passed to the loss (the time of the whole loop);
 * ``vi``: one step of a reparameterised Gaussian VI estimator (S = 16 fresh standard normal
-  draws from a captured RandomState every call, D = 10).
+  draws from a captured RandomState every call, D = 10);
+* ``onehot``: one SGD gradient of a softmax cross-entropy whose label, a Python int argument,
+  writes a one-hot numpy array (``y = np.zeros(10); y[label] = 1``), the next of 200
+  samples each call (labels 0-9 in turn). jax cannot write into its arrays: both jax forms
+  build the one-hot vector as ``jnp.arange(10) == label``.
 
 Systems: burnumba as written; autograd as written; jax as written without jit (jax.grad
 follows Python control flow on concrete values); jax.jit, rewritten where jit requires it
@@ -87,6 +91,29 @@ def vi_objective(np_, draw, params, D=10, S=16):
     return -(np_.mean(logp) + np_.sum(log_std))
 
 
+def onehot_loss(np_, W, x, label):
+    y = np_.zeros(10)
+    y[label] = 1.0                             # plain numpy: a write at an int argument
+    z = np_.dot(x, W)
+    z = z - np_.max(z)
+    return -np_.sum(y * (z - np_.log(np_.sum(np_.exp(z)))))
+
+
+def _samples():
+    rng = np.random.default_rng(3)
+    return rng.normal(size=(5, 10)) * 0.1, rng.normal(size=(200, 5)), \
+        [k % 10 for k in range(200)]
+
+
+def _cycling(g, W, X, labels):
+    at = [0]
+
+    def call():
+        k = at[0] = (at[0] + 1) % len(labels)
+        return g(W, X[k], labels[k])
+    return call
+
+
 # -- systems ----------------------------------------------------------------------------------
 def _alternating():
     """f(a), f(b), f(a), ...: each call takes the other branch (or trip count)."""
@@ -112,7 +139,8 @@ def _numpy_cases(grad, value_and_grad, np_):
     return {"piecewise": lambda: alternate(g_pw, 0.5, 1.5),
             "newton": lambda: alternate(g_nt, 2.0, 30.0),
             "adam": lambda: adam_loop(vg_adam, np.zeros(8), X, yv),
-            "vi": lambda: g_vi(p0)}
+            "vi": lambda: g_vi(p0),
+            "onehot": _cycling(grad(functools.partial(onehot_loss, np_)), *_samples())}
 
 
 def burnumba_cases():
@@ -154,10 +182,18 @@ def jax_cases(jit):
     def vi():
         key[0], sub = jax.random.split(key[0])
         return g_vi(p0, sub).block_until_ready()
+
+    def onehot_jax(W, x, label):                  # jax arrays are immutable: rewritten
+        z = jnp.dot(x, W)
+        z = z - jnp.max(z)
+        return -jnp.sum((jnp.arange(10) == label) * (z - jnp.log(jnp.sum(jnp.exp(z)))))
+    g_oh = jax.grad(onehot_jax)
+    g_oh = jax.jit(g_oh) if jit else g_oh
+    onehot = _cycling(lambda *a: g_oh(*a).block_until_ready(), *_samples())
     return {"piecewise": lambda: alternate(g_pw, 0.5, 1.5),
             "newton": lambda: alternate(g_nt, 2.0, 30.0),
             "adam": lambda: adam_loop(vg_adam, np.zeros(8), X, yv),
-            "vi": vi}
+            "vi": vi, "onehot": onehot}
 
 
 SYSTEMS = {"burnumba": burnumba_cases, "autograd": autograd_cases,
@@ -190,7 +226,7 @@ def main():
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 machine=f"{platform.machine()} {os.cpu_count()} cores, python "
                         f"{platform.python_version()}, load {os.getloadavg()[0]:.1f}")
-    cases = ["piecewise", "newton", "adam", "vi"]
+    cases = ["piecewise", "newton", "adam", "vi", "onehot"]
     lines = [f"Run {meta['date']} on {meta['machine']}; one thread per system; median per "
              "call, the range of 5 repeats in parentheses; the ratio is the system's time over "
              "burnumba's.", "",
