@@ -74,12 +74,16 @@ class _Update:
         np.add.at(y, self.idx, values)
         return y
 
-    def apply(self, func, **kwargs):
-        _hints("apply", kwargs)
-        _distinct("apply", self.idx)
+    def _buffered(self, name, f, kwargs):
+        """y[idx] = f(y[idx]) on a copy: JAX's update where no index repeats."""
+        _hints(name, kwargs)
+        _distinct(name, self.idx)
         y = self.x.copy()
-        y[self.idx] = func(y[self.idx])
+        y[self.idx] = f(y[self.idx])
         return y
+
+    def apply(self, func, **kwargs):
+        return self._buffered("apply", func, kwargs)
 
     def __getattr__(self, name):
         op = _BUFFERED.get(name)
@@ -89,11 +93,7 @@ class _Update:
                 "max, apply and get (JAX's)")
 
         def update(values, **kwargs):
-            _hints(name, kwargs)
-            _distinct(name, self.idx)
-            y = self.x.copy()
-            y[self.idx] = op(y[self.idx], values)
-            return y
+            return self._buffered(name, lambda old: op(old, values), kwargs)
         update.__name__ = name
         return update
 

@@ -452,11 +452,11 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
     if rcond is not None and rtol is not _NOVALUE:
         raise InputError(at_user_site("numpy.linalg.pinv: `rtol` and `rcond` can't be both "
                                       "set (numpy)"))
-    m, n = a.shape[-2:] if a.ndim >= 2 else (0, 0)
+    s = svd(a, compute_uv=False)                 # checks a is (..., m, n), not empty
+    m, n = a.shape[-2:]
     if rcond is None:
         rcond = 1e-15 if rtol is _NOVALUE else (
             max(m, n) * float(np.finfo(bld.dtype).eps) if rtol is None else rtol)
-    s = svd(a, compute_uv=False)
     _full_rank("pinv", a, s, float(rcond))
     eye = bld.const(np.broadcast_to(np.eye(m), a.shape[:-2] + (m, m)).copy())
     return _least_squares(a, eye, s)

@@ -7,11 +7,7 @@ empty subtree, as in JAX), for the update loops of programs written for JAX::
 They are plain Python over the structure; the leaves may be numpy arrays, numbers or traced
 values."""
 from .._errors import PytreeError
-
-
-def _node(x):
-    t = type(x)
-    return t is tuple or t is list or t is dict or (isinstance(x, tuple) and hasattr(t, "_fields"))
+from ..tracing.pytree import is_node as _node
 
 
 def tree_leaves(tree):

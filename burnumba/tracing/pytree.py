@@ -3,10 +3,12 @@ structure (a node's type and its children's structures; a dict's sorted keys).""
 from .._errors import PytreeError
 
 
-def _named(t):
-    """Whether ``t`` is a namedtuple class (collections.namedtuple, typing.NamedTuple): a
-    node, rebuilt from its fields, as in JAX."""
-    return issubclass(t, tuple) and hasattr(t, "_fields")
+def is_node(x):
+    """Whether ``x`` is a pytree node: a tuple, list or dict, or a namedtuple
+    (collections.namedtuple, typing.NamedTuple: rebuilt from its fields, as in JAX)."""
+    t = type(x)
+    return t is tuple or t is list or t is dict or (isinstance(x, tuple) and
+                                                    hasattr(t, "_fields"))
 
 
 def flatten(tree):
@@ -18,11 +20,11 @@ def flatten(tree):
 
 def _flatten(tree, leaves):
     t = type(tree)
-    if t is tuple or t is list or (isinstance(tree, tuple) and _named(t)):
-        return (t, tuple(_flatten(x, leaves) for x in tree))
     if t is dict:
         keys = tuple(sorted(tree))
         return (dict, keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    if is_node(tree):
+        return (t, tuple(_flatten(x, leaves) for x in tree))
     leaves.append(tree)
     return None
 
