@@ -93,6 +93,45 @@ def test_namedtuples_are_pytree_nodes(rng):
     assert tangent == pytest.approx(float(np.sum(bn.flatten(g)[0] ** 2)), rel=1e-12)
 
 
+def test_none_is_an_empty_subtree(rng, tmp_path):
+    """As in JAX: None inside a differentiated argument (a layer without its bias) is a node
+    without leaves, and comes back as None in the gradient; under vmap, jacrev, jvp, has_aux,
+    a saved tape, and as an argument or an output of its own."""
+    W, x = rng.normal(size=(2, 3)), rng.normal(size=3)
+
+    def loss(p, x):
+        y = p["W"] @ x
+        if p["b"] is not None:
+            y = y + p["b"]
+        return np.sum(np.tanh(y) ** 2)
+
+    p = {"W": W, "b": None}
+    want = autograd.grad(lambda W: loss({"W": W, "b": None}, x))(W)
+    vg = bn.value_and_grad(loss)
+    for _ in range(3):                  # traced, then the fast path
+        value, g = vg(p, x)
+    assert g.keys() == {"W", "b"} and g["b"] is None
+    np.testing.assert_allclose(g["W"], want, rtol=1e-13)
+    with_bias = bn.grad(loss)({"W": W, "b": np.zeros(2)}, x)   # another structure: retraced
+    np.testing.assert_allclose(with_bias["W"], want, rtol=1e-13)
+    assert with_bias["b"].shape == (2,)
+    G = bn.vmap(bn.grad(loss), in_axes=(None, 0))(p, np.stack([x, 2 * x]))
+    assert G["b"] is None and G["W"].shape == (2, 2, 3)
+    np.testing.assert_allclose(G["W"][0], want, rtol=1e-13)
+    J = bn.jacrev(lambda p: np.tanh(p["W"] @ x))(p)
+    assert J["b"] is None and J["W"].shape == (2, 2, 3)
+    _, tangent = bn.jvp(lambda p: loss(p, x), (p,), ({"W": want, "b": None},))
+    assert tangent == pytest.approx(float(np.sum(want ** 2)), rel=1e-12)
+    (v, aux), g2 = bn.value_and_grad(lambda p: (loss(p, x), None), has_aux=True)(p)
+    assert aux is None and g2["b"] is None
+    assert bn.grad(lambda a, b: np.sum(a), argnums=(0, 1))(x, None)[1] is None
+    tape = bn.trace(loss, p, x)
+    tape.save(tmp_path / "t.npz")
+    assert bn.load_tape(tmp_path / "t.npz")(p, x) == pytest.approx(value, rel=1e-15)
+    with pytest.raises(bn.PytreeError, match=r"from \{'W': \*, 'b': None\}"):
+        tape({"W": W, "b": np.zeros(2)}, x)
+
+
 def test_float32_inputs_give_a_float32_tape_and_gradients():
     """As in JAX and torch: float32 in, float32 arithmetic and gradients out. Python floats
     and integer data adapt; one float64 array makes the whole tape float64."""

@@ -1,6 +1,11 @@
 """Pytrees of tuples, lists, dicts and namedtuples, flattened to leaves plus a hashable
-structure (a node's type and its children's structures; a dict's sorted keys)."""
+structure (a node's type and its children's structures; a dict's sorted keys). ``None`` is
+a node without children, as in JAX: ``{"w": w, "b": None}`` has one leaf, and a gradient
+with respect to it is ``{"w": dw, "b": None}``."""
 from .._errors import PytreeError
+
+_NONE = type(None)
+NONE_DEF = (_NONE, ())          # the structure of None: an empty subtree
 
 
 def is_node(x):
@@ -25,6 +30,8 @@ def _flatten(tree, leaves):
         return (dict, keys, tuple(_flatten(tree[k], leaves) for k in keys))
     if is_node(tree):
         return (t, tuple(_flatten(x, leaves) for x in tree))
+    if tree is None:
+        return NONE_DEF
     leaves.append(tree)
     return None
 
@@ -43,6 +50,8 @@ def _unflatten(treedef, it):
         return {k: _unflatten(sub, it) for k, sub in zip(treedef[1], treedef[2])}
     if kind is tuple or kind is list:
         return kind(_unflatten(sub, it) for sub in treedef[1])
+    if kind is _NONE:
+        return None
     return kind(*[_unflatten(sub, it) for sub in treedef[1]])          # a namedtuple
 
 
@@ -50,6 +59,8 @@ def describe(treedef):
     """A short human-readable form of a structure, for error messages."""
     if treedef is None:
         return "*"
+    if treedef[0] is _NONE:
+        return "None"
     if treedef[0] is dict:
         items = (f"{k!r}: {describe(s)}" for k, s in zip(treedef[1], treedef[2]))
         return "{" + ", ".join(items) + "}"
@@ -88,6 +99,8 @@ def leaves_if_same(tree, treedef, out):
             elif not leaves_if_same(tree[key], sub, out):
                 return False
         return True
+    if kind is _NONE:
+        return tree is None
     subs = treedef[1]
     if type(tree) is not kind or len(tree) != len(subs):
         return False
