@@ -26,6 +26,8 @@ CASES = [
     ("flip-axis-1", lambda m, x: m.flip(x, -1), [(3, 4)]),
     ("flip-axes", lambda m, x: m.flip(x, axis=(0, 2)), [(2, 3, 4)]),
     ("flip-all-3d", lambda m, x: m.flip(x), [(2, 3, 4)]),
+    ("fliplr", lambda m, x: m.fliplr(x), [(3, 4)]),
+    ("flipud-3d", lambda m, x: m.flipud(x), [(2, 3, 4)]),
     ("roll-1d", lambda m, x: m.roll(x, 2), [(5,)]),
     ("roll-axis0", lambda m, x: m.roll(x, -1, axis=0), [(3, 4)]),
     ("roll-axes", lambda m, x: m.roll(x, (1, 2), axis=(-1, 0)), [(2, 3, 4)]),
@@ -160,7 +162,7 @@ def _numpy_vjp(f, xs, u):
 # HIPS autograd (1.7) has no VJP, or a wrong one, for these: there the reference is numpy's
 # Jacobian by unit vectors only (see _numpy_vjp). The reasons, as autograd reports them:
 AUTOGRAD_LACKS = {
-    "flip": "no VJP for flip",
+    "flip-": "no VJP for flip",
     "take_along_axis": "no VJP for take_along_axis",
     "pad-1d": "pad's VJP fails when mode is left to its default (pad_vjp() missing 'mode')",
     "pad-values": "pad's VJP fails when mode is left to its default",

@@ -572,7 +572,8 @@ assert FUNCTIONS[np.sort] is sort
 # numpy's functions whose result is a view of their first argument (True: read-only)
 VIEWS.update(dict.fromkeys(
     (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.squeeze,
-     np.expand_dims, np.flip, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.split),
+     np.expand_dims, np.flip, np.fliplr, np.flipud, np.atleast_1d, np.atleast_2d,
+     np.atleast_3d, np.split),
     False))
 VIEWS.update(dict.fromkeys((np.diagonal, np.broadcast_to), True))
 

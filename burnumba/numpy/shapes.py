@@ -244,6 +244,24 @@ def flip(m, axis=None):
     return _moved("flip", m, lambda p: np.flip(p, axis))
 
 
+@implements(np.fliplr)
+def fliplr(m):
+    """numpy.fliplr: flip along axis 1 (numpy's own check of at least two dimensions)."""
+    if _builder(m) is None:
+        return np.fliplr(m)
+    m = _lift(m)
+    return _moved("fliplr", m, np.fliplr)
+
+
+@implements(np.flipud)
+def flipud(m):
+    """numpy.flipud: flip along axis 0."""
+    if _builder(m) is None:
+        return np.flipud(m)
+    m = _lift(m)
+    return _moved("flipud", m, np.flipud)
+
+
 @implements(np.roll)
 def roll(a, shift, axis=None):
     if _builder(a) is None:
