@@ -266,6 +266,10 @@ class _Variants(TapeCache):
     def dropped(self, tape):
         self.states.pop(tape, None)
 
+    def detach(self):
+        super().detach()
+        self.states = {}
+
 
 class Trainer(Checkpoints):
     """Trains ``loss_fn(params, *data)`` with ``optimizer``, the parameters living in the tape.
@@ -326,6 +330,8 @@ class Trainer(Checkpoints):
 
     def _run(self, mode, data):
         """Write the batch and run ``mode``; on another branch, on that branch's variant."""
+        if self._tapes.captures is not None and not self._tapes.fresh():
+            self._retrace(data)          # a value the loss reads was rebound since its trace
         self._write(data)
         try:
             return self._state.run(mode)
@@ -353,6 +359,16 @@ class Trainer(Checkpoints):
                 state.unguarded = False
         return tapes.guarded(self.tape, Signature(args, {}, (0,)), (0,), args, {}, run,
                              failed)
+
+    def _retrace(self, data):
+        """The loss traced again at the current parameters and this batch (its tapes were
+        dropped: ``TapeCache.fresh``), the parameters moved to the new tape."""
+        flat = self.flat_params.copy()
+        params = {k: v.copy() for k, v in self.params.items()}
+        tape = self._tapes.tape_for((params, *data), {})[0]
+        state = self._tapes.states[tape] = tape.new_state()
+        self._bind(tape, state)
+        self.flat_params[...] = flat
 
     def _write(self, data):
         if len(data) != len(self._data):

@@ -25,6 +25,7 @@ from ..tracing.tracer import CONST, Builder, Var
 from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
 from . import custom, nested, shared
+from .captures import snapshot
 from .outputs import as_output, stacked
 
 _refcount, _weakcount = sys.getrefcount, weakref.getweakrefcount
@@ -204,6 +205,18 @@ def _ints_decide(failure, sig):
     return ints
 
 
+class _Deferred:
+    """A view's captures, taken at its second call (``Cache.fresh``)."""
+
+    __slots__ = ()
+
+    def same(self):
+        return False
+
+
+_DEFERRED = _Deferred()
+
+
 class Cache:
     """What every transformation keeps per function: a bounded map from a key (an input
     signature, with whatever else picks the traced form) to the traced form used last, at
@@ -260,6 +273,52 @@ class Cache:
     def dropped(self, tape):
         """A traced form left the cache (under the lock)."""
 
+    # what f read from outside its arguments when it was traced last (transforms/captures.py:
+    # None, nothing), and how many times a rebound value dropped the traced forms
+    captures = None
+    recaptured = 0
+
+    def capture(self):
+        """After a trace of ``self.f``: the places it read values from, checked by
+        ``fresh`` on each call."""
+        self.captures = snapshot(self.f)
+
+    def fresh(self):
+        """Whether every value ``f`` read from its globals, closure, defaults or objects'
+        attributes when traced is still the object there; if not, the traced forms are
+        dropped (their constants are the old values), and the call traces again."""
+        caps = self.captures
+        if caps is _DEFERRED:
+            # a view's second call (a lambda made again on each call is called once): f still
+            # reads the values its shared entry is keyed on, then its own places are taken
+            entry = self.shared
+            if entry is None or entry.key.same(self.f):
+                self.capture()
+                return True
+            label = "a value that the function reads"
+        else:
+            label = caps.changed()
+            if label is None:
+                return True
+        self.captures = None
+        self.forget()
+        self.recaptured += 1
+        if self.recaptured == VARIANT_LIMIT:
+            name = getattr(self.f, "__name__", "the function")
+            warnings.warn(
+                f"{name} has been traced again {VARIANT_LIMIT} times because a value it reads "
+                f"from outside its arguments was rebound between calls (last: {label}). Each "
+                "new value is traced again, so the results stay right, at tracing's speed. "
+                "Pass the value as an argument instead: a float or an array argument is "
+                "data of the tape, and new values do not retrace", VariantWarning,
+                stacklevel=_user_level())
+        return False
+
+    def forget(self):
+        """Drop every traced form (under no lock: the caches are replaced whole)."""
+        self.tapes = collections.OrderedDict()
+        self.variants = {}
+
 
 class TapeCache(Cache):
     """A bounded cache of a function's tapes, one per input signature (``Cache``). Threads
@@ -295,6 +354,14 @@ class TapeCache(Cache):
         self.variants, self.traces, self.warned = {}, {}, set()
         self.lock = threading.Lock()
 
+    def forget(self):
+        """Drop every tape: a value f reads was rebound (``fresh``). A shared cache's
+        entry goes too: its key holds the old values."""
+        entry = self.shared
+        if entry is not None and entry.value is self:
+            entry.table.remove(entry)
+        self.detach()
+
     def keep_shared(self):
         """After a trace of ``self.f``, before its tape is stored: a shared cache takes the
         tape only when ``f`` read the values the cache is keyed on (an array captured by f
@@ -314,6 +381,8 @@ class TapeCache(Cache):
         signature's variants (tapes traced on different branches), the one used last."""
         if self.pending:
             self.first_call()
+        elif self.captures is not None:
+            self.fresh()
         argnums, static = _positive(self.argnums, len(args)), _positive(self.static, len(args))
         sig = Signature(args, kwargs, argnums, static, self.ints_static)
         key = self.key(sig)
@@ -322,6 +391,7 @@ class TapeCache(Cache):
             return tape, sig, argnums
         tape = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                       self.single, static, self.forward_mode, self.loops)
+        self.capture()
         if self.shared is not None:
             self.keep_shared()
         self.traced(tape)
@@ -359,6 +429,7 @@ class TapeCache(Cache):
         new = _trace(self.f, args, kwargs, argnums, self.has_aux, sig, self.need_scalar,
                      self.single, _positive(self.static, len(args)), self.forward_mode,
                      self.loops)
+        self.capture()
         if self.shared is not None:
             self.keep_shared()           # a cache of its own now: the new variant alone
         self.traced(new)
@@ -499,7 +570,7 @@ class _Transformed(TapeCache):
         The cache of a user's derivative rules is f's own."""
         view = object.__new__(_Transformed)
         attrs = self.__dict__.copy()
-        attrs["f"], attrs["ops"], attrs["pending"] = f, None, True
+        attrs["f"], attrs["ops"], attrs["pending"], attrs["captures"] = f, None, True, None
         view.__dict__ = attrs
         return view
 
@@ -524,6 +595,7 @@ class _Transformed(TapeCache):
                 attrs.update(self.__dict__)
                 attrs["f"], attrs["ops"], attrs["pending"], attrs["wrapper"] = \
                     f, None, True, weak
+                attrs["captures"] = None
                 wrapper.__wrapped__ = f
                 if moved:
                     view._rewrap()
@@ -555,15 +627,18 @@ class _Transformed(TapeCache):
         entry = self.shared
         if entry.key.same(self.f):
             entry.used = next(shared.CLOCK)
+            self.captures = _DEFERRED
             return
         found = entry.table.find(self.f, entry.params)
         if found is not None:
             f, wrapper = self.f, self.wrapper
             self.__dict__.update(found.__dict__)
             self.f, self.ops, self.pending, self.wrapper = f, None, False, wrapper
+            self.captures = _DEFERRED
             self._rewrap()
             return
         self.detach()
+        self.captures = None
         entry.table.add(self.f, entry.params, self, _share)
 
     def function(self):
@@ -574,6 +649,14 @@ class _Transformed(TapeCache):
         def transformed(*args, **kwargs):
             if state.pending:
                 state.first_call()
+            else:
+                caps = state.captures            # f's globals, closure, attributes as traced?
+                if caps is not None:
+                    try:
+                        if not caps.same():
+                            state.fresh()
+                    except (KeyError, ValueError):
+                        state.fresh()
             if SWITCH.on:                # debug_nans: traced again, with source lines
                 return state.call(args, kwargs)
             fast = state.fast

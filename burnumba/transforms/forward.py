@@ -68,6 +68,12 @@ class _OutputsCache(TapeCache):
     def traced(self, tape):
         self.trees[tape] = self.f.take()
 
+    def detach(self):
+        super().detach()
+        plain = getattr(self, "plain", None)
+        if plain is not None:
+            plain.clear()              # in place: hvp's holders keep this dict
+
 
 def _forward_cache(f, argnums, has_aux=False):
     cache = _OutputsCache(Outputs(f, has_aux), argnums, forward_mode=True)
@@ -203,6 +209,8 @@ def _jvp(f, primals, tangents, with_value, has_aux=False):
     # jvp many times): their tape is run directly, without the checks and the signature
     # that the general path repeats on every call (8 of its 12 us at n = 10)
     key = _plain_key(primals, tangents)
+    if cache.captures is not None:
+        cache.fresh()                  # a value f reads was rebound: traced again
     found = cache.plain.get(key) if key is not None else None
     if found is not None and found[0].guards is not None:
         # a tape with Python decisions: its run checks them (state.run raises GuardError),
@@ -860,7 +868,15 @@ def _hvp(holder, x, v):
     plain = holder.plain
     if plain is None:          # the jvp cache of the gradient, as _jvp finds it (not made
         gradient = holder.value          # in the holder's constructor: _CACHES holds its lock)
-        plain = holder.plain = _jvp_cache(gradient, 1, False).plain
+        holder.cache = _jvp_cache(gradient, 1, False)
+        plain = holder.plain = holder.cache.plain
+    caps = holder.cache.captures
+    if caps is not None:               # a value f reads was rebound: traced again
+        try:
+            if not caps.same():
+                holder.cache.fresh()
+        except (KeyError, ValueError):
+            holder.cache.fresh()
     if type(x) is np.ndarray and type(v) is np.ndarray and v.shape == x.shape and not SWITCH.on:
         found = plain.get(((x.shape, x.dtype),))
         if found is not None:
@@ -910,4 +926,4 @@ class _Holder:
 
     def __init__(self, gradient):
         self.value = gradient
-        self.plain = None
+        self.cache = self.plain = None

@@ -95,7 +95,7 @@ def _global_names(code):
     return tuple(names)
 
 
-def _same_atom(a, b):
+def same_atom(a, b):
     """Whether ``a`` (now) equals ``b`` (kept) as a value of _VALUES, float, complex, a numpy
     scalar or a builtin function; not identical objects (the caller tried that)."""
     t = type(a)
@@ -104,7 +104,7 @@ def _same_atom(a, b):
     if t is float:                             # NaN != NaN: a retrace, never a wrong tape
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if t is complex:
-        return _same_atom(a.real, b.real) and _same_atom(a.imag, b.imag)
+        return same_atom(a.real, b.real) and same_atom(a.imag, b.imag)
     if isinstance(a, np.generic):
         return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     if t is types.BuiltinFunctionType:         # a bound builtin: the same method of the same
@@ -138,7 +138,7 @@ class _Leaves:
         if not all(map(_is, now, values)):
             deep = self.deep_at
             for i, (a, b) in enumerate(zip(now, values)):
-                if a is not b and i not in deep and not _same_atom(a, b):
+                if a is not b and i not in deep and not same_atom(a, b):
                     return False
         for i, k in self.deep:
             if not k.same(now[i]):
@@ -147,7 +147,7 @@ class _Leaves:
 
 
 def _key(v, depth, count):
-    """The key of a value whose content is compared (None: an atom, compared by _same_atom).
+    """The key of a value whose content is compared (None: an atom, compared by same_atom).
     Raises Unkeyable."""
     count[0] += 1
     if count[0] > _MAX_LEAVES or depth > _MAX_DEPTH:

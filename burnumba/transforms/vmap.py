@@ -769,7 +769,16 @@ class _VMapped(Cache):
             concurrent.futures.wait(others)      # no chunk outlives the call
         return [first] + [future.result() for future in others]
 
+    snapped = False                  # captures taken since the last trace (Cache.capture)
+
+    def forget(self):
+        super().forget()
+        self.plan = self.grouped_plan = None
+        self.snapped = False
+
     def __call__(self, *args):
+        if self.captures is not None:
+            self.fresh()                 # a value f reads was rebound: traced again
         plan = self.plan
         if plan is not None:
             leaves = plan.match(args)
@@ -790,6 +799,9 @@ class _VMapped(Cache):
             traced = None            # below, outside the except (f's errors chain nothing)
         if traced is None:
             return self._unrolled(per_arg, size)
+        if not self.snapped:
+            self.capture()
+            self.snapped = True
         if traced.tape.guards is not None:
             if traced.tape.draws or traced.tape.custom:
                 # draws in a Python loop's order; a user's rule: as its own calls do

@@ -1,0 +1,234 @@
+"""What a traced function reads from outside its arguments, checked on every call.
+
+A trace runs ``f`` once; the values ``f`` reads from its globals, its closure or an
+object's attributes (``self.k``, ``model.lr``) enter the tape as constants. A
+program written for numpy or autograd rebinds them between calls (``beta = epoch / 10``
+before each gradient, ``self.temperature *= 0.9``, ``data = next_batch()``), and expects
+the next call to use the new value: autograd does, because it runs ``f`` again on every
+call. A tape that kept the old constant would give a silently wrong number.
+
+So after each trace, ``snapshot(f)`` records where each such value lives and the object it
+was, and every call asks ``changed()`` whether each place still holds the same object (an
+``is`` test per value: 0.2-0.4 us a call for a few globals on the project's VM, against the
+2 us and more of such a call). When one was rebound, the function's tapes
+are dropped and it is traced again with the new value (``transforms/core.py``).
+
+What is recorded, recursively through the user's functions that ``f`` reads (helpers,
+closures, ``functools.partial``, bound methods, callable objects, the functions under a
+decorator's ``__wrapped__``):
+
+- each global name the code loads (not one it stores: an output of ``f``, not an input);
+- each closure cell (defaults are fixed when the function is made, and not read again);
+- the attributes named in the code (``LOAD_ATTR``) of the objects found so (``self``, a
+  global model or configuration object), one level deep.
+
+Not recorded: modules, classes, builtins, ufuncs, and the functions of numpy, scipy and
+burnumba (their behaviour is their code), nor burnumba's own wrappers (only what they
+wrap). An array changed *in place* keeps its identity and is not detected: as under
+``jax.jit``, it stays the constant it was (docs/sharp-bits.md); pass it as an argument.
+"""
+import dis
+import functools
+import os
+import types
+
+import numpy as np
+
+from .shared import same_atom
+
+_MISSING = object()
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # burnumba/
+_LIBRARIES = frozenset({"numpy", "scipy", "burnumba"})
+_NUMPY_FUNCTION = () if type(np.sum) is types.FunctionType else (type(np.sum),)
+_SKIP = (types.ModuleType, type, types.BuiltinFunctionType, types.BuiltinMethodType,
+         np.ufunc, types.MethodWrapperType, types.WrapperDescriptorType) + _NUMPY_FUNCTION
+_ATOMS = (int, float, complex, str, bytes, type(None), np.generic)   # compared by value
+_MAX_READS = 512      # places recorded for one function (a bound on the check's cost)
+_MAX_DEPTH = 8        # helpers calling helpers
+
+
+@functools.lru_cache(maxsize=1024)
+def _names(code):
+    """(global names loaded and not stored, attribute names loaded) of ``code`` and the
+    code nested in it (comprehensions, inner functions)."""
+    loads, stores, attrs = {}, set(), {}
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            op = ins.opname
+            if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+                loads.setdefault(ins.argval, None)
+            elif op in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                stores.add(ins.argval)
+            elif op in ("LOAD_ATTR", "LOAD_METHOD"):
+                attrs.setdefault(ins.argval, None)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return (tuple(n for n in loads if n not in stores), tuple(attrs))
+
+
+def _own(code):
+    """Whether ``code`` is burnumba's own (a transformation's wrapper): not read through."""
+    return code.co_filename.startswith(_HERE)
+
+
+def _library(f):
+    module = getattr(f, "__module__", None) or ""
+    return f.__closure__ is None and module.partition(".")[0] in _LIBRARIES
+
+
+class Captures:
+    """The places a function read values from when it was traced, and those values:
+    ``changed()`` names the first place that holds another object now, or gives None.
+
+    The common case, every place holding its object, is one call of a function made here
+    for these places: ``d0['beta'] is v0 and c0.cell_contents is v1 and ...``, its operands
+    bound as defaults (60 ns for three globals, where a loop of ``is`` tests over them took
+    200 ns on the project's VM); only when it fails are the places read one by one."""
+
+    __slots__ = ("items", "labels", "same")
+
+    def __init__(self, items, labels):
+        self.items, self.labels = items, labels
+        params, operands, terms = [], [], []
+        for k, (kind, where, name, value) in enumerate(items):
+            params += [f"w{k}", f"v{k}"]
+            operands += [where, value]
+            terms.append(f"w{k}[{name!r}] is v{k}" if kind == 0 else
+                         f"w{k}.cell_contents is v{k}")
+        namespace = {}
+        exec(f"def same({', '.join(params)}):\n    return {' and '.join(terms)}\n", namespace)
+        self.same = namespace["same"]
+        self.same.__defaults__ = tuple(operands)
+
+    def changed(self):
+        """The description of the first place that holds another value than at the trace,
+        or None. A place rebound to an equal number, string or None (``n = X.shape[0]``
+        again: a new int object of the same value) takes the new object, so the next
+        ``same()`` holds without a retrace."""
+        try:
+            if self.same():
+                return None
+        except (KeyError, ValueError):      # a global deleted, a cell emptied
+            pass
+        items = list(self.items)
+        for k, (kind, where, name, value) in enumerate(items):
+            try:
+                now = where[name] if kind == 0 else where.cell_contents
+            except (KeyError, ValueError):
+                return self.labels[k]()
+            if now is value:
+                continue
+            if not (type(now) is type(value) and isinstance(now, _ATOMS)
+                    and same_atom(now, value)):
+                return self.labels[k]()
+            items[k] = (kind, where, name, now)
+        self.items = tuple(items)
+        self.same.__defaults__ = tuple(x for _, where, _, value in items
+                                       for x in (where, value))
+        return None
+
+
+class _Label:
+    """A place's description for the warning, formatted only when one is given."""
+
+    __slots__ = ("text", "name", "f")
+
+    def __init__(self, text, name, f):
+        self.text, self.name, self.f = text, name, f
+
+    def __call__(self):
+        code = self.f.__code__
+        return self.text.format(self.name, f"{self.f.__qualname__} ({code.co_filename}:"
+                                           f"{code.co_firstlineno})")
+
+
+class _Walk:
+    def __init__(self):
+        self.items, self.labels = [], []
+        self.seen = set()
+
+    def add(self, kind, where, name, value, label, depth):
+        if isinstance(value, _SKIP) or len(self.items) >= _MAX_READS:
+            return
+        if type(value) is types.FunctionType and _library(value):
+            return
+        self.items.append((kind, where, name, value))
+        self.labels.append(label)
+        self.value(value, depth + 1)
+
+    def value(self, v, depth):
+        """Read through ``v`` when it is code that runs (a function, a method, a partial, a
+        callable object)."""
+        if depth > _MAX_DEPTH or id(v) in self.seen:
+            return
+        t = type(v)
+        if t is types.FunctionType:
+            self.seen.add(id(v))
+            self.function(v, depth)
+        elif t is types.MethodType:
+            self.seen.add(id(v))
+            self.value(v.__func__, depth)
+            self.attributes(v.__self__, v.__func__, depth)
+        elif t is functools.partial:
+            self.seen.add(id(v))
+            self.value(v.func, depth)
+        elif callable(v) and not isinstance(v, _SKIP):
+            self.seen.add(id(v))
+            wrapped = getattr(v, "__wrapped__", None)
+            if wrapped is not None:
+                self.value(wrapped, depth)
+            call = getattr(t, "__call__", None)
+            if type(call) is types.FunctionType and not _own(call.__code__):
+                self.value(call, depth)
+                self.attributes(v, call, depth)
+
+    def function(self, f, depth):
+        wrapped = getattr(f, "__wrapped__", None)
+        if wrapped is not None:                 # a decorator's (or burnumba's) wrapper
+            self.value(wrapped, depth)
+        code = f.__code__
+        if _own(code) or _library(f):
+            return
+        loads, _ = _names(code)
+        g = f.__globals__
+        for name in loads:
+            if name in g:
+                self.add(0, g, name, g[name], _Label("the global {!r} that {} reads", name, f),
+                         depth)
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            self.add(1, cell, name, value, _Label(
+                "the variable {!r} that {} reads from its enclosing function", name, f), depth)
+            self.attributes(value, f, depth)
+        for name in loads:                      # a global object's attributes (model.lr)
+            if name in g:
+                self.attributes(g[name], f, depth)
+
+    def attributes(self, obj, f, depth):
+        """The attributes of a user's object that ``f``'s code names, one level deep."""
+        d = getattr(obj, "__dict__", None)
+        if type(d) is not dict or isinstance(obj, _SKIP) or callable(obj) and \
+                type(obj) in (types.FunctionType, types.MethodType, functools.partial):
+            return
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        _, attrs = _names(code)
+        for name in attrs:
+            if name in d:
+                self.add(0, d, name, d[name], _Label(
+                    "the attribute " + type(obj).__name__ + ".{} that {} reads", name, f), depth)
+
+
+def snapshot(f):
+    """The places ``f`` reads values from and their values now, or None when there are
+    none to check."""
+    walk = _Walk()
+    walk.value(f, 0)
+    if not walk.items:
+        return None
+    return Captures(tuple(walk.items), tuple(walk.labels))

@@ -1,0 +1,223 @@
+"""Values a traced function reads from outside its arguments (globals, closures, objects'
+attributes) and that the program rebinds between calls: each call computes with the values
+it sees, as autograd does (transforms/captures.py), under every transformation."""
+import functools
+import types
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import burnumba as bn
+from burnumba.optim import SGD, Trainer
+from burnumba.transforms.core import VARIANT_LIMIT
+
+X = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+beta = 0.5
+data = X
+
+
+def kl(w):
+    return np.sum(w ** 2)
+
+
+def loss_global(w):                       # reads the globals beta and data
+    return np.mean(np.tanh(data @ w) ** 2) + beta * kl(w)
+
+
+config = types.SimpleNamespace(lam=1.0)
+
+
+def helper(w):
+    return config.lam * np.sum(w ** 2)
+
+
+def top(w):
+    return helper(w) + np.sum(w)
+
+
+def want_grad(w, b, d):
+    return autograd.grad(lambda w: anp.mean(anp.tanh(d @ w) ** 2) + b * anp.sum(w ** 2))(w)
+
+
+@pytest.fixture
+def restore_globals():
+    yield
+    globals().update(beta=0.5, data=X)
+
+
+def counting(f):
+    """``f`` with a count of its Python calls (its traces)."""
+    calls = []
+
+    @functools.wraps(f)
+    def wrapper(*args):
+        calls.append(1)
+        return f(*args)
+    wrapper.calls = calls
+    return wrapper
+
+
+def test_a_rebound_global_is_read_again_by_each_transformation(restore_globals):
+    global beta, data
+    w, v = np.array([0.3, -0.2, 0.1]), np.array([1.0, 0.0, -1.0])
+    g, vg = bn.grad(loss_global), bn.value_and_grad(loss_global)
+    hv, jac = bn.hvp(loss_global), bn.jacrev(loss_global)
+    per_sample = bn.vmap(bn.grad(lambda w, x: np.tanh(x @ w) ** 2 + beta * kl(w)),
+                         in_axes=(None, 0))
+    for b, d in [(0.5, X), (2.0, X), (2.0, 3 * X), (-1.0, 3 * X), (0.5, X)]:
+        beta, data = b, d
+        want = want_grad(w, b, d)
+        for _ in range(2):                # the first call after a change, then a replay
+            np.testing.assert_allclose(g(w), want, rtol=1e-13)
+            np.testing.assert_allclose(vg(w)[1], want, rtol=1e-13)
+            np.testing.assert_allclose(jac(w), want, rtol=1e-13)
+            H = autograd.hessian(lambda w: anp.mean(anp.tanh(d @ w) ** 2)
+                                 + b * anp.sum(w ** 2))(w)
+            np.testing.assert_allclose(hv(w, v), H @ v, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(bn.hvp(loss_global, w, v), H @ v, rtol=1e-12,
+                                       atol=1e-14)
+            _, tangent = bn.jvp(loss_global, (w,), (v,))
+            assert tangent == pytest.approx(want @ v, rel=1e-12)
+            G = per_sample(w, d)
+            np.testing.assert_allclose(G[1], autograd.grad(
+                lambda w: anp.tanh(d[1] @ w) ** 2 + b * anp.sum(w ** 2))(w), rtol=1e-13)
+
+
+def test_traced_again_only_when_a_value_changes(restore_globals):
+    global beta
+    f = counting(loss_global)
+    g = bn.grad(f)
+    w = np.ones(3)
+    for _ in range(5):
+        g(w)
+    assert len(f.calls) == 1
+    beta = 0.25
+    for _ in range(5):
+        g(w)
+    assert len(f.calls) == 2
+
+
+def test_closures_objects_helpers_and_decorators():
+    w = np.array([0.3, -0.2, 0.1])
+    scale = 1.0
+
+    def closure(w):
+        return scale * np.sum(w ** 3)
+
+    g = bn.grad(closure)
+    assert g(w) == pytest.approx(3 * w ** 2)
+    scale = 4.0                                        # a nonlocal rebinding
+    np.testing.assert_allclose(g(w), 12 * w ** 2, rtol=1e-15)
+
+    class Model:
+        def __init__(self):
+            self.W, self.temperature = np.eye(3), 1.0
+
+        def loss(self, w):
+            return np.sum(np.exp(self.W @ w / self.temperature))
+
+    m = Model()
+    gm = bn.grad(m.loss)
+    np.testing.assert_allclose(gm(w), np.exp(w), rtol=1e-15)
+    m.temperature = 2.0                                # an annealed attribute
+    np.testing.assert_allclose(gm(w), np.exp(w / 2) / 2, rtol=1e-15)
+    m.W = 2 * np.eye(3)
+    np.testing.assert_allclose(gm(w), np.exp(w), rtol=1e-15)
+
+    gt = bn.grad(top)                                  # a global object, via a helper
+    np.testing.assert_allclose(gt(w), 2 * w + 1, rtol=1e-15)
+    config.lam = 3.0
+    try:
+        np.testing.assert_allclose(gt(w), 6 * w + 1, rtol=1e-15)
+    finally:
+        config.lam = 1.0
+
+    @counting                                          # functools.wraps: __wrapped__
+    def decorated(w):
+        return scale * np.sum(w)
+
+    gd = bn.grad(decorated)
+    np.testing.assert_allclose(gd(w), 4.0)
+    scale = -1.0
+    np.testing.assert_allclose(gd(w), -1.0)
+
+
+def test_a_rebound_generator_draws_as_numpy_would():
+    rng = np.random.default_rng(1)
+
+    def noisy(w):
+        return np.sum(w * rng.normal(size=3))
+
+    g = bn.grad(noisy)
+    first = g(np.ones(3))
+    np.testing.assert_array_equal(first, np.random.default_rng(1).normal(size=3))
+    rng = np.random.default_rng(7)                    # a new generator, rebound
+    np.testing.assert_array_equal(g(np.ones(3)), np.random.default_rng(7).normal(size=3))
+
+
+def test_a_value_rebound_on_every_call_warns_once_and_stays_right():
+    w = np.ones(3)
+    lam = 0.0
+
+    def loss(w):
+        return lam * np.sum(w ** 2)
+
+    g = bn.grad(loss)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(VARIANT_LIMIT + 3):
+            lam = float(k)
+            np.testing.assert_allclose(g(w), 2 * k * w)
+    found = [w for w in caught if issubclass(w.category, bn.VariantWarning)]
+    assert len(found) == 1
+    message = str(found[0].message)
+    assert "'lam'" in message and "argument" in message
+    assert found[0].filename == __file__
+
+
+def test_trainer_follows_a_rebound_global(restore_globals):
+    global beta
+    params = {"w": np.array([0.3, -0.2, 0.1])}
+
+    def loss(p, x):
+        return np.mean(np.tanh(x @ p["w"]) ** 2) + beta * kl(p["w"])
+
+    t = Trainer(loss, params, SGD(lr=0.1), X)
+    for b in (0.5, 3.0):
+        beta = b
+        w = t.params["w"].copy()
+        t.step(X)
+        np.testing.assert_allclose(t.params["w"], w - 0.1 * want_grad(w, b, X), rtol=1e-12)
+
+
+def test_in_place_changes_stay_frozen_as_documented():
+    """An array changed in place keeps its identity: as under jax.jit, the tape keeps the
+    values it was traced with (docs/sharp-bits.md); pass the array as an argument."""
+    scale = np.array([1.0, 1.0])
+    h = bn.grad(lambda x: np.sum(scale * x))
+    h(np.zeros(2))
+    scale[:] = 5.0
+    np.testing.assert_array_equal(h(np.zeros(2)), [1.0, 1.0])
+
+
+def test_a_name_rebound_to_an_equal_number_is_not_traced_again():
+    """``n = X.shape[0]`` in a loop makes a new int object of the same value each time (above
+    256): equal numbers, strings and None are compared by value, not identity."""
+    w = np.ones(3)
+    n = int("1000")
+
+    def loss(w):
+        return np.sum(w) * n
+
+    f = counting(loss)
+    g = bn.grad(f)
+    for _ in range(5):
+        n = int("1000")                     # a new object, the same value
+        np.testing.assert_allclose(g(w), 1000.0)
+    assert len(f.calls) == 1
+    n = 1001
+    np.testing.assert_allclose(g(w), 1001.0)
+    assert len(f.calls) == 2
