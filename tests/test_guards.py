@@ -251,6 +251,29 @@ def test_printing_a_loss_inside_the_function_prints_each_calls_value():
     assert out.getvalue().splitlines() == ["loss 1.00 1.0", "loss 2.00 2.0", "loss 5.00 5.0"]
 
 
+def test_percent_formatting_prints_as_f_strings_do():
+    """``"loss %.3f" % v`` asks for float(v), which a differentiated value refuses elsewhere:
+    under str's % it is text, as format(v) gives, under the same guard."""
+    def loss(w, i):
+        v = np.sum(w * w)
+        print("step %d loss %.2f (%5.1f%%)" % (i, v, 100 * v))
+        text = "%d" % (v * 2)
+        text %= ()
+        return v * len(text)
+    g = bn.grad(loss)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for s in range(3):
+            want = 2.0 * np.array([1.0, s]) * len("%d" % (2 * (1 + s * s)))
+            np.testing.assert_array_equal(g(np.array([1.0, float(s)]), s), want)
+    assert out.getvalue().splitlines() == ["step 0 loss 1.00 (100.0%)",
+                                           "step 1 loss 2.00 (200.0%)",
+                                           "step 2 loss 5.00 (500.0%)"]
+    assert bn.grad(lambda x: x % 1.5)(2.0) == 1.0       # a number's %: the op, not text
+    with pytest.raises(bn.ConcretizationError, match="float"):
+        bn.grad(lambda x: float(x) * x)(2.0)
+
+
 def test_a_traced_scalar_is_found_in_dicts_and_sets_as_its_value():
     d = {3.0: 2.0, 4.0: 5.0}
     g = bn.value_and_grad(lambda x: d.get(x[0], 1.0) * x[0] + (x[1] in {2.0, 7.0}) * x[1])

@@ -38,6 +38,24 @@ def storing_into_numpy():
     return user_instruction(1) == "store"
 
 
+def formatting_with_percent():
+    """Whether Python asks a traced value for ``float()`` / ``int()`` because the user's line
+    formats it with ``%`` (``"loss %.3f" % v``): called from the conversion that str's ``%``
+    calls, whose caller is the user's ``BINARY_OP %`` (a ``%`` of a traced value with a
+    number is Var's own ``__mod__``, which asks for no conversion)."""
+    frame = sys._getframe(2)
+    code, i = frame.f_code.co_code, frame.f_lasti
+    name = dis.opname[code[i]]
+    if name == "BINARY_OP":                            # Python 3.11 on: the op is its arg
+        return code[i + 1] in _REMAINDER
+    return name in ("BINARY_MODULO", "INPLACE_MODULO")    # before
+
+
+# BINARY_OP's arguments for % and %= (dis's table of them, Python 3.11 on)
+_REMAINDER = tuple(k for k, (name, _) in enumerate(getattr(dis, "_nb_ops", ()))
+                   if name in ("NB_REMAINDER", "NB_INPLACE_REMAINDER"))
+
+
 def user_instruction(depth=0):
     """What the user's line does where numpy (compiled code, no Python frame of its own) asked
     a traced value for an array: "store" (``out[i] = v``), "load" (``arr[v]``) or "call"

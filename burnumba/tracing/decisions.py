@@ -10,7 +10,7 @@ import numpy as np
 from .._errors import (ConcretizationError, TracerBoolError, UnsupportedMethodError,
                        UnsupportedOpError, at_user_site)
 from .concrete import EXACT, INTEGER, TRUTH, peek
-from .conversions import store_refused, storing_into_numpy
+from .conversions import formatting_with_percent, store_refused, storing_into_numpy
 from .dispatch import FUNCTIONS
 
 
@@ -42,12 +42,16 @@ class Decisions:
     def __float__(self):
         if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
             raise store_refused(self._b)
+        if formatting_with_percent():        # "loss %.3f" % v: text, as format(v) gives
+            return float(self._b.concrete(self, EXACT, "formatting with %"))
         self._cut_check("float()")
         return float(self._b.concrete(self, EXACT, "float()"))
 
     def __int__(self):
         if storing_into_numpy():             # out[i] = v into an integer numpy array
             raise store_refused(self._b)
+        if formatting_with_percent():        # "step %d" % v
+            return int(self._b.concrete(self, INTEGER, "formatting with %d"))
         # an integer is piecewise constant: its derivative is zero where it is defined
         return int(self._b.concrete(self, INTEGER, "int()"))
 
