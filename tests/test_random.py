@@ -226,6 +226,45 @@ def test_traced_parameters_are_reparameterised_with_numpys_bits(kind, method, pa
             np.testing.assert_allclose(got, np.sum(want * np.ones(4)), rtol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["Generator", "RandomState", "global"])
+def test_choice_from_traced_probabilities_is_numpys_draw(kind):
+    """REINFORCE as written: a = rng.choice(n, p=softmax(theta)), the loss -r(a) log p[a].
+    Each call draws numpy's very action (one uniform per sample, numpy's cdf search), the
+    index is read at run time (p[a] takes no guard; the Python list of rewards does), and
+    the gradient is the score function's."""
+    make = {"Generator": lambda: np.random.default_rng(5),
+            "RandomState": lambda: np.random.RandomState(5),
+            "global": lambda: (np.random.seed(5), np.random)[1]}[kind]
+    rewards = [1.0, 0.0, -1.0, 0.5]
+
+    def softmax(theta):
+        e = np.exp(theta - np.max(theta))
+        return e / np.sum(e)
+
+    gen = make()
+
+    def loss(theta):
+        p = softmax(theta)
+        a = gen.choice(4, p=p)
+        b = gen.choice(np.array([10.0, 20.0, 30.0, 40.0]), size=(2, 3),
+                       p=[p[0], p[1], p[2], p[3]])
+        return -rewards[a] * np.log(p[a]) + 1e-3 * np.sum(b) * np.sum(theta)
+
+    g = bn.value_and_grad(loss)
+    theta = np.array([0.3, -0.1, 0.2, 0.0])
+    plain = make() if kind != "global" else np.random.RandomState(5)   # the global's stream
+    for _ in range(12):
+        value, grad = g(theta)
+        p = softmax(theta)
+        a = plain.choice(4, p=p)
+        b = plain.choice(np.array([10.0, 20.0, 30.0, 40.0]), size=(2, 3), p=p)
+        want = -rewards[a] * (np.eye(4)[a] - p) + 1e-3 * np.sum(b)
+        assert value == pytest.approx(-rewards[a] * np.log(p[a]) + 1e-3 * np.sum(b)
+                                      * np.sum(theta), rel=1e-12)
+        np.testing.assert_allclose(grad, want, rtol=1e-12, atol=1e-15)
+    assert len(g.variants[next(iter(g.variants))]) <= 4        # one per reward read
+
+
 def test_variational_estimator_converges_to_the_true_gradient():
     """ELBO-style estimator: E_{z ~ N(mu, sigma^2)}[(z - 2)^2] = (mu - 2)^2 + sigma^2, whose
     gradient is (2 (mu - 2), 2 sigma). One reparameterised sample per call; the average
@@ -268,10 +307,10 @@ def test_an_unrecorded_draw_is_refused(case):
 REFUSED = {
     "shuffle": (lambda x: np.sum(x * np.random.shuffle(np.arange(3.0))), "permutation"),
     "a traced gamma shape": (lambda x: np.sum(np.random.gamma(x)), "traced parameter"),
-    "a traced choice probability": (lambda x: np.sum(np.random.choice(3, p=x)),
-                                    "traced parameter"),
-    "a list holding traced probabilities": (
-        lambda x: np.sum(np.random.choice(3, p=[x[0], x[1], x[2]])), "traced parameter"),
+    "a choice without replacement from traced probabilities": (
+        lambda x: np.sum(np.random.choice(3, 2, replace=False, p=x)), "replace=False"),
+    "traced probabilities that do not sum to 1": (
+        lambda x: np.sum(np.random.choice(3, p=2 * x)), "do not sum to 1"),
     "an unseeded generator made inside": (
         lambda x: np.sum(x * np.random.default_rng().normal(size=3)), "without a seed"),
 }

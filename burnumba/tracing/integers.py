@@ -5,9 +5,10 @@ traced value may index an array (a ``take`` row, which reads its indices at run 
 raises DataError for one out of range) only when it is integer data: an integer array
 argument, an integer constant, elements moved from those (a gather), rows of an integer
 table, or a row whose value is an integer whatever its operands (``floor``, ``ceil``,
-``trunc``, ``rint``: ``x.astype(int)`` is ``trunc`` with no gradient), their negatives,
-absolute values, maxima, minima and fmod, and, on a float64 tape, sums, products, remainders
-and floor quotients of integer data, which stay exact while below 2**53 (past that, an
+``trunc``, ``rint``: ``x.astype(int)`` is ``trunc`` with no gradient; the masks of
+comparisons, 0 or 1), their negatives, absolute values, maxima, minima and fmod, and, on a
+float64 tape, sums (elementwise, reductions, cumsum), products, remainders and floor
+quotients of integer data, which stay exact while below 2**53 (past that, an
 index is out of any array's bounds anyway). A float32 tape rounds above 2**24, so sums and
 products of its indices are not integer data.
 """
@@ -18,8 +19,13 @@ from ..kernels import ROWS
 # The largest integer that float32 holds exactly: a flat index computed on a float32 tape
 # must stay below it.
 EXACT32 = 2 ** 24
-# rows whose value is an integer (or NaN / inf, which the take row refuses at run time)
-INTEGER_VALUED = frozenset({"floor", "ceil", "trunc", "rint"})
+# rows whose value is an integer (or NaN / inf, which the take row refuses at run time):
+# roundings, and the masks (comparisons, logical ops, isnan: 0 or 1), so that
+# np.sum(cdf <= u) counts as numpy's int does
+INTEGER_VALUED = frozenset({"floor", "ceil", "trunc", "rint", "sign", "greater",
+                            "greater_equal", "less", "less_equal", "equal", "not_equal",
+                            "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
+                            "isinf", "isfinite", "signbit"})
 # rows that map integers to integers exactly in any float dtype (no rounding: the result is
 # one of the operands, or its sign changed, or fmod's exact remainder)
 INTEGER_EXACT = frozenset({"negative", "absolute", "maximum", "minimum", "fmod",
@@ -27,6 +33,9 @@ INTEGER_EXACT = frozenset({"negative", "absolute", "maximum", "minimum", "fmod",
 # rows that map integers to integers exactly while the result stays below 2**53 (float64)
 INTEGER_CLOSED = frozenset({"add", "subtract", "multiply", "square", "remainder",
                             "floor_divide"})
+# the reductions that do, on float64, when their immediate is 1 or -1 (a sum, not a mean);
+# "sum" reads its listed operands, the others their first
+INTEGER_SUMS = frozenset({"sum", "sum_axis", "cumsum"})
 
 
 def integer_data(b, v):
@@ -60,6 +69,14 @@ def integer_node(b, node, _seen=None):
         return integer_node(b, b.a0[node])
     if name in INTEGER_VALUED:
         return True
+    if name in INTEGER_SUMS and b.dtype == np.float64:
+        if name != "cumsum" and abs(b.imm[node]) != 1.0:
+            return False
+        start = b.pp[node]
+        operands = b.params[start + 1:start + 1 + b.params[start]] if name == "sum" else \
+            (b.a0[node],)
+        seen = set() if _seen is None else _seen
+        return all(integer_node(b, int(k), seen) for k in operands)
     if name in INTEGER_EXACT or (name in INTEGER_CLOSED and b.dtype == np.float64):
         seen = set() if _seen is None else _seen     # a shared operand is checked once
         if node in seen:

@@ -256,16 +256,73 @@ class Recorder:
                                v.size, tuple(shape)))
         return v
 
+    def _choice(self, source, args, kwargs, call):
+        """``choice(a, size, replace=True, p)`` with traced probabilities (a policy's action):
+        numpy's own algorithm, ``cdf = p.cumsum(); cdf /= cdf[-1]``, one uniform draw per
+        sample (``random`` / ``random_sample``: the same stream consumption), and the index
+        ``cdf.searchsorted(u, side='right')``, counted as the number of cdf entries <= u:
+        integer data of the tape, read at run time (it indexes traced arrays without a
+        guard; a Python decision on it is one). The draw carries no gradient (the score
+        function, log p[a], does). numpy's checks on p are guards."""
+        names = ("a", "size", "replace", "p", "axis", "shuffle")
+        given = dict(zip(names, args))
+        for name, v in kwargs.items():
+            if name not in names or name in given:
+                raise RandomSourceError(at_user_site(f"{call}: unexpected argument {name!r}"))
+            given[name] = v
+        a, size, p = given.get("a"), given.get("size"), given.get("p")
+        if isinstance(p, (list, tuple)) and _has_var(p):      # p=[p0, p1, p2]
+            p = np.stack([self.builder.lift(v) for v in p])
+        if _has_var(a) or _has_var(size) or not isinstance(p, Var) or any(
+                _has_var(given.get(k)) for k in ("replace", "axis", "shuffle")):
+            raise RandomSourceError(at_user_site(
+                f"{call} with a traced parameter: only the probabilities p may be traced "
+                "(a traced population, size or option would decide the result's shape)"))
+        if not given.get("replace", True) or given.get("axis", 0) != 0:
+            raise RandomSourceError(at_user_site(
+                f"{call} with traced p and replace=False or axis != 0: numpy's algorithm "
+                "there is not traced. Draw with replace=True, or choose with constant p"))
+        population = int(a) if isinstance(a, (int, np.integer)) else len(a)
+        if p.ndim != 1 or p.size != population:
+            raise RandomSourceError(at_user_site(
+                f"{call}: p must be 1-dimensional with one entry per choice ({population}), "
+                f"not of shape {p.shape} (numpy's ValueError)"))
+        p = self.builder.map("stop_gradient", p)
+        atol = max(np.sqrt(np.finfo(np.float64).eps), np.sqrt(np.finfo(self.builder.dtype).eps))
+        if bool(np.any(p < 0)):
+            raise RandomSourceError(at_user_site(f"{call}: probabilities are not "
+                                                 "non-negative (numpy's ValueError)"))
+        if bool(abs(np.sum(p) - 1.0) > atol):
+            raise RandomSourceError(at_user_site(f"{call}: probabilities do not sum to 1 "
+                                                 "(numpy's ValueError)"))
+        cdf = np.cumsum(p)
+        cdf = cdf / cdf[-1]
+        shape = () if size is None else \
+            (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        real = _real(source.get())
+        uniform = "random" if isinstance(real, np.random.Generator) else "random_sample"
+        drawn = {"size": shape if size is not None else None}
+        u = self._input(source, uniform, (), drawn, shape, "f",
+                        getattr(self._twin(real), uniform)(**drawn))
+        idx = np.sum(cdf <= np.expand_dims(u, -1), axis=-1)
+        self.builder.input_kinds[idx.node] = "i"       # numpy's int64 index
+        if isinstance(a, (int, np.integer)):
+            return idx
+        return self.builder.lift(np.asarray(a))[idx]
+
     def _reparam(self, source, method, args, kwargs, call):
         """A draw with traced parameters: the standard variate, drawn with the same stream
         consumption, and numpy's formula applied as traced ops."""
+        if method == "choice":
+            return self._choice(source, args, kwargs, call)
         spec = _REPARAM.get(method)
         if spec is None:
             raise RandomSourceError(at_user_site(
-                f"{call} with a traced parameter: only normal, uniform, exponential and "
-                f"lognormal take traced parameters (burnumba draws the standard variate and "
-                f"applies numpy's formula). Draw with constant parameters, or write the "
-                f"transform yourself, e.g. loc + scale * rng.standard_normal(size)"))
+                f"{call} with a traced parameter: only normal, uniform, exponential, "
+                f"lognormal and choice's p take traced parameters (burnumba draws the "
+                f"standard variate and applies numpy's formula). Draw with constant "
+                f"parameters, or write the transform yourself, e.g. loc + scale * "
+                f"rng.standard_normal(size)"))
         on_generator, on_legacy, names, defaults, formula = spec
         params = dict(zip(names, defaults))
         size = None
