@@ -401,8 +401,9 @@ REFUSED = {
 
 def _into_numpy(x):
     out = np.zeros(3)
+    kept = [out]                    # a second reference: the array cannot be replaced
     out[:2] = x[:2]
-    return out
+    return kept[0]
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -415,13 +416,134 @@ def test_refused_writes_name_the_fix(name):
     assert "test_inplace.py" in str(e.value)          # points at the user's line
 
 
-def test_writing_a_traced_scalar_into_a_numpy_array_names_the_fix():
+def test_writing_a_traced_scalar_into_a_shared_numpy_array_names_the_fix():
     def f(x):
         out = np.zeros(3)
+        alias = out                 # two names: replacing one would not change the other
         out[0] = x[0]               # numpy asks float(x[0]): refused, the cause names the fix
-        return np.sum(out)
+        return np.sum(alias)
     with pytest.raises(bn.InplaceError, match="np.zeros_like"):   # not numpy's ValueError
         bn.grad(f)(np.ones(3))
+
+
+# -- writes into numpy arrays the function holds itself (tracing/promote.py) ------------------
+
+def _spring(k, steps=40, dt=0.05):
+    """Explicit Euler with a collision, written on a numpy state array in place."""
+    state = np.array([1.0, 0.0])
+    for _ in range(steps):
+        a = -k * state[0]
+        state[1] += dt * a
+        state[0] += dt * state[1]
+        if state[0] < -0.5:
+            state[0] = -0.5
+            state[1] = -0.8 * state[1]
+    return state[0] ** 2
+
+
+def _filled(x):
+    out = np.zeros((3, 2))          # preallocated, then filled: rows, elements, columns
+    for i in range(3):
+        out[i] = x * i
+        out[i, 1] = x[0] ** 2
+    out[:, 0] += x[1]
+    out[-1, ::-1] *= x
+    return np.sum(out ** 2)
+
+
+def _in_closure(x):
+    acc = np.zeros(2)               # a cell: the inner function reads the same variable
+
+    def add(v):
+        acc[0] += v                 # the store in the inner function's frame
+
+    add(x[0])
+    add(x[1] ** 2)
+    acc[1] = x[0] * x[1]
+    return acc[0] * acc[1]
+
+
+@pytest.mark.parametrize("f, x", [(_spring, 2.0), (_spring, 7.0), (_filled, [1.0, 2.0]),
+                                  (_filled, [-0.5, 3.0]), (_in_closure, [0.7, -1.2])])
+def test_a_numpy_array_the_function_holds_becomes_traced_at_its_first_traced_write(f, x):
+    """state = np.array(...); state[1] += dt * a: the local is rebound to a traced copy with
+    the value written, so the program runs as written, with numpy's values and the
+    gradients of its finite differences (autograd and JAX refuse the line)."""
+    x = np.asarray(x, dtype=float) if isinstance(x, list) else x
+    g = bn.value_and_grad(f)
+    for _ in range(2):                                  # traced, then replayed
+        value, grad = g(x)
+        assert value == pytest.approx(f(x), rel=1e-13)
+        xs = np.atleast_1d(np.asarray(x, dtype=float))
+        fd = [(f(_moved(x, j, 1e-6)) - f(_moved(x, j, -1e-6))) / 2e-6 for j in range(xs.size)]
+        np.testing.assert_allclose(np.atleast_1d(grad), fd, rtol=1e-6, atol=1e-8)
+
+
+def _moved(x, j, h):
+    if np.ndim(x) == 0:
+        return x + h
+    y = np.array(x, dtype=float)
+    y[j] += h
+    return y
+
+
+def test_a_promoted_array_under_jvp_and_vmap():
+    xs = np.array([[1.0, 2.0], [-0.5, 3.0], [0.2, 0.1]])
+    G = bn.vmap(bn.grad(_filled))(xs)
+    for x, got in zip(xs, G):
+        np.testing.assert_allclose(got, bn.grad(_filled)(x), rtol=1e-13)
+    _, t = bn.jvp(_spring, (2.0,), (1.0,))
+    assert t == pytest.approx(bn.grad(_spring)(2.0), rel=1e-12)
+
+
+_BUFFER = np.zeros(2)
+
+
+class _Holder:
+    def __init__(self):
+        self.buf = np.zeros(2)
+
+
+_HOLDER = _Holder()
+
+
+def _view_then_write(x):
+    out = np.zeros((2, 2))
+    row = out[0]                    # a view: it would keep reading the old array
+    out[0, 1] = x
+    return np.sum(row)
+
+
+def _global_buffer(x):
+    _BUFFER[0] = x
+    return np.sum(_BUFFER)
+
+
+def _attribute(x):
+    _HOLDER.buf[0] = x
+    return np.sum(_HOLDER.buf)
+
+
+def _integer_array(x):
+    out = np.zeros(2, dtype=int)
+    out[0] = x
+    return np.sum(out)
+
+
+def _listed(x):
+    out = np.zeros(2)
+    both = [out, out]
+    out[0] = x
+    return both[1][0]
+
+
+@pytest.mark.parametrize("f", [_view_then_write, _global_buffer, _attribute, _integer_array,
+                               _listed])
+def test_a_numpy_array_seen_from_elsewhere_is_not_replaced(f):
+    """Another name, a list, a view, a global or an attribute would keep the old array:
+    the write is refused, with the fix, rather than computed with a stale copy."""
+    with pytest.raises(bn.InplaceError, match="np.zeros_like"):
+        bn.grad(f)(0.5)
 
 
 # -- autograd: the functional rewrites agree --------------------------------------------------
@@ -548,3 +670,20 @@ def test_jax_at_add_repeats_min_max_apply_get_and_refusals():
         bn.grad(lambda x: np.sum(x.at[0].set(1.0, mode="drop")))(x)
     with pytest.raises(AttributeError, match="set, add, multiply"):
         bn.grad(lambda x: np.sum(x.at[0].scatter(1.0)))(x)
+
+
+def _made_outside():
+    buf = np.zeros(2)               # the enclosing scope outlives the trace
+    holder = _Holder()              # an object: the trace cache does not key (hold) buf
+
+    def loss(x):
+        buf[0] = x * holder.buf[1]
+        return np.sum(buf)
+    return loss
+
+
+def test_a_closure_array_from_outside_the_trace_is_not_replaced():
+    """The cell belongs to a function that made the traced one: it outlives the trace, so a
+    traced value must not be left in it; the write is refused with the fix."""
+    with pytest.raises(bn.InplaceError, match="np.zeros_like"):
+        bn.grad(_made_outside())(0.5)

@@ -12,6 +12,7 @@ from .._errors import (ConcretizationError, TracerBoolError, UnsupportedMethodEr
 from .concrete import EXACT, INTEGER, TRUTH, peek
 from .conversions import formatting_with_percent, store_refused, storing_into_numpy
 from .dispatch import FUNCTIONS
+from .promote import stored_scalar
 
 
 def number_kind(v):
@@ -41,7 +42,7 @@ class Decisions:
 
     def __float__(self):
         if storing_into_numpy():             # numpy's out[i] = v asks for float(v)
-            raise store_refused(self._b)
+            return stored_scalar(self)       # out a local array: now a traced one
         if formatting_with_percent():        # "loss %.3f" % v: text, as format(v) gives
             return float(self._b.concrete(self, EXACT, "formatting with %"))
         self._cut_check("float()")

@@ -5,11 +5,12 @@ traced value may index an array (a ``take`` row, which reads its indices at run 
 raises DataError for one out of range) only when it is integer data: an integer array
 argument, an integer constant, elements moved from those (a gather), rows of an integer
 table, or a row whose value is an integer whatever its operands (``floor``, ``ceil``,
-``trunc``, ``rint``: ``x.astype(int)`` is ``trunc`` with no gradient; the masks of
-comparisons, 0 or 1), their negatives, absolute values, maxima, minima and fmod, and, on a
-float64 tape, sums (elementwise, reductions, cumsum), products, remainders and floor
-quotients of integer data, which stay exact while below 2**53 (past that, an
-index is out of any array's bounds anyway). A float32 tape rounds above 2**24, so sums and
+``trunc``, ``rint``: ``x.astype(int)`` is ``trunc`` with no gradient), their negatives,
+absolute values, maxima, minima and fmod, and, on a float64 tape, sums (elementwise,
+reductions, cumsum), products, remainders and floor quotients of integer data and the
+reductions of masks (``np.sum(x > 0)``: numpy's int; a mask itself indexes as a mask),
+which stay exact while below 2**53 (past that, an index is out of any array's bounds
+anyway). A float32 tape rounds above 2**24, so sums and
 products of its indices are not integer data.
 """
 import numpy as np
@@ -19,13 +20,13 @@ from ..kernels import ROWS
 # The largest integer that float32 holds exactly: a flat index computed on a float32 tape
 # must stay below it.
 EXACT32 = 2 ** 24
-# rows whose value is an integer (or NaN / inf, which the take row refuses at run time):
-# roundings, and the masks (comparisons, logical ops, isnan: 0 or 1), so that
-# np.sum(cdf <= u) counts as numpy's int does
-INTEGER_VALUED = frozenset({"floor", "ceil", "trunc", "rint", "sign", "greater",
-                            "greater_equal", "less", "less_equal", "equal", "not_equal",
-                            "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
-                            "isinf", "isfinite", "signbit"})
+# rows whose value is an integer (or NaN / inf, which the take row refuses at run time)
+INTEGER_VALUED = frozenset({"floor", "ceil", "trunc", "rint"})
+# rows whose value is a mask (0 or 1): numpy's booleans, which index as masks, not as
+# integers, but whose sums are numpy's ints (np.sum(cdf <= u))
+MASKS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+                   "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
+                   "isinf", "isfinite", "signbit"})
 # rows that map integers to integers exactly in any float dtype (no rounding: the result is
 # one of the operands, or its sign changed, or fmod's exact remainder)
 INTEGER_EXACT = frozenset({"negative", "absolute", "maximum", "minimum", "fmod",
@@ -76,7 +77,8 @@ def integer_node(b, node, _seen=None):
         operands = b.params[start + 1:start + 1 + b.params[start]] if name == "sum" else \
             (b.a0[node],)
         seen = set() if _seen is None else _seen
-        return all(integer_node(b, int(k), seen) for k in operands)
+        return all(ROWS[b.op[int(k)]].name in MASKS or integer_node(b, int(k), seen)
+                   for k in operands)
     if name in INTEGER_EXACT or (name in INTEGER_CLOSED and b.dtype == np.float64):
         seen = set() if _seen is None else _seen     # a shared operand is checked once
         if node in seen:

@@ -20,6 +20,7 @@ from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  #
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
 from .decisions import Decisions
+from .promote import stored_array
 
 CONST = OPCODE["const"]
 _COMPARE = {OPCODE[name]: name for name in COMPARISONS}
@@ -687,8 +688,8 @@ class Var(Decisions):
         caller = numpy_caller()
         if caller is None:          # np.array / np.asarray, a ufunc, arr[idx] in the user's code
             what = user_instruction()
-            if what == "store":
-                raise InplaceError(at_user_site(INTO_NUMPY))
+            if what == "store":              # out[key] = v: a local numpy array, traced
+                return stored_array(self)
             if what == "call" and (dtype is None or np.dtype(dtype) == object):
                 # np.array([a, b, 3.0]), np.asarray(list_of_traced): numpy asks each element
                 # for an array and gets an object array of traced scalars, so the list
