@@ -73,6 +73,9 @@ METHODS = {
     "real": lambda x: x.real,
     "imag": lambda x: x.imag + x,
     "mT": lambda x: x.reshape(3, 2, 2).mT if hasattr(x, "mT") else None,
+    "round": lambda x: x.round(1) + x,
+    "compress": lambda x: x.compress([True, False, True, True, False]),
+    "compress axis": lambda x: x.compress([False, True], axis=0),
 }
 
 

@@ -66,6 +66,9 @@ CASES = [
     ("diag-vector-k1", lambda m, x: m.diag(x, k=1), [(3,)]),
     ("diag-matrix", lambda m, x: m.diag(x), [(4, 4)]),
     ("diag-matrix-k1", lambda m, x: m.diag(x, 1), [(3, 4)]),
+    ("diagflat", lambda m, x: m.diagflat(x), [(2, 2)]),
+    ("diagflat-k-1", lambda m, x: m.diagflat(x, -1), [(3,)]),
+    ("compress-axis1", lambda m, x: m.compress([True, False, True], x, axis=1), [(2, 4)]),
     ("diag-matrix-k-1", lambda m, x: m.diag(x, -1), [(4, 3)]),
     ("diagonal", lambda m, x: m.diagonal(x, 1), [(3, 4)]),
     ("diagonal-3d", lambda m, x: m.diagonal(x, -1, axis1=2, axis2=0), [(4, 3, 3)]),
@@ -163,6 +166,8 @@ def _numpy_vjp(f, xs, u):
 # Jacobian by unit vectors only (see _numpy_vjp). The reasons, as autograd reports them:
 AUTOGRAD_LACKS = {
     "flip-": "no VJP for flip",
+    "diagflat": "no VJP for diagflat",
+    "compress": "no VJP for compress",
     "take_along_axis": "no VJP for take_along_axis",
     "pad-1d": "pad's VJP fails when mode is left to its default (pad_vjp() missing 'mode')",
     "pad-values": "pad's VJP fails when mode is left to its default",

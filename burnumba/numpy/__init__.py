@@ -40,12 +40,12 @@ from .elementwise import (abs, absolute, acos, acosh, add, allclose, arccos, arc
 from .elementwise import erf, stop_gradient  # noqa: F401
 from .shapes import (append, array_split, atleast_1d, atleast_2d, atleast_3d, block,
                      broadcast_to, column_stack, concatenate, delete, diag, diagonal, diff,
-                     dstack, ediff1d, expand_dims, flip, fliplr, flipud, hstack, insert,
-                     moveaxis, pad, ravel, repeat, reshape, resize, roll, rollaxis, rot90,
+                     diagflat, dstack, ediff1d, expand_dims, flip, fliplr, flipud, hstack,
+                     insert, moveaxis, pad, ravel, repeat, reshape, resize, roll, rollaxis, rot90,
                      split, squeeze, stack, swapaxes, tile, transpose, tril, triu, vstack)
 from .creation import (array, asarray, empty_like, full_like, linspace, logspace, meshgrid,
                        ones_like, zeros_like)
-from .indexing import take, take_along_axis
+from .indexing import compress, take, take_along_axis
 from .reductions import (all, amax, amin, any, count_nonzero, cumprod, cumsum, max, mean, min,
                          nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar, prod, std, sum,
                          sumsq, var)
@@ -77,7 +77,7 @@ __all__ = [
     "swapaxes", "broadcast_to", "expand_dims", "squeeze", "take", "relu", "sigmoid", "rsqrt",
     "sumsq", "clip", "sign", "sinh", "cosh", "tan", "arcsin", "arccos", "arctan", "arctan2",
     "hypot", "exp2", "expm1", "log1p", "log2", "log10", "logaddexp", "logaddexp2", "fmax", "fmin",
-    "floor", "ceil", "remainder", "mod", "flip", "fliplr", "flipud",
+    "floor", "ceil", "remainder", "mod", "flip", "fliplr", "flipud", "diagflat", "compress",
     "roll", "repeat", "tile", "moveaxis", "rollaxis",
     "atleast_1d", "atleast_2d", "atleast_3d", "vstack", "hstack", "column_stack", "tril", "triu",
     "diag", "diagonal", "trace", "diff", "outer", "kron", "cross", "pad", "take_along_axis",

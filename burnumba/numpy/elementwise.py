@@ -17,7 +17,7 @@ import numpy as np
 from .._errors import (InplaceError, InputError, ShapeError, UnsupportedOpError,
                        at_user_site)
 from ..kernels import ROWS
-from ..tracing.dispatch import implements, implements_ufunc
+from ..tracing.dispatch import implements, implements_method, implements_ufunc
 from ..tracing.tracer import Var, broadcast_to as _expand, is_mask, power as _power, tiles
 from ._common import _NOVALUE, _builder, _lift, _no_out
 
@@ -241,6 +241,7 @@ def divmod(x1, x2):
     return _floor_divide(x1, x2), _remainder(x1, x2)
 
 
+@implements_method("round")           # x.round(decimals), the method
 @implements(np.round, np.around)
 def round(a, decimals=0, out=None):
     """numpy.round: rint(a * 10**d) / 10**d (rint(a / 10**-d) * 10**-d for d < 0), numpy's

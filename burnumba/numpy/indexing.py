@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
-from ..tracing.dispatch import implements
+from ..tracing.dispatch import implements, implements_method
 from ..tracing.integers import EXACT32 as _EXACT32
 from ..tracing.integers import integer_data as _integer_data
 from ..tracing.tracer import Var, is_boolean, normalize_axis
@@ -44,6 +44,35 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         indices = np.take(np.arange(a.shape[axis]), indices, mode=mode)
     return a[(slice(None),) * axis + (indices if isinstance(indices, Var) else
                                        np.asarray(indices),)]
+
+
+@implements_method("compress")
+def _compress_method(a, condition, axis=None, out=None):
+    return compress(condition, a, axis, out)
+
+
+@implements(np.compress)
+def compress(condition, a, axis=None, out=None):
+    """numpy.compress: the slices along ``axis`` where ``condition`` is true (its first
+    len(condition) only, as numpy's); a traced condition is decided (guards), as x[mask]."""
+    if _builder(a, condition) is None:
+        return np.compress(condition, a, axis, out)
+    if out is not None:
+        raise InplaceError(at_user_site(
+            "numpy.compress(..., out=...) writes in place, which is not traceable: use the "
+            "returned value instead"))
+    b = _builder(a, condition)
+    a = b.lift(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis(axis, a.ndim, "compress")
+    cond = _decided(condition, "np.compress") if isinstance(condition, Var) else \
+        np.asarray(condition, dtype=bool)
+    if cond.ndim != 1 or cond.size > a.shape[axis]:
+        raise ShapeError(at_user_site(
+            f"compress: condition of shape {cond.shape} for an axis of length "
+            f"{a.shape[axis]}: a 1-D condition at most that long (numpy's IndexError)"))
+    return take(a, np.flatnonzero(cond), axis)
 
 
 # -- positions of the true elements: a traced mask is decided (guards), its positions data

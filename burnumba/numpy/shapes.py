@@ -354,6 +354,15 @@ def diag(v, k=0):
     return _moved("diag", v, lambda p: np.diag(p, k))
 
 
+@implements(np.diagflat)
+def diagflat(v, k=0):
+    """numpy.diagflat: the flattened input as the k-th diagonal of a square matrix."""
+    if _builder(v) is None:
+        return np.diagflat(v, k)
+    v = _lift(v)
+    return _filled("diagflat", v, lambda p: np.diagflat(p, k))
+
+
 @implements(np.diagonal)
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """numpy.diagonal (a gather; the diagonal's axis comes last, as numpy's)."""

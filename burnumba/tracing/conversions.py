@@ -86,7 +86,7 @@ _IN_PLACE = ("it writes in place, which is not traceable: build a new array (bnp
 NOT_TRACED = {
     **dict.fromkeys(("tolist", "tobytes", "tofile", "dump", "dumps", "__array__"),
                     _CONCRETE),
-    **dict.fromkeys(("argpartition", "round", "compress"),
+    **dict.fromkeys(("argpartition", "compress"),
                     _NOT_DIFFERENTIABLE),
     "searchsorted": "call np.searchsorted(x, v), which traces (its points decided under a "
                     "guard)",

@@ -3,6 +3,7 @@
 Tracing is symbolic, as under ``jax.jit``: a ``Var`` knows its node and shape, not its value.
 Every node gets the next slice of the value arena, so tape order is execution order and the
 offsets of all nodes are known while tracing (the ``gather`` row relies on that)."""
+import functools
 import hashlib
 import math
 
@@ -20,6 +21,7 @@ from .conversions import (INTO_NUMPY, MEMORY, NOT_TRACED, cast_check, refuse,  #
 from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, call,
                        dispatched, scipy_hint)
 from .decisions import Decisions
+from .broadcasting import tiles
 from .promote import stored_array
 
 CONST = OPCODE["const"]
@@ -406,15 +408,6 @@ class Builder:
         need = any(self.need[x.node] for x in xs)
         node = self.add(name, (), params=[len(xs)] + [x.node for x in xs], imm=scale, need=need)
         return Var(self, node, ())
-
-
-def tiles(shape, out):
-    """Whether an operand of ``shape`` repeats whole in row-major order over ``out``: a
-    scalar, the same shape, or a suffix of it after leading 1s (bias (C,) over (B, T, C))."""
-    core = tuple(shape)
-    while core and core[0] == 1:
-        core = core[1:]
-    return not core or tuple(out[len(out) - len(core):]) == core
 
 
 def normalize_axis(axis, ndim, name):
@@ -900,6 +893,8 @@ class Var(Decisions):
         if name == "_alias":                # the slot, unset: no view of this value was taken
             return None
         if not name.startswith("__") and hasattr(np.ndarray, name):
+            if name in METHODS:             # an ndarray method burnumba.numpy registered
+                return functools.partial(METHODS[name], self)
             hint = NOT_TRACED.get(name)
             if hint is None:
                 hint = ("use the burnumba.numpy function, or compute constants with numpy "
@@ -929,8 +924,8 @@ class Var(Decisions):
 
 def supported_methods():
     """The ndarray methods and attributes traced arrays have (numpy's names)."""
-    return sorted(n for n in dir(ArrayVar)
-                  if not n.startswith("_") and hasattr(np.ndarray, n))
+    return sorted({n for n in (*dir(ArrayVar), *METHODS)
+                   if not n.startswith("_") and hasattr(np.ndarray, n)})
 
 
 class ArrayVar(Var):
