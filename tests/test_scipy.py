@@ -1663,32 +1663,118 @@ def test_scipy_special_ufuncs_named_as_numpys_take_numpys_rows(name):
                                   bn.grad(lambda x: np.sum(numpys(x)))(x))
 
 
-REFUSED = [
-    ("scipy.stats.norm.logpdf", lambda x: ST.norm.logpdf(x), "burnumba.scipy.stats.norm.logpdf"),
+AS_WRITTEN = [
+    ("scipy.stats.norm.logpdf", lambda x: ST.norm.logpdf(x),
+     lambda x: stats.norm.logpdf(x)),
     ("scipy.stats.norm.cdf (frozen)", lambda x: ST.norm(0.0, 2.0).cdf(x),
-     "burnumba.scipy.stats.norm.cdf"),
+     lambda x: stats.norm.cdf(x, 0.0, 2.0)),
+    ("scipy.stats.norm frozen at traced parameters", lambda x: ST.norm(x[0], 2.0).logpdf(x),
+     lambda x: stats.norm.logpdf(x, x[0], 2.0)),
     ("scipy.stats.multivariate_normal.logpdf",
      lambda x: ST.multivariate_normal.logpdf(x, np.zeros(3), np.eye(3)),
-     "burnumba.scipy.stats.multivariate_normal.logpdf"),
-    ("scipy.special.logsumexp", lambda x: S.logsumexp(x), "burnumba.scipy.special.logsumexp"),
-    ("scipy.special.polygamma", lambda x: S.polygamma(1, x),
-     "burnumba.scipy.special.polygamma"),
+     lambda x: stats.multivariate_normal.logpdf(x, np.zeros(3), np.eye(3))),
+    ("scipy.special.logsumexp", lambda x: S.logsumexp(x), lambda x: bsp.logsumexp(x)),
+    ("scipy.special.polygamma", lambda x: S.polygamma(1, x), lambda x: bsp.polygamma(1, x)),
     ("scipy.signal.convolve", lambda x: scipy.signal.convolve(x, np.ones(2)),
-     "burnumba.scipy.signal.convolve"),
+     lambda x: signal.convolve(x, np.ones(2))),
     ("scipy.integrate.odeint", lambda x: scipy.integrate.odeint(
-        lambda y, t: -y, x, np.array([0.0, 1.0])), "burnumba.scipy.integrate.odeint"),
+        lambda y, t: -y, x, np.array([0.0, 1.0])),
+     lambda x: integrate.odeint(lambda y, t: -y, x, np.array([0.0, 1.0]))),
     ("scipy.linalg.expm", lambda x: scipy.linalg.expm(np.outer(x, x)),
-     "burnumba.scipy.linalg.expm"),
+     lambda x: linalg.expm(np.outer(x, x))),
+]
+
+
+@pytest.mark.parametrize("name, call, ours", AS_WRITTEN, ids=[r[0] for r in AS_WRITTEN])
+def test_scipy_calls_inside_a_traced_function_run_as_written(name, call, ours):
+    """scipy's own functions, read by the traced function from a module it names (ST.norm,
+    scipy.linalg.expm), are burnumba.scipy's on traced values while it is traced
+    (transforms/scipy_calls.py): the same values and gradients, and scipy's objects are
+    back in place afterwards."""
+    x = np.array([0.3, 0.5, 0.9])
+    before = (ST.norm, S.logsumexp, scipy.linalg.expm)
+    value, grad = bn.value_and_grad(lambda x: np.sum(call(x)))(x)
+    want_value, want_grad = bn.value_and_grad(lambda x: np.sum(ours(x)))(x)
+    np.testing.assert_allclose(value, want_value, rtol=1e-14)
+    # scipy's own value (odeint: burnumba's integrator against LSODA, to scipy's rtol)
+    np.testing.assert_allclose(value, np.sum(call(x)), rtol=1e-7 if "odeint" in name else 1e-12)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-14)
+    assert (ST.norm, S.logsumexp, scipy.linalg.expm) == before
+
+
+_scipy_logsumexp = scipy.special.logsumexp          # a name bound to scipy's function
+
+
+def _autograd_style_loss(mu, log_sigma, x):
+    """A Gaussian fit as an autograd user writes it, with scipy instead of autograd.scipy:
+    scipy.stats and scipy.special through names and modules, a frozen distribution and a
+    closure over a scipy function."""
+    cdf = scipy.stats.norm.cdf
+
+    def tail(v):
+        return np.log(1.0 - cdf(v))
+    sigma = np.exp(log_sigma)
+    return (-np.sum(scipy.stats.norm(mu, sigma).logpdf(x)) + _scipy_logsumexp(x / sigma)
+            + tail(mu))
+
+
+def test_an_autograd_style_program_with_scipy_runs_as_written():
+    x = np.array([0.2, -0.4, 1.1, 0.7])
+
+    def ours(mu, log_sigma, x):
+        sigma = np.exp(log_sigma)
+        return (-np.sum(stats.norm.logpdf(x, mu, sigma)) + bsp.logsumexp(x / sigma)
+                + np.log(1.0 - stats.norm.cdf(mu)))
+
+    got = bn.value_and_grad(_autograd_style_loss, argnums=(0, 1))(0.3, -0.2, x)
+    want = bn.value_and_grad(ours, argnums=(0, 1))(0.3, -0.2, x)
+    assert got[0] == pytest.approx(_autograd_style_loss(0.3, -0.2, x), rel=1e-12)
+    assert got[0] == pytest.approx(want[0], rel=1e-14)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-13)
+    assert _scipy_logsumexp is scipy.special.logsumexp and type(scipy.stats.norm).__name__ \
+        == "norm_gen"
+
+
+def test_other_threads_get_scipys_own_results_during_a_trace():
+    """While one thread traces, the stand-in in scipy.stats.norm's place gives another
+    thread, calling with plain values, scipy's own result (it chooses by argument type)."""
+    import threading
+    stop, errors = threading.Event(), []
+    x = np.linspace(-2.0, 2.0, 7)
+    want = scipy.stats.norm.logpdf(x, 0.3, 1.5)
+
+    def plain():
+        while not stop.is_set():
+            if not np.array_equal(scipy.stats.norm.logpdf(x, 0.3, 1.5), want):
+                errors.append("differs")
+
+    worker = threading.Thread(target=plain)
+    worker.start()
+    try:
+        for k in range(30):
+            f = eval("lambda m: np.sum(scipy.stats.norm.logpdf(x, m, 1.5)) * %d" % (k + 1),
+                     {"np": np, "scipy": scipy, "x": x})
+            bn.grad(f)(0.3)                              # a new function: a new trace
+    finally:
+        stop.set()
+        worker.join()
+    assert not errors and type(scipy.stats.norm).__name__ == "norm_gen"
+
+
+REFUSED = [
     ("scipy.stats.t.ppf", lambda x: ST.t.ppf(x, 3.0), "no replacement"),
+    ("scipy.special.logsumexp by a computed name",
+     lambda x: getattr(S, "logsum" + "exp")(x), "burnumba.scipy.special.logsumexp"),
 ]
 
 
 @pytest.mark.parametrize("name, call, replacement", REFUSED, ids=[r[0] for r in REFUSED])
 def test_scipy_calls_that_cannot_trace_name_the_replacement(name, call, replacement):
-    """scipy functions that do Python-level work on their argument refuse a traced value with
-    a burnumba error that names our function and points at the user's line (this file)."""
+    """A scipy function burnumba.scipy lacks, or one the function reaches in a way the walk
+    does not follow (a computed name), refuses a traced value with a burnumba error that
+    names our function and points at the user's line (this file)."""
     with pytest.raises(ConcretizationError) as err:
-        bn.grad(lambda x: np.sum(call(x)))(np.ones(3))
+        bn.grad(lambda x: np.sum(call(x)))(np.array([0.3, 0.5, 0.9]))
     message = str(err.value)
     assert replacement in message and name.split(" ")[0] in message
     assert "test_scipy.py" in message.splitlines()[-1]

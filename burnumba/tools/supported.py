@@ -72,8 +72,15 @@ SCIPY_REFUSED = (
     ("the derivative of stats.binom cdf / sf / logcdf / logsf in n",
      "scipy's binom takes an integer n (NaN at any other): the tails are a step function of "
      "n; an error names it"),
-    ("stats.*.rvs, stats.*.fit, stats.*.entropy, the frozen distributions (norm(0, 1).logpdf)",
-     "sampling and fitting are not traced; call the module function with the parameters"),
+    ("stats.*.rvs, stats.*.fit, stats.*.entropy",
+     "sampling and fitting are not traced; draw with a numpy generator inside the function "
+     "(its draws are replayed) or call the module function with the parameters"),
+    ("scipy's function reached by a name the code computes (getattr(scipy.special, name)), "
+     "or through an object more than one attribute down",
+     "scipy's own functions that the traced function reads from its globals, closures or "
+     "the scipy modules it names (scipy.stats.norm.logpdf, a frozen norm(mu, sigma), "
+     "from scipy.special import logsumexp) are burnumba.scipy's while it is traced; others "
+     "raise an error naming the replacement"),
 )
 
 
