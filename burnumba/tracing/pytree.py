@@ -2,6 +2,9 @@
 structure (a node's type and its children's structures; a dict's sorted keys). ``None`` is
 a node without children, as in JAX: ``{"w": w, "b": None}`` has one leaf, and a gradient
 with respect to it is ``{"w": dw, "b": None}``."""
+import dataclasses
+import functools
+
 from .._errors import PytreeError
 
 _NONE = type(None)
@@ -9,11 +12,30 @@ NONE_DEF = (_NONE, ())          # the structure of None: an empty subtree
 
 
 def is_node(x):
-    """Whether ``x`` is a pytree node: a tuple, list or dict, or a namedtuple
-    (collections.namedtuple, typing.NamedTuple: rebuilt from its fields, as in JAX)."""
+    """Whether ``x`` is a pytree node: a tuple, list or dict, a namedtuple
+    (collections.namedtuple, typing.NamedTuple: rebuilt from its fields, as in JAX), or a
+    dataclass instance (its fields, in order; JAX needs it registered first)."""
     t = type(x)
     return t is tuple or t is list or t is dict or (isinstance(x, tuple) and
-                                                    hasattr(t, "_fields"))
+                                                    hasattr(t, "_fields")) or \
+        hasattr(t, "__dataclass_fields__")
+
+
+@functools.lru_cache(maxsize=256)
+def fields(cls):
+    """A dataclass's field names, in order (its pytree children)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def rebuilt(cls, names, values):
+    """A dataclass instance of these field values, as ``dataclasses.replace`` would leave
+    it but without running ``__init__`` / ``__post_init__`` (a field may hold a traced
+    value or a gradient, which a user's checks in them are not written for); frozen
+    dataclasses too."""
+    obj = object.__new__(cls)
+    for name, value in zip(names, values):
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 def flatten(tree):
@@ -28,6 +50,9 @@ def _flatten(tree, leaves):
     if t is dict:
         keys = tuple(sorted(tree))
         return (dict, keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    if hasattr(t, "__dataclass_fields__") and not isinstance(tree, type):
+        names = fields(t)
+        return (t, names, tuple(_flatten(getattr(tree, k), leaves) for k in names))
     if is_node(tree):
         return (t, tuple(_flatten(x, leaves) for x in tree))
     if tree is None:
@@ -52,6 +77,8 @@ def _unflatten(treedef, it):
         return kind(_unflatten(sub, it) for sub in treedef[1])
     if kind is _NONE:
         return None
+    if len(treedef) == 3:                                              # a dataclass
+        return rebuilt(kind, treedef[1], [_unflatten(sub, it) for sub in treedef[2]])
     return kind(*[_unflatten(sub, it) for sub in treedef[1]])          # a namedtuple
 
 
@@ -64,6 +91,9 @@ def describe(treedef):
     if treedef[0] is dict:
         items = (f"{k!r}: {describe(s)}" for k, s in zip(treedef[1], treedef[2]))
         return "{" + ", ".join(items) + "}"
+    if len(treedef) == 3:                                              # a dataclass
+        items = (f"{k}={describe(s)}" for k, s in zip(treedef[1], treedef[2]))
+        return f"{treedef[0].__name__}({', '.join(items)})"
     inner = ", ".join(describe(s) for s in treedef[1])
     if treedef[0] is list:
         return f"[{inner}]"
@@ -101,6 +131,13 @@ def leaves_if_same(tree, treedef, out):
         return True
     if kind is _NONE:
         return tree is None
+    if len(treedef) == 3:                                              # a dataclass
+        if type(tree) is not kind:
+            return False
+        for name, sub in zip(treedef[1], treedef[2]):
+            if not leaves_if_same(getattr(tree, name), sub, out):
+                return False
+        return True
     subs = treedef[1]
     if type(tree) is not kind or len(tree) != len(subs):
         return False

@@ -42,7 +42,7 @@ def diff_leaf(x, where):
         _nested(x, where)
     raise InputError(
         f"{where} has type {t.__name__}, which cannot be differentiated: pass floats, numpy "
-        "float arrays, or tuples / lists / dicts / namedtuples of them")
+        "float arrays, or tuples / lists / dicts / namedtuples / dataclasses of them")
 
 
 def is_data(x):
