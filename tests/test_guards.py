@@ -242,13 +242,18 @@ def test_printing_a_loss_inside_the_function_prints_each_calls_value():
     def loss(w):
         v = np.sum(w * w)
         print(f"loss {v:.2f} {v}")
+        print("loss", v, str(v), [v][0], "of", w[:1])    # print(v) and str(v) as f"{v}"
         return v
     g = bn.grad(loss)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         for s in range(3):
             np.testing.assert_array_equal(g(np.array([1.0, float(s)])), [2.0, 2.0 * s])
-    assert out.getvalue().splitlines() == ["loss 1.00 1.0", "loss 2.00 2.0", "loss 5.00 5.0"]
+    lines = out.getvalue().splitlines()
+    assert lines[::2] == ["loss 1.00 1.0", "loss 2.00 2.0", "loss 5.00 5.0"]
+    assert [line.split(" of ")[0] for line in lines[1::2]] == [
+        "loss 1.0 1.0 1.0", "loss 2.0 2.0 2.0", "loss 5.0 5.0 5.0"]
+    assert all("Traced<float64[1]" in line for line in lines[1::2])     # an array: its text
 
 
 def test_percent_formatting_prints_as_f_strings_do():

@@ -104,6 +104,11 @@ class Decisions:
         what = f"formatting with {spec!r}" if spec else "formatting (f\"{x}\", format(x))"
         return format(as_python(self._b.concrete(self, EXACT, what), number_kind(self)), spec)
 
+    def __str__(self):
+        """str(x), print(x): a traced scalar's text, as f"{x}" gives it (the same exact
+        guard); a traced array's description, as repr gives it."""
+        return self.__format__("") if not self.shape else repr(self)
+
     def __hash__(self):
         """A traced scalar hashes as its value (numpy's scalars hash as Python's numbers), so
         a dict or set finds it as the program's numbers would; the value is an exact guard.
