@@ -265,6 +265,43 @@ def test_choice_from_traced_probabilities_is_numpys_draw(kind):
     assert len(g.variants[next(iter(g.variants))]) <= 4        # one per reward read
 
 
+@pytest.mark.parametrize("kind", ["Generator", "RandomState", "global"])
+def test_shuffle_inside_the_function_is_numpys_order_on_every_call(kind):
+    """np.random.shuffle(idx) of a local index array (a minibatch drawn inside the loss):
+    a permutation draw with the same stream consumption, the local rebound to the traced
+    permutation (promote.rebind_local), so each call shuffles anew in numpy's order; a
+    traced array shuffled in place too."""
+    make = {"Generator": lambda: np.random.default_rng(8),
+            "RandomState": lambda: np.random.RandomState(8),
+            "global": lambda: (np.random.seed(8), np.random)[1]}[kind]
+    data = np.linspace(-1.0, 1.0, 30).reshape(10, 3)
+    gen = make()
+
+    def loss(w):
+        idx = np.arange(10)
+        gen.shuffle(idx)
+        v = w * np.arange(1.0, 4.0)
+        gen.shuffle(v)
+        return np.sum((data[idx[:4]] @ w) ** 2) + v[0]
+
+    g = bn.grad(loss)
+    plain = make() if kind != "global" else np.random.RandomState(8)
+    w = np.array([0.5, -1.0, 2.0])
+    grads = []
+    for _ in range(4):
+        idx = np.arange(10)
+        plain.shuffle(idx)
+        order = np.arange(3)
+        plain.shuffle(order)
+        batch = data[idx[:4]]
+        want = 2 * batch.T @ (batch @ w)
+        want[order[0]] += order[0] + 1.0
+        got = g(w)
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        grads.append(got)
+    assert not np.allclose(grads[0], grads[1]) or not np.allclose(grads[1], grads[2])
+
+
 def test_variational_estimator_converges_to_the_true_gradient():
     """ELBO-style estimator: E_{z ~ N(mu, sigma^2)}[(z - 2)^2] = (mu - 2)^2 + sigma^2, whose
     gradient is (2 (mu - 2), 2 sigma). One reparameterised sample per call; the average
@@ -304,8 +341,17 @@ def test_an_unrecorded_draw_is_refused(case):
     assert "Fix:" in str(err.value) and "test_random.py" in str(err.value)
 
 
+def _shuffled_twice_held(x):
+    idx = np.arange(3)
+    kept = idx                      # a second name: replacing idx would not reach it
+    np.random.shuffle(idx)
+    return np.sum(x[kept])
+
+
 REFUSED = {
-    "shuffle": (lambda x: np.sum(x * np.random.shuffle(np.arange(3.0))), "permutation"),
+    "shuffle of a temporary": (lambda x: np.sum(x * np.random.shuffle(np.arange(3.0))),
+                               "permutation"),
+    "shuffle of an array two names hold": (_shuffled_twice_held, "permutation"),
     "a traced gamma shape": (lambda x: np.sum(np.random.gamma(x)), "traced parameter"),
     "a choice without replacement from traced probabilities": (
         lambda x: np.sum(np.random.choice(3, 2, replace=False, p=x)), "replace=False"),

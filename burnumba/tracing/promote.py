@@ -186,3 +186,29 @@ def stored_array(v):
     if promote(v, 2, extra=1):
         return np.full(v.shape, np.nan)
     raise InplaceError(at_user_site(INTO_NUMPY))
+
+
+def rebind_local(out, traced):
+    """Rebind the user's one local name that holds the numpy array ``out`` (the innermost
+    frame outside burnumba, where ``rng.shuffle(out)`` was called) to ``traced``. False when
+    no local, or more than one name, or anything else (a list, a view) refers to it."""
+    if not _OK:
+        return False
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_HERE):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    names = [k for k, v in frame.f_locals.items() if v is out]
+    if len(names) != 1 or names[0] not in frame.f_code.co_varnames:
+        return False
+    # the local, the f_locals dict, the user's call (its stack slot, the argument tuple
+    # passed down to the recorder), the recorder's name for it, this function's argument,
+    # getrefcount's: one more is another holder (a name, a list, a view)
+    if sys.getrefcount(out) != _SHUFFLE_REFS:
+        return False
+    _set_local(frame, names[0], traced)
+    return True
+
+
+_SHUFFLE_REFS = 7

@@ -53,6 +53,7 @@ import types
 import numpy as np
 
 from .._errors import RandomSourceError, at_user_site
+from .promote import rebind_local
 from .tracer import Var
 
 SOURCES = (np.random.RandomState, np.random.Generator)
@@ -61,8 +62,7 @@ ATTEMPTS = 3           # traces tried while other threads draw from numpy's glob
 
 # methods that are not draws of an array: refused under a trace (they would act on the real
 # generator, once, at trace time)
-_REFUSED = {"shuffle": "it shuffles an array in place: use x[rng.permutation(len(x))]",
-            "bytes": "it returns Python bytes, which a tape cannot hold"}
+_REFUSED = {"bytes": "it returns Python bytes, which a tape cannot hold"}
 _NOT_DRAWS = frozenset(("get_state", "set_state", "seed", "spawn", "bit_generator",
                         "tomaxint", "__getstate__", "__setstate__", "__reduce__"))
 
@@ -234,6 +234,8 @@ class Recorder:
         if method in _REFUSED:
             raise RandomSourceError(at_user_site(
                 f"{call} inside a traced function: {_REFUSED[method]}"))
+        if method == "shuffle":
+            return self._shuffle(source, args, kwargs, call)
         if any(_has_var(a) for a in list(args) + list(kwargs.values())):
             return self._reparam(source, method, args, kwargs, call)
         real = _real(source.get())
@@ -255,6 +257,35 @@ class Recorder:
         self.draws.append(Draw(source, method, tuple(args), dict(kwargs), b.off[v.node],
                                v.size, tuple(shape)))
         return v
+
+    def _shuffle(self, source, args, kwargs, call):
+        """``rng.shuffle(x)``: x permuted along its first axis by ``rng.permutation(len(x))``,
+        a draw that consumes the stream as the shuffle does (numpy's permutation of an int
+        shuffles arange(n) with the same swaps), so the order is numpy's. A traced x is
+        updated in place (a functional update); a numpy array that the user's local name
+        alone holds is replaced by its traced permutation (``promote.rebind``), as a write
+        into it would be. Anything else is refused: the shuffle would happen once, at trace
+        time, and every call would repeat its order."""
+        fix = "use x = x[rng.permutation(len(x))], which is replayed on every call"
+        if len(args) + len(kwargs) != 1 or (kwargs and "x" not in kwargs):
+            raise RandomSourceError(at_user_site(
+                f"{call} with an axis or more arguments inside a traced function: {fix}"))
+        x = args[0] if args else kwargs["x"]
+        if not isinstance(x, (Var, np.ndarray)) or np.ndim(x) == 0:
+            raise RandomSourceError(at_user_site(
+                f"{call} of a {type(x).__name__} inside a traced function: {fix}"))
+        n = len(x)
+        real = _real(source.get())
+        perm = self._input(source, "permutation", (n,), {}, (n,), "i",
+                           self._twin(real).permutation(n))
+        if isinstance(x, Var):
+            x[...] = x[perm]
+            return None
+        if not rebind_local(x, self.builder.lift(x)[perm]):
+            raise RandomSourceError(at_user_site(
+                f"{call} of a numpy array that is not one local variable's alone (another "
+                f"name, a list or a view also holds it) inside a traced function: {fix}"))
+        return None
 
     def _choice(self, source, args, kwargs, call):
         """``choice(a, size, replace=True, p)`` with traced probabilities (a policy's action):
