@@ -601,6 +601,26 @@ def test_select_against_numpy_and_autograd(rng, shapes):
     check(_select, (x, y), dtype=np.float32)
 
 
+def test_reductions_with_a_traced_where_mask(rng):
+    """np.sum(x, where=x > 0), np.mean(x, axis=0, where=mask), np.max(..., where=,
+    initial=) with masks computed from traced values: one tape for every mask (np.where
+    selects; a mean divides by the mask's traced count, NaN for an empty line as numpy's),
+    checked against numpy's values and central differences."""
+    def f(x):
+        m = x.reshape(3, 4)
+        return (np.sum(x ** 2, where=x > 0) + np.nansum(np.mean(m ** 3, axis=0, where=m > -0.2))
+                + np.max(x, where=x < 1.0, initial=-5.0) + np.min(m, axis=1, where=m > 0,
+                                                                  initial=9.0).sum())
+    vg = bn.value_and_grad(f)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for _ in range(3):
+            x = rng.normal(size=12)
+            value, g = vg(x)
+            assert value == pytest.approx(f(x), rel=1e-13)
+            np.testing.assert_allclose(g, central_diff(f, (x,), 0), rtol=1e-6, atol=1e-8)
+    assert len(vg.tapes) == 1 and not vg.variants          # no decision, no variant
+
+
 # ==============================================================================================
 # errors
 # ==============================================================================================

@@ -100,13 +100,18 @@ def _reduction(name, a, dtype, out):
 
 
 def _mask(name, a, where):
-    """numpy's ``where=`` of a reduction, broadcast to a's shape (True: no mask)."""
+    """numpy's ``where=`` of a reduction, broadcast to a's shape (True: no mask). A traced
+    mask (``np.sum(x, where=x > 0)``) stays traced: the reductions select with np.where,
+    and a mean divides by the mask's traced count, so one tape serves every mask."""
     if where is True:
         return None
     if isinstance(where, Var):
-        raise UnsupportedOpError(at_user_site(
-            f"{name}(..., where=mask) with a traced mask: use bnp.where(mask, a, 0.0) "
-            "before the reduction, or pass the mask as a constant (numpy) array"))
+        try:
+            return _expand(where, a.shape) if where.shape != a.shape else where
+        except ShapeError:
+            raise ShapeError(at_user_site(
+                f"{name}: where= of shape {where.shape} does not broadcast to the operand's "
+                f"shape {a.shape}")) from None
     try:
         return np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
     except ValueError:
@@ -160,7 +165,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if where is not True:
         x = _reduction("mean", a, dtype, out)
         mask = _mask("mean", x, where)
-        count = np.sum(mask, axis=axis, keepdims=keepdims)
+        count = sum(globals()["where"](mask, 1.0, 0.0), axis=axis, keepdims=keepdims) \
+            if isinstance(mask, Var) else np.sum(mask, axis=axis, keepdims=keepdims)
         total = sum(globals()["where"](mask, x, 0.0), axis=axis, keepdims=keepdims)
         # numpy gives NaN (0 / 0) for a line with no element selected
         return total * np.where(count > 0, 1.0 / np.maximum(count, 1), np.nan)
