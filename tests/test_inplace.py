@@ -530,6 +530,13 @@ def _integer_array(x):
     return np.sum(out)
 
 
+def _view_of_another(x):
+    big = np.zeros(6)
+    buf = big[:4]                   # a view: numpy's write reaches big
+    buf[0] = x
+    return np.sum(big)
+
+
 def _listed(x):
     out = np.zeros(2)
     both = [out, out]
@@ -538,7 +545,7 @@ def _listed(x):
 
 
 @pytest.mark.parametrize("f", [_view_then_write, _global_buffer, _attribute, _integer_array,
-                               _listed])
+                               _listed, _view_of_another])
 def test_a_numpy_array_seen_from_elsewhere_is_not_replaced(f):
     """Another name, a list, a view, a global or an attribute would keep the old array:
     the write is refused, with the fix, rather than computed with a stale copy."""

@@ -15,11 +15,14 @@ bytecode, the local is rebound to a traced copy of the array with the value writ
 it (a functional update, whose gradient flows to ``v``), and numpy gets NaN to write into
 the array it is dropping.
 
-The line must have the form ``NAME[key] = value`` or ``NAME[key] op= value`` with NAME a
-local or closure variable of a float numpy array, and the key made of names, constants,
-tuples, slices and integer arithmetic of those. Anything else (an attribute, a global, a
-list element, an array another name or a view also refers to, an integer array) keeps the
-InplaceError that names the fix, so a program never computes with a stale copy.
+The line must have the form ``NAME[key] = value`` or ``NAME[key] op= value`` (an int key
+with ``op=``: a slice's ``op=`` runs numpy's in-place operator on a view first, which is
+refused) with NAME a local or closure variable of a float numpy array that owns its memory,
+and the key made of names, constants, tuples, slices and integer arithmetic of those.
+Anything else (an attribute, a global, a list element, an array another name or a view
+also refers to, a view of another array such as ``big[:4]`` or ``np.linspace``'s result,
+an integer array) keeps the InplaceError that names the fix, so a program never computes
+with a stale copy.
 
 Rebinding a local from outside its frame is CPython's ``PyFrame_LocalsToFast`` (Python
 3.11 and 3.12; from 3.13 on, ``frame.f_locals`` writes through, PEP 667). Reading the line
@@ -156,8 +159,8 @@ def promote(v, depth, extra=0):
     if key is _MISSING:
         return False
     out = frame.f_locals.get(name, _MISSING)
-    if type(out) is not np.ndarray or out.dtype.kind != "f":
-        return False
+    if type(out) is not np.ndarray or out.dtype.kind != "f" or out.base is not None:
+        return False                      # a view writes through to another array
     # the references: the local (or its cell), the dict f_locals made, the store's stack
     # slot, the name here and getrefcount's argument (plus numpy's view for a slice): any
     # other (a second name, a list, a view of the array) would see the old array
@@ -198,6 +201,8 @@ def rebind_local(out, traced):
     while frame is not None and frame.f_code.co_filename.startswith(_HERE):
         frame = frame.f_back
     if frame is None:
+        return False
+    if out.base is not None:            # a view: the shuffle would reach another array
         return False
     names = [k for k, v in frame.f_locals.items() if v is out]
     if len(names) != 1 or names[0] not in frame.f_code.co_varnames:
