@@ -694,3 +694,24 @@ def test_a_closure_array_from_outside_the_trace_is_not_replaced():
     traced value must not be left in it; the write is refused with the fix."""
     with pytest.raises(bn.InplaceError, match="np.zeros_like"):
         bn.grad(_made_outside())(0.5)
+
+
+def test_a_traced_index_into_a_functions_numpy_array():
+    """numpy converts a traced key too; that conversion is never taken for the value's (the
+    key written as the value): a constant value at a traced index keeps numpy's result, and
+    a traced value at a traced index is refused with the fix."""
+    def constant_value(x, i):
+        buf = np.zeros(3)
+        buf[i] = 5.0
+        return np.sum(buf * np.arange(3.0)) * x
+
+    for i in (0, 1, 2):
+        assert bn.grad(constant_value)(1.0, np.array([i])) == 5.0 * i
+
+    def traced_value(x, i):
+        buf = np.zeros(3)
+        buf[i[0]] = x
+        return np.sum(buf)
+
+    with pytest.raises(bn.InplaceError, match="np.zeros_like"):
+        bn.grad(traced_value)(1.0, np.array([2]))

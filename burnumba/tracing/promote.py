@@ -134,6 +134,18 @@ def _cell_inside(frame, name, out):
     return False
 
 
+def _mentions(key, v):
+    """Whether the traced value ``v`` is (part of) the key: numpy converts a traced index
+    too, and that conversion must not be taken for the value's."""
+    if key is v:
+        return True
+    if isinstance(key, tuple):
+        return any(_mentions(k, v) for k in key)
+    if isinstance(key, slice):
+        return any(k is v for k in (key.start, key.stop, key.step))
+    return False
+
+
 def _set_local(frame, name, value):
     if sys.version_info >= (3, 13):
         frame.f_locals[name] = value          # PEP 667: writes through
@@ -156,7 +168,7 @@ def promote(v, depth, extra=0):
         return False
     name, key_code = site
     key = _key(frame, key_code)
-    if key is _MISSING:
+    if key is _MISSING or _mentions(key, v):     # numpy asked the key, not the value
         return False
     out = frame.f_locals.get(name, _MISSING)
     if type(out) is not np.ndarray or out.dtype.kind != "f" or out.base is not None:
