@@ -221,3 +221,35 @@ def test_a_name_rebound_to_an_equal_number_is_not_traced_again():
     n = 1001
     np.testing.assert_allclose(g(w), 1001.0)
     assert len(f.calls) == 2
+
+
+def _factory(a):
+    return lambda w: a * np.sum(w ** 2)
+
+
+def _with_decay():
+    lr = 0.5
+
+    def loss(w):
+        return lr * np.sum(w ** 2)
+
+    def decay():
+        nonlocal lr
+        lr *= 0.5
+    return loss, decay
+
+
+def test_cells_no_code_can_rebind_cost_nothing_and_the_others_are_checked():
+    """A factory's parameter (no STORE_DEREF of it anywhere in the factory) holds its
+    object for good: no check per call. A cell a sibling closure rebinds (nonlocal) is
+    checked, and the rebinding is followed."""
+    g = bn.grad(_factory(3.0))
+    w = np.array([1.0, -2.0])
+    np.testing.assert_allclose(g(w), 6.0 * w)
+    assert g._transformed.captures is None
+    loss, decay = _with_decay()
+    h = bn.grad(loss)
+    np.testing.assert_allclose(h(w), w)
+    assert h._transformed.captures is not None
+    decay()
+    np.testing.assert_allclose(h(w), 0.5 * w)

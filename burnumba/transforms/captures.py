@@ -18,7 +18,9 @@ closures, ``functools.partial``, bound methods, callable objects, the functions 
 decorator's ``__wrapped__``):
 
 - each global name the code loads (not one it stores: an output of ``f``, not an input);
-- each closure cell (defaults are fixed when the function is made, and not read again);
+- each closure cell that some code can rebind (a cell that no code of the enclosing
+  function stores into, a factory's parameter, holds its object for good; defaults are
+  fixed when the function is made);
 - the attributes named in the code (``LOAD_ATTR``) of the objects found so (``self``, a
   global model or configuration object), one level deep.
 
@@ -65,6 +67,42 @@ def _names(code):
                 attrs.setdefault(ins.argval, None)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return (tuple(n for n in loads if n not in stores), tuple(attrs))
+
+
+def _codes(code):
+    """``code`` and every code object nested in it."""
+    out, stack = [], [code]
+    while stack:
+        c = stack.pop()
+        out.append(c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _never_rebound(f):
+    """The closure variables of ``f`` that no code can rebind: its enclosing function (a
+    module-level function or method, found by ``f.__qualname__``) and every function nested
+    in it, ``f`` included, have no ``STORE_DEREF`` / ``DELETE_DEREF`` of them, so the cell
+    holds the object it was made with for good (a parameter of a factory, ``fn`` in
+    ``make(fn): return lambda x: fn(x)``). Empty when the enclosing code cannot be found."""
+    outer_name, sep, _ = f.__qualname__.rpartition(".<locals>.")
+    if not sep or "<locals>" in outer_name or not f.__code__.co_freevars:
+        return frozenset()
+    outer = f.__globals__.get(outer_name.split(".")[0])
+    for part in outer_name.split(".")[1:]:
+        outer = getattr(outer, part, None)
+    code = getattr(getattr(outer, "__func__", outer), "__code__", None)
+    return _fixed(code, f.__code__) if isinstance(code, types.CodeType) else frozenset()
+
+
+@functools.lru_cache(maxsize=1024)
+def _fixed(outer, inner):
+    codes = _codes(outer)
+    if inner not in codes:                  # not where this function was made
+        return frozenset()
+    stored = {ins.argval for c in codes for ins in dis.get_instructions(c)
+              if ins.opname in ("STORE_DEREF", "DELETE_DEREF")}
+    return frozenset(inner.co_freevars) - stored
 
 
 def _own(code):
@@ -196,13 +234,18 @@ class _Walk:
             if name in g:
                 self.add(0, g, name, g[name], _Label("the global {!r} that {} reads", name, f),
                          depth)
+        fixed = _never_rebound(f)
         for name, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            self.add(1, cell, name, value, _Label(
-                "the variable {!r} that {} reads from its enclosing function", name, f), depth)
+            if name in fixed:                   # no code can rebind it: read through only
+                self.value(value, depth + 1)
+            else:
+                self.add(1, cell, name, value, _Label(
+                    "the variable {!r} that {} reads from its enclosing function", name, f),
+                    depth)
             self.attributes(value, f, depth)
         for name in loads:                      # a global object's attributes (model.lr)
             if name in g:
