@@ -32,6 +32,7 @@ the store is refused as before.
 import ctypes
 import dis
 import operator
+import os
 import sys
 
 import numpy as np
@@ -40,7 +41,7 @@ from .._errors import InplaceError, at_user_site
 from .conversions import INTO_NUMPY, store_refused
 from .subscripts import _MISSING, _expression, _load
 
-_OK = sys.version_info[:2] in ((3, 11), (3, 12)) or sys.version_info >= (3, 13)
+_OK = sys.version_info >= (3, 11)      # the bytecode forms read here
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
         "%": operator.mod}
 _BINARY = {k: _OPS[sym] for k, (_, sym) in enumerate(getattr(dis, "_nb_ops", ()))
@@ -118,7 +119,7 @@ def _key(frame, code):
     return stack[0] if len(stack) == 1 else _MISSING
 
 
-_HERE = __file__.rsplit("/tracing/", 1)[0]          # burnumba/
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # burnumba/
 
 
 def _cell_inside(frame, name, out):

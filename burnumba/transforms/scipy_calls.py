@@ -40,23 +40,30 @@ def _traced(args, kwargs):
     return False
 
 
-@functools.lru_cache(maxsize=1)
+_AREAS = ("special", "linalg", "signal", "integrate", "stats")
+
+
 def _table():
-    """id(scipy object) -> (the scipy object, ours): scipy.special / linalg / signal /
-    integrate's public functions that burnumba.scipy has, and scipy.stats's distributions
-    (ours: the burnumba.scipy.stats module of the same name)."""
+    """id(scipy object) -> (the scipy object, ours), for the scipy modules imported so far
+    (a module imported later joins the table then)."""
+    return _table_of(tuple(a for a in _AREAS if f"scipy.{a}" in sys.modules))
+
+
+@functools.lru_cache(maxsize=8)
+def _table_of(areas):
+    """scipy.special / linalg / signal / integrate's public functions that burnumba.scipy
+    has, and scipy.stats's distributions (ours: the burnumba.scipy.stats module of the same
+    name), of the scipy ``areas`` imported."""
     ours, table = _ours, {}
-    for area in ("special", "linalg", "signal", "integrate"):
-        theirs = sys.modules.get(f"scipy.{area}")
+    for area in (a for a in areas if a != "stats"):
+        theirs = sys.modules[f"scipy.{area}"]
         mine = getattr(ours, area)
-        if theirs is None:
-            continue
         for name in getattr(mine, "__all__", ()):
             obj = getattr(theirs, name, None)
             if callable(obj) and not isinstance(obj, type) and callable(getattr(mine, name,
                                                                                  None)):
                 table[id(obj)] = (obj, getattr(mine, name))
-    stats = sys.modules.get("scipy.stats")
+    stats = sys.modules.get("scipy.stats") if "stats" in areas else None
     if stats is not None:
         for name in ours.stats.__all__:
             obj = getattr(stats, name, None)
