@@ -285,7 +285,7 @@ class Cache:
         self.captures = snapshot(self.f)
 
     def fresh(self):
-        """Whether every value ``f`` read from its globals, closure, defaults or objects'
+        """Whether every value ``f`` read from its globals, closure or objects'
         attributes when traced is still the object there; if not, the traced forms are
         dropped (their constants are the old values), and the call traces again."""
         caps = self.captures
