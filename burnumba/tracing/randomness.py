@@ -263,7 +263,7 @@ class Recorder:
         a draw that consumes the stream as the shuffle does (numpy's permutation of an int
         shuffles arange(n) with the same swaps), so the order is numpy's. A traced x is
         updated in place (a functional update); a numpy array that the user's local name
-        alone holds is replaced by its traced permutation (``promote.rebind``), as a write
+        alone holds is replaced by its traced permutation (``promote.rebind_local``), as a write
         into it would be. Anything else is refused: the shuffle would happen once, at trace
         time, and every call would repeat its order."""
         fix = "use x = x[rng.permutation(len(x))], which is replayed on every call"
