@@ -253,3 +253,41 @@ def test_cells_no_code_can_rebind_cost_nothing_and_the_others_are_checked():
     assert h._transformed.captures is not None
     decay()
     np.testing.assert_allclose(h(w), 0.5 * w)
+
+
+def test_an_attribute_of_an_attribute_is_followed():
+    """self.cfg.lr rebound on the configuration object a method reads through self."""
+    class Model:
+        def __init__(self):
+            self.cfg = types.SimpleNamespace(lam=1.0)
+
+        def loss(self, w):
+            return self.cfg.lam * np.sum(w ** 2)
+
+    m = Model()
+    g = bn.grad(m.loss)
+    w = np.array([1.0, -1.0])
+    np.testing.assert_allclose(g(w), 2 * w)
+    m.cfg.lam = 3.0
+    np.testing.assert_allclose(g(w), 6 * w)
+    m.cfg = types.SimpleNamespace(lam=0.5)
+    np.testing.assert_allclose(g(w), w)
+
+
+def test_two_methods_of_one_object_each_have_their_attributes_followed():
+    class Model:
+        def __init__(self):
+            self.W, self.lam = np.eye(2), 1.0
+
+        def reg(self, w):
+            return self.lam * np.sum(w ** 2)
+
+        def loss(self, w):
+            return np.sum(self.W @ w) + self.reg(w)
+
+    m = Model()
+    g = bn.grad(m.loss)
+    w = np.array([1.0, -1.0])
+    np.testing.assert_allclose(g(w), 1.0 + 2 * w)
+    m.lam = 2.0                              # read by reg, reached through loss's self
+    np.testing.assert_allclose(g(w), 1.0 + 4 * w)

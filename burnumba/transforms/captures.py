@@ -22,7 +22,8 @@ decorator's ``__wrapped__``):
   function stores into, a factory's parameter, holds its object for good; defaults are
   fixed when the function is made);
 - the attributes named in the code (``LOAD_ATTR``) of the objects found so (``self``, a
-  global model or configuration object), one level deep.
+  global model or configuration object), and theirs in turn, three levels deep
+  (``self.cfg.lr``).
 
 Not recorded: modules, classes, builtins, ufuncs, and the functions of numpy, scipy and
 burnumba (their behaviour is their code), nor burnumba's own wrappers (only what they
@@ -204,9 +205,8 @@ class _Walk:
         if t is types.FunctionType:
             self.seen.add(id(v))
             self.function(v, depth)
-        elif t is types.MethodType:
-            self.seen.add(id(v))
-            self.value(v.__func__, depth)
+        elif t is types.MethodType:     # not marked seen: a bound method is often made
+            self.value(v.__func__, depth)       # here and dropped (its id could come back)
             self.attributes(v.__self__, v.__func__, depth)
         elif t is functools.partial:
             self.seen.add(id(v))
@@ -251,20 +251,32 @@ class _Walk:
             if name in g:
                 self.attributes(g[name], f, depth)
 
-    def attributes(self, obj, f, depth):
-        """The attributes of a user's object that ``f``'s code names, one level deep."""
+    def attributes(self, obj, f, depth, levels=3):
+        """The attributes of a user's object that ``f``'s code names, and theirs in turn
+        (``self.cfg.lr``), ``levels`` deep."""
         d = getattr(obj, "__dict__", None)
         if type(d) is not dict or isinstance(obj, _SKIP) or callable(obj) and \
                 type(obj) in (types.FunctionType, types.MethodType, functools.partial):
             return
         code = getattr(f, "__code__", None)
-        if code is None:
+        if code is None or (id(obj), id(code)) in self.seen:
             return
+        self.seen.add((id(obj), id(code)))      # another function may name other attributes
         _, attrs = _names(code)
         for name in attrs:
             if name in d:
-                self.add(0, d, name, d[name], _Label(
+                value = d[name]
+                self.add(0, d, name, value, _Label(
                     "the attribute " + type(obj).__name__ + ".{} that {} reads", name, f), depth)
+                if levels > 1 and not isinstance(value, (np.ndarray, np.generic) + _ATOMS):
+                    self.attributes(value, f, depth, levels - 1)
+                continue
+            member = next((k.__dict__[name] for k in type(obj).__mro__ if name in k.__dict__),
+                          None)                 # self.reg(w): a method the code calls
+            if isinstance(member, (staticmethod, classmethod)):
+                member = member.__func__
+            if type(member) is types.FunctionType and not _own(member.__code__):
+                self.value(types.MethodType(member, obj), depth + 1)
 
 
 def snapshot(f):
