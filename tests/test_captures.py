@@ -291,3 +291,48 @@ def test_two_methods_of_one_object_each_have_their_attributes_followed():
     np.testing.assert_allclose(g(w), 1.0 + 2 * w)
     m.lam = 2.0                              # read by reg, reached through loss's self
     np.testing.assert_allclose(g(w), 1.0 + 4 * w)
+
+
+class Settings:                          # a class used as a namespace of settings
+    lam = 1.0
+
+
+class Scaled:
+    factor = 2.0                         # a class attribute, read through the instance
+
+    def loss(self, w):
+        return self.factor * np.sum(w ** 2)
+
+
+def _settings_loss(w):
+    return Settings.lam * np.sum(w ** 2)
+
+
+def test_class_attributes_and_a_users_module_are_followed(tmp_path, monkeypatch):
+    w = np.array([1.0, -1.0])
+    g = bn.grad(_settings_loss)
+    np.testing.assert_allclose(g(w), 2 * w)
+    Settings.lam = 3.0
+    try:
+        np.testing.assert_allclose(g(w), 6 * w)
+    finally:
+        Settings.lam = 1.0
+    s = Scaled()
+    h = bn.grad(s.loss)
+    np.testing.assert_allclose(h(w), 4 * w)
+    Scaled.factor = 0.5                  # the class's value
+    try:
+        np.testing.assert_allclose(h(w), w)
+        s.factor = 3.0                   # the instance's own now shadows it
+        np.testing.assert_allclose(h(w), 6 * w)
+    finally:
+        Scaled.factor = 2.0
+    (tmp_path / "my_config.py").write_text("BETA = 0.5\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import my_config
+    namespace = {"np": np, "my_config": my_config}
+    exec("def f(w):\n    return my_config.BETA * np.sum(w ** 2)\n", namespace)
+    k = bn.grad(namespace["f"])
+    np.testing.assert_allclose(k(w), w)
+    my_config.BETA = 2.0                 # import config; config.BETA = ... in a script
+    np.testing.assert_allclose(k(w), 4 * w)

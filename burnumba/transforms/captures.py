@@ -33,6 +33,8 @@ wrap). An array changed *in place* keeps its identity and is not detected: as un
 import dis
 import functools
 import os
+import sys
+import sysconfig
 import types
 
 import numpy as np
@@ -111,6 +113,27 @@ def _own(code):
     return code.co_filename.startswith(_HERE)
 
 
+@functools.lru_cache(maxsize=1024)
+def _user_module(name):
+    """Whether the module ``name`` is the user's (not numpy's, scipy's, burnumba's, nor one of
+    the standard library or an installed package: their attributes are not a program's
+    settings); None for a name that is no loaded module."""
+    module = sys.modules.get(name or "")
+    if module is None:
+        return None
+    if name.partition(".")[0] in _LIBRARIES or name in sys.builtin_module_names:
+        return False
+    path = getattr(module, "__file__", None)
+    if not path:
+        return name == "__main__"
+    path = os.path.realpath(path)
+    return not any(path.startswith(p) for p in _INSTALLED_PATHS)
+
+
+_INSTALLED_PATHS = tuple(os.path.realpath(p) + os.sep for p in {
+    sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
 def _library(f):
     module = getattr(f, "__module__", None) or ""
     return f.__closure__ is None and module.partition(".")[0] in _LIBRARIES
@@ -134,8 +157,9 @@ class Captures:
             params += [f"w{k}", f"v{k}"]
             operands += [where, value]
             terms.append(f"w{k}[{name!r}] is v{k}" if kind == 0 else
-                         f"w{k}.cell_contents is v{k}")
-        namespace = {}
+                         f"w{k}.cell_contents is v{k}" if kind == 1 else
+                         f"w{k}.get({name!r}, M) is v{k}")
+        namespace = {"M": _MISSING}
         exec(f"def same({', '.join(params)}):\n    return {' and '.join(terms)}\n", namespace)
         self.same = namespace["same"]
         self.same.__defaults__ = tuple(operands)
@@ -153,7 +177,8 @@ class Captures:
         items = list(self.items)
         for k, (kind, where, name, value) in enumerate(items):
             try:
-                now = where[name] if kind == 0 else where.cell_contents
+                now = where[name] if kind == 0 else where.cell_contents if kind == 1 else \
+                    where.get(name, _MISSING)
             except (KeyError, ValueError):
                 return self.labels[k]()
             if now is value:
@@ -188,7 +213,7 @@ class _Walk:
         self.seen = set()
 
     def add(self, kind, where, name, value, label, depth):
-        if isinstance(value, _SKIP) or len(self.items) >= _MAX_READS:
+        if len(self.items) >= _MAX_READS or (isinstance(value, _SKIP) and kind != 2):
             return
         if type(value) is types.FunctionType and _library(value):
             return
@@ -250,6 +275,7 @@ class _Walk:
         for name in loads:                      # a global object's attributes (model.lr)
             if name in g:
                 self.attributes(g[name], f, depth)
+                self.namespace(g[name], f, depth)
 
     def attributes(self, obj, f, depth, levels=3):
         """The attributes of a user's object that ``f``'s code names, and theirs in turn
@@ -271,12 +297,43 @@ class _Walk:
                 if levels > 1 and not isinstance(value, (np.ndarray, np.generic) + _ATOMS):
                     self.attributes(value, f, depth, levels - 1)
                 continue
-            member = next((k.__dict__[name] for k in type(obj).__mro__ if name in k.__dict__),
-                          None)                 # self.reg(w): a method the code calls
+            owner = next((k for k in type(obj).__mro__ if name in k.__dict__), None)
+            if owner is None or _user_module(getattr(owner, "__module__", None)) is False:
+                continue
+            member = owner.__dict__[name]
             if isinstance(member, (staticmethod, classmethod)):
                 member = member.__func__
-            if type(member) is types.FunctionType and not _own(member.__code__):
-                self.value(types.MethodType(member, obj), depth + 1)
+            if type(member) is types.FunctionType:  # self.reg(w): a method the code calls
+                if not _own(member.__code__):
+                    self.value(types.MethodType(member, obj), depth + 1)
+            elif not isinstance(member, (property, types.MemberDescriptorType)):
+                # a class attribute read through the instance (self.lr, Model.lr): the
+                # class's value, and the instance's dict staying without its own
+                label = _Label("the attribute " + type(obj).__name__ + ".{} that {} reads",
+                               name, f)
+                self.add(0, owner.__dict__, name, member, label, depth)
+                self.add(2, d, name, _MISSING, label, depth)
+
+    def namespace(self, obj, f, depth):
+        """A user's module or class that ``f``'s code names (``import config``;
+        ``config.LR``, ``Config.LR``): the attributes the code names of it."""
+        if isinstance(obj, types.ModuleType):
+            if not _user_module(obj.__name__):
+                return
+        elif not (isinstance(obj, type) and _user_module(obj.__module__)):
+            return
+        code = f.__code__
+        if (id(obj), id(code)) in self.seen:
+            return
+        self.seen.add((id(obj), id(code)))
+        d = obj.__dict__
+        for name in _names(code)[1]:
+            if name in d and not name.startswith("__"):
+                member = d[name]
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                self.add(0, d, name, member, _Label(
+                    "the attribute " + obj.__name__ + ".{} that {} reads", name, f), depth)
 
 
 def snapshot(f):
