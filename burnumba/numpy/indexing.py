@@ -10,12 +10,12 @@ import math
 
 import numpy as np
 
-from .._errors import InplaceError, ShapeError, UnsupportedOpError, at_user_site
+from .._errors import ShapeError, UnsupportedOpError, at_user_site
 from ..tracing.dispatch import implements, implements_method
 from ..tracing.integers import EXACT32 as _EXACT32
 from ..tracing.integers import integer_data as _integer_data
 from ..tracing.tracer import Var, is_boolean, normalize_axis
-from ._common import _builder
+from ._common import _builder, _no_out
 from .elementwise import add
 from .shapes import _moved, _positions, broadcast_to, ravel, reshape, transpose
 
@@ -26,10 +26,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     runs, along any axis: ``a[(slice(None),) * axis + (indices,)]``."""
     if _builder(a, indices) is None:
         return np.take(a, indices, axis=axis, out=out, mode=mode)
-    if out is not None:
-        raise InplaceError(at_user_site(
-            "numpy.take(..., out=...) writes in place, which is not traceable: use the "
-            "returned value instead"))
+    _no_out("take", out)
     b = _builder(a, indices)
     a = b.lift(a)
     if axis is None:
@@ -57,10 +54,7 @@ def compress(condition, a, axis=None, out=None):
     len(condition) only, as numpy's); a traced condition is decided (guards), as x[mask]."""
     if _builder(a, condition) is None:
         return np.compress(condition, a, axis, out)
-    if out is not None:
-        raise InplaceError(at_user_site(
-            "numpy.compress(..., out=...) writes in place, which is not traceable: use the "
-            "returned value instead"))
+    _no_out("compress", out)
     b = _builder(a, condition)
     a = b.lift(a)
     if axis is None:

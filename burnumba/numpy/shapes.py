@@ -244,22 +244,22 @@ def flip(m, axis=None):
     return _moved("flip", m, lambda p: np.flip(p, axis))
 
 
-@implements(np.fliplr)
-def fliplr(m):
-    """numpy.fliplr: flip along axis 1 (numpy's own check of at least two dimensions)."""
-    if _builder(m) is None:
-        return np.fliplr(m)
-    m = _lift(m)
-    return _moved("fliplr", m, np.fliplr)
+def _flip_whole(npfunc):
+    """numpy.fliplr / numpy.flipud: numpy's own function on the positions (its check of the
+    dimensions included), one gather."""
+    name = npfunc.__name__
+
+    @implements(npfunc)
+    def flipped(m):
+        if _builder(m) is None:
+            return npfunc(m)
+        return _moved(name, _lift(m), npfunc)
+    flipped.__name__ = flipped.__qualname__ = name
+    flipped.__doc__ = f"numpy.{name}: {npfunc.__doc__.strip().splitlines()[0]}"
+    return flipped
 
 
-@implements(np.flipud)
-def flipud(m):
-    """numpy.flipud: flip along axis 0."""
-    if _builder(m) is None:
-        return np.flipud(m)
-    m = _lift(m)
-    return _moved("flipud", m, np.flipud)
+fliplr, flipud = _flip_whole(np.fliplr), _flip_whole(np.flipud)
 
 
 @implements(np.roll)
