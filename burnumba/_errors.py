@@ -158,17 +158,29 @@ def nested_unsupported(what):
         "itself, or use a transformation (bn.grad, bn.jvp, ...), which runs inside the trace"))
 
 
-def user_site():
-    """'file:line: source' of the innermost frame outside burnumba and numpy, or ''."""
+# burnumba's folder: code there is burnumba's own (a transformation's wrapper, the tracer)
+PACKAGE = _HERE
+
+
+def user_frame():
+    """The innermost frame outside burnumba, numpy and scipy (the user's code), or None."""
     frame = sys._getframe(1)
     while frame is not None:
         fname = os.path.abspath(frame.f_code.co_filename)
         if not fname.startswith(_SKIP) and "<__array_function__" not in fname:
-            line = linecache.getline(fname, frame.f_lineno).strip()
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}: {line}" if line else \
-                f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            return frame
         frame = frame.f_back
-    return ""
+    return None
+
+
+def user_site():
+    """'file:line: source' of the innermost frame outside burnumba and numpy, or ''."""
+    frame = user_frame()
+    if frame is None:
+        return ""
+    line = linecache.getline(os.path.abspath(frame.f_code.co_filename), frame.f_lineno).strip()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}: {line}" if line else \
+        f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def _public_module(name, function):

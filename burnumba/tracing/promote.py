@@ -32,12 +32,11 @@ the store is refused as before.
 import ctypes
 import dis
 import operator
-import os
 import sys
 
 import numpy as np
 
-from .._errors import InplaceError, at_user_site
+from .._errors import PACKAGE, InplaceError, at_user_site, user_frame
 from .conversions import INTO_NUMPY, store_refused
 from .subscripts import _MISSING, _expression, _load
 
@@ -119,7 +118,6 @@ def _key(frame, code):
     return stack[0] if len(stack) == 1 else _MISSING
 
 
-_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # burnumba/
 
 
 def _cell_inside(frame, name, out):
@@ -128,7 +126,7 @@ def _cell_inside(frame, name, out):
     a function that made the traced one (``buf`` in ``make()``'s scope) lives on after the
     trace, where a traced value must never be left."""
     f = frame
-    while f is not None and not f.f_code.co_filename.startswith(_HERE):
+    while f is not None and not f.f_code.co_filename.startswith(PACKAGE):
         if name in f.f_code.co_cellvars and f.f_locals.get(name, _MISSING) is out:
             return True
         f = f.f_back
@@ -210,9 +208,7 @@ def rebind_local(out, traced):
     no local, or more than one name, or anything else (a list, a view) refers to it."""
     if not _OK:
         return False
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_HERE):
-        frame = frame.f_back
+    frame = user_frame()
     if frame is None:
         return False
     if out.base is not None:            # a view: the shuffle would reach another array

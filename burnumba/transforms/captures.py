@@ -39,10 +39,10 @@ import types
 
 import numpy as np
 
+from .._errors import PACKAGE
 from .shared import same_atom
 
 _MISSING = object()
-_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # burnumba/
 _LIBRARIES = frozenset({"numpy", "scipy", "burnumba"})
 _NUMPY_FUNCTION = () if type(np.sum) is types.FunctionType else (type(np.sum),)
 _SKIP = (types.ModuleType, type, types.BuiltinFunctionType, types.BuiltinMethodType,
@@ -110,7 +110,7 @@ def _fixed(outer, inner):
 
 def _own(code):
     """Whether ``code`` is burnumba's own (a transformation's wrapper): not read through."""
-    return code.co_filename.startswith(_HERE)
+    return code.co_filename.startswith(PACKAGE)
 
 
 @functools.lru_cache(maxsize=1024)
