@@ -280,3 +280,49 @@ def test_a_function_made_again_reuses_only_what_nothing_holds(traces):
         s = float(k)
         np.testing.assert_array_equal(bn.grad(lambda x: np.sum(x * x) * s)(x), 2 * x * k)
     assert traces[0] == 2 + 4                   # three codes, the first never called
+
+
+def test_the_same_function_made_again_gets_the_wrapper_nothing_holds(traces, monkeypatch):
+    """A lambda made again in one scope (its code, globals, cells and defaults the same
+    objects) gets the wrapper made for the last one when nothing holds that: no view is
+    made or reset, and no comparison of values waits for its first call. What it computes
+    is still read from the cells as they are at the call."""
+    firsts = [0]
+    first_call = core._Transformed.first_call
+
+    def counting(self):
+        firsts[0] += 1
+        return first_call(self)
+    monkeypatch.setattr(core._Transformed, "first_call", counting)
+    s = 1.0
+    for _ in range(6):
+        assert bn.grad(lambda a: a * a * s)(3.0) == 6.0
+    assert firsts[0] == 1 and traces[0] == 1   # the first is the entry's own, one view lent
+    got = []
+    for _ in range(4):
+        g = bn.grad(lambda a: a * a * s)
+        s = s + 1.0                            # rebound between bn.grad and the call
+        got.append(float(g(1.0)))
+        del g
+    assert got == [4.0, 6.0, 8.0, 10.0]
+
+    def scope(v):                              # a new frame: other cells, the view reset
+        return bn.grad(lambda a: a * v)(1.0)
+    assert [scope(2.0), scope(3.0), scope(3.0)] == [2.0, 3.0, 3.0]
+    assert [bn.grad(lambda a, c=c: a * c)(1.0) for c in (2.0, 5.0)] == [2.0, 5.0]
+
+
+def test_made_again_compares_every_part(traces):
+    def maker(v, d=1.0):
+        return lambda a, b=d: a * v * b
+
+    f = maker(2.0)
+    assert shared.made_again(f, f)
+    assert not shared.made_again(f, maker(2.0))          # other cells, equal values
+    g = lambda a: a                                      # noqa: E731
+    h = lambda a: a                                      # noqa: E731  (other code)
+    assert not shared.made_again(g, h)
+    same = [lambda a: a for _ in range(2)]               # noqa: E731
+    assert shared.made_again(*same)
+    same[1].attr = 1
+    assert not shared.made_again(*same)                  # attributes of its own

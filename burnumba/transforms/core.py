@@ -591,8 +591,15 @@ class _Transformed(TapeCache):
             if (_refcount(wrapper) == 2 and _refcount(view) == refs
                     and _weakcount(wrapper) == 1 and not _weakcount(view) and not f.__dict__):
                 attrs = view.__dict__
-                weak = attrs["wrapper"]
                 moved = attrs["tapes"] is not self.tapes        # detached, or another entry's
+                if not moved and shared.made_again(attrs["f"], f):
+                    # the same code over the same globals, closure cells and defaults: the
+                    # spare's function is this one in all but identity, so the wrapper over
+                    # it is the function bn.grad(f) returns, as it was left (its fast paths
+                    # and its captures stay valid: they read the same cells and dict)
+                    spares.append((wrapper, view, refs))
+                    return wrapper
+                weak = attrs["wrapper"]
                 attrs.update(self.__dict__)
                 attrs["f"], attrs["ops"], attrs["pending"], attrs["wrapper"] = \
                     f, None, True, weak
@@ -889,8 +896,9 @@ def value_and_grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_ar
 
     ``argnum`` is autograd's name for ``argnums``.
     """
-    return _transform(f, True, argnums_of(argnums, argnum), has_aux, cache_size,
-                      static_argnums)
+    if argnum is not None:
+        argnums = argnums_of(argnums, argnum)
+    return _transform(f, True, argnums, has_aux, cache_size, static_argnums)
 
 
 def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(), *,
@@ -902,8 +910,9 @@ def grad(f, argnums=0, has_aux=False, cache_size=CACHE_SIZE, static_argnums=(), 
     >>> bn.grad(lambda x: np.sum(np.sin(x) ** 2))(np.linspace(0.0, 1.0, 5)).shape
     (5,)
     """
-    return _transform(f, False, argnums_of(argnums, argnum), has_aux, cache_size,
-                      static_argnums)
+    if argnum is not None:
+        argnums = argnums_of(argnums, argnum)
+    return _transform(f, False, argnums, has_aux, cache_size, static_argnums)
 
 
 def _transform(f, with_value, argnums, has_aux, cache_size, static_argnums):

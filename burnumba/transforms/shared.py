@@ -338,6 +338,24 @@ class Function:
 _FUNCTION = types.FunctionType
 
 
+def made_again(old, new):
+    """Whether plain function ``new`` is ``old`` made again in the same scope: the same code
+    over the same globals dict, the same closure cells (the objects, so a later rebinding in
+    that scope reaches both), the same default objects, and no attributes of its own. Then
+    calling either runs the same program on the same state; only their identities differ."""
+    if new.__code__ is not old.__code__ or new.__globals__ is not old.__globals__:
+        return False
+    a, b = old.__closure__, new.__closure__
+    if a is not b and (a is None or b is None or not all(map(_is, a, b))):
+        return False
+    a, b = old.__defaults__, new.__defaults__
+    if a is not b and (a is None or b is None or not all(map(_is, a, b))):
+        return False
+    a, b = old.__kwdefaults__, new.__kwdefaults__
+    return (a is b or (a is not None and b is not None and a.keys() == b.keys()
+                       and all(a[k] is b[k] for k in a))) and not new.__dict__
+
+
 class Entry:
     """One shared transformed function: ``value`` (what the transformation returns), made
     for ``f`` with ``params``; ``key`` compares other functions with ``f``."""
