@@ -137,19 +137,23 @@ def _adam(system):
     return lambda: adam_loop(vg, w, X, y)
 
 
-def holding_if(loss, on="loss"):
+def holding_if(loss, on="loss", decide=True):
     """``loss`` with one Python decision that holds (NaN aside), a guard: on its value
     (``on="loss"``: the decision needs the whole forward sweep's values), or on the first
-    element of its first argument (``on="input"``: the guard's own cost, nearly alone)."""
+    element of its first argument (``on="input"``: the guard's own cost, nearly alone).
+    ``decide=False``: the same wrapper, reading the same names and computing the same
+    ``first``, without the decision (no guard): the pair's ratio is the guard's cost alone,
+    and this one against the bare loss is what the check of the values a wrapper reads
+    costs (transforms/captures.py: here the global ``_first_element``)."""
     @functools.wraps(loss)
     def guarded(*args, **kwargs):
         if on == "input":
             first = _first_element(args[0])
-            if not first == first:
+            if decide and not first == first:
                 return loss(*args, **kwargs) * 1.0
             return loss(*args, **kwargs)
         value = loss(*args, **kwargs)
-        if value == value:
+        if not decide or value == value:
             return value
         return value * 1.0
     return guarded
@@ -161,33 +165,35 @@ def _first_element(x):
     return x if np.ndim(x) == 0 else x.reshape(-1)[0]
 
 
-def _scalar_call(fn, guarded):
+def _scalar_call(fn, guarded, decide=True):
     import burnumba as bn
     relu = bn.relu if fn is small else None
     loss = functools.partial(fn, relu=relu)
-    vg = bn.value_and_grad(holding_if(loss, guarded) if guarded else loss, argnums=(0, 1))
+    vg = bn.value_and_grad(holding_if(loss, guarded, decide) if guarded else loss,
+                           argnums=(0, 1))
     a, b = (-4.0, 2.0) if fn is small else (-41.0, 2.0)
     vg(a, b)
     return functools.partial(vg, a, b)
 
 
-def _readme_tensor(workload, guarded):
+def _readme_tensor(workload, guarded, decide=True):
     import burnumba as bn
     import tensor_workloads as tw
     ops = tw.burnumba_ops()
     params = tw.params_for(workload)
     data = tw.data_for(workload, 64)
     loss = tw.workload_loss(workload, ops)
-    vg = bn.value_and_grad(holding_if(loss, guarded) if guarded else loss, argnums=0)
+    vg = bn.value_and_grad(holding_if(loss, guarded, decide) if guarded else loss, argnums=0)
     vg(params, *data)
     return functools.partial(vg, params, *data)
 
 
-def _readme_transform(case, guarded):
+def _readme_transform(case, guarded, decide=True):
     import burnumba as bn
     import transform_workloads as tw
     d = tw.data_for(case)
-    wrap = functools.partial(holding_if, on=guarded) if guarded else (lambda f: f)
+    wrap = functools.partial(holding_if, on=guarded, decide=decide) if guarded else (
+        lambda f: f)
     if case == "hvp-rosenbrock":
         f = wrap(tw.rosenbrock)
         call = functools.partial(bn.hvp, f, d["x"], d["v"])
@@ -207,7 +213,7 @@ def _readme_transform(case, guarded):
     return call
 
 
-def _readme_train(model, batch, guarded):
+def _readme_train(model, batch, guarded, decide=True):
     """One optim.Trainer step (AdamW) in float32, as report_train's burnumba row."""
     from burnumba import nn, optim
     import train_workloads as trw
@@ -218,7 +224,7 @@ def _readme_train(model, batch, guarded):
     opt = optim.AdamW(lr=trw.ADAMW["lr"], betas=trw.ADAMW["betas"], eps=trw.ADAMW["eps"],
                       weight_decay=trw.ADAMW["weight_decay"])
     p = {k: v.astype(np.float32) for k, v in params.items()}
-    loss = holding_if(net.loss, guarded) if guarded else net.loss
+    loss = holding_if(net.loss, guarded, decide) if guarded else net.loss
     trainer = optim.Trainer(loss, p, opt, X[0], Y[0])
     trainer.step(X[0], Y[0])
     return functools.partial(trainer.step, X[0], Y[0])

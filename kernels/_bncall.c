@@ -99,15 +99,19 @@ Caller_set_scalars(Caller *c, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* set_guards(at, kind, want): the guards value_and_grad checks, three C-contiguous buffers
-   of equal length: int64 positions in F (in items), int8 kinds (0 truth, 1 exact, 2 integer)
-   and float64 expected values; copied. Empty buffers: no guards. */
+/* set_guards(at, kind, want[, f32]): the guards value_and_grad and guards_hold check, three
+   C-contiguous buffers of equal length: int64 positions in F (in items), int8 kinds (0 truth,
+   1 exact, 2 integer, ...) and float64 expected values; copied. Empty buffers: no guards.
+   f32: whether F holds float32 items (else as set_scalars left it). */
 static PyObject *
 Caller_set_guards(Caller *c, PyObject *args)
 {
     PyObject *objs[3];
-    if (!PyArg_ParseTuple(args, "OOO", &objs[0], &objs[1], &objs[2]))
+    int f32 = -1;
+    if (!PyArg_ParseTuple(args, "OOO|i", &objs[0], &objs[1], &objs[2], &f32))
         return NULL;
+    if (f32 >= 0)
+        c->f32 = f32 != 0;
     Py_buffer b[3];
     Py_ssize_t items[3] = {8, 1, 8};
     int held = 0;
@@ -200,6 +204,17 @@ failed_guard(Caller *c)
     return -1;
 }
 
+/* guards_hold(): whether every guard (set_guards) holds for F's values now, after a run of
+   any mode that computed the values they read: one C loop instead of Python's read of them
+   (the paths other than value_and_grad's: call plans, hvp, State.run). */
+static PyObject *
+Caller_guards_hold(Caller *c, PyObject *Py_UNUSED(ignored))
+{
+    if (c->n_guards && failed_guard(c) >= 0)
+        Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
 /* value_and_grad(args): args is a tuple of n_in Python floats, written into the first
    values; runs the kernel's value-and-gradient mode; returns (value, (d0, d1, ...)), or
    (value, k) when guard k (set_guards) is the first that does not hold: the caller then
@@ -265,7 +280,9 @@ static PyMethodDef Caller_methods[] = {
     {"set_scalars", (PyCFunction)Caller_set_scalars, METH_VARARGS,
      "set_scalars(n_in, at_val, at_grad, f32): the slots of the scalar fast path"},
     {"set_guards", (PyCFunction)Caller_set_guards, METH_VARARGS,
-     "set_guards(at, kind, want): the guards value_and_grad checks after its run"},
+     "set_guards(at, kind, want[, f32]): the guards value_and_grad and guards_hold check"},
+    {"guards_hold", (PyCFunction)Caller_guards_hold, METH_NOARGS,
+     "guards_hold(): whether every guard (set_guards) holds for F's values now"},
     {"value_and_grad", (PyCFunction)Caller_value_and_grad, METH_O,
      "value_and_grad(floats): write the inputs, run mode 1, return (value, gradients)"},
     {NULL, NULL, 0, NULL},

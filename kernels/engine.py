@@ -122,6 +122,11 @@ def has_guard_checks():
             and getattr(_extension, "GUARD_KINDS", 3) >= GUARD_KINDS)
 
 
+def has_guards_hold():
+    """Whether callers check a tape's guards after any run in C (``guards_hold``)."""
+    return has_guard_checks() and hasattr(_Caller, "guards_hold")
+
+
 _RUN_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
 
 

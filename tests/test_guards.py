@@ -1053,3 +1053,33 @@ def test_a_float_decision_that_keeps_changing_keeps_ints_as_data():
         for j in range(12):
             assert g(j + 0.5, 3) == 3.0 + j
     assert not g._transformed.ints_static
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_c_check_of_guards_after_any_run(dtype):
+    """Call plans, hvp and State.run check the guards with the extension's caller
+    (``guards_hold``), on float32 tapes too (their F holds 4-byte items); a failed guard
+    switches variant as the Python read of the guards did."""
+    from burnumba import kernels
+
+    def f(x):
+        s = np.sum(x * x)
+        if s > 1.0:
+            return np.sum(np.sin(x)) * s
+        return np.sum(x ** 3)
+    g = bn.grad(f)
+    small, large = np.full(3, 0.1, dtype), np.full(3, 0.9, dtype)
+    for x in (small, large, small, large, large):
+        want = (np.cos(x) * np.sum(x * x) + 2 * x * np.sum(np.sin(x))
+                if np.sum(x * x) > 1.0 else 3 * x ** 2)
+        np.testing.assert_allclose(g(x), want, rtol=1e-5 if dtype == np.float32 else 1e-13)
+    tape = next(iter(g.tapes.values()))
+    state = tape.state()
+    if kernels.engine.has_guards_hold():
+        assert state.holds == state.call.guards_hold
+    for x in (np.full(3, 0.1), np.full(3, 0.9), np.full(3, 0.1)):     # hvp's own path
+        # sum(sin x) * |x|^2: -diag(sin x) |x|^2 + 2 x cos(x)' + 2 cos(x) x' + 2 sum(sin x) I
+        hess = (-np.diag(np.sin(x)) * np.sum(x * x) + 2 * np.outer(x, np.cos(x))
+                + 2 * np.outer(np.cos(x), x) + 2 * np.sum(np.sin(x)) * np.eye(3))
+        want = 6 * x if np.sum(x * x) <= 1.0 else hess @ np.ones(3)
+        np.testing.assert_allclose(bn.hvp(f, x, np.ones(3)), want, rtol=1e-12)

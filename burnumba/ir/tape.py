@@ -116,7 +116,7 @@ class State:
     threads: a Tape keeps one per thread, a Trainer owns one."""
 
     __slots__ = ("tape", "F", "C", "call", "val", "grad", "inputs", "views", "mem", "guard",
-                 "unguarded", "split")
+                 "unguarded", "split", "holds")
 
     def __init__(self, tape):
         self.tape = tape
@@ -145,6 +145,19 @@ class State:
         if tape.custom:
             self.call = _forward_only(self.call)
             self.split = 0
+        self.holds = None if tape.guards is None else self._guard_check()
+
+    def _guard_check(self):
+        """``holds()``: whether every guard holds for the values of the last run. The C
+        caller checks them in one loop (40 ns); otherwise they are read here (0.3 us)."""
+        tape, call = self.tape, self.call
+        check = getattr(call, "guards_hold", None) if kernels.engine.has_guards_hold() else None
+        if check is not None:           # the extension's caller (not a loop's or ctypes')
+            call.set_guards(tape.n + tape.guard_pos, tape.guard_kinds, tape.guard_values,
+                            tape.dtype == np.float32)
+            return check
+        read, expect, mem = tape.guard_read, tape.guard_expect, self.mem
+        return lambda: read(mem) == expect
 
     def write(self, leaves):
         """Copy input leaves into their slices; scalars by item."""
@@ -173,7 +186,7 @@ class State:
         value = self._call(mode)
         tape = self.tape
         if tape.guards is not None and mode in CHECKED_MODES and not self.unguarded and \
-                tape.guard_read(self.mem) != tape.guard_expect:
+                not self.holds():
             self.check_guards()
         if value != value and self.C[layout.C_ERR]:
             self.raise_error()
@@ -189,10 +202,10 @@ class State:
         """``run`` of a gradient mode on a tape whose decisions come early (``split``): the
         nodes below ``split`` forward, the guards checked, then the rest of the forward
         sweep and the reverse sweep from there (layout.C_FROM): the same values as one run."""
-        C, tape = self.C, self.tape
+        C = self.C
         C[layout.C_LO], C[layout.C_HI] = 0, self.split
         value = self._call(layout.MODE_STEP_FORWARD)
-        if tape.guard_read(self.mem) != tape.guard_expect:
+        if not self.holds():
             self.check_guards()
         if value != value and C[layout.C_ERR]:
             self.raise_error()

@@ -207,7 +207,7 @@ def scalar_by_ops(tape, order, with_value, single):
         pack_into(mem, at_in, *args)
         if state.guard is None:                      # State.run, inlined
             value = state.call(FORWARD)
-            if guarded and not state.unguarded and tape.guard_read(mem) != tape.guard_expect:
+            if guarded and not state.unguarded and not state.holds():
                 state.check_guards()
             if value != value and state.C[ERR]:
                 state.raise_error()

@@ -374,6 +374,8 @@ def _lean_mode(tape, state):
     C[layout.CSIZE:] = read
     state.C = C
     state.call = tape.kernel.caller(tape.I, state.F, C, nogil=tape.nogil)
+    if state.holds is not None:                  # the guards, on the new caller
+        state.holds = state._guard_check()
     return layout.MODE_JVP_LEAN
 
 
@@ -906,13 +908,13 @@ def _hvp_run(found, state):
     (into_x,), (into_t,), _, tangent = _prepared(state, _PLAIN_VIEWS, _plain_views)
     mode = _prepared(state, _LEAN_MODE, _lean_mode)          # may give the state a new C
     call, C = state.call, state.C
-    read, expect = tape.guard_read, tape.guard_expect
+    holds = state.holds
 
     def run(x, v):
         into_x[...] = x
         into_t[...] = v
         value = call(mode)
-        if read is not None and read(state.mem) != expect and not state.unguarded:
+        if holds is not None and not holds() and not state.unguarded:
             state.check_guards()          # GuardError: _jvp's general path takes over
         if value != value and C[layout.C_ERR]:
             state.raise_error()
