@@ -336,3 +336,51 @@ def test_class_attributes_and_a_users_module_are_followed(tmp_path, monkeypatch)
     np.testing.assert_allclose(k(w), w)
     my_config.BETA = 2.0                 # import config; config.BETA = ... in a script
     np.testing.assert_allclose(k(w), 4 * w)
+
+
+ACT = np.tanh                   # a global holding a library's function (rebound below)
+
+
+def act_loss(w):
+    return np.sum(ACT(w))
+
+
+@pytest.fixture
+def restore_act():
+    yield
+    globals().update(ACT=np.tanh)
+    globals().pop("abs", None)
+
+
+def test_a_rebound_library_function_is_read_again(restore_act):
+    """A name holding numpy's (or another library's) function is checked as any other
+    value, not read through: `act = np.sin` after `np.tanh` traces again. (A ufunc was
+    skipped as a library's object before, a silently stale function.)"""
+    w = np.array([0.3, 0.6])
+    g = bn.grad(act_loss)
+    np.testing.assert_allclose(g(w), 1 / np.cosh(w) ** 2, rtol=1e-14)
+    globals()["ACT"] = np.sin
+    np.testing.assert_allclose(g(w), np.cos(w), rtol=1e-14)
+    act = np.sin
+    h = bn.grad(lambda w: np.sum(act(w)))
+    np.testing.assert_allclose(h(w), np.cos(w), rtol=1e-14)
+    act = np.cos                                     # a closure cell, rebound
+    np.testing.assert_allclose(h(w), -np.sin(w), rtol=1e-14)
+    out = []
+    for f in (np.sin, np.cos, np.sin):              # a lambda made again per pass
+        out.append([bn.grad(lambda w: np.sum(f(w)))(w) for _ in range(3)])
+    for got, f in zip(out, (np.cos, lambda w: -np.sin(w), np.cos)):
+        np.testing.assert_allclose(got, [f(w)] * 3, rtol=1e-14)
+
+
+def test_a_global_shadowing_a_builtin_later_is_read(restore_act):
+    """A global made after the trace with the name of a builtin the code calls replaces
+    the builtin for the next call, as Python's lookup would."""
+    def f(x):
+        return abs(x) * 2.0
+    g = bn.grad(f)
+    assert g(-1.5) == -2.0
+    globals()["abs"] = lambda x: x * x
+    assert g(-1.5) == -6.0
+    del globals()["abs"]
+    assert g(-1.5) == -2.0

@@ -158,7 +158,7 @@ class Captures:
             operands += [where, value]
             terms.append(f"w{k}[{name!r}] is v{k}" if kind == 0 else
                          f"w{k}.cell_contents is v{k}" if kind == 1 else
-                         f"w{k}.get({name!r}, M) is v{k}")
+                         f"{name!r} not in w{k}")           # kind 2: a name kept absent
         namespace = {"M": _MISSING}
         exec(f"def same({', '.join(params)}):\n    return {' and '.join(terms)}\n", namespace)
         self.same = namespace["same"]
@@ -211,15 +211,24 @@ class _Walk:
     def __init__(self):
         self.items, self.labels = [], []
         self.seen = set()
+        self.places = set()         # (id of the dict or cell, name): each checked once
 
     def add(self, kind, where, name, value, label, depth):
-        if len(self.items) >= _MAX_READS or (isinstance(value, _SKIP) and kind != 2):
+        place = (id(where), name)
+        if len(self.items) >= _MAX_READS or place in self.places:
             return
-        if type(value) is types.FunctionType and _library(value):
+        self.places.add(place)
+        # a place holding a library's function, a ufunc, a builtin or a class is checked
+        # (``act = np.tanh`` rebound to np.sin), but not read through (its behaviour is its
+        # code); one holding a module is not checked (``np`` is never rebound)
+        library = kind != 2 and (isinstance(value, _SKIP) or (
+            type(value) is types.FunctionType and _library(value)))
+        if library and isinstance(value, types.ModuleType):
             return
         self.items.append((kind, where, name, value))
         self.labels.append(label)
-        self.value(value, depth + 1)
+        if not library:
+            self.value(value, depth + 1)
 
     def value(self, v, depth):
         """Read through ``v`` when it is code that runs (a function, a method, a partial, a
@@ -255,10 +264,15 @@ class _Walk:
             return
         loads, _ = _names(code)
         g = f.__globals__
+        builtins = f.__builtins__
         for name in loads:
             if name in g:
                 self.add(0, g, name, g[name], _Label("the global {!r} that {} reads", name, f),
                          depth)
+            elif name in builtins:              # abs, len: a global of that name made later
+                self.add(2, g, name, _MISSING, _Label(    # would be read instead
+                    "the builtin {!r} (now shadowed by a global) that {} reads", name, f),
+                    depth)
         fixed = _never_rebound(f)
         for name, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
