@@ -4,10 +4,13 @@ and numbers; x[None], 0-d indexing. Each case is written once against a numpy na
 run by burnumba (numpy's own names, traced through its protocols) and by HIPS autograd
 (autograd.numpy), values and gradients at rtol 1e-9, under grad, jvp, hessian and vmap.
 """
+import threading
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from numpy import asarray as np_asarray
 
 import burnumba as bn
 
@@ -24,6 +27,14 @@ CASES = {
     # (autograd's asarray drops the gradient of a list of boxes; its array is the reference)
     "asarray of a list": lambda np_, x: _asarray(np_)([x[2], x[3], 0.5]),
     "asarray of a traced value": lambda np_, x: _asarray(np_)(x) * 2.0,
+    # a float dtype= (numpy's compiled constructors asked for numbers: a stand-in while
+    # tracing, transforms/library_calls.py)
+    "array with dtype=float": lambda np_, x: np_.array([x[0], x[1] * x[2], 1.5], dtype=float),
+    "asarray with dtype=float64": lambda np_, x: _asarray(np_)(x, dtype=np.float64) * 2.0,
+    "asarray of a list with dtype=float": lambda np_, x: _asarray(np_)([x[2], x[3], 0.5],
+                                                                      dtype=float),
+    "ascontiguousarray with dtype": lambda np_, x: (
+        np.ascontiguousarray if np_ is np else anp.array)(x[::-1], dtype=float),
     "array of a traced value": lambda np_, x: np_.array(x) + 1.0,
     "stack of scalars": lambda np_, x: np_.stack([x[0], x[1], np_.exp(x[2])]),
     "stack with numpy": lambda np_, x: np_.stack([x, np.ones(4)], axis=1),
@@ -157,8 +168,8 @@ def test_like_creation_gives_traced_arrays():
 
 
 REFUSED = {
-    "dtype=float": (lambda x: np.array([x[0], x[1]], dtype=float), bn.ConcretizationError,
-                    "Drop dtype="),
+    "dtype=int": (lambda x: np.array([x[0], x[1]], dtype=int), bn.ConcretizationError,
+                  "int"),
     "len of 0-d": (lambda x: len(np.sum(x)), bn.UnsupportedOpError, "x.size"),
     "iterating a 0-d": (lambda x: list(np.sum(x)), bn.UnsupportedOpError, "0-d"),
     "round to int": (lambda x: round(x[0]), bn.ConcretizationError, "round"),
@@ -225,3 +236,49 @@ def test_numpy_array_indexed_by_traced_integer_data_is_a_guard():
     for k in (2, 1, 2):
         value, g = f(x, np.array([k]))
         assert value == 1.5 * k and g.tolist() == [float(k), 0.0]
+
+
+def test_float_dtype_constructors_run_as_written():
+    """numpy's constructors asked for a float dtype inside a traced function (its first
+    line, a name bound by `from numpy import`, a dtype argument by position) build one
+    traced array; numpy stays numpy, and its functions are its own again after the trace.
+    An integer dtype stays numpy's, which refuses it with the fix."""
+    seen = {}
+
+    def rosen(x, xp=np):
+        seen["module"] = xp is np
+        x = np.asarray(x, dtype=float)
+        y = np_asarray(x[1:], float)
+        return np.sum(100.0 * (y - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    x = np.array([1.3, 0.7, 0.8, 1.9])
+    ref = autograd.grad(lambda x: anp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2
+                                          + (1 - x[:-1]) ** 2))(x)
+    close(bn.grad(rosen)(x), ref)
+    assert seen["module"] and np.asarray.__module__ == "numpy"
+    assert getattr(np.asarray, "_burnumba_original", None) is None
+    assert np_asarray is np.asarray
+
+    def pick(x, k):                    # k: float data, cast to int indices
+        return np.sum(x[np.asarray(k, dtype=int)] ** 2)
+    with pytest.raises(bn.ConcretizationError, match="integer data is computed with numpy"):
+        bn.grad(pick)(x, np.array([0.0, 2.0]))
+
+
+def test_a_thread_calling_numpy_during_traces_gets_numpys_results():
+    stop, bad = threading.Event(), []
+
+    def other():
+        while not stop.is_set():
+            a = np.asarray([1, 2], dtype=float)
+            if type(a) is not np.ndarray or a.dtype != np.float64 or a.tolist() != [1.0, 2.0]:
+                bad.append(a)
+    t = threading.Thread(target=other)
+    t.start()
+    try:
+        for k in range(30):
+            f = (lambda k: lambda x: np.sum(np.asarray(x, dtype=float) ** k))(k % 3 + 1)
+            bn.grad(f)(np.array([1.0, 2.0]))
+    finally:
+        stop.set()
+        t.join()
+    assert not bad

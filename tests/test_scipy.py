@@ -1689,7 +1689,7 @@ AS_WRITTEN = [
 def test_scipy_calls_inside_a_traced_function_run_as_written(name, call, ours):
     """scipy's own functions, read by the traced function from a module it names (ST.norm,
     scipy.linalg.expm), are burnumba.scipy's on traced values while it is traced
-    (transforms/scipy_calls.py): the same values and gradients, and scipy's objects are
+    (transforms/library_calls.py): the same values and gradients, and scipy's objects are
     back in place afterwards."""
     x = np.array([0.3, 0.5, 0.9])
     before = (ST.norm, S.logsumexp, scipy.linalg.expm)

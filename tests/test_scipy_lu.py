@@ -196,7 +196,7 @@ def test_errors_name_the_function_and_the_fix():
         bn.grad(lambda b: np.sum(linalg.lu_solve(scipy.linalg.lu_factor(NO_SWAP), b,
                                                  trans="X")))(np.ones(3))
     # scipy's own lu_factor, read from the module the function names, is ours while traced
-    # (transforms/scipy_calls.py); reached by a computed name, it names the replacement
+    # (transforms/library_calls.py); reached by a computed name, it names the replacement
     np.testing.assert_array_equal(
         bn.grad(lambda a: np.sum(scipy.linalg.lu_factor(a)[0]))(NO_SWAP),
         bn.grad(lambda a: np.sum(linalg.lu_factor(a)[0]))(NO_SWAP))

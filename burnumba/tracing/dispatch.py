@@ -215,6 +215,10 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
 def apply_function(func, args, kwargs, like=None):
     """``Var.__array_function__``: the implementation of the numpy function ``func``
     (``like``: the traced value whose protocol numpy called, for the functions of LIKE)."""
+    if func not in FUNCTIONS:
+        # numpy's like= dispatch passes the function the module holds now: during a trace,
+        # a stand-in for np.asarray / np.array (transforms/library_calls.py)
+        func = getattr(func, "_burnumba_original", func)
     if func in LIKE:
         kwargs = {**kwargs, "like": like}
     if func not in FUNCTIONS:

@@ -31,6 +31,7 @@ _COMPARE = {OPCODE[name]: name for name in COMPARISONS}
 EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
 
 _INT_MAX = np.iinfo(np.int32).max
+_NP_ARRAY = np.array      # numpy's own (a trace may stand another in: transforms/library_calls)
 
 
 class Builder:
@@ -163,11 +164,11 @@ class Builder:
                     "pass it as an argument instead"))
             return x
         if isinstance(x, (list, tuple)):
-            return v if isinstance(v := FUNCTIONS[np.array](x), Var) else self.const(v)
+            return v if isinstance(v := FUNCTIONS[_NP_ARRAY](x), Var) else self.const(v)
         if isinstance(x, np.ndarray) and x.dtype == object and \
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)
-            return FUNCTIONS[np.array](x.tolist())
+            return FUNCTIONS[_NP_ARRAY](x.tolist())
         if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
             raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
@@ -691,11 +692,11 @@ class Var(Decisions):
                 return self._objects(writeable=copy is True)
             if what == "call":
                 raise ConcretizationError(at_user_site(
-                    f"numpy was asked for a {np.dtype(dtype)} array of traced values (np.array"
-                    f"(list, dtype=...), np.asarray(x, dtype=...), np.{np.dtype(dtype)}(x)): "
-                    "there are no numbers while tracing. Drop dtype= and the cast "
-                    "(np.array(list) of traced values is a traced array in the tape's float "
-                    "dtype), or use bnp.array(list)"))
+                    f"numpy was asked for a {np.dtype(dtype)} array of traced values (np."
+                    f"{np.dtype(dtype)}(x), or dtype= of that kind): there are no numbers "
+                    "while tracing. Drop the cast (np.asarray(x, dtype=float) works: a float "
+                    "dtype keeps the tape's), or use bnp.asarray(x); integer data is computed "
+                    "with numpy before the call and passed in"))
             if what == "load" and guarded_index_ok(self):
                 return guarded_index(self, dtype)
             if what == "load" and is_boolean(self):       # numpy_array[mask]: decided

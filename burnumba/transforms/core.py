@@ -24,7 +24,7 @@ from ..ir.tape import Tape
 from ..tracing.tracer import CONST, Builder, Var
 from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
-from . import custom, nested, scipy_calls, shared
+from . import custom, library_calls, nested, shared
 from .captures import snapshot
 from .outputs import as_output, stacked
 
@@ -89,7 +89,7 @@ def _trace(f, args, kwargs, argnums, has_aux, sig, need_scalar, single=False, st
            forward_mode=False, loops=False):
     """The Tape of ``f`` on arguments of signature ``sig``, the collector paused until the
     trace's objects are gone (``_traced`` returns the tape only)."""
-    with _collector_paused(), scipy_calls.redirected(f):
+    with _collector_paused(), library_calls.redirected(f):
         # random draws are recorded as recipes that every run draws again (randomness.py);
         # scipy's functions that f reads are burnumba.scipy's on traced values
         return randomness.traced(f, args, kwargs, lambda rec, args, kwargs: _traced(

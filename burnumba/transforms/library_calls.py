@@ -15,12 +15,12 @@ among them) and ``np.array(parts, dtype=np.float64)`` are numpy's compiled funct
 no protocol of a traced value reaches; with a dtype they ask every element for a number.
 So during a trace numpy's ``asarray``, ``array``, ``asanyarray`` and ``ascontiguousarray``
 (the module's attributes, and names a function binds to them: ``from numpy import
-asarray``) are stand-ins that hand a dtype-given call on traced values to burnumba.numpy's
-asarray (the tape's float dtype; another float dtype warns, an integer one is refused) and
-every other call to numpy's own, with the same arguments. Without a dtype numpy's own
-run, so ``np.asarray(x)`` keeps its documented result (an object array of traced scalars).
-The module itself stays numpy (``xp is np`` holds); a thread that calls these functions
-meanwhile gets numpy's result through the stand-in (0.1 us more a call).
+asarray``) are stand-ins. A call with a float dtype on traced values goes to
+burnumba.numpy's asarray (the tape's float dtype; another float dtype warns); every other
+call goes to numpy's own, with the same arguments: no dtype (``np.asarray(x)`` keeps its
+documented result, an object array of traced scalars), an integer or object dtype, plain
+values, and burnumba's own calls. The module itself stays numpy (``xp is np`` holds); a
+thread that calls these functions meanwhile gets numpy's result through the stand-in.
 
 The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a
 function reached another way (a name the code computes, an object's attribute more than
@@ -169,6 +169,15 @@ def _holds_traced(a, depth=0):
     return False
 
 
+def _float_kind(dtype):
+    """Whether ``dtype`` is a float dtype (an object, integer or boolean one stays numpy's:
+    an object array of traced values, integer data decided by a guard)."""
+    try:
+        return np.dtype(dtype).kind == "f"
+    except TypeError:
+        return False
+
+
 def _constructor(name):
     """numpy's ``name`` while a function is traced: a dtype-given call on traced values is
     burnumba.numpy's asarray (the values, stacked into one traced array), any other numpy's."""
@@ -180,7 +189,7 @@ def _constructor(name):
         # values) go straight through: a look at a caller's module, not at a list's items
         if dtype is not None and (type(a) is not np.ndarray or a.dtype == object) and \
                 not sys._getframe(1).f_globals.get("__name__", "").startswith("burnumba.") \
-                and _holds_traced(a):
+                and _float_kind(dtype) and _holds_traced(a):
             if isinstance(a, np.ndarray):            # numpy's object array of traced values
                 a = a.tolist()
             return _bnp.asarray(a, dtype=dtype)
