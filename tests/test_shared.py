@@ -306,6 +306,14 @@ def test_the_same_function_made_again_gets_the_wrapper_nothing_holds(traces, mon
         del g
     assert got == [4.0, 6.0, 8.0, 10.0]
 
+    cfg, w, got = [2.0], np.array([1.0]), []
+    for k in range(6):                         # compared by content: changed in place
+        if k == 3:
+            cfg[0], w[0] = 3.0, 5.0
+        got.append((bn.grad(lambda x: x * cfg[0])(1.0),
+                    bn.grad(lambda x: np.sum(x * w))(np.ones(1))[0]))
+    assert got == [(2.0, 1.0)] * 3 + [(3.0, 5.0)] * 3
+
     def scope(v):                              # a new frame: other cells, the view reset
         return bn.grad(lambda a: a * v)(1.0)
     assert [scope(2.0), scope(3.0), scope(3.0)] == [2.0, 3.0, 3.0]

@@ -592,11 +592,14 @@ class _Transformed(TapeCache):
                     and _weakcount(wrapper) == 1 and not _weakcount(view) and not f.__dict__):
                 attrs = view.__dict__
                 moved = attrs["tapes"] is not self.tapes        # detached, or another entry's
-                if not moved and shared.made_again(attrs["f"], f):
+                if not moved and not entry.key.leaves.deep and \
+                        shared.made_again(attrs["f"], f):
                     # the same code over the same globals, closure cells and defaults: the
                     # spare's function is this one in all but identity, so the wrapper over
                     # it is the function bn.grad(f) returns, as it was left (its fast paths
-                    # and its captures stay valid: they read the same cells and dict)
+                    # and its captures stay valid: they read the same cells and dict). Not
+                    # when the key compares a value by content (an array, a list, a helper):
+                    # one changed in place since is seen by that comparison only
                     spares.append((wrapper, view, refs))
                     return wrapper
                 weak = attrs["wrapper"]
