@@ -541,3 +541,21 @@ def test_float32_in_place_read_falls_back_to_the_transposed_table(rng, monkeypat
     g = bn.grad(_loss(np, f, w))(x, i)
     ref = autograd.grad(_loss(anp, f, w))(x.astype(np.float64), i)
     np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, fn, ref", [
+    ("tril_indices_from k=-1", lambda m: np.tril_indices_from(m, -1), np.tril_indices(5, -1)),
+    ("triu_indices_from", np.triu_indices_from, np.triu_indices(5)),
+    ("triu_indices_from k=2", lambda m: np.triu_indices_from(m, k=2), np.triu_indices(5, 2)),
+    ("diag_indices_from", np.diag_indices_from, np.diag_indices(5)),
+])
+def test_indices_from_a_traced_matrix(rng, name, fn, ref):
+    """np.tril / triu / diag_indices_from of a traced matrix: its shape's index arrays
+    (plain integers), indexing it as numpy's would."""
+    x = rng.normal(size=5)
+
+    def loss(xnp, pick):
+        return lambda x: xnp.sum(xnp.sin(xnp.outer(x, x)[pick(xnp.outer(x, x))]) ** 2)
+    g = bn.grad(loss(np, fn))(x)
+    np.testing.assert_allclose(g, autograd.grad(loss(anp, lambda m: ref))(x), rtol=1e-12)
+    np.testing.assert_allclose(g, central_diff(loss(np, fn), (x,), 0), rtol=1e-6, atol=1e-9)

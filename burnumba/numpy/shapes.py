@@ -441,6 +441,12 @@ def pad(array, pad_width, mode="constant", **kwargs):
 implements(np.shape)(lambda a: a.shape)
 implements(np.ndim)(lambda a: a.ndim)
 implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axis])
+# the index arrays of a shape (plain integer data: only the traced array's shape is read)
+implements(np.tril_indices_from)(lambda arr, k=0: np.tril_indices(
+    arr.shape[-2], k, arr.shape[-1]))
+implements(np.triu_indices_from)(lambda arr, k=0: np.triu_indices(
+    arr.shape[-2], k, arr.shape[-1]))
+implements(np.diag_indices_from)(lambda arr: np.diag_indices_from(np.empty(arr.shape, bool)))
 
 
 @implements(np.broadcast_to)
