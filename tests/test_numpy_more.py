@@ -773,6 +773,22 @@ OUTER_REDUCE = {
                                  lambda x, y: anp.max(anp.outer(x, y))),
     "minimum.reduce keepdims": (lambda x, y: np.minimum.reduce(x * y, keepdims=True),
                                 lambda x, y: anp.min(x * y, keepdims=True)),
+    "logaddexp.reduce": (lambda x, y: np.logaddexp.reduce(x * y),
+                         lambda x, y: anp.log(anp.sum(anp.exp(x * y)))),
+    "logaddexp.reduce axis 1 keepdims": (
+        lambda x, y: np.logaddexp.reduce(np.outer(x, y), axis=1, keepdims=True),
+        lambda x, y: anp.log(anp.sum(anp.exp(anp.outer(x, y)), axis=1, keepdims=True))),
+    "logaddexp.reduce axis None": (lambda x, y: np.logaddexp.reduce(np.outer(x, y), axis=None),
+                                   lambda x, y: anp.log(anp.sum(anp.exp(anp.outer(x, y))))),
+    "logaddexp2.reduce": (lambda x, y: np.logaddexp2.reduce(np.outer(x, y)),
+                          lambda x, y: anp.log2(anp.sum(2.0 ** anp.outer(x, y), axis=0))),
+    "vdot of matrices": (lambda x, y: np.vdot(np.outer(x, y), np.outer(y, x) ** 2),
+                         lambda x, y: anp.sum(anp.outer(x, y) * anp.outer(y, x) ** 2)),
+    "vdot with numpy": (lambda x, y: np.vdot(np.arange(3.0), x * y),
+                        lambda x, y: anp.sum(np.arange(3.0) * x * y)),
+    "fromiter of traced values": (lambda x, y: np.fromiter((v * w for v, w in zip(x, y)),
+                                                           dtype=float),
+                                  lambda x, y: x * y),
 }
 
 
@@ -793,3 +809,7 @@ def test_logical_ufunc_reduce_is_any_all_and_outer_keeps_out():
         bn.grad(lambda x: np.sum(np.arctan2.reduce(x)))(x)
     with pytest.raises(bn.UnsupportedOpError, match="maximum.reduce.*dtype"):
         bn.grad(lambda x: np.sum(np.maximum.reduce(x, dtype=np.float64)))(x)
+    with pytest.raises(bn.UnsupportedOpError, match="logaddexp.reduce"):
+        bn.grad(lambda x: np.sum(np.logaddexp.reduce(x, axis=(0, 1))))(x)
+    with pytest.raises(bn.ShapeError, match="vdot"):
+        bn.grad(lambda x: np.vdot(x, x[0]))(x)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from .._errors import InputError, ShapeError, UnsupportedOpError, at_user_site
+from ..tracing.dispatch import implements_reduce
 from ..tracing.tracer import Var, normalize_axis
 from .elementwise import where
 from .shapes import expand_dims, reshape
@@ -79,6 +80,23 @@ def logsumexp(x, axis=-1, keepdims=False):
     ax = normalize_axis(axis, x.ndim, "logsumexp")
     y = x._b.axis("logsumexp", x, ax, x.shape[:ax] + x.shape[ax + 1:])
     return expand_dims(y, ax) if keepdims else y
+
+
+@implements_reduce(np.logaddexp)
+def _logaddexp_reduce(a, axis=0, keepdims=False):
+    """np.logaddexp.reduce: log(sum(exp(a))) over ``axis`` (reduce's default 0; None: every
+    element), one fused logsumexp node."""
+    if isinstance(axis, tuple):
+        raise UnsupportedOpError(at_user_site(
+            "numpy.logaddexp.reduce over a tuple of axes of a traced value: reduce one axis "
+            "at a time, or reshape first"))
+    return logsumexp(a, axis=axis, keepdims=keepdims)
+
+
+@implements_reduce(np.logaddexp2)
+def _logaddexp2_reduce(a, axis=0, keepdims=False):
+    """np.logaddexp2.reduce: log2(sum(2 ** a)) = logsumexp(a ln 2) / ln 2."""
+    return _logaddexp_reduce(a * math.log(2.0), axis, keepdims) / math.log(2.0)
 
 
 def cross_entropy(logits, targets):

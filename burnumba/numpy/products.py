@@ -62,6 +62,19 @@ def inner(a, b, bias=None):
     return Var(bld, node, ())
 
 
+@implements(np.vdot)
+def vdot(a, b):
+    """numpy.vdot of real arrays: the dot product of the flattened operands."""
+    if _builder(a, b) is None:
+        return np.vdot(a, b)
+    a, b = np.ravel(a), np.ravel(b)
+    if np.size(a) != np.size(b):
+        raise ShapeError(at_user_site(
+            f"vdot: the operands have {np.size(a)} and {np.size(b)} elements (numpy's vdot "
+            "needs equally many)"))
+    return dot(a, b)
+
+
 @implements(np.dot)
 def dot(a, b, out=None):
     """numpy.dot: the fused inner product for two 1-D arrays, else matmul (b up to 2-D)."""

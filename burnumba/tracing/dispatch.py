@@ -27,6 +27,7 @@ FUNCTIONS = {}       # numpy function -> implementation (np.sum(x); np.linalg.so
 METHODS = {}         # ndarray method with no numpy function of its own -> implementation
 UFUNC_KEYWORDS = {}  # ufunc -> the keyword arguments a traced call may pass (np.vecdot: axis)
 ACCUMULATE = {}      # numpy ufunc -> implementation of its method ``accumulate``
+REDUCE = {}          # numpy ufunc -> implementation of its method ``reduce`` (logaddexp)
                      # (np.maximum.accumulate(x) on a traced x: a scan row, Op.accumulate)
 # numpy's in-place conventions (burnumba/numpy/inplace.py fills these and METHODS["__out__"],
 # METHODS["__view__"]):
@@ -117,6 +118,17 @@ def implements_ufunc(*ufuncs, keywords=()):
     return register
 
 
+def implements_reduce(*ufuncs):
+    """Register the decorated function, ``f(array, axis=0, keepdims=False)``, as what
+    ``ufunc.reduce`` does on a traced array for each of ``ufuncs`` (besides the ufuncs whose
+    reduce is a numpy reduction: _REDUCTIONS)."""
+    def register(impl):
+        for ufunc in ufuncs:
+            REDUCE[ufunc] = impl
+        return impl
+    return register
+
+
 def implements_accumulate(*ufuncs):
     """Register the decorated function, ``f(array, axis=0, dtype=None)``, as what
     ``ufunc.accumulate`` does on a traced array for each of ``ufuncs``."""
@@ -178,6 +190,12 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         if where is not True:
             kwargs["where"] = where
         return _REDUCTIONS[ufunc](a, out=out, **kwargs)
+    if method == "reduce" and ufunc in REDUCE and where is True and \
+            set(kwargs) <= {"axis", "keepdims"}:
+        result = REDUCE[ufunc](*inputs, **kwargs)
+        if out is None:
+            return result
+        return METHODS["__out__"](f"numpy.{ufunc.__name__}.reduce", result, out, True, False)
     if method == "outer" and (UFUNCS.get(ufunc) or _scipy_ufunc(ufunc)) is not None:
         # a[..., None, ...] op b: every element of a with every element of b
         a, b = inputs
@@ -187,7 +205,8 @@ def apply_ufunc(ufunc, method, inputs, kwargs):
         hint = ""
         if method == "reduce":
             hint = (" (reduce is supported for "
-                    f"{', '.join(sorted(u.__name__ for u in _REDUCTIONS))})")
+                    f"{', '.join(sorted(u.__name__ for u in (*_REDUCTIONS, *REDUCE)))}; "
+                    "logaddexp's and logaddexp2's with axis= and keepdims= only)")
         if method == "accumulate":
             hint = f" (accumulate is supported for {_supported(ACCUMULATE)})"
         raise UnsupportedOpError(at_user_site(

@@ -13,9 +13,9 @@ and scipy's otherwise. After the trace, every place holds scipy's object again.
 ``np.asarray(x, dtype=float)`` (the first line of many numpy functions, scipy's examples
 among them) and ``np.array(parts, dtype=np.float64)`` are numpy's compiled functions, which
 no protocol of a traced value reaches; with a dtype they ask every element for a number.
-So during a trace numpy's ``asarray``, ``array``, ``asanyarray`` and ``ascontiguousarray``
-(the module's attributes, and names a function binds to them: ``from numpy import
-asarray``) are stand-ins. A call with a float dtype on traced values goes to
+So during a trace numpy's ``asarray``, ``array``, ``asanyarray``, ``ascontiguousarray`` and
+``fromiter`` (the module's attributes, and names a function binds to them: ``from numpy
+import asarray``) are stand-ins. A call with a float dtype on traced values goes to
 burnumba.numpy's asarray (the tape's float dtype; another float dtype warns); every other
 call goes to numpy's own, with the same arguments: no dtype (``np.asarray(x)`` keeps its
 documented result, an object array of traced scalars), an integer or object dtype, plain
@@ -33,6 +33,7 @@ result: the stand-in only chooses by the arguments' types.
 """
 import contextlib
 import functools
+import itertools
 import sys
 import threading
 import types
@@ -208,16 +209,39 @@ def _numpy_constructors():
     return _NUMPY_CONSTRUCTORS
 
 
+def _fromiter():
+    """numpy's fromiter while a function is traced: an iterable yielding traced values, of
+    a float dtype, is burnumba.numpy's asarray of its items; any other numpy's own (fed the
+    items when it was read here)."""
+    real = np.fromiter
+
+    @functools.wraps(real)
+    def call(iterable, dtype, count=-1, **kwargs):
+        if sys._getframe(1).f_globals.get("__name__", "").startswith("burnumba.") or \
+                not _float_kind(dtype):
+            return real(iterable, dtype, count, **kwargs)
+        items = list(iterable) if count < 0 else list(itertools.islice(iterable, count))
+        if _holds_traced(items):
+            if len(items) < count:
+                raise ValueError(f"iterator too short: Expected {count} but iterator had "
+                                 f"only {len(items)} items.")
+            return _bnp.asarray(items, dtype=dtype)
+        return real(items, dtype, count, **kwargs)
+    call._burnumba_original = real
+    return call
+
+
 # made when burnumba is imported, before any trace could have put a stand-in in numpy
-_NUMPY_CONSTRUCTORS = tuple((getattr(np, name), _constructor(name)) for name in _CONSTRUCTORS)
+_NUMPY_CONSTRUCTORS = tuple((getattr(np, name), _constructor(name)) for name in _CONSTRUCTORS
+                            ) + ((np.fromiter, _fromiter()),)
 
 
 def _numpy_places():
     """numpy's module attributes of its constructors, as places (always replaced: a
     function may reach numpy by any name, or import it inside)."""
     module = np.__dict__
-    return [(module, name, real, stand_in) for (real, stand_in), name in
-            zip(_numpy_constructors(), _CONSTRUCTORS) if module.get(name) is real]
+    return [(module, real.__name__, real, stand_in) for real, stand_in in
+            _numpy_constructors() if module.get(real.__name__) is real]
 
 
 def _places(f):
