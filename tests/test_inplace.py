@@ -463,8 +463,26 @@ def _in_closure(x):
     return acc[0] * acc[1]
 
 
+_PERM, _MASK = np.array([2, 0, 3, 1]), np.array([True, False, True, False])
+
+
+def _scattered(x):
+    """Advanced keys: index arrays, a boolean mask, lists, a subscript of a permutation."""
+    out = np.zeros((4, 4))
+    i = np.arange(4)
+    out[i, i] = x ** 2                   # every axis by arrays: numpy holds no view
+    out[[0, 2], [1, 3]] = x[:2]
+    out[_MASK, 0] = x[2:] * 3.0
+    flat = np.zeros(4)
+    for k in range(4):
+        flat[_PERM[k]] = x[k] * (k + 1)
+    flat[_MASK] = np.sin(flat[_MASK])
+    return np.sum(np.sin(out)) + np.sum(flat * np.arange(1.0, 5.0))
+
+
 @pytest.mark.parametrize("f, x", [(_spring, 2.0), (_spring, 7.0), (_filled, [1.0, 2.0]),
-                                  (_filled, [-0.5, 3.0]), (_in_closure, [0.7, -1.2])])
+                                  (_filled, [-0.5, 3.0]), (_in_closure, [0.7, -1.2]),
+                                  (_scattered, [0.3, -0.7, 1.2, 0.5])])
 def test_a_numpy_array_the_function_holds_becomes_traced_at_its_first_traced_write(f, x):
     """state = np.array(...); state[1] += dt * a: the local is rebound to a traced copy with
     the value written, so the program runs as written, with numpy's values and the
@@ -485,6 +503,15 @@ def _moved(x, j, h):
     y = np.array(x, dtype=float)
     y[j] += h
     return y
+
+
+def test_a_key_with_a_call_is_refused_with_the_fix():
+    def f(x):
+        out = np.zeros(4)
+        out[np.arange(2)] = x[:2]          # the key would run again: refused
+        return np.sum(out)
+    with pytest.raises(bn.InplaceError, match="no call in it"):
+        bn.grad(f)(np.ones(4))
 
 
 def test_a_promoted_array_under_jvp_and_vmap():

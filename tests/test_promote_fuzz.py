@@ -24,7 +24,10 @@ XS = (-1.3, 0.4, 1.7)
 # first, which is refused (the second test), so slices take = only
 INT_KEYS = ("0", "1", "-1", "3", "i", "-i - 1", "(i + 1) % 4")
 SLICES = ("1:3", "::2", ":", "i:i + 2")
-KEYS = INT_KEYS + SLICES
+# advanced keys: index arrays and boolean masks held by names, lists (numpy's assignment
+# holds no view of buf for these, tracing/promote.py's _view_held)
+FANCY = ("J", "M", "[0, 2]", "[i % 4, 3]", "J[::-1]")
+KEYS = INT_KEYS + SLICES + FANCY
 OPS = ("=", "+=", "-=", "*=")
 STARTS = ("np.zeros(4)", "np.ones(4)", "np.array([0.5, -1.0, 2.0, 0.25])",
           "np.arange(4.0) * 0.5", "np.full(4, 0.25)")
@@ -41,6 +44,10 @@ def values(draw):
 @st.composite
 def programs(draw):
     lines = [f"buf = {draw(st.sampled_from(STARTS))}", "i = 0"]
+    if draw(st.booleans()):
+        lines.insert(0, "J, M = np.array([1, 3]), np.array([True, False, True, True])")
+    else:
+        lines.insert(0, "J, M = np.array([3, 0]), np.array([False, True, False, True])")
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.integers(0, 2))
         key, v = draw(st.sampled_from(KEYS)), draw(values())
@@ -96,6 +103,7 @@ def test_a_write_into_an_array_held_elsewhere_is_refused(alias, key, op):
     if alias == "pass" and (key in INT_KEYS or op == "="):
         return                                       # supported: the first test's
     source = ("def f(x):\n    buf = np.zeros(4)\n    i = 1\n"
+              "    J, M = np.array([1, 3]), np.array([True, False, True, True])\n"
               f"    {alias}\n    buf[{key}] {op} x * 2.0\n    return np.sum(buf) + x\n")
     with pytest.raises(bn.InplaceError, match="np.zeros_like"):
         bn.grad(_compile(source))(0.7)

@@ -17,8 +17,9 @@ from .subscripts import lifted, note  # noqa: F401 (lifted: the tracer's)
 INTO_NUMPY = (
     "writing a traced value into a numpy array (`out[...] = v` with out a numpy array) that "
     "is seen from elsewhere too (another name, a list, a view of it, a global, an attribute) "
-    "or is not of floats, or in a form other than NAME[key] = v: a float array held by one "
-    "local name only becomes traced at its first traced write; this one would keep its old "
+    "or is not of floats, or in a form other than NAME[key] = v (a key of names, constants, "
+    "slices and lists, with no call in it: `idx = np.arange(4)` first): a float array held "
+    "by one local name only becomes traced at its first traced write; this one would keep its old "
     "numbers for the others. Make out a traced array, out = np.zeros_like(x) or "
     "np.zeros(shape, like=x) (x any traced value), then write into it; or build the result "
     "with np.stack / np.array(list)")

@@ -18,7 +18,9 @@ the array it is dropping.
 The line must have the form ``NAME[key] = value`` or ``NAME[key] op= value`` (an int key
 with ``op=``: a slice's ``op=`` runs numpy's in-place operator on a view first, which is
 refused) with NAME a local or closure variable of a float numpy array that owns its memory,
-and the key made of names, constants, tuples, slices and integer arithmetic of those.
+and the key made of names, constants, tuples, lists, slices, integer arithmetic of those and
+subscripts of numpy arrays, lists and tuples (index arrays among the names: ``out[i, j] =
+v``, ``out[mask] = v``, ``out[perm[k]] = v``).
 Anything else (an attribute, a global, a list element, an array another name or a view
 also refers to, a view of another array such as ``big[:4]`` or ``np.linspace``'s result,
 an integer array) keeps the InplaceError that names the fix, so a program never computes
@@ -103,6 +105,9 @@ def _key(frame, code):
         elif name == "BUILD_TUPLE":
             n = i.arg
             stack[len(stack) - n:] = [tuple(stack[len(stack) - n:])]
+        elif name == "BUILD_LIST":                   # a list of indices: out[[0, 2]] = v
+            n = i.arg
+            stack[len(stack) - n:] = [list(stack[len(stack) - n:])]
         elif name == "BUILD_SLICE":
             n = i.arg
             stack[len(stack) - n:] = [slice(*stack[len(stack) - n:])]
@@ -111,6 +116,14 @@ def _key(frame, code):
             if not all(isinstance(x, (int, np.integer)) for x in (a, b)):
                 return _MISSING
             stack.append(_BINARY[i.arg](a, b))
+        elif name == "BINARY_SUBSCR" and isinstance(stack[-2], (np.ndarray, list, tuple)) \
+                and isinstance(stack[-1], (int, np.integer, slice, tuple, np.ndarray)) \
+                and not (isinstance(stack[-2], np.ndarray) and stack[-2].dtype == object):
+            k, a = stack.pop(), stack.pop()          # perm[i], J[::-1]: no side effect
+            try:
+                stack.append(a[k])
+            except (IndexError, TypeError, ValueError):
+                return _MISSING
         elif name == "UNARY_NEGATIVE" and isinstance(stack[-1], (int, np.integer)):
             stack.append(-stack.pop())
         else:
@@ -131,6 +144,22 @@ def _cell_inside(frame, name, out):
             return True
         f = f.f_back
     return False
+
+
+def _view_held(key, ndim):
+    """Whether numpy's assignment ``out[key] = value`` holds a view of ``out`` while it
+    converts the value: always, but for an advanced index of arrays alone (integer or
+    boolean, or lists of them) that reaches every axis (``out[i, j]`` of a matrix,
+    ``out[mask]`` of the mask's shape), which leaves no subspace to view."""
+    parts = key if type(key) is tuple else (key,)
+    covered = 0
+    for p in parts:
+        if isinstance(p, list):
+            p = np.asarray(p)
+        if not isinstance(p, np.ndarray) or p.dtype.kind not in "iub":
+            return True
+        covered += p.ndim if p.dtype.kind == "b" else 1
+    return covered != ndim
 
 
 def _mentions(key, v):
@@ -172,6 +201,8 @@ def promote(v, depth, extra=0):
     out = frame.f_locals.get(name, _MISSING)
     if type(out) is not np.ndarray or out.dtype.kind != "f" or out.base is not None:
         return False                      # a view writes through to another array
+    if extra and not _view_held(key, out.ndim):
+        extra = 0
     # the references: the local (or its cell), the dict f_locals made, the store's stack
     # slot, the name here and getrefcount's argument (plus numpy's view for a slice): any
     # other (a second name, a list, a view of the array) would see the old array
