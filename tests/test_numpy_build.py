@@ -282,3 +282,45 @@ def test_a_thread_calling_numpy_during_traces_gets_numpys_results():
         stop.set()
         t.join()
     assert not bad
+
+
+# numpy functions given Python lists of traced values (a stand-in while tracing,
+# transforms/numpy_calls.py): f(np_, x) against autograd on anp.array of the same list
+LIST_CASES = {
+    "sum of a comprehension": lambda np_, x: np_.sum(_l(np_, [v ** 2 for v in x])),
+    "mean": lambda np_, x: np_.mean(_l(np_, [x[0] * x[1], np_.sin(x[2]), 1.5])),
+    "prod of a tuple": lambda np_, x: np_.prod(_l(np_, (x[0], x[3] + 2.0))),
+    "max with a number": lambda np_, x: np_.max(_l(np_, [x[0], x[2] * 3.0, 0.25])),
+    "std": lambda np_, x: np_.std(_l(np_, [x[0], x[1] ** 2, x[2]])),
+    "var ddof": lambda np_, x: np_.var(_l(np_, [x[0], x[1], x[3]]), ddof=1),
+    # (autograd has no derivative of average or polyval: written out for it)
+    "average weights": lambda np_, x: np.average([x[0], x[1]], weights=[1.0, 3.0])
+    if np_ is np else (x[0] + 3.0 * x[1]) / 4.0,
+    "cumsum": lambda np_, x: np_.cumsum(_l(np_, [x[0], x[1] * x[2]])),
+    "diff": lambda np_, x: np_.diff(_l(np_, [x[0], x[1] ** 2, x[2]])),
+    "outer of two lists": lambda np_, x: np_.outer(_l(np_, [x[0], x[1]]),
+                                                   _l(np_, [x[2], 1.0, x[3]])),
+    "polyval coefficients": lambda np_, x: np.polyval([x[0], x[1], 2.0], x[2])
+    if np_ is np else x[0] * x[2] ** 2 + x[1] * x[2] + 2.0,
+    "sum of nested lists, axis": lambda np_, x: np_.sum(_l(np_, [[x[0], x[1]], [x[2], 1.0]]),
+                                                        axis=0),
+    "linalg.norm": lambda np_, x: np_.linalg.norm(_l(np_, [x[0], x[1] * 2.0])),
+    "linalg.det": lambda np_, x: np_.linalg.det(_l(np_, [[x[0] + 2.0, x[1]], [x[2], x[3]]])),
+    "linalg.solve": lambda np_, x: np_.linalg.solve(_l(np_, [[x[0] + 2.0, x[1]],
+                                                             [x[2], x[3] + 2.0]]), [1.0, 2.0]),
+}
+
+
+def _l(np_, parts):
+    """The list as written for numpy; autograd's reference stacks it (anp.array)."""
+    return parts if np_ is np else anp.array(parts)
+
+
+@pytest.mark.parametrize("name", sorted(LIST_CASES))
+def test_numpy_functions_of_lists_of_traced_values(name):
+    f = LIST_CASES[name]
+    x = _x(3)
+    loss = lambda np_: lambda x: np_.sum(np_.sin(np_.ravel(f(np_, x))) * 0.7)  # noqa: E731
+    value, g = bn.value_and_grad(loss(np))(x)
+    close(value, loss(np)(x))
+    close(g, autograd.grad(loss(anp))(x))

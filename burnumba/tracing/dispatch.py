@@ -236,7 +236,7 @@ def apply_function(func, args, kwargs, like=None):
     (``like``: the traced value whose protocol numpy called, for the functions of LIKE)."""
     if func not in FUNCTIONS:
         # numpy's like= dispatch passes the function the module holds now: during a trace,
-        # a stand-in for np.asarray / np.array (transforms/library_calls.py)
+        # a stand-in for np.asarray / np.array (transforms/numpy_calls.py)
         func = getattr(func, "_burnumba_original", func)
     if func in LIKE:
         kwargs = {**kwargs, "like": like}
@@ -253,7 +253,10 @@ def call(func, args, kwargs):
     array is written (a functional update of the traced array), and a result that numpy
     makes a view of its first argument is recorded as one, so that writes through either
     reach the other (``Var``'s methods call this too)."""
-    fn = FUNCTIONS[func]
+    fn = FUNCTIONS.get(func)
+    if fn is None:          # a method read np.sum while a trace stands another in for it
+        func = getattr(func, "_burnumba_original", func)
+        fn = FUNCTIONS[func]
     k = OUT_ARGUMENT.get(func)
     if k is not None:
         if "out" in kwargs:

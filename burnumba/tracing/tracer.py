@@ -31,7 +31,7 @@ _COMPARE = {OPCODE[name]: name for name in COMPARISONS}
 EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
 
 _INT_MAX = np.iinfo(np.int32).max
-_NP_ARRAY = np.array      # numpy's own (a trace may stand another in: transforms/library_calls)
+_NP_ARRAY, _NP_SORT = np.array, np.sort   # numpy's own (a trace stands others in: numpy_calls)
 
 
 class Builder:
@@ -990,7 +990,7 @@ class ArrayVar(Var):
         if order is not None:
             raise UnsupportedOpError(at_user_site(
                 "ndarray.sort(order=...): traced arrays have no fields to order by"))
-        self[...] = FUNCTIONS[np.sort](self, axis)
+        self[...] = FUNCTIONS[_NP_SORT](self, axis)
 
 
 _SHAPE = Var.shape          # the slot's descriptor, read and set once by ArrayVar.shape

@@ -1,5 +1,5 @@
 """Library functions called inside a traced function, as written (#30): scipy's, and numpy's
-array constructors asked for a dtype.
+that convert their arguments first (numpy_calls.py).
 
 ``scipy.stats.norm.logpdf(x, mu, sigma)``, ``scipy.special.logsumexp(x)`` or
 ``scipy.linalg.solve_triangular(L, b)`` do Python-level work on their arguments (argument
@@ -10,17 +10,10 @@ closure variable, an attribute of a module it names: ``st.norm``, ``sl.solve_tri
 hold a stand-in that calls burnumba.scipy's function when an argument is a traced value,
 and scipy's otherwise. After the trace, every place holds scipy's object again.
 
-``np.asarray(x, dtype=float)`` (the first line of many numpy functions, scipy's examples
-among them) and ``np.array(parts, dtype=np.float64)`` are numpy's compiled functions, which
-no protocol of a traced value reaches; with a dtype they ask every element for a number.
-So during a trace numpy's ``asarray``, ``array``, ``asanyarray``, ``ascontiguousarray`` and
-``fromiter`` (the module's attributes, and names a function binds to them: ``from numpy
-import asarray``) are stand-ins. A call with a float dtype on traced values goes to
-burnumba.numpy's asarray (the tape's float dtype; another float dtype warns); every other
-call goes to numpy's own, with the same arguments: no dtype (``np.asarray(x)`` keeps its
-documented result, an object array of traced scalars), an integer or object dtype, plain
-values, and burnumba's own calls. The module itself stays numpy (``xp is np`` holds); a
-thread that calls these functions meanwhile gets numpy's result through the stand-in.
+numpy's own functions that convert their arguments before any protocol of a traced value is
+asked (``np.asarray(x, dtype=float)``, ``np.sum([a, b])``) have stand-ins of their own
+(``numpy_calls.py``), placed by the same mechanism: in numpy's module always, and where the
+function binds them by name.
 
 The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a
 function reached another way (a name the code computes, an object's attribute more than
@@ -33,16 +26,13 @@ result: the stand-in only chooses by the arguments' types.
 """
 import contextlib
 import functools
-import itertools
 import sys
 import threading
 import types
 
-import numpy as np
-
-from .. import numpy as _bnp
 from .. import scipy as _ours
 from ..tracing.tracer import Var
+from . import numpy_calls
 from .captures import _names, _own
 
 _LOCK = threading.Lock()
@@ -145,7 +135,7 @@ class _Frozen:
 
 def _stand_in(real, ours):
     if getattr(ours, "_burnumba_original", None) is real:
-        return ours                          # one of numpy's constructors
+        return ours                          # one of numpy's (numpy_calls.py)
     if isinstance(ours, types.ModuleType):
         return _Distribution(real, ours)
 
@@ -155,100 +145,11 @@ def _stand_in(real, ours):
     return call
 
 
-# -- numpy's constructors with a dtype ------------------------------------------------------
-_CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
-
-
-def _holds_traced(a, depth=0):
-    """Whether ``a`` is a traced value or a (nested) list, tuple or object array of them."""
-    if isinstance(a, Var):
-        return True
-    if depth < 8 and isinstance(a, (list, tuple)):
-        return any(_holds_traced(x, depth + 1) for x in a)
-    if isinstance(a, np.ndarray) and a.dtype == object and a.size:
-        return any(isinstance(x, Var) for x in a.flat)
-    return False
-
-
-def _float_kind(dtype):
-    """Whether ``dtype`` is a float dtype (an object, integer or boolean one stays numpy's:
-    an object array of traced values, integer data decided by a guard)."""
-    try:
-        return np.dtype(dtype).kind == "f"
-    except TypeError:
-        return False
-
-
-def _constructor(name):
-    """numpy's ``name`` while a function is traced: a dtype-given call on traced values is
-    burnumba.numpy's asarray (the values, stacked into one traced array), any other numpy's."""
-    real = getattr(np, name)
-
-    @functools.wraps(real)
-    def call(a, dtype=None, *args, **kwargs):
-        # burnumba's own calls (which build from numbers, and call burnumba.numpy for traced
-        # values) go straight through: a look at a caller's module, not at a list's items
-        if dtype is not None and (type(a) is not np.ndarray or a.dtype == object) and \
-                not sys._getframe(1).f_globals.get("__name__", "").startswith("burnumba.") \
-                and _float_kind(dtype) and _holds_traced(a):
-            if isinstance(a, np.ndarray):            # numpy's object array of traced values
-                a = a.tolist()
-            return _bnp.asarray(a, dtype=dtype)
-        return real(a, dtype, *args, **kwargs)
-    call._burnumba_original = real
-    return call
-
-
-def _numpy_stand_ins():
-    """id(numpy constructor) -> (the constructor, its stand-in)."""
-    return {id(real): (real, stand_in) for real, stand_in in _numpy_constructors()}
-
-
-def _numpy_constructors():
-    """(numpy's function, its stand-in) for each of _CONSTRUCTORS."""
-    return _NUMPY_CONSTRUCTORS
-
-
-def _fromiter():
-    """numpy's fromiter while a function is traced: an iterable yielding traced values, of
-    a float dtype, is burnumba.numpy's asarray of its items; any other numpy's own (fed the
-    items when it was read here)."""
-    real = np.fromiter
-
-    @functools.wraps(real)
-    def call(iterable, dtype, count=-1, **kwargs):
-        if sys._getframe(1).f_globals.get("__name__", "").startswith("burnumba.") or \
-                not _float_kind(dtype):
-            return real(iterable, dtype, count, **kwargs)
-        items = list(iterable) if count < 0 else list(itertools.islice(iterable, count))
-        if _holds_traced(items):
-            if len(items) < count:
-                raise ValueError(f"iterator too short: Expected {count} but iterator had "
-                                 f"only {len(items)} items.")
-            return _bnp.asarray(items, dtype=dtype)
-        return real(items, dtype, count, **kwargs)
-    call._burnumba_original = real
-    return call
-
-
-# made when burnumba is imported, before any trace could have put a stand-in in numpy
-_NUMPY_CONSTRUCTORS = tuple((getattr(np, name), _constructor(name)) for name in _CONSTRUCTORS
-                            ) + ((np.fromiter, _fromiter()),)
-
-
-def _numpy_places():
-    """numpy's module attributes of its constructors, as places (always replaced: a
-    function may reach numpy by any name, or import it inside)."""
-    module = np.__dict__
-    return [(module, real.__name__, real, stand_in) for real, stand_in in
-            _numpy_constructors() if module.get(real.__name__) is real]
-
-
 def _places(f):
     """(dict, name) places that ``f`` (through its helpers) reads a replaced scipy object
     from: a global, a module's attribute it names; and closure cells, as (cell, None)."""
     table, found, seen = None, [], set()
-    numpy_objects, stand_ins = _numpy_stand_ins(), {}
+    numpy_objects, stand_ins = numpy_calls.by_id(), {}
 
     def scipy_object(v):
         nonlocal table
@@ -316,7 +217,7 @@ def _places(f):
                 walk(v, depth + 1)
     walk(f, 0)
     return [(where, name, v, stand_ins[id(v)] if id(v) in stand_ins else scipy_object(v)[1])
-            for where, name, v in found] + _numpy_places()
+            for where, name, v in found] + numpy_calls.places()
 
 
 def _get(where, name):
