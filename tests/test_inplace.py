@@ -505,6 +505,20 @@ def _moved(x, j, h):
     return y
 
 
+@pytest.mark.parametrize("key", ["J", "M", "[1, 3]"])
+def test_an_array_a_list_also_holds_is_refused_at_an_advanced_key(key):
+    """numpy's assignment at an advanced key holds no view of the array, so the list's
+    reference must not be taken for one (at 9fc5147: promoted, the value NaN and the
+    gradient 4.0 where numpy's is 44)."""
+    source = ("def f(x):\n    J, M = np.array([1, 3]), np.array([False, True, False, True])\n"
+              "    buf = np.zeros(4)\n    kept = [buf]\n"
+              f"    buf[{key}] = x * 2.0\n    return np.sum(buf) + np.sum(kept[0]) * 10.0\n")
+    namespace = {"np": np}
+    exec(source, namespace)
+    with pytest.raises(bn.InplaceError, match="np.zeros_like"):
+        bn.value_and_grad(namespace["f"])(0.7)
+
+
 def test_a_key_with_a_call_is_refused_with_the_fix():
     def f(x):
         out = np.zeros(4)
