@@ -240,15 +240,16 @@ def test_numpy_array_indexed_by_traced_integer_data_is_a_guard():
 
 def test_float_dtype_constructors_run_as_written():
     """numpy's constructors asked for a float dtype inside a traced function (its first
-    line, a name bound by `from numpy import`, a dtype argument by position) build one
+    line, a dtype argument by position) build one
     traced array; numpy stays numpy, and its functions are its own again after the trace.
-    An integer dtype stays numpy's, which refuses it with the fix."""
+    An integer dtype stays numpy's, which refuses it with the fix, as does a name bound to
+    numpy's function before the trace."""
     seen = {}
 
     def rosen(x, xp=np):
         seen["module"] = xp is np
         x = np.asarray(x, dtype=float)
-        y = np_asarray(x[1:], float)
+        y = np.ascontiguousarray(x[1:], float)
         return np.sum(100.0 * (y - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
     x = np.array([1.3, 0.7, 0.8, 1.9])
     ref = autograd.grad(lambda x: anp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2
@@ -256,7 +257,11 @@ def test_float_dtype_constructors_run_as_written():
     close(bn.grad(rosen)(x), ref)
     assert seen["module"] and np.asarray.__module__ == "numpy"
     assert getattr(np.asarray, "_burnumba_original", None) is None
-    assert np_asarray is np.asarray
+
+    def bound(x):                      # a name bound before the trace stays numpy's own
+        return np.sum(np_asarray(x, float))
+    with pytest.raises(bn.ConcretizationError, match=r"np.asarray\(x, dtype=float\) works"):
+        bn.grad(bound)(x)
 
     def pick(x, k):                    # k: float data, cast to int indices
         return np.sum(x[np.asarray(k, dtype=int)] ** 2)
@@ -324,3 +329,39 @@ def test_numpy_functions_of_lists_of_traced_values(name):
     value, g = bn.value_and_grad(loss(np))(x)
     close(value, loss(np)(x))
     close(g, autograd.grad(loss(anp))(x))
+
+
+def test_numba_compiles_numpy_calls_while_a_trace_stands_in_for_them():
+    """The stand-ins are given to the tracing thread's own code only: numba compiling a
+    function in another thread meanwhile, or in the tracing thread itself (a plain helper
+    called by the traced function), resolves np.sum / np.asarray to numpy's."""
+    numba = pytest.importorskip("numba")
+    import types
+    started, release, out = threading.Event(), threading.Event(), {}
+
+    @numba.njit
+    def inside(a):                         # first compiled inside the trace
+        return np.sum(np.asarray(a) * 2.0) + np.linalg.norm(a)
+
+    def loss(x):
+        started.set()
+        release.wait(30)
+        c = inside(np.arange(3.0))
+        return np.sum(np.asarray(x, dtype=float) ** 2) * c + np.sum([x[0], x[1]])
+    t = threading.Thread(target=lambda: out.update(g=bn.grad(loss)(np.array([1.0, 2.0]))))
+    t.start()
+    try:
+        assert started.wait(30)
+        assert type(np) is not types.ModuleType        # a trace is on: numpy's class swapped
+
+        @numba.njit
+        def other(a):                      # compiled in this thread during the trace
+            return np.sum(a * a) + np.asarray(a).sum() + np.linalg.norm(a)
+        assert other(np.array([3.0, 4.0])) == 25.0 + 7.0 + 5.0
+        assert not hasattr(np.sum, "_burnumba_original")   # another thread: numpy's own
+    finally:
+        release.set()
+        t.join()
+    c = 6.0 + np.sqrt(5.0)
+    close(out["g"], 2.0 * np.array([1.0, 2.0]) * c + 1.0)
+    assert type(np) is types.ModuleType and type(np.linalg) is types.ModuleType

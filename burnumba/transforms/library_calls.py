@@ -134,8 +134,8 @@ class _Frozen:
 
 
 def _stand_in(real, ours):
-    if getattr(ours, "_burnumba_original", None) is real:
-        return ours                          # one of numpy's (numpy_calls.py)
+    if isinstance(ours, type):
+        return ours                          # numpy's module class (numpy_calls.py)
     if isinstance(ours, types.ModuleType):
         return _Distribution(real, ours)
 
@@ -149,7 +149,6 @@ def _places(f):
     """(dict, name) places that ``f`` (through its helpers) reads a replaced scipy object
     from: a global, a module's attribute it names; and closure cells, as (cell, None)."""
     table, found, seen = None, [], set()
-    numpy_objects, stand_ins = numpy_calls.by_id(), {}
 
     def scipy_object(v):
         nonlocal table
@@ -205,30 +204,31 @@ def _places(f):
             except ValueError:
                 continue
         for where, name, v in values:
-            hit = numpy_objects.get(id(v))
-            if hit is not None and hit[0] is v:
-                found.append((where, name, v))
-                stand_ins[id(v)] = hit[1]
-            elif scipy_object(v) is not None:
+            if scipy_object(v) is not None:
                 found.append((where, name, v))
             elif isinstance(v, types.ModuleType) and v.__name__.startswith("scipy"):
                 module_places(v, attrs, 0)      # st.norm, scipy.linalg.solve_triangular
             elif isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
                 walk(v, depth + 1)
     walk(f, 0)
-    return [(where, name, v, stand_ins[id(v)] if id(v) in stand_ins else scipy_object(v)[1])
-            for where, name, v in found] + numpy_calls.places()
+    return [(where, name, v, scipy_object(v)[1]) for where, name, v in found] + \
+        numpy_calls.places()
 
 
 def _get(where, name):
-    return where[name] if type(where) is dict else where.cell_contents
+    if type(where) is dict:
+        return where[name]
+    return where.cell_contents if name is None or isinstance(where, types.CellType) else \
+        type(where)                          # a module's class (numpy_calls.places)
 
 
 def _set(where, name, value):
     if type(where) is dict:
         where[name] = value
-    else:
+    elif isinstance(where, types.CellType):
         where.cell_contents = value
+    else:
+        where.__class__ = value
 
 
 @contextlib.contextmanager

@@ -9,24 +9,33 @@ Two kinds of numpy call never reach burnumba through numpy's protocols:
   ``np.linalg.norm([dx, dy])``: numpy's dispatch looks only at the argument itself, a list,
   and converts it, asking each traced element for numbers.
 
-So while a function is traced these numpy functions (numpy's module attributes, and names a
-function binds to them: ``from numpy import asarray``; placed by library_calls.py) are
-stand-ins. A constructor called with a float dtype on traced values goes to
-burnumba.numpy's asarray (the tape's float dtype; another float dtype warns); a function of
-_LIST_FUNCTIONS given lists or tuples holding traced values gets them stacked into traced
-arrays and goes to burnumba.numpy's implementation. Every other call goes to numpy's own,
-with the same arguments: no dtype (``np.asarray(x)`` keeps its documented result, an object
-array of traced scalars), an integer or object dtype, plain values, and burnumba's own
-calls. The module itself stays numpy (``xp is np`` holds); a thread that calls these
-functions meanwhile gets numpy's result through the stand-in (a type test and a call more).
+So while a thread traces, these numpy functions, as its own code reads them from numpy's
+module (``np.sum``, ``numpy.asarray``, ``np.linalg.norm``), are stand-ins. A constructor
+called with a float dtype on traced values goes to burnumba.numpy's asarray (the tape's
+float dtype; another float dtype warns); a function of _LIST_FUNCTIONS given lists or
+tuples holding traced values gets them stacked into traced arrays and goes to
+burnumba.numpy's implementation. Every other call goes to numpy's own, with the same
+arguments: no dtype (``np.asarray(x)`` keeps its documented result, an object array of
+traced scalars), an integer or object dtype, plain values.
+
+numpy's module dict is not changed: while any thread traces, the module's class is a
+subclass of the module type (``_during``) whose descriptors for these names give the
+stand-in only to the code of a thread that is tracing, and numpy's own function to every
+other reader: other threads, and numba, numpy, scipy and burnumba code in the tracing thread
+(numba compiling a function meanwhile resolves ``np.sum`` to numpy's). Every other
+attribute is read as before, at CPython's speed. ``np`` stays numpy (``xp is np`` holds). A name
+bound to one of the functions before the trace (``from numpy import asarray``) keeps
+numpy's function, and its error names the fix.
 """
 import functools
 import itertools
 import sys
+import types
 
 import numpy as np
 
 from .. import numpy as _bnp
+from ..tracing import randomness
 from ..tracing.dispatch import FUNCTIONS
 from ..tracing.tracer import Var
 
@@ -117,28 +126,68 @@ def _lists(real):
 
 
 def _stand_ins():
-    """(module dict, name, numpy's function, its stand-in), made when burnumba is imported,
-    before any trace could have put a stand-in in numpy."""
-    out = [(np.__dict__, name, getattr(np, name), _constructor(getattr(np, name)))
-           for name in _CONSTRUCTORS]
-    out.append((np.__dict__, "fromiter", np.fromiter, _fromiter(np.fromiter)))
+    """{module: {name: stand-in}}, made when burnumba is imported."""
+    table = {np: {name: _constructor(getattr(np, name)) for name in _CONSTRUCTORS}}
+    table[np]["fromiter"] = _fromiter(np.fromiter)
     for module, names in ((np, _LIST_FUNCTIONS), (np.linalg, _LINALG_LIST_FUNCTIONS)):
-        out += [(module.__dict__, name, getattr(module, name), _lists(getattr(module, name)))
-                for name in names if getattr(module, name, None) in FUNCTIONS]
-    return tuple(out)
+        table.setdefault(module, {}).update(
+            {name: _lists(getattr(module, name)) for name in names
+             if getattr(module, name, None) in FUNCTIONS})
+    return table
 
 
-_STAND_INS = _stand_ins()
-_BY_ID = {id(real): (real, stand_in) for _, _, real, stand_in in _STAND_INS}
+# code whose reads of numpy's attributes always get numpy's own: the libraries' (numba's
+# compiler resolves np.sum in a function it compiles; numpy's and scipy's own Python code)
+_LIBRARIES = ("numpy", "numba", "llvmlite", "scipy", "burnumba")
 
 
-def by_id():
-    """id(numpy function) -> (the function, its stand-in): for names bound to them."""
-    return _BY_ID
+class _StandIn:
+    """A data descriptor of the module class for one attribute (``np.sum``): the module's
+    own attribute read by any code but a tracing thread's own (not a library's), which gets
+    the stand-in. A data descriptor is found before the module's dict, so the other
+    attributes keep CPython's own lookup, at its speed."""
+
+    __slots__ = ("name", "ours")
+
+    def __init__(self, name, ours):
+        self.name, self.ours = name, ours
+
+    def __get__(self, module, owner=None):
+        if module is None:
+            return self
+        if randomness.current() is not None and not \
+                sys._getframe(1).f_globals.get("__name__", "").startswith(_LIBRARIES):
+            return self.ours
+        return module.__dict__[self.name]
+
+    def __set__(self, module, value):            # numpy's own assignments, as before
+        module.__dict__[self.name] = value
+
+    def __delete__(self, module):
+        del module.__dict__[self.name]
+
+
+def _during(module, table):
+    """The class numpy's module (or numpy.linalg) takes while some thread traces: a read of
+    an attribute that has a stand-in, by the code of a thread that is tracing (not by a
+    library's), gives the stand-in; every other read gives numpy's attribute. So another
+    thread, and numba compiling a function meanwhile, never meet a stand-in, and numpy's
+    module dict is never changed."""
+    attrs = {name: _StandIn(name, ours) for name, ours in table.items()}
+    # the module type's own name and module: a walk over what a function reads (captures,
+    # randomness) takes numpy for a module, not for an object of burnumba's
+    attrs.update(__slots__=(), __module__="builtins")
+    return type("module", (type(module),), attrs)
+
+
+_TABLE = _stand_ins()
 
 
 def places():
-    """numpy's module attributes that get stand-ins, as library_calls' places (always: a
-    function may reach numpy by any name, or import it inside)."""
-    return [(where, name, real, stand_in) for where, name, real, stand_in in _STAND_INS
-            if where.get(name) is real]
+    """(module, "__class__", its class, the class while tracing) for numpy and numpy.linalg:
+    library_calls.py's places (the class swapped while any thread traces, counted)."""
+    return [(module, "__class__", type(module), _DURING[module]) for module in _TABLE
+            if type(module) is types.ModuleType]
+
+
+_DURING = {module: _during(module, names) for module, names in _TABLE.items()}
