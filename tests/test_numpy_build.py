@@ -365,3 +365,38 @@ def test_numba_compiles_numpy_calls_while_a_trace_stands_in_for_them():
     c = 6.0 + np.sqrt(5.0)
     close(out["g"], 2.0 * np.array([1.0, 2.0]) * c + 1.0)
     assert type(np) is types.ModuleType and type(np.linalg) is types.ModuleType
+
+
+def test_two_threads_tracing_at_once_both_keep_the_stand_ins():
+    """numpy's class is swapped once for all traces in progress: a trace that started while
+    another had swapped it keeps the stand-ins after that one ends; the last puts numpy's
+    class back."""
+    import types
+    a_in, b_in, a_done = threading.Event(), threading.Event(), threading.Event()
+    out = {}
+
+    def a_loss(x):
+        a_in.set()
+        assert b_in.wait(30)
+        return np.sum(np.asarray(x, dtype=float) ** 2)
+
+    def b_loss(x):
+        assert a_in.wait(30)                 # a's trace swapped numpy's class first
+        b_in.set()
+        assert a_done.wait(30)               # ... and has ended
+        return np.sum(np.asarray(x, dtype=float) ** 3) + np.mean([x[0], x[1]])
+
+    def a():
+        out["a"] = bn.grad(a_loss)(np.array([1.0, 2.0]))
+        a_done.set()
+    t = threading.Thread(target=a)
+    t.start()
+    try:
+        out["b"] = bn.grad(b_loss)(np.array([1.0, 2.0]))
+    finally:
+        b_in.set()
+        a_done.set()
+        t.join()
+    close(out["a"], [2.0, 4.0])
+    close(out["b"], [3.5, 12.5])
+    assert type(np) is types.ModuleType

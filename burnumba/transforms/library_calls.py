@@ -12,8 +12,8 @@ and scipy's otherwise. After the trace, every place holds scipy's object again.
 
 numpy's own functions that convert their arguments before any protocol of a traced value is
 asked (``np.asarray(x, dtype=float)``, ``np.sum([a, b])``) have stand-ins of their own
-(``numpy_calls.py``), placed by the same mechanism: in numpy's module always, and where the
-function binds them by name.
+(``numpy_calls.py``): for every trace, one more place here is numpy's module class, swapped
+for one that gives them to the tracing thread's code only.
 
 The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a
 function reached another way (a name the code computes, an object's attribute more than
@@ -218,8 +218,9 @@ def _places(f):
 def _get(where, name):
     if type(where) is dict:
         return where[name]
-    return where.cell_contents if name is None or isinstance(where, types.CellType) else \
-        type(where)                          # a module's class (numpy_calls.places)
+    if isinstance(where, types.CellType):
+        return where.cell_contents
+    return type(where)                       # a module's class (numpy_calls.places)
 
 
 def _set(where, name, value):

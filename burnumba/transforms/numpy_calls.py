@@ -44,8 +44,7 @@ _CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
 # np.polyval([a, b, c], t), np.outer([dx, dy], u)): their list arguments are stacked
 _LIST_FUNCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var",
                    "average", "median", "cumsum", "cumprod", "ptp", "diff", "clip", "sort",
-                   "outer", "inner", "cross", "convolve", "trapezoid", "polyval", "interp",
-                   "maximum", "minimum")
+                   "outer", "inner", "cross", "convolve", "trapezoid", "polyval", "interp")
 _LINALG_LIST_FUNCTIONS = ("norm", "det", "inv", "solve", "slogdet", "cholesky")
 
 
@@ -69,18 +68,12 @@ def _float_kind(dtype):
         return False
 
 
-def _from_burnumba(depth=2):
-    """Whether the stand-in's caller is burnumba's own code (which builds from numbers, and
-    calls burnumba.numpy for traced values): a look at a module name, not at a list."""
-    return sys._getframe(depth).f_globals.get("__name__", "").startswith("burnumba.")
-
-
 def _constructor(real):
     """``real`` (np.asarray, ...) while a function is traced."""
     @functools.wraps(real)
     def call(a, dtype=None, *args, **kwargs):
         if dtype is not None and (type(a) is not np.ndarray or a.dtype == object) and \
-                not _from_burnumba() and _float_kind(dtype) and _holds_traced(a):
+                _float_kind(dtype) and _holds_traced(a):
             if isinstance(a, np.ndarray):            # numpy's object array of traced values
                 a = a.tolist()
             return _bnp.asarray(a, dtype=dtype)
@@ -95,7 +88,7 @@ def _fromiter(real):
     items when they were read here)."""
     @functools.wraps(real)
     def call(iterable, dtype, count=-1, **kwargs):
-        if _from_burnumba() or not _float_kind(dtype):
+        if not _float_kind(dtype):
             return real(iterable, dtype, count, **kwargs)
         items = list(iterable) if count < 0 else list(itertools.islice(iterable, count))
         if _holds_traced(items):
@@ -117,7 +110,7 @@ def _lists(real):
     @functools.wraps(real)
     def call(*args, **kwargs):
         for a in args:
-            if type(a) in (list, tuple) and _holds_traced(a) and not _from_burnumba():
+            if type(a) in (list, tuple) and _holds_traced(a):
                 return mine(*[_bnp.asarray(v) if type(v) in (list, tuple) and _holds_traced(v)
                               else v for v in args], **kwargs)
         return real(*args, **kwargs)
@@ -138,7 +131,7 @@ def _stand_ins():
 
 # code whose reads of numpy's attributes always get numpy's own: the libraries' (numba's
 # compiler resolves np.sum in a function it compiles; numpy's and scipy's own Python code)
-_LIBRARIES = ("numpy", "numba", "llvmlite", "scipy", "burnumba")
+_LIBRARIES = frozenset(("numpy", "numba", "llvmlite", "scipy", "burnumba"))
 
 
 class _StandIn:
@@ -155,8 +148,8 @@ class _StandIn:
     def __get__(self, module, owner=None):
         if module is None:
             return self
-        if randomness.current() is not None and not \
-                sys._getframe(1).f_globals.get("__name__", "").startswith(_LIBRARIES):
+        if randomness.current() is not None and sys._getframe(1).f_globals.get(
+                "__name__", "").partition(".")[0] not in _LIBRARIES:
             return self.ours
         return module.__dict__[self.name]
 
@@ -186,8 +179,7 @@ _TABLE = _stand_ins()
 def places():
     """(module, "__class__", its class, the class while tracing) for numpy and numpy.linalg:
     library_calls.py's places (the class swapped while any thread traces, counted)."""
-    return [(module, "__class__", type(module), _DURING[module]) for module in _TABLE
-            if type(module) is types.ModuleType]
+    return [(module, "__class__", types.ModuleType, _DURING[module]) for module in _TABLE]
 
 
 _DURING = {module: _during(module, names) for module, names in _TABLE.items()}
