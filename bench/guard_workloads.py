@@ -144,7 +144,8 @@ def holding_if(loss, on="loss", decide=True):
     ``decide=False``: the same wrapper, reading the same names and computing the same
     ``first``, without the decision (no guard): the pair's ratio is the guard's cost alone,
     and this one against the bare loss is what the check of the values a wrapper reads
-    costs (transforms/captures.py: here the global ``_first_element``)."""
+    costs (transforms/captures.py: here the global ``_first_element``, and the builtins it
+    calls, checked to stay unshadowed)."""
     @functools.wraps(loss)
     def guarded(*args, **kwargs):
         if on == "input":

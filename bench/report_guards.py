@@ -13,10 +13,10 @@ The second table is what one guard costs each of the README's headline workloads
 holds, on the first element of its first argument (the guard's own cost) or on the loss's
 value (which also needs every forward value), against the same wrapper without the ``if``
 (the same names read, the same values computed): the ratio is the guard's cost alone. The
-wrapper reads a global, whose check on every call (transforms/captures.py) is a cost of its
-own, not the guard's: the "reads" column pairs that wrapper without the ``if`` with the bare
-loss. Each pair is timed in alternating blocks (A B, then B A, ...; ``ROUNDS`` rounds of
-blocks of about 20 ms), and the table gives
+wrapper reads a global (and the helper it holds calls six builtins), whose check on every
+call (transforms/captures.py) is a cost of its own, not the guard's: the "reads" column
+pairs that wrapper without the ``if`` with the bare loss. Each pair is timed in alternating
+blocks (A B, then B A, ...; ``ROUNDS`` rounds of blocks of about 20 ms), and the table gives
 the median of the rounds' ratios with the middle half of them (quartiles) and the extremes:
 pairing the blocks cancels the slow drifts of a shared machine, which the best-of-7 figures
 above cannot tell from a few percent.
@@ -92,8 +92,9 @@ def readme_table(rounds):
           "median [quartiles] (extremes)):")
     print("  guard: the wrapper with its Python `if` against the same wrapper without it (the "
           "same reads, the same values computed)")
-    print("  reads: that wrapper without the `if` against the bare loss: the check that the "
-          "one global it reads (_first_element) still holds its function")
+    print("  reads: that wrapper without the `if` against the bare loss: the rebinding check "
+          "of what it reads (the global _first_element, and the builtins that function "
+          "calls, which no global may shadow)")
     print(f"{'workload':20s} {'where':>6s} {'bare loss':>13s} {'no if':>13s} {'holding if':>13s}"
           f"  {'guard':24s}  reads")
     for name, make in gw.README.items():
