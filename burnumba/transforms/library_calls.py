@@ -15,7 +15,7 @@ asked (``np.asarray(x, dtype=float)``, ``np.sum([a, b])``) have stand-ins of the
 (``numpy_calls.py``): for every trace, one more place here is numpy's module class, swapped
 for one that gives them to the tracing thread's code only.
 
-The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a
+The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a scipy
 function reached another way (a name the code computes, an object's attribute more than
 one level down, a module imported inside ``f``) is not replaced, and keeps the error that
 names its replacement.
