@@ -1736,15 +1736,20 @@ def test_an_autograd_style_program_with_scipy_runs_as_written():
 
 
 def test_other_threads_get_scipys_own_results_during_a_trace():
-    """While one thread traces, the stand-in in scipy.stats.norm's place gives another
-    thread, calling with plain values, scipy's own result (it chooses by argument type)."""
+    """While one thread traces, another thread reading scipy.stats.norm gets scipy's own
+    object (the module's class gives the stand-in to the tracing thread's code only), and
+    scipy's own result."""
     import threading
     stop, errors = threading.Event(), []
     x = np.linspace(-2.0, 2.0, 7)
     want = scipy.stats.norm.logpdf(x, 0.3, 1.5)
+    norm = scipy.stats.norm
 
     def plain():
         while not stop.is_set():
+            if scipy.stats.norm is not norm or not isinstance(scipy.stats.norm,
+                                                              scipy.stats.rv_continuous):
+                errors.append("not scipy's object")
             if not np.array_equal(scipy.stats.norm.logpdf(x, 0.3, 1.5), want):
                 errors.append("differs")
 

@@ -6,14 +6,15 @@ that convert their arguments first (numpy_calls.py).
 checks, ``np.asarray``), which a traced value cannot go through. ``burnumba.scipy`` has
 each of them under the same name, signature and defaults. So while a function is traced,
 the places its code reads such a scipy object from (a global of the user's module, a
-closure variable, an attribute of a module it names: ``st.norm``, ``sl.solve_triangular``)
-hold a stand-in that calls burnumba.scipy's function when an argument is a traced value,
-and scipy's otherwise. After the trace, every place holds scipy's object again.
+closure variable) hold a stand-in that calls burnumba.scipy's function when an argument is
+a traced value, and scipy's otherwise; a scipy module it names (``st.norm``,
+``sl.solve_triangular``) gives the stand-ins to the tracing thread's own code only, by its
+class (module_views.py), and its own objects to everyone else. After the trace, every place
+holds scipy's object again.
 
 numpy's own functions that convert their arguments before any protocol of a traced value is
 asked (``np.asarray(x, dtype=float)``, ``np.sum([a, b])``) have stand-ins of their own
-(``numpy_calls.py``): for every trace, one more place here is numpy's module class, swapped
-for one that gives them to the tracing thread's code only.
+(``numpy_calls.py``): for every trace, numpy's module class is a place too.
 
 The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a scipy
 function reached another way (a name the code computes, an object's attribute more than
@@ -34,6 +35,7 @@ from .. import scipy as _ours
 from ..tracing.tracer import Var
 from . import numpy_calls
 from .captures import _names, _own
+from .module_views import during
 
 _LOCK = threading.Lock()
 _INSTALLED = {}          # (id(dict), name) -> [stand-in, original, count]
@@ -51,10 +53,24 @@ def _traced(args, kwargs):
 _AREAS = ("special", "linalg", "signal", "integrate", "stats")
 
 
+def _areas():
+    return tuple(a for a in _AREAS if f"scipy.{a}" in sys.modules)
+
+
 def _table():
     """id(scipy object) -> (the scipy object, ours), for the scipy modules imported so far
     (a module imported later joins the table then)."""
-    return _table_of(tuple(a for a in _AREAS if f"scipy.{a}" in sys.modules))
+    return _table_of(_areas())
+
+
+@functools.lru_cache(maxsize=32)
+def _scipy_during(module, areas):
+    """The class of scipy ``module`` while a thread traces: each replaced object it holds
+    is its stand-in for the tracing thread's own code (module_views.py)."""
+    table = _table_of(areas)
+    return during(module, {name: _stand_in(*table[id(v)]) for name, v in
+                           list(module.__dict__.items()) if id(v) in table
+                           and table[id(v)][0] is v})
 
 
 @functools.lru_cache(maxsize=8)
@@ -148,7 +164,7 @@ def _stand_in(real, ours):
 def _places(f):
     """(dict, name) places that ``f`` (through its helpers) reads a replaced scipy object
     from: a global, a module's attribute it names; and closure cells, as (cell, None)."""
-    table, found, seen = None, [], set()
+    table, found, seen, swapped, classes = None, [], set(), set(), []
 
     def scipy_object(v):
         nonlocal table
@@ -161,14 +177,17 @@ def _places(f):
         return hit if hit is not None and hit[0] is v else None
 
     def module_places(module, attrs, depth):
-        """The attributes the code names of a scipy module (and of its submodules the code
-        names: scipy.signal.convolve)."""
+        """A scipy module one of whose attributes the code names is a replaced object: its
+        class (module_views.py), and the same for its submodules the code names
+        (scipy.signal.convolve)."""
         for attr in attrs:
             a = module.__dict__.get(attr)
             if a is None:
                 continue
-            if scipy_object(a) is not None:
-                found.append((module.__dict__, attr, a))
+            if scipy_object(a) is not None and id(module) not in swapped:
+                swapped.add(id(module))
+                classes.append((module, "__class__", types.ModuleType,
+                                _scipy_during(module, _areas())))
             elif isinstance(a, types.ModuleType) and a.__name__.startswith("scipy.") \
                     and depth < 3 and id(a) not in seen:
                 seen.add(id(a))
@@ -211,7 +230,7 @@ def _places(f):
             elif isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
                 walk(v, depth + 1)
     walk(f, 0)
-    return [(where, name, v, scipy_object(v)[1]) for where, name, v in found] + \
+    return [(where, name, v, scipy_object(v)[1]) for where, name, v in found] + classes + \
         numpy_calls.places()
 
 

@@ -18,26 +18,23 @@ burnumba.numpy's implementation. Every other call goes to numpy's own, with the 
 arguments: no dtype (``np.asarray(x)`` keeps its documented result, an object array of
 traced scalars), an integer or object dtype, plain values.
 
-numpy's module dict is not changed: while any thread traces, the module's class is a
-subclass of the module type (``_during``) whose descriptors for these names give the
-stand-in only to the code of a thread that is tracing, and numpy's own function to every
-other reader: other threads, and numba, numpy, scipy and burnumba code in the tracing thread
-(numba compiling a function meanwhile resolves ``np.sum`` to numpy's). Every other
-attribute is read as before, at CPython's speed. ``np`` stays numpy (``xp is np`` holds). A name
-bound to one of the functions before the trace (``from numpy import asarray``) keeps
-numpy's function, and its error names the fix.
+numpy's module dict is not changed: while any thread traces, the module's class gives these
+names' stand-ins to that thread's own code only (module_views.py); other threads, and
+numba, numpy, scipy and burnumba code, get numpy's functions, and every other attribute is
+read as before. ``np`` stays numpy (``xp is np`` holds). A name bound to one of the
+functions before the trace (``from numpy import asarray``) keeps numpy's function, and its
+error names the fix.
 """
 import functools
 import itertools
-import sys
 import types
 
 import numpy as np
 
 from .. import numpy as _bnp
-from ..tracing import randomness
 from ..tracing.dispatch import FUNCTIONS
 from ..tracing.tracer import Var
+from .module_views import during
 
 _CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
 # functions a program applies to Python lists of traced values (np.sum([f(v) for v in x]),
@@ -129,50 +126,6 @@ def _stand_ins():
     return table
 
 
-# code whose reads of numpy's attributes always get numpy's own: the libraries' (numba's
-# compiler resolves np.sum in a function it compiles; numpy's and scipy's own Python code)
-_LIBRARIES = frozenset(("numpy", "numba", "llvmlite", "scipy", "burnumba"))
-
-
-class _StandIn:
-    """A data descriptor of the module class for one attribute (``np.sum``): the module's
-    own attribute read by any code but a tracing thread's own (not a library's), which gets
-    the stand-in. A data descriptor is found before the module's dict, so the other
-    attributes keep CPython's own lookup, at its speed."""
-
-    __slots__ = ("name", "ours")
-
-    def __init__(self, name, ours):
-        self.name, self.ours = name, ours
-
-    def __get__(self, module, owner=None):
-        if module is None:
-            return self
-        if randomness.current() is not None and sys._getframe(1).f_globals.get(
-                "__name__", "").partition(".")[0] not in _LIBRARIES:
-            return self.ours
-        return module.__dict__[self.name]
-
-    def __set__(self, module, value):            # numpy's own assignments, as before
-        module.__dict__[self.name] = value
-
-    def __delete__(self, module):
-        del module.__dict__[self.name]
-
-
-def _during(module, table):
-    """The class numpy's module (or numpy.linalg) takes while some thread traces: a read of
-    an attribute that has a stand-in, by the code of a thread that is tracing (not by a
-    library's), gives the stand-in; every other read gives numpy's attribute. So another
-    thread, and numba compiling a function meanwhile, never meet a stand-in, and numpy's
-    module dict is never changed."""
-    attrs = {name: _StandIn(name, ours) for name, ours in table.items()}
-    # the module type's own name and module: a walk over what a function reads (captures,
-    # randomness) takes numpy for a module, not for an object of burnumba's
-    attrs.update(__slots__=(), __module__="builtins")
-    return type("module", (type(module),), attrs)
-
-
 _TABLE = _stand_ins()
 
 
@@ -182,4 +135,4 @@ def places():
     return [(module, "__class__", types.ModuleType, _DURING[module]) for module in _TABLE]
 
 
-_DURING = {module: _during(module, names) for module, names in _TABLE.items()}
+_DURING = {module: during(module, names) for module, names in _TABLE.items()}
