@@ -313,6 +313,14 @@ LIST_CASES = {
     "linalg.det": lambda np_, x: np_.linalg.det(_l(np_, [[x[0] + 2.0, x[1]], [x[2], x[3]]])),
     "linalg.solve": lambda np_, x: np_.linalg.solve(_l(np_, [[x[0] + 2.0, x[1]],
                                                              [x[2], x[3] + 2.0]]), [1.0, 2.0]),
+    "linalg.eigvalsh": lambda np_, x: np.linalg.eigvalsh([[x[0] + 2.0, x[1]], [x[1], x[3]]])
+    if np_ is np else anp.linalg.eigh(anp.array([[x[0] + 2.0, x[1]], [x[1], x[3]]]))[0],
+    "nanmean": lambda np_, x: np_.nanmean(_l(np_, [x[0], x[1] * x[2]])) if np_ is np
+    else anp.mean(anp.array([x[0], x[1] * x[2]])),
+    "gradient": lambda np_, x: np.gradient([x[0], x[1] ** 2, x[2], 1.0]) if np_ is np
+    else anp.array([x[1] ** 2 - x[0], (x[2] - x[0]) / 2, (1.0 - x[1] ** 2) / 2, 1.0 - x[2]]),
+    "kron": lambda np_, x: np_.kron(_l(np_, [x[0], x[1]]), _l(np_, [x[2], 2.0])),
+    "roll": lambda np_, x: np_.roll(_l(np_, [x[0], x[1] * 2.0, x[2]]), 1) * np.arange(3.0),
 }
 
 

@@ -40,9 +40,15 @@ _CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
 # functions a program applies to Python lists of traced values (np.sum([f(v) for v in x]),
 # np.polyval([a, b, c], t), np.outer([dx, dy], u)): their list arguments are stacked
 _LIST_FUNCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "std", "var",
-                   "average", "median", "cumsum", "cumprod", "ptp", "diff", "clip", "sort",
-                   "outer", "inner", "cross", "convolve", "trapezoid", "polyval", "interp")
-_LINALG_LIST_FUNCTIONS = ("norm", "det", "inv", "solve", "slogdet", "cholesky")
+                   "average", "median", "cumsum", "cumprod", "ptp", "diff", "ediff1d", "clip",
+                   "sort", "argsort", "argmax", "argmin", "round", "around", "outer", "inner",
+                   "cross", "kron", "tensordot", "convolve", "trapezoid", "polyval", "interp",
+                   "gradient", "percentile", "quantile", "nansum", "nanmean", "nanmax",
+                   "nanmin", "nanstd", "nanvar", "nanmedian", "nanpercentile", "nanquantile",
+                   "flip", "roll", "tile", "repeat", "vander")
+_LINALG_LIST_FUNCTIONS = ("norm", "det", "inv", "solve", "slogdet", "cholesky", "eigh",
+                          "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_power",
+                          "matrix_norm", "vector_norm")
 
 
 def _holds_traced(a, depth=0):
