@@ -38,7 +38,7 @@ from .captures import _names, _own
 from .module_views import during
 
 _LOCK = threading.Lock()
-_INSTALLED = {}          # (id(dict), name) -> [stand-in, original, count]
+_INSTALLED = {}          # (id(dict, cell or module), name) -> [stand-in, original, count]
 _MAX_PLACES = 256
 
 
@@ -162,8 +162,10 @@ def _stand_in(real, ours):
 
 
 def _places(f):
-    """(dict, name) places that ``f`` (through its helpers) reads a replaced scipy object
-    from: a global, a module's attribute it names; and closure cells, as (cell, None)."""
+    """The places ``f`` (through its helpers) reads a replaced scipy object from, as
+    (where, name, scipy's object, ours): a global (the dict), a closure cell; a scipy
+    module it names an attribute of (the module, "__class__"); and numpy's module classes
+    (numpy_calls.places)."""
     table, found, seen, swapped, classes = None, [], set(), set(), []
 
     def scipy_object(v):
