@@ -324,22 +324,27 @@ def atleast_3d(*arys):
     return _atleast("atleast_3d", np.atleast_3d, arys)
 
 
-@implements(np.tril)
-def tril(m, k=0):
-    """numpy.tril: the elements above the k-th diagonal read the constant 0 (so inf and NaN
-    there give 0, as numpy's, and no gradient)."""
-    if _builder(m) is None:
-        return np.tril(m, k)
-    m = _lift(m)
-    return _filled("tril", m, lambda p: np.tril(p, k))
+def _filled_by(npfunc, doc):
+    """numpy.tril / triu / diagflat: numpy's own function on the positions picks the
+    elements; the others read the constant 0 (so inf and NaN there give 0, as numpy's, and
+    no gradient)."""
+    name = npfunc.__name__
+
+    @implements(npfunc)
+    def filled(m, k=0):
+        if _builder(m) is None:
+            return npfunc(m, k)
+        return _filled(name, _lift(m), lambda p: npfunc(p, k))
+    filled.__name__ = filled.__qualname__ = name
+    filled.__doc__ = f"numpy.{name}: {doc}"
+    return filled
 
 
-@implements(np.triu)
-def triu(m, k=0):
-    if _builder(m) is None:
-        return np.triu(m, k)
-    m = _lift(m)
-    return _filled("triu", m, lambda p: np.triu(p, k))
+tril = _filled_by(np.tril, "the elements above the k-th diagonal read the constant 0 (so inf "
+                  "and NaN there give 0, as numpy's, and no gradient).")
+triu = _filled_by(np.triu, "the elements below the k-th diagonal read the constant 0.")
+diagflat = _filled_by(np.diagflat, "the flattened input as the k-th diagonal of a square "
+                      "matrix (zeros elsewhere).")
 
 
 @implements(np.diag)
@@ -352,15 +357,6 @@ def diag(v, k=0):
     if v.ndim == 1:
         return _filled("diag", v, lambda p: np.diag(p, k))
     return _moved("diag", v, lambda p: np.diag(p, k))
-
-
-@implements(np.diagflat)
-def diagflat(v, k=0):
-    """numpy.diagflat: the flattened input as the k-th diagonal of a square matrix."""
-    if _builder(v) is None:
-        return np.diagflat(v, k)
-    v = _lift(v)
-    return _filled("diagflat", v, lambda p: np.diagflat(p, k))
 
 
 @implements(np.diagonal)

@@ -253,10 +253,7 @@ def call(func, args, kwargs):
     array is written (a functional update of the traced array), and a result that numpy
     makes a view of its first argument is recorded as one, so that writes through either
     reach the other (``Var``'s methods call this too)."""
-    fn = FUNCTIONS.get(func)
-    if fn is None:          # a method read np.sum while a trace stands another in for it
-        func = getattr(func, "_burnumba_original", func)
-        fn = FUNCTIONS[func]
+    fn = FUNCTIONS[func]
     k = OUT_ARGUMENT.get(func)
     if k is not None:
         if "out" in kwargs:

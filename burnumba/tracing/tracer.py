@@ -31,7 +31,6 @@ _COMPARE = {OPCODE[name]: name for name in COMPARISONS}
 EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
 
 _INT_MAX = np.iinfo(np.int32).max
-_NP_ARRAY, _NP_SORT = np.array, np.sort   # numpy's own (a trace stands others in: numpy_calls)
 
 
 class Builder:
@@ -164,11 +163,11 @@ class Builder:
                     "pass it as an argument instead"))
             return x
         if isinstance(x, (list, tuple)):
-            return v if isinstance(v := FUNCTIONS[_NP_ARRAY](x), Var) else self.const(v)
+            return v if isinstance(v := FUNCTIONS[np.array](x), Var) else self.const(v)
         if isinstance(x, np.ndarray) and x.dtype == object and \
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)
-            return FUNCTIONS[_NP_ARRAY](x.tolist())
+            return FUNCTIONS[np.array](x.tolist())
         if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
             raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
@@ -990,7 +989,7 @@ class ArrayVar(Var):
         if order is not None:
             raise UnsupportedOpError(at_user_site(
                 "ndarray.sort(order=...): traced arrays have no fields to order by"))
-        self[...] = FUNCTIONS[_NP_SORT](self, axis)
+        self[...] = FUNCTIONS[np.sort](self, axis)
 
 
 _SHAPE = Var.shape          # the slot's descriptor, read and set once by ArrayVar.shape

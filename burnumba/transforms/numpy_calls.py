@@ -32,6 +32,7 @@ import types
 import numpy as np
 
 from .. import numpy as _bnp
+from ..numpy._common import _builder
 from ..tracing.dispatch import FUNCTIONS
 from ..tracing.tracer import Var
 from .module_views import during
@@ -51,15 +52,11 @@ _LINALG_LIST_FUNCTIONS = ("norm", "det", "inv", "solve", "slogdet", "cholesky", 
                           "matrix_norm", "vector_norm")
 
 
-def _holds_traced(a, depth=0):
+def _holds_traced(a):
     """Whether ``a`` is a traced value or a (nested) list, tuple or object array of them."""
-    if isinstance(a, Var):
-        return True
-    if depth < 8 and isinstance(a, (list, tuple)):
-        return any(_holds_traced(x, depth + 1) for x in a)
-    if isinstance(a, np.ndarray) and a.dtype == object and a.size:
-        return any(isinstance(x, Var) for x in a.flat)
-    return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == object and any(isinstance(x, Var) for x in a.flat)
+    return _builder(a) is not None
 
 
 def _float_kind(dtype):
