@@ -37,7 +37,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "kernels.json")
-# the compile of the sparse derivatives' numba passes (15-30 s of one core): the second job
+# the compile of the sparse derivatives' numba passes (about 10 s of one core), alongside
 WARM = {"warm": True}
 
 def _start():
@@ -58,14 +58,20 @@ def _build_one(job):
         return
     if job.get("warm"):
         # the sparse derivatives' compiled passes (numba functions cached on disk: the
-        # pattern pass and the colourings, about 15 s of one core on an empty cache), on a
-        # tiny problem
+        # pattern pass and the colourings, about 10 s of one core on an empty cache), on a
+        # tiny problem's patterns. Its tapes run on burnumba's python engine (the generated
+        # source, uncompiled): on the compiled one, the first trace would build a small
+        # kernel of its own while the unions (which serve the sparse stage) are built
+        os.environ["BURNUMBA_ENGINE"] = "python"      # this process runs only this job
         import numpy as np
 
         import burnumba as bn
+        from burnumba.transforms import colouring
         x = np.linspace(0.5, 1.5, 8)
-        bn.sparse_hessian(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
-        bn.sparse_jacobian(lambda x: x[1:] * x[:-1] - x[1:])(x)
+        h = bn.hessian_sparsity(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
+        colouring.star_recovery(h, colouring.hessian_colouring(h)[0])
+        j = bn.jacobian_sparsity(lambda x: x[1:] * x[:-1] - x[1:])(x)
+        colouring.row_colouring(j)
         return
     from burnumba.kernels import engine
     engine.kernel(job["rows"], job["tensor_rows"], job["dtype"], jvp=job["jvp"])
@@ -109,9 +115,11 @@ def _missing(listed):
     return json.loads(done.stdout)
 
 
-def prebuild(processes=None):
-    """Build the unions of the listed kernels the cache lacks (``unions``), one process per
-    core; returns how many kernels it asked for."""
+def prebuild():
+    """Build the unions of the listed kernels the cache lacks (``unions``) and the
+    optimiser kernels, in one request to burnumba's builder (which spreads its row objects
+    over the cores), while the sparse passes compile in a process of their own; returns
+    how many kernels it asked for."""
     if not os.path.exists(LIST):
         return 0
     with open(LIST) as fh:
@@ -119,14 +127,15 @@ def prebuild(processes=None):
     todo = _missing(listed)
     if not todo:
         return 0
-    # the largest first, so that the last to start is a short one
-    kernels = sorted(unions(todo), key=lambda k: -len(k["rows"]) - 2 * len(k["tensor_rows"]))
-    jobs = kernels[:1] + [WARM] + kernels[1:] + [
-        {"updates": d} for d in sorted({k["dtype"] for k in todo})]
-    n = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
-    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
+    kernels = unions(todo)
+    request = {"kernels": [[k["rows"], k["tensor_rows"], k["dtype"], k["jvp"]] for k in kernels],
+               "updates": sorted({k["dtype"] for k in todo})}
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start) as pool:
-        list(pool.map(_build_one, jobs))
+        warm = pool.submit(_build_one, WARM)
+        subprocess.run([sys.executable, "-m", "burnumba.kernels._build", json.dumps(request)],
+                       check=True, stdout=subprocess.DEVNULL)
+        warm.result()
     return len(kernels)
 
 

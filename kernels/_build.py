@@ -23,6 +23,7 @@ import sysconfig
 import time
 
 from . import cache, keys, layout, update
+from .errors import KernelError
 from ._gen import parts, row_functions
 from .keys import row_source, symbol
 from .ops import BY_NAME
@@ -317,33 +318,49 @@ def build_row(name, dtype, part="core"):
     return target
 
 
+def _built(key):
+    """Whether the library ``key`` is built and undamaged (a damaged one is removed)."""
+    try:
+        return cache.read_manifest(key) is not None
+    except cache.Damaged:
+        cache.discard(key)
+        return False
+
+
+def _compile_dispatcher(plan, dtype, jvp):
+    """The object file of a Plan's dispatcher (``run`` with its branches inlined); returns
+    (its path, its C symbol)."""
+    _, p = keys.dispatcher_source(plan)
+    run_symbol = f"bn_run_{plan.key.replace('-', '_')}"
+    module, branches = _dispatcher(p, "run_" + plan.key, dtype, plan.linked, jvp, run_symbol)
+    run_obj = cache.path("obj", plan.key + ".o")
+    cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])],
+                                               inline=branches))
+    return run_obj, run_symbol
+
+
+def _link_kernel(plan, dtype, jvp, run_obj, run_symbol, seconds, processes=1):
+    library = cache.path("lib", plan.key + ".so")
+    link([run_obj] + [cache.path("obj", o[2] + ".o") for o in plan.objects], library)
+    cache.write_manifest(plan.key, library, kind="kernel", dtype=str(dtype),
+                         rows=list(plan.rows), tensor_rows=list(plan.linked), jvp=bool(jvp),
+                         symbol=run_symbol, seconds=round(seconds, 3), processes=processes)
+
+
 def build_kernel(row_names, tensor_names, dtype, jvp=False):
     """The shared library of a set of rows and its manifest (built unless valid): the
     dispatcher of ``row_names`` linked with the functions of the block rows and of the map
-    rows in ``tensor_names``, with the tangent sweep when ``jvp``."""
+    rows in ``tensor_names``, with the tangent sweep when ``jvp``. Compiled in this process
+    only (``serve`` spreads a request over the cores)."""
     plan = keys.plan(row_names, tensor_names, dtype, jvp)     # generated here, not indexed
-    key, row_names, linked = plan.key, list(plan.rows), list(plan.linked)
-    try:
-        if cache.read_manifest(key) is not None:
-            return key
-    except cache.Damaged:
-        cache.discard(key)
+    if _built(plan.key):
+        return plan.key
     t0 = time.perf_counter()
-    objects = [build_row(n, dtype, part) for n, part, _ in plan.objects]
-    _, p = keys.dispatcher_source(plan)
-    run_symbol = f"bn_run_{key.replace('-', '_')}"
-    module, branches = _dispatcher(p, "run_" + key, dtype, linked, jvp, run_symbol)
-    run_obj = cache.path("obj", key + ".o")
-    cache.write_atomic(run_obj, compile_object([(module.run, run_symbol, _types(dtype)[2])],
-                                               inline=branches))
-    library = cache.path("lib", key + ".so")
-    link([run_obj] + objects, library)
-    cache.write_manifest(key, library, kind="kernel", dtype=str(dtype), rows=row_names,
-                         tensor_rows=linked, jvp=bool(jvp),
-                         symbol=run_symbol, seconds=round(time.perf_counter() - t0, 3))
-    return key
-
-
+    for n, part, _ in plan.objects:
+        build_row(n, dtype, part)
+    _link_kernel(plan, dtype, jvp, *_compile_dispatcher(plan, dtype, jvp),
+                 time.perf_counter() - t0)
+    return plan.key
 def build_update(dtype):
     """The optimisers' shared library for ``dtype``."""
     key = keys.update_key(dtype)
@@ -364,15 +381,94 @@ def build_update(dtype):
     return key
 
 
+def processes():
+    """How many processes a build may use: the cores this process may run on, or
+    ``BURNUMBA_BUILD_PROCESSES`` (1: compile everything in the builder itself)."""
+    wanted = os.environ.get("BURNUMBA_BUILD_PROCESSES", "").strip()
+    if wanted:
+        try:
+            return max(1, int(wanted))
+        except ValueError:
+            raise KernelError(f"BURNUMBA_BUILD_PROCESSES={wanted!r}: give a whole number of "
+                             "processes (1: no helper processes)") from None
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                     # no affinity (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def _object_cost(item):
+    """A rough size of an object file's compile, to start the largest first: its row's
+    generated source, in bytes (numba's front end takes time in proportion)."""
+    name, dtype, part = item
+    size = os.path.getsize(row_source(name, dtype)[1])
+    return size * (0.5 if part != "core" else 1.0)
+
+
+def _build_objects(items):
+    """A helper process's job: build the object files ``items`` ((row, dtype, part)s)."""
+    for name, dtype, part in items:
+        build_row(name, dtype, part)
+
+
 def serve(request):
     """Build what ``request`` asks for: {"kernels": [[rows, tensor rows, dtype, jvp], ...],
-    "updates": [dtype, ...]}."""
+    "updates": [dtype, ...]}.
+
+    The row object files that the kernels lack are independent compiles (each its own
+    file, written atomically under a key of its content), and so is each dispatcher: with
+    more than one core, helper processes (``processes()``; the standard library's process
+    pool) compile the row objects, largest first, while this process compiles the
+    dispatchers and the optimiser kernels, then takes the row objects no helper has started,
+    smallest first; it links each kernel once its objects are all there. A GPT block's
+    float32 kernel took 11.9 s in one process on the 2-core VM (its 6 row objects 7.2 s,
+    its dispatcher 4.6 s)."""
     t0 = time.perf_counter()
     with cache.build_lock():
-        keys = [build_kernel(rows, tensor, dtype, jvp)
-                for rows, tensor, dtype, jvp in request.get("kernels", [])]
-        keys += [build_update(dtype) for dtype in request.get("updates", [])]
-    return {"keys": keys, "seconds": round(time.perf_counter() - t0, 3)}
+        plans = [(keys.plan(rows, tensor, dtype, jvp), dtype, bool(jvp))
+                 for rows, tensor, dtype, jvp in request.get("kernels", [])]
+        todo = [(plan, dtype, jvp) for plan, dtype, jvp in plans if not _built(plan.key)]
+        objects = sorted({(n, dtype, part) for plan, dtype, _ in todo
+                          for n, part, key in plan.objects
+                          if not os.path.exists(cache.path("obj", key + ".o"))},
+                         key=lambda item: (-_object_cost(item), item))
+        helpers = max(0, min(processes() - 1, len(objects)))
+        if len(todo) + len(request.get("updates", [])) == 0:
+            helpers = max(0, min(helpers, len(objects) - 1))
+        pool = None
+        if helpers > 0:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            pool = ProcessPoolExecutor(helpers, mp_context=multiprocessing.get_context("spawn"))
+        try:
+            started = [pool.submit(_build_objects, [item]) for item in objects] if pool else []
+            dispatchers = {}
+            for plan, dtype, jvp in todo:
+                if plan.key not in dispatchers:
+                    dispatchers[plan.key] = _compile_dispatcher(plan, dtype, jvp)
+            updates = [build_update(dtype) for dtype in request.get("updates", [])]
+            # what no helper has started, built here, the smallest first
+            for item, future in reversed(list(zip(objects, started))):
+                if future.cancel():
+                    build_row(*item)
+            for future in started:
+                if not future.cancelled():
+                    future.result()             # a helper's error is this build's error
+            if pool is None:
+                for item in objects:
+                    build_row(*item)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        linked = set()
+        for plan, dtype, jvp in todo:
+            if plan.key not in linked:
+                linked.add(plan.key)
+                _link_kernel(plan, dtype, jvp, *dispatchers[plan.key], time.perf_counter() - t0,
+                             1 + helpers)
+        built = [plan.key for plan, _, _ in plans] + updates
+    return {"keys": built, "seconds": round(time.perf_counter() - t0, 3),
+            "processes": 1 + helpers}
 
 
 # -- the in-process jit engine -------------------------------------------------------------

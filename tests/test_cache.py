@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 # every test compiles kernels in a fresh cache folder: seconds to a minute each
@@ -251,6 +252,43 @@ def test_processes_compiling_at_once_share_one_build(tmp_path):
     assert len(libraries(tmp_path)) == 1
     tmp_left = glob.glob(os.path.join(str(tmp_path), "*", "*", ".tmp-*"))
     assert tmp_left == []
+
+
+def manifests(cache):
+    out = {}
+    for path in glob.glob(os.path.join(str(cache), "*", "lib", "*.json")):
+        with open(path) as fh:
+            out[os.path.basename(path)] = json.load(fh)
+    return out
+
+
+def test_a_build_spread_over_processes_writes_the_same_files(tmp_path):
+    """The builder compiles row objects in helper processes while it compiles the
+    dispatcher (BURNUMBA_BUILD_PROCESSES, default the cores): the files are those of a
+    build in one process, under the same keys, and the numbers are the same."""
+    done, files = {}, {}
+    for processes in (1, 2):
+        cache = tmp_path / str(processes)
+        done[processes] = run(cache, args=["tensor"],
+                              env={"BURNUMBA_BUILD_PROCESSES": str(processes)})
+        files[processes] = sorted(os.path.relpath(p, cache) for p in glob.glob(
+            os.path.join(str(cache), "*", "*", "*")) if p.endswith((".o", ".so", ".json")))
+        # the tiny graph's kernel has no row objects (one process); the tensor program's
+        # has two (tanh's and multiply's loops), which a helper compiled
+        used = sorted(m["processes"] for m in manifests(cache).values())
+        assert used == ([1, 1] if processes == 1 else [1, 2]), used
+        assert glob.glob(os.path.join(str(cache), "*", "*", ".tmp-*")) == []
+    assert files[1] == files[2]
+    assert result(done[1]) | {"seconds": 0} == result(done[2]) | {"seconds": 0}
+    x = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(result(done[2])["tensor"],
+                               np.tanh(x) + x * (1 - np.tanh(x) ** 2), rtol=1e-14)
+
+
+def test_a_bad_process_count_is_named(tmp_path):
+    done = run(tmp_path, env={"BURNUMBA_BUILD_PROCESSES": "two"}, check=False)
+    assert done.returncode != 0
+    assert "BURNUMBA_BUILD_PROCESSES='two': give a whole number" in done.stderr
 
 
 def test_jit_engine_without_a_c_compiler(tmp_path, monkeypatch):

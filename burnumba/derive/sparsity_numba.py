@@ -30,8 +30,16 @@ def _reserve(arena, top, extra):
     if top + extra <= arena.size:
         return arena
     grown = np.empty(max(2 * arena.size, top + extra), dtype=np.int64)
-    grown[:top] = arena[:top]
+    _copy(grown, 0, arena, 0, top)
     return grown
+
+
+@njit(nogil=True)
+def _copy(dst, d, src, s, count):
+    """dst[d:d+count] = src[s:s+count], as a loop: numba's slice assignment compiles its
+    shape check's error message (string formatting), seconds of the first compile."""
+    for t in range(count):
+        dst[d + t] = src[s + t]
 
 
 @njit(nogil=True)
@@ -84,7 +92,7 @@ def _pairs(keys, used, arena, sa, ca, sb, cb, n, same):
         used = _compact(keys, used, n)
         if used + extra > keys.size // 2:
             grown = np.empty(max(2 * keys.size, 2 * (used + extra)), dtype=np.int64)
-            grown[:used] = keys[:used]
+            _copy(grown, 0, keys, 0, used)
             keys = grown
     for t in range(sa, sa + ca):
         i = arena[t]
@@ -361,6 +369,6 @@ def propagate(kind, hess, use_a, use_b, a0, a1, off, P, pp, imm, need, in_pos, n
         indptr[e + 1] = indptr[e] + count[oy + e]
     indices = np.empty(indptr[ny], dtype=np.int64)
     for e in range(ny):
-        indices[indptr[e]:indptr[e + 1]] = arena[start[oy + e]:start[oy + e] + count[oy + e]]
+        _copy(indices, indptr[e], arena, start[oy + e], count[oy + e])
     used = _compact(keys, used, n) if hessian else 0
     return indptr, indices, keys[:used].copy()
