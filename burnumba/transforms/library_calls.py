@@ -33,7 +33,7 @@ import types
 
 from .. import scipy as _ours
 from ..tracing.tracer import Var
-from . import numpy_calls
+from . import math_calls, numpy_calls
 from .captures import _names, _own
 from .module_views import during
 
@@ -233,7 +233,7 @@ def _places(f):
                 walk(v, depth + 1)
     walk(f, 0)
     return [(where, name, v, scipy_object(v)[1]) for where, name, v in found] + classes + \
-        numpy_calls.places()
+        numpy_calls.places() + math_calls.places()
 
 
 def _get(where, name):
