@@ -31,6 +31,8 @@ import sys
 import threading
 import types
 
+import numpy as np
+
 from .. import scipy as _ours
 from ..tracing.tracer import Var
 from . import math_calls, numpy_calls
@@ -150,6 +152,8 @@ class _Frozen:
 
 
 def _stand_in(real, ours):
+    if isinstance(ours, numpy_calls.vectorize):
+        return ours                          # a np.vectorize object's (numpy_calls.py)
     if isinstance(ours, type):
         return ours                          # numpy's module class (numpy_calls.py)
     if isinstance(ours, types.ModuleType):
@@ -166,7 +170,7 @@ def _places(f):
     (where, name, scipy's object, ours): a global (the dict), a closure cell; a scipy
     module it names an attribute of (the module, "__class__"); and numpy's module classes
     (numpy_calls.places)."""
-    table, found, seen, swapped, classes = None, [], set(), set(), []
+    table, found, seen, swapped, classes, vectorized = None, [], set(), set(), [], []
 
     def scipy_object(v):
         nonlocal table
@@ -214,7 +218,18 @@ def _places(f):
         if getattr(g, "__wrapped__", None) is not None:
             walk(g.__wrapped__, depth)
         code = g.__code__
-        if _own(code) or (g.__module__ or "").startswith(("numpy", "scipy")):
+        if _own(code):
+            # burnumba's own wrapper (a Jacobian's function of f): the user's functions it
+            # holds in its closure
+            for cell in g.__closure__ or ():
+                try:
+                    inner = cell.cell_contents
+                except ValueError:
+                    continue
+                if callable(inner) and not isinstance(inner, type):
+                    walk(inner, depth + 1)
+            return
+        if (g.__module__ or "").startswith(("numpy", "scipy")):
             return
         loads, attrs = _names(code)
         glob = g.__globals__
@@ -227,13 +242,15 @@ def _places(f):
         for where, name, v in values:
             if scipy_object(v) is not None:
                 found.append((where, name, v))
+            elif type(v) is np.vectorize:       # @np.vectorize on a function of the module
+                vectorized.append((where, name, v, numpy_calls.vectorized(v)))
             elif isinstance(v, types.ModuleType) and v.__name__.startswith("scipy"):
                 module_places(v, attrs, 0)      # st.norm, scipy.linalg.solve_triangular
             elif isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
                 walk(v, depth + 1)
     walk(f, 0)
     return [(where, name, v, scipy_object(v)[1]) for where, name, v in found] + classes + \
-        numpy_calls.places() + math_calls.places()
+        vectorized + numpy_calls.places() + math_calls.places()
 
 
 def _get(where, name):

@@ -32,6 +32,7 @@ import types
 import numpy as np
 
 from .. import numpy as _bnp
+from .._errors import ConcretizationError, at_user_site
 from ..numpy._common import _builder
 from ..tracing.dispatch import FUNCTIONS
 from ..tracing.tracer import Var
@@ -118,10 +119,50 @@ def _lists(real):
     return call
 
 
+class vectorize(np.vectorize):
+    """``np.vectorize`` as a traced program sees it: numpy's class, whose call with traced
+    arguments broadcasts them and calls the Python function once per element, as numpy's
+    does, on traced scalars, stacking the results (a tuple of results: one traced array
+    each). Plain arguments go to numpy's call. ``signature=``, ``excluded=`` and an
+    ``otypes`` that is not a float type stay numpy's, and their error names the fix."""
+
+    def __call__(self, *args, **kwargs):
+        if not any(_holds_traced(a) for a in (*args, *kwargs.values())):
+            return super().__call__(*args, **kwargs)
+        otypes = [np.dtype(t) for t in (self.otypes or "")]
+        if self.signature is not None or self.excluded or kwargs or \
+                any(t.kind != "f" for t in otypes):
+            raise ConcretizationError(at_user_site(
+                "np.vectorize with signature=, excluded=, keyword arguments or a non-float "
+                "otypes, given traced values: call the function in a Python loop over the "
+                "elements and stack the results with np.stack"))
+        arrays = [_bnp.asarray(a) if _holds_traced(a) else np.asarray(a) for a in args]
+        shape = np.broadcast_shapes(*[a.shape for a in arrays])
+        size = int(np.prod(shape))
+        if size == 0:
+            return super().__call__(*[np.zeros(a.shape) for a in arrays])
+        flat = [(_bnp.broadcast_to(a, shape) if isinstance(a, Var) else
+                 np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
+        outs = [self.pyfunc(*[a[i] for a in flat]) for i in range(size)]
+        if isinstance(outs[0], tuple):
+            return tuple(_bnp.asarray([o[k] for o in outs], dtype=float).reshape(shape)
+                         for k in range(len(outs[0])))
+        return _bnp.asarray(outs, dtype=float).reshape(shape)
+
+
+def vectorized(real):
+    """The stand-in of a ``np.vectorize`` object made before the trace (``@np.vectorize``
+    on a module's function): the same object's settings, ``vectorize``'s call."""
+    out = object.__new__(vectorize)
+    out.__dict__.update(real.__dict__)
+    return out
+
+
 def _stand_ins():
     """{module: {name: stand-in}}, made when burnumba is imported."""
     table = {np: {name: _constructor(getattr(np, name)) for name in _CONSTRUCTORS}}
     table[np]["fromiter"] = _fromiter(np.fromiter)
+    table[np]["vectorize"] = vectorize
     for module, names in ((np, _LIST_FUNCTIONS), (np.linalg, _LINALG_LIST_FUNCTIONS)):
         table.setdefault(module, {}).update(
             {name: _lists(getattr(module, name)) for name in names
