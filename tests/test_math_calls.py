@@ -186,3 +186,20 @@ def test_other_threads_and_libraries_get_maths_own():
     assert seen["value"] == math.e
     assert seen["traced_class"] is not types.ModuleType and seen["numpy's"]
     assert type(math) is types.ModuleType and math.exp is math.__dict__["exp"]
+
+
+def test_a_module_imported_during_a_trace_binds_maths_own(tmp_path, monkeypatch):
+    """``from math import exp`` at the top of a module first imported inside a traced
+    function (an import, not the traced code) binds math's builtin: no stand-in outlives
+    the trace."""
+    (tmp_path / "lazy_math_user.py").write_text(
+        "from math import exp\nimport numpy as np\nfrom numpy import asarray\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def f(x):
+        import lazy_math_user
+        f.module = lazy_math_user
+        return math.exp(x)
+    assert bn.grad(f)(0.0) == 1.0
+    assert f.module.exp is math.__dict__["exp"]
+    assert f.module.asarray is np.__dict__["asarray"]

@@ -18,8 +18,9 @@ from ..tracing import randomness
 
 # code whose reads of a module's attributes always get the module's own: the libraries'
 # (numba's compiler resolves np.sum in a function it compiles; numpy's and scipy's own
-# Python code)
-_LIBRARIES = frozenset(("numpy", "numba", "llvmlite", "scipy", "burnumba"))
+# Python code; the kernels' generated modules, which the in-process engines load)
+_LIBRARIES = frozenset(("numpy", "numba", "llvmlite", "scipy", "burnumba",
+                        "burnumba_kernels_gen"))
 
 
 class StandIn:
@@ -33,9 +34,14 @@ class StandIn:
     def __get__(self, module, owner=None):
         if module is None:
             return self
-        if randomness.current() is not None and sys._getframe(1).f_globals.get(
-                "__name__", "").partition(".")[0] not in _LIBRARIES:
-            return self.ours
+        if randomness.current() is not None:
+            frame = sys._getframe(1)
+            # a module's own top level reads the module's attribute: that is an import
+            # during the trace (``from math import exp`` in a module imported lazily),
+            # which must not keep a stand-in after it
+            if frame.f_globals.get("__name__", "").partition(".")[0] not in _LIBRARIES \
+                    and frame.f_code.co_name != "<module>":
+                return self.ours
         return module.__dict__[self.name]
 
     def __set__(self, module, value):            # the module's own assignments, as before
