@@ -321,7 +321,29 @@ LIST_CASES = {
     else anp.array([x[1] ** 2 - x[0], (x[2] - x[0]) / 2, (1.0 - x[1] ** 2) / 2, 1.0 - x[2]]),
     "kron": lambda np_, x: np_.kron(_l(np_, [x[0], x[1]]), _l(np_, [x[2], 2.0])),
     "roll": lambda np_, x: np_.roll(_l(np_, [x[0], x[1] * 2.0, x[2]]), 1) * np.arange(3.0),
+    # numpy's functions of array_like arguments, given lists
+    "trace": lambda np_, x: np_.trace(_l(np_, [[x[0], x[1]], [x[2], x[3]]])),
+    "dot": lambda np_, x: np_.dot(_l(np_, [x[0], x[3]]), _l(np_, [x[1], 2.0])),
+    "matmul": lambda np_, x: np_.matmul(_l(np_, [[x[0], 1.0], [x[3], x[2]]]),
+                                        _l(np_, [x[1], x[2]])),
+    "einsum": lambda np_, x: np_.einsum("i,i->", _l(np_, [x[0], x[3]]), _l(np_, [x[1], 3.0])),
+    "ravel": lambda np_, x: np_.ravel(_l(np_, [[x[0], x[3]]])) * np.arange(1.0, 3.0),
+    "transpose": lambda np_, x: np_.transpose(_l(np_, [[x[0], x[1]]])) * np.arange(2.0)[:, None],
+    "reshape": lambda np_, x: np_.reshape(_l(np_, [x[0], x[1], x[2], x[3]]), (2, 2)) @
+    np.array([1.0, -2.0]),
+    "diag": lambda np_, x: np_.diag(_l(np_, [x[0], x[2]])) @ np.array([1.0, 2.0]),
+    "where": lambda np_, x: np_.where(np.array([True, False]), _l(np_, [x[0], x[1]]),
+                                      _l(np_, [x[2], x[3]])),
+    # (autograd has no derivative of cov: written out for it)
+    "cov": lambda np_, x: np.cov([[x[0], x[1], x[2]], [x[3], 1.0, x[2] * x[0]]]) if np_ is np
+    else _cov(anp.array([[x[0], x[1], x[2]], [x[3], 1.0, x[2] * x[0]]])),
+    "expand_dims": lambda np_, x: np_.expand_dims(_l(np_, [x[0], x[1] * x[2]]), 0) * 2.0,
 }
+
+
+def _cov(rows):
+    d = rows - anp.mean(rows, axis=1, keepdims=True)
+    return anp.dot(d, d.T) / (rows.shape[1] - 1)
 
 
 def _l(np_, parts):

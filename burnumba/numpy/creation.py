@@ -17,6 +17,11 @@ from ._common import _builder, _float_only
 from .elementwise import power
 from .shapes import broadcast_to, concatenate, moveaxis, reshape, stack
 
+# numpy's functions this module calls on every node, bound once: while any thread traces,
+# numpy's module hands out its attributes that have stand-ins through a descriptor
+# (transforms/module_views.py), a cost on every read of np.<name>
+_array = np.array
+
 
 @implements(np.array)
 def array(obj, dtype=None, *, copy=True, **kwargs):
@@ -26,7 +31,7 @@ def array(obj, dtype=None, *, copy=True, **kwargs):
     numpy makes an object array of traced values, which the next traced op stacks."""
     b = _builder(obj)
     if b is None:
-        return np.array(obj, dtype=dtype, copy=copy, **kwargs)
+        return _array(obj, dtype=dtype, copy=copy, **kwargs)
     if dtype is not None:
         cast_check(f"array(..., dtype={np.dtype(dtype)})", dtype, b.dtype)
     if isinstance(obj, Var):
@@ -35,7 +40,7 @@ def array(obj, dtype=None, *, copy=True, **kwargs):
             type(x) is Var and x._b is b for x in obj):
         # traced scalars (BurTorch's packing of scalar nodes into a tensor): one gather of
         # their positions, nothing else computed
-        pos = np.array([x._b.off[x._node] if x._view is None else int(x._view[0])
+        pos = _array([x._b.off[x._node] if x._view is None else int(x._view[0])
                         for x in obj])
         return b.gather(list(obj), pos, pos.shape)
     return stack([asarray(x) for x in obj])

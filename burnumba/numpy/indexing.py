@@ -19,6 +19,11 @@ from ._common import _builder, _no_out
 from .elementwise import add
 from .shapes import _moved, _positions, broadcast_to, ravel, reshape, transpose
 
+# numpy's functions this module calls on every node, bound once: while any thread traces,
+# numpy's module hands out its attributes that have stand-ins through a descriptor
+# (transforms/module_views.py), a cost on every read of np.<name>
+_asarray = np.asarray
+
 
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
@@ -40,7 +45,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
                 "default: negative indices count from the end, others raise) is traced"))
         indices = np.take(np.arange(a.shape[axis]), indices, mode=mode)
     return a[(slice(None),) * axis + (indices if isinstance(indices, Var) else
-                                       np.asarray(indices),)]
+                                       _asarray(indices),)]
 
 
 @implements_method("compress")
@@ -61,7 +66,7 @@ def compress(condition, a, axis=None, out=None):
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, a.ndim, "compress")
     cond = _decided(condition, "np.compress") if isinstance(condition, Var) else \
-        np.asarray(condition, dtype=bool)
+        _asarray(condition, dtype=bool)
     if cond.ndim != 1 or cond.size > a.shape[axis]:
         raise ShapeError(at_user_site(
             f"compress: condition of shape {cond.shape} for an axis of length "
@@ -112,7 +117,7 @@ def take_along_axis(arr, indices, axis=-1):
     arr = b.lift(arr)
     if not isinstance(indices, Var):
         return _moved("take_along_axis", arr,
-                      lambda p: np.take_along_axis(p, np.asarray(indices), axis))
+                      lambda p: np.take_along_axis(p, _asarray(indices), axis))
     if axis is None:
         if indices.ndim != 1:
             raise ShapeError(at_user_site(
@@ -152,7 +157,7 @@ def _index(x, key):
         raise ShapeError(at_user_site(f"index {key!r} into shape {x.shape}: {e}")) from None
     if pos.shape == x.shape and np.array_equal(pos, _positions(x)):
         return x
-    return x._b.gather([x], np.asarray(pos).reshape(-1), np.shape(pos))
+    return x._b.gather([x], _asarray(pos).reshape(-1), np.shape(pos))
 
 
 def _row(x, k):
@@ -235,7 +240,7 @@ def _advanced(x, parts):
                 raise UnsupportedOpError(at_user_site(
                     "a list of traced values as an index: pass the indices as one integer "
                     "array argument"))
-            arr = np.asarray(k)
+            arr = _asarray(k)
             if arr.dtype.kind == "b":
                 entries.extend(("adv", nz) for nz in np.nonzero(arr))   # numpy's rule
             elif arr.dtype.kind in "iu" or (arr.size == 0 and arr.dtype.kind == "f"):

@@ -6,6 +6,7 @@ offsets of all nodes are known while tracing (the ``gather`` row relies on that)
 import functools
 import hashlib
 import math
+from math import copysign as _copysign
 
 import numpy as np
 
@@ -23,6 +24,10 @@ from .dispatch import (FUNCTIONS, METHODS, UFUNCS, apply_function, apply_ufunc, 
 from .decisions import Decisions
 from .broadcasting import tiles
 from .promote import stored_array
+
+# bound once (as math's copysign): a stand-in's name costs a descriptor per read of np.<name>
+_asarray, _array, _ascontiguousarray, _matmul = np.asarray, np.array, np.ascontiguousarray, \
+    np.matmul                                   # while a thread traces (module_views.py)
 
 CONST = OPCODE["const"]
 _COMPARE = {OPCODE[name]: name for name in COMPARISONS}
@@ -124,24 +129,24 @@ class Builder:
         """A constant node for a Python number or a numpy array (stored once per trace)."""
         if isinstance(value, (float, int, np.floating, np.integer, bool, np.bool_)):
             v = float(value)
-            key = (v, math.copysign(1.0, v))        # keeps 0.0 and -0.0 apart
+            key = (v, _copysign(1.0, v))           # keeps 0.0 and -0.0 apart
             node = self._scalar_consts.get(key)
             if node is None:
                 node = self.add("const", ())
-                self.consts[node] = np.array([v])
+                self.consts[node] = _array([v])
                 self._scalar_consts[key] = node
             return Var(self, node, ())
         arr = value
         hit = self._array_consts.get(id(arr))
         if hit is not None and hit[0] is arr:
             return Var(self, hit[1], arr.shape)
-        data = np.asarray(arr)
+        data = _asarray(arr)
         if data.dtype.kind not in "biuf":
             raise UnsupportedOpError(at_user_site(
                 f"a captured array of dtype {data.dtype} cannot be a burnumba constant: "
                 "use a real (float, int or bool) array"))
         node = self.add("const", data.shape)
-        self.consts[node] = np.ascontiguousarray(data, dtype=np.float64).reshape(-1)
+        self.consts[node] = _ascontiguousarray(data, dtype=np.float64).reshape(-1)
         self._array_consts[id(arr)] = (arr, node)
         return Var(self, node, data.shape)
 
@@ -163,11 +168,11 @@ class Builder:
                     "pass it as an argument instead"))
             return x
         if isinstance(x, (list, tuple)):
-            return v if isinstance(v := FUNCTIONS[np.array](x), Var) else self.const(v)
+            return v if isinstance(v := FUNCTIONS[_array](x), Var) else self.const(v)
         if isinstance(x, np.ndarray) and x.dtype == object and \
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)
-            return FUNCTIONS[np.array](x.tolist())
+            return FUNCTIONS[_array](x.tolist())
         if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
             raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
@@ -275,7 +280,7 @@ class Builder:
             out = getattr(np, name)(*values)
         if shape == ():
             return self.const(float(out[0]))
-        return self.const(np.ascontiguousarray(out.reshape(shape), dtype=np.float64))
+        return self.const(_ascontiguousarray(out.reshape(shape), dtype=np.float64))
 
     def _scalar_node(self, x):
         """The node of x for _scalar_map, or None."""
@@ -342,7 +347,7 @@ class Builder:
         """A view: y.flat[j] = arena[positions[j]], ``sources`` being the Vars the positions
         fall in. No node yet: views of views compose (their positions are just indexed
         again), and the first consumer that needs a node makes one gather row."""
-        positions = np.asarray(positions).reshape(shape)
+        positions = _asarray(positions).reshape(shape)
         need = any(s._view[1] if s._view is not None else self.need[s._node] for s in sources)
         first = sources[0]
         first = first._view[2] if first._view is not None else first._node
@@ -378,7 +383,7 @@ class Builder:
                 return hit[1]
         else:
             key = (first, bool(need), flat.size,
-                   hashlib.blake2b(np.ascontiguousarray(flat, np.int64).tobytes(),
+                   hashlib.blake2b(_ascontiguousarray(flat, np.int64).tobytes(),
                                    digest_size=16).digest())
             hit = self._gathers.get(key)
             if hit is not None and np.array_equal(hit[0], flat):
@@ -457,7 +462,7 @@ def is_mask(x):
     if x._view is None:
         nodes = [x.node]
     else:
-        owner = np.searchsorted(np.asarray(b.off), np.asarray(x._view[0]).reshape(-1), "right")
+        owner = np.searchsorted(_asarray(b.off), _asarray(x._view[0]).reshape(-1), "right")
         nodes = {int(k) for k in np.unique(owner - 1)}
     return all(_NAMES[b.op[k]] in MASK_ROWS for k in nodes)
 
@@ -613,7 +618,7 @@ class Var(Decisions):
     __hash__ = Decisions.__hash__       # (a class defining __eq__ must name its hash)
 
     def __matmul__(self, o):
-        return FUNCTIONS[np.matmul](self, o)
+        return FUNCTIONS[_matmul](self, o)
 
     # -- a 0-d value: s[()], s[...], s[None] as numpy's 0-d arrays; no length, no iteration,
     # no item assignment (a traced scalar is immutable, as numpy's scalars)
@@ -636,7 +641,7 @@ class Var(Decisions):
             "scalars; bind the name to the new value instead, s = v"))
 
     def __rmatmul__(self, o):
-        return FUNCTIONS[np.matmul](o, self)
+        return FUNCTIONS[_matmul](o, self)
 
     # -- things a traced value cannot do --------------------------------------------------
     def _no_operator(self, *_):

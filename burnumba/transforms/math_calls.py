@@ -20,11 +20,10 @@ raises its own error where the program would, or returns what numpy's does (exp(
 inf). The gradient is numpy's function's, as autograd's of ``np.exp``.
 
 ``math.isnan`` / ``isinf`` / ``isfinite`` / ``isclose`` of traced values are decisions
-(guards, as ``bool(x > 0)``); ``math.fsum`` and ``math.prod`` of traced values are the
-tape's sum and product of their items (fsum's extra precision is not kept: its result can
-differ from math's in the last bits). ``math.floor`` / ``ceil`` / ``trunc`` go through the
-value's own ``__floor__`` / ``__ceil__`` / ``__trunc__`` (int() guards) and need no
-stand-in.
+(guards, as ``bool(x > 0)``); ``math.fsum`` of traced values is the tape's sum of its items
+(fsum's extra precision is not kept: its result can differ from math's in the last bits).
+``math.floor`` / ``ceil`` / ``trunc`` go through the value's own ``__floor__`` /
+``__ceil__`` / ``__trunc__`` (int() guards) and need no stand-in.
 """
 import functools
 import math
@@ -49,8 +48,11 @@ _FUNCTIONS = {
     "gamma": _special.gamma, "lgamma": _special.gammaln,
     "atan2": np.arctan2, "pow": np.power, "copysign": np.copysign, "fmod": np.fmod,
     "hypot": np.hypot, "log": None, "isnan": np.isnan, "isinf": np.isinf,
-    "isfinite": np.isfinite, "isclose": None, "fsum": None, "prod": None,
+    "isfinite": np.isfinite, "isclose": None, "fsum": None,
 }
+# not math.prod: burnumba's own code reads it from the module for every shape it sizes, and
+# each read of a stand-in's name pays the descriptor while a thread traces (a product of
+# traced values is np.prod, or a loop)
 _DECISIONS = ("isnan", "isinf", "isfinite")
 
 
@@ -83,7 +85,7 @@ def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
 
 
 def _reduce(total):
-    """math.fsum / math.prod of an iterable: the traced sum or product of its items."""
+    """math.fsum of an iterable: the traced sum of its items."""
     def call(items, *args, **kwargs):
         items = list(items)
         if not any(isinstance(v, Var) for v in items):
@@ -91,8 +93,6 @@ def _reduce(total):
         out = items[0] if items else 0.0
         for v in items[1:]:
             out = total(out, v)
-        if kwargs.get("start", 1) != 1:       # math.prod(items, start=s)
-            out = out * kwargs["start"]
         return out, items
     return call
 
@@ -100,8 +100,8 @@ def _reduce(total):
 def _stand_in(name, real):
     """``real`` (math.exp, ...) while a function is traced."""
     ours = _FUNCTIONS[name] or {"log": _log, "isclose": _isclose}.get(name)
-    if name in ("fsum", "prod"):
-        gather = _reduce(np.add if name == "fsum" else np.multiply)
+    if name == "fsum":
+        gather = _reduce(np.add)
 
         @functools.wraps(real)
         def reduce(items, *args, **kwargs):

@@ -47,7 +47,23 @@ _LIST_FUNCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "std", "
                    "cross", "kron", "tensordot", "convolve", "trapezoid", "polyval", "interp",
                    "gradient", "percentile", "quantile", "nansum", "nanmean", "nanmax",
                    "nanmin", "nanstd", "nanvar", "nanmedian", "nanpercentile", "nanquantile",
-                   "flip", "roll", "tile", "repeat", "vander")
+                   "flip", "roll", "tile", "repeat", "vander",
+                   # numpy's functions of array_like arguments (a list is converted as
+                   # np.asarray would): products, shapes, selections, comparisons
+                   "dot", "matmul", "vdot", "einsum", "trace", "diag", "diagonal", "diagflat",
+                   "transpose", "reshape", "ravel", "squeeze", "expand_dims", "moveaxis",
+                   "swapaxes", "rollaxis", "rot90", "flipud", "fliplr", "where", "isclose",
+                   "allclose", "array_equal", "array_equiv", "take", "take_along_axis", "pad",
+                   "append", "insert", "delete", "cov", "corrcoef", "correlate", "polyfit",
+                   "sinc", "fix", "nan_to_num", "nanprod", "nanargmax", "nanargmin", "real",
+                   "imag", "tril", "triu", "atleast_1d", "atleast_2d", "atleast_3d",
+                   "broadcast_to", "copy", "zeros_like", "ones_like", "empty_like",
+                   "full_like", "any", "all", "count_nonzero", "compress", "searchsorted",
+                   "digitize", "linspace", "logspace", "unique", "nonzero", "flatnonzero",
+                   "argwhere", "meshgrid", "resize", "apply_along_axis")
+# not here: the functions of sequences of arrays (np.concatenate, np.stack, np.block,
+# np.select's and np.piecewise's lists), whose dispatch looks inside the sequence itself,
+# and the writes into numpy arrays (np.copyto, np.put, np.place, np.putmask)
 _LINALG_LIST_FUNCTIONS = ("norm", "det", "inv", "solve", "slogdet", "cholesky", "eigh",
                           "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_power",
                           "matrix_norm", "vector_norm")

@@ -43,7 +43,8 @@ import dis
 import functools
 import hashlib
 import itertools
-import math
+from math import copysign as _copysign   # bound once: math's attributes are read
+# through a descriptor while any thread traces (transforms/math_calls.py)
 import operator
 import threading
 import types
@@ -102,7 +103,7 @@ def same_atom(a, b):
     if t is not type(b):
         return False
     if t is float:                             # NaN != NaN: a retrace, never a wrong tape
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+        return a == b and _copysign(1.0, a) == _copysign(1.0, b)
     if t is complex:
         return same_atom(a.real, b.real) and same_atom(a.imag, b.imag)
     if isinstance(a, np.generic):
