@@ -361,6 +361,8 @@ def build_kernel(row_names, tensor_names, dtype, jvp=False):
     _link_kernel(plan, dtype, jvp, *_compile_dispatcher(plan, dtype, jvp),
                  time.perf_counter() - t0)
     return plan.key
+
+
 def build_update(dtype):
     """The optimisers' shared library for ``dtype``."""
     key = keys.update_key(dtype)
@@ -433,7 +435,8 @@ def serve(request):
     a pool of processes (the standard library's; ``processes()`` of them), largest first,
     each process taking the next when it is done; this process then links each kernel. A
     GPT block's float32 kernel with the optimiser's took 12.1 s in one process on the
-    2-core VM (its dispatcher 4.6 s, its 6 row objects 7.2 s) and 8.4 s spread over two."""
+    2-core VM (its dispatcher 4.6 s, its 6 row objects 7.2 s) and 7.2-7.7 s spread over
+    two (2026-12-07)."""
     t0 = time.perf_counter()
     with cache.build_lock():
         plans = [(keys.plan(rows, tensor, dtype, jvp), dtype, bool(jvp))
@@ -445,7 +448,8 @@ def serve(request):
         units += sorted({("object", (n, dtype, part)) for plan, dtype, _ in todo.values()
                          for n, part, key in plan.objects
                          if not os.path.exists(cache.path("obj", key + ".o"))})
-        units += [("update", dtype) for dtype in request.get("updates", [])]
+        units += [("update", dtype) for dtype in request.get("updates", [])
+                  if not _built(keys.update_key(dtype))]
         units.sort(key=_cost, reverse=True)
         workers = max(1, min(processes(), len(units)))
         if workers > 1:
@@ -456,13 +460,13 @@ def serve(request):
                 done = list(pool.map(_compile, units))   # a process's error is the build's
         else:
             done = [_compile(unit) for unit in units]
-        results = dict(zip((str(u) for u in units), done))
-        for key, (plan, dtype, jvp) in todo.items():
-            unit = ("dispatcher", (plan.rows, plan.linked, dtype, jvp))
-            _link_kernel(plan, dtype, jvp, *results[str(unit)], time.perf_counter() - t0,
-                         workers)
+        results = dict(zip(units, done))
+        for plan, dtype, jvp in todo.values():
+            _link_kernel(plan, dtype, jvp, *results[("dispatcher", (plan.rows, plan.linked,
+                                                                    dtype, jvp))],
+                         time.perf_counter() - t0, workers)
         built = [plan.key for plan, _, _ in plans]
-        built += [results[str(("update", dtype))] for dtype in request.get("updates", [])]
+        built += [keys.update_key(dtype) for dtype in request.get("updates", [])]
     return {"keys": built, "seconds": round(time.perf_counter() - t0, 3), "processes": workers}
 
 

@@ -152,10 +152,18 @@ def test_an_array_is_refused_with_the_fix():
     assert bn.grad(lambda x: math.exp(x) * 1.0)(np.ones(1)) == pytest.approx([math.e])
 
 
-def test_a_name_bound_before_the_trace_is_refused_with_the_fix():
-    from math import exp
+def test_a_name_bound_before_the_trace_is_traced_one_in_a_dict_is_refused():
+    from math import exp, sqrt                 # closure variables of the lambda
+    g = bn.grad(lambda x: exp(x) * sqrt(x) + GLOBAL_LOG(x))
+    assert g(2.0) == pytest.approx(math.exp(2.0) * (math.sqrt(2.0) + 0.25 / math.sqrt(2.0) * 2)
+                                   + 0.5, rel=1e-13)
+    assert exp is math.__dict__["exp"] and GLOBAL_LOG is math.__dict__["log"]
+    held = {"exp": math.exp}
     with pytest.raises(bn.ConcretizationError, match=r"write math.exp\(x\) or np.exp\(x\)"):
-        bn.grad(lambda x: exp(x))(1.0)
+        bn.grad(lambda x: held["exp"](x))(1.0)
+
+
+GLOBAL_LOG = math.log                            # a global of this module, bound at import
 
 
 def test_other_threads_and_libraries_get_maths_own():

@@ -258,10 +258,17 @@ def test_float_dtype_constructors_run_as_written():
     assert seen["module"] and np.asarray.__module__ == "numpy"
     assert getattr(np.asarray, "_burnumba_original", None) is None
 
-    def bound(x):                      # a name bound before the trace stays numpy's own
-        return np.sum(np_asarray(x, float))
+    def bound(x):                      # a name bound before the trace: its stand-in too
+        return np.sum(100.0 * (np_asarray(x, float)[1:] - x[:-1] ** 2) ** 2
+                      + (1 - x[:-1]) ** 2)
+    close(bn.grad(bound)(x), ref)
+    assert np_asarray is np.__dict__["asarray"]         # numpy's again after the trace
+    held = {"asarray": np.asarray}     # reached through a dict: numpy's own, refused
+
+    def in_a_dict(x):
+        return np.sum(held["asarray"](x, float))
     with pytest.raises(bn.ConcretizationError, match=r"np.asarray\(x, dtype=float\) works"):
-        bn.grad(bound)(x)
+        bn.grad(in_a_dict)(x)
 
     def pick(x, k):                    # k: float data, cast to int indices
         return np.sum(x[np.asarray(k, dtype=int)] ** 2)

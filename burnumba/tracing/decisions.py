@@ -150,10 +150,11 @@ class Decisions:
                 "word. Use the traced value itself (np.exp(x), x * y, bnp.where(...) keep the "
                 "gradient), or bn.stop_gradient(x) first to take its value as a constant on "
                 "purpose. To put traced values into an array, use bnp.stack / bnp.array "
-                "instead of assigning into a numpy array. math's functions read from the "
-                "module during the trace (math.exp(x)) keep the gradient; a name bound "
-                "from math or numpy before the trace (from math import exp) does not: "
-                "write math.exp(x) or np.exp(x)"))
+                "instead of assigning into a numpy array. math's functions keep the "
+                "gradient (math.exp(x), or exp(x) after from math import exp) where the "
+                "function reads them from a module, a global or a closure variable; one "
+                "reached another way (a dict, an attribute) does not: write math.exp(x) or "
+                "np.exp(x)"))
 
     def _concrete_refused(self, what):
         if what == "bool()":

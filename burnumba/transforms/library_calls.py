@@ -14,7 +14,10 @@ holds scipy's object again.
 
 numpy's own functions that convert their arguments before any protocol of a traced value is
 asked (``np.asarray(x, dtype=float)``, ``np.sum([a, b])``) have stand-ins of their own
-(``numpy_calls.py``): for every trace, numpy's module class is a place too.
+(``numpy_calls.py``), and so have math's functions (``math_calls.py``): for every trace,
+numpy's and math's module classes are places too, and so are the globals and cells that
+hold one of those functions by name (``from math import exp``, ``from numpy import
+asarray``) or a ``np.vectorize`` object.
 
 The walk is the one ``captures.py`` makes of what ``f`` reads, through its helpers; a scipy
 function reached another way (a name the code computes, an object's attribute more than
@@ -151,7 +154,26 @@ class _Frozen:
         return method
 
 
+def _bound():
+    """id(function) -> (numpy's or math's function, its stand-in), for each stand-in that
+    numpy_calls.py and math_calls.py give through the module: the same stand-in for a name
+    bound to the function before the trace (``from math import exp``)."""
+    out = {}
+    for table in (numpy_calls._TABLE, math_calls._TABLE):
+        for names in table.values():
+            for ours in names.values():
+                real = getattr(ours, "_burnumba_original", None)
+                if real is not None:
+                    out[id(real)] = (real, ours)
+    return out
+
+
+_BOUND = _bound()
+
+
 def _stand_in(real, ours):
+    if getattr(ours, "_burnumba_original", None) is real:
+        return ours                          # numpy's or math's, bound by name (_BOUND)
     if isinstance(ours, numpy_calls.vectorize):
         return ours                          # a np.vectorize object's (numpy_calls.py)
     if isinstance(ours, type):
@@ -168,8 +190,9 @@ def _stand_in(real, ours):
 def _places(f):
     """The places ``f`` (through its helpers) reads a replaced scipy object from, as
     (where, name, scipy's object, ours): a global (the dict), a closure cell; a scipy
-    module it names an attribute of (the module, "__class__"); and numpy's module classes
-    (numpy_calls.places)."""
+    module it names an attribute of (the module, "__class__"); the globals and cells that
+    hold a np.vectorize object, or a numpy or math function with a stand-in (``from math
+    import exp``: _BOUND); and numpy's and math's module classes (their places())."""
     table, found, seen, swapped, classes, vectorized = None, [], set(), set(), [], []
 
     def scipy_object(v):
@@ -244,6 +267,8 @@ def _places(f):
                 found.append((where, name, v))
             elif type(v) is np.vectorize:       # @np.vectorize on a function of the module
                 vectorized.append((where, name, v, numpy_calls.vectorized(v)))
+            elif id(v) in _BOUND and _BOUND[id(v)][0] is v:    # from math import exp
+                vectorized.append((where, name, v, _BOUND[id(v)][1]))
             elif isinstance(v, types.ModuleType) and v.__name__.startswith("scipy"):
                 module_places(v, attrs, 0)      # st.norm, scipy.linalg.solve_triangular
             elif isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):

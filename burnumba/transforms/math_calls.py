@@ -7,8 +7,9 @@ traces, these names, as its own code reads them from the math module (``math.exp
 stand-ins (the module's class, as numpy's: module_views.py): given a traced scalar they
 record numpy's function of it (``np.exp``; ``math.erf`` and ``math.lgamma`` are
 burnumba.scipy.special's ``erf`` and ``gammaln``), and given plain numbers they are math's
-own. A name bound before the trace (``from math import exp``) stays math's, and its error
-names the fix.
+own. A global or closure variable bound to one of them (``from math import exp``) holds the
+stand-in during the trace (library_calls.py's places); one reached another way (a dict) is
+math's builtin, and its error names the fix.
 
 math raises where numpy returns a number: ``math.log(0.0)``, ``math.sqrt(-1.0)`` and
 ``math.asin(2.0)`` raise ValueError, ``math.exp(1000.0)`` OverflowError; numpy gives -inf,

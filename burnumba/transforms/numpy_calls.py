@@ -21,9 +21,10 @@ traced scalars), an integer or object dtype, plain values.
 numpy's module dict is not changed: while any thread traces, the module's class gives these
 names' stand-ins to that thread's own code only (module_views.py); other threads, and
 numba, numpy, scipy and burnumba code, get numpy's functions, and every other attribute is
-read as before. ``np`` stays numpy (``xp is np`` holds). A name bound to one of the
-functions before the trace (``from numpy import asarray``) keeps numpy's function, and its
-error names the fix.
+read as before. ``np`` stays numpy (``xp is np`` holds). A global or closure variable
+bound to one of the functions before the trace (``from numpy import asarray``) holds its
+stand-in during the trace (library_calls.py's places); one reached another way (a dict)
+keeps numpy's function, and its error names the fix.
 """
 import functools
 import itertools
