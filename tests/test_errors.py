@@ -40,8 +40,8 @@ def test_float_of_a_differentiated_value_would_cut_its_gradient():
 
 
 def test_unsupported_numpy_function():
-    msg = raises(bn.UnsupportedOpError, bn.grad(lambda x: np.sum(np.linalg.qr(x)[1])),
-                 np.eye(3), match="numpy.linalg.qr")
+    msg = raises(bn.UnsupportedOpError, bn.grad(lambda x: np.sum(np.linalg.eigvals(x))),
+                 np.eye(3), match="numpy.linalg.eigvals")
     assert "Supported numpy functions" in msg
     raises(bn.UnsupportedOpError, bn.grad(lambda x: np.nancumsum(x)[0]), np.ones(3),
            match="nancumsum")

@@ -15,7 +15,9 @@ view of the result part. The rest is composed of those rows and existing ops:
   number), at the price of an (m + n)-square Jacobi. A singular value of 0 (rank
   deficiency) has a kink, and there its vectors have no gradient;
 * ``norm`` is numpy's definitions over abs / sum / max / min / sqrt, and svd for the
-  matrix orders 2, -2 and 'nuc'.
+  matrix orders 2, -2 and 'nuc';
+* ``qr`` is LAPACK's Householder reflections (dgeqrf, dorgqr) written in traced ops, so
+  its Q and R are numpy's, signs included.
 
 Gradients are those of HIPS autograd (``autograd.numpy.linalg``) and assume distinct
 eigenvalues (eigh) and singular values (svd): at repeated eigenvalues a loss of the
@@ -54,7 +56,7 @@ from .elementwise import absolute, exp, sqrt, square, stop_gradient as _stop_gra
 from .products import matmul
 from .calculus import vander
 from ._common import _NOVALUE, namesake
-from .shapes import broadcast_to, concatenate, flip, reshape, swapaxes, transpose
+from .shapes import broadcast_to, concatenate, flip, reshape, swapaxes, transpose, triu
 from .reductions import max as _max, min as _min, sum as _sum
 
 
@@ -367,6 +369,68 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return SVDResult(Q[..., :m, :], s, swapaxes(Q[..., m:, :], -1, -2))
 
 
+# -- QR: Householder reflections, as LAPACK's dgeqrf / dorgqr -------------------------------
+try:
+    from numpy.linalg._linalg import QRResult
+except ImportError:                     # pragma: no cover
+    QRResult = namedtuple("QRResult", "Q R")
+
+
+@implements(np.linalg.qr)
+def qr(a, mode="reduced"):
+    """numpy.linalg.qr of a traced (m, n) matrix, by LAPACK's own algorithm in traced ops:
+    for each column j < min(m, n), the Householder reflection H = I - tau v v^T of dlarfg
+    (beta = -sign(alpha) * ||x||, tau = (beta - alpha) / beta, v = [1, x[1:] / (alpha -
+    beta)]) applied to the rest of R and accumulated into Q, so Q and R are numpy's (R's
+    diagonal holds the betas, signs included), to rounding. A column already zero below its
+    diagonal is not reflected (tau = 0, as dlarfg), and the sign of alpha picks beta's:
+    both are decisions (guards). Gradients through the reflections: those of the
+    factorization on the branch taken. Modes 'reduced', 'complete' and 'r'; a stack of
+    matrices is refused (loop over them).
+
+    >>> import burnumba as bn, numpy as np
+    >>> a = np.array([[3.0, 1.0], [4.0, 2.0]])
+    >>> bool(np.allclose(bn.grad(lambda a: np.linalg.qr(a)[1][1, 1])(a),
+    ...                  [[0.352, -0.8], [-0.264, 0.6]]))
+    True
+    """
+    if _builder(a) is None:
+        return np.linalg.qr(a, mode=mode)
+    _real("qr", a)
+    if mode not in ("reduced", "complete", "r"):
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.linalg.qr(a, mode={mode!r}) of a traced matrix: use mode 'reduced', "
+            "'complete' or 'r'"))
+    if a.ndim != 2 or a.size == 0:
+        raise UnsupportedOpError(at_user_site(
+            f"numpy.linalg.qr of a traced array of shape {a.shape}: one (m, n) matrix, not "
+            "empty; for a stack, call it per matrix and stack the results"))
+    m, n = a.shape
+    k = min(m, n)
+    R = a * 1.0                                   # a traced copy, written below
+    Q = np.eye(m) * (a[0, 0] * 0.0 + 1.0) if mode != "r" else None
+    for j in range(k):
+        x = R[j:, j]
+        alpha = x[0]
+        rest = _sum(square(x[1:])) if m - j > 1 else alpha * 0.0
+        if not bool(rest > 0.0):                  # nothing to annihilate: H = I (tau = 0)
+            continue
+        norm = sqrt(square(alpha) + rest)
+        beta = -norm if bool(alpha >= 0.0) else norm
+        tau = (beta - alpha) / beta
+        v = concatenate([np.ones(1), x[1:] / (alpha - beta)])
+        block = R[j:, j:]
+        R[j:, j:] = block - tau * v[:, None] * matmul(v, block)[None, :]
+        if Q is not None:
+            cols = Q[:, j:]
+            Q[:, j:] = cols - tau * matmul(cols, v)[:, None] * v[None, :]
+    if mode == "r":
+        return triu(R[:k, :])
+    if mode == "complete":
+        return QRResult(Q, triu(R))
+    return QRResult(Q[:, :k], triu(R[:k, :]))
+
+
 # -- least squares: lstsq and pinv, for matrices of full rank --------------------------------
 def _full_rank(name, a, s, rcond):
     """The rank decision of lstsq / pinv: singular values above ``rcond`` times the largest
@@ -621,7 +685,7 @@ def svdvals(x, /):
     return svd(x, compute_uv=False)
 
 
-__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "norm",
-           "vector_norm", "matrix_norm", "svdvals"]
+__all__ = ["solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr",
+           "norm", "vector_norm", "matrix_norm", "svdvals"]
 
-__getattr__ = namesake(__name__, "numpy.linalg")    # qr, lstsq, pinv, ...: numpy's own
+__getattr__ = namesake(__name__, "numpy.linalg")    # eig, matrix_rank, ...: numpy's own
