@@ -12,21 +12,21 @@ its dispatcher, so the 35 listed kernels compiled 312 rows and the 3 unions comp
 a fresh clone on the 2-core VM (empty caches) the prebuild took 134 s with the 35 and 87 s
 with the unions (2026-12-07). A larger kernel runs a program's tape with the same
 instructions: valgrind counted 106,060 per hvp call of the Rosenbrock case on its own
-kernel and 105,985 on the kernel of every op (2026-12-07). The unions, the optimiser's
-kernels of each dtype and one job that compiles the sparse derivatives' numba passes
-(cached on disk by numba; 15-30 s) run in a process pool of the standard library, one
-process per core, largest first. A list gone stale (programs that use other rows now)
-costs nothing but time: a stage builds what it does not find.
+kernel and 105,985 on the kernel of every op (2026-12-07). The unions and the optimiser's
+kernels of each dtype are one request to burnumba's builder, which spreads its compiles
+(dispatchers, row objects) over the cores; beside it, one process compiles the sparse
+derivatives' numba passes (cached on disk by numba; about 11 s). On an empty cache this
+took 42 s before the builder spread its compiles and 33 s after (2026-12-07). A list gone
+stale (programs that use other rows now) costs nothing but time: a stage builds what it
+does not find.
 
     python bench/_kernels.py record [cache folder]   # rewrite kernels.json from a cache
                                                       # (a run with --no-prebuild filled)
     python bench/_kernels.py build                    # what report.py does first
 
-The builders skip the cache's build lock, as tests/conftest.py's do: a kernel's files are
-written atomically under a key of their content, so two processes that build one row
-object write the same bytes, and a reader never sees half a file.
+A kernel's files are written atomically under a key of their content, so two processes
+that build one row object write the same bytes, and a reader never sees half a file.
 """
-import contextlib
 import glob
 import json
 import multiprocessing
@@ -37,44 +37,22 @@ from concurrent.futures import ProcessPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIST = os.path.join(HERE, "kernels.json")
-# the compile of the sparse derivatives' numba passes (about 10 s of one core), alongside
-WARM = {"warm": True}
+def _warm():
+    """The sparse derivatives' compiled passes (numba functions cached on disk: the pattern
+    pass and the colourings, about 11 s of one core on an empty cache), on a tiny problem's
+    patterns, in a process of its own. Its tapes run on burnumba's python engine (the
+    generated source, uncompiled): on the compiled one, the first trace would build a small
+    kernel of its own while the unions (which serve the sparse stage) are built."""
+    os.environ["BURNUMBA_ENGINE"] = "python"          # this process runs only this job
+    import numpy as np
 
-def _start():
-    """A builder process: it builds without the cache's build lock (see above)."""
-    from burnumba.kernels import _build, cache, engine
-    cache.build_lock = contextlib.nullcontext
-    engine._run_builder = lambda request, *what: _build.serve(request)
-
-
-def _build_one(job):
-    """One job: a kernel, the optimiser's kernels of a dtype, or the sparse passes' compile
-    (the WARM job)."""
-    if job.get("updates"):
-        # the optimiser's kernels (AdamW's update, optim.py), which the training stage's
-        # first step builds otherwise (3 s of its priming process)
-        from burnumba.kernels import engine
-        engine.update_kernels(job["updates"])
-        return
-    if job.get("warm"):
-        # the sparse derivatives' compiled passes (numba functions cached on disk: the
-        # pattern pass and the colourings, about 10 s of one core on an empty cache), on a
-        # tiny problem's patterns. Its tapes run on burnumba's python engine (the generated
-        # source, uncompiled): on the compiled one, the first trace would build a small
-        # kernel of its own while the unions (which serve the sparse stage) are built
-        os.environ["BURNUMBA_ENGINE"] = "python"      # this process runs only this job
-        import numpy as np
-
-        import burnumba as bn
-        from burnumba.transforms import colouring
-        x = np.linspace(0.5, 1.5, 8)
-        h = bn.hessian_sparsity(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
-        colouring.star_recovery(h, colouring.hessian_colouring(h)[0])
-        j = bn.jacobian_sparsity(lambda x: x[1:] * x[:-1] - x[1:])(x)
-        colouring.row_colouring(j)
-        return
-    from burnumba.kernels import engine
-    engine.kernel(job["rows"], job["tensor_rows"], job["dtype"], jvp=job["jvp"])
+    import burnumba as bn
+    from burnumba.transforms import colouring
+    x = np.linspace(0.5, 1.5, 8)
+    h = bn.hessian_sparsity(lambda x: np.sum((x[1:] - x[:-1] ** 2) ** 2))(x)
+    colouring.star_recovery(h, colouring.hessian_colouring(h)[0])
+    j = bn.jacobian_sparsity(lambda x: x[1:] * x[:-1] - x[1:])(x)
+    colouring.row_colouring(j)
 
 
 def record(folder=None):
@@ -117,7 +95,7 @@ def _missing(listed):
 
 def prebuild():
     """Build the unions of the listed kernels the cache lacks (``unions``) and the
-    optimiser kernels, in one request to burnumba's builder (which spreads its row objects
+    optimiser kernels, in one request to burnumba's builder (which spreads its compiles
     over the cores), while the sparse passes compile in a process of their own; returns
     how many kernels it asked for."""
     if not os.path.exists(LIST):
@@ -130,9 +108,8 @@ def prebuild():
     kernels = unions(todo)
     request = {"kernels": [[k["rows"], k["tensor_rows"], k["dtype"], k["jvp"]] for k in kernels],
                "updates": sorted({k["dtype"] for k in todo})}
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_start) as pool:
-        warm = pool.submit(_build_one, WARM)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        warm = pool.submit(_warm)
         subprocess.run([sys.executable, "-m", "burnumba.kernels._build", json.dumps(request)],
                        check=True, stdout=subprocess.DEVNULL)
         warm.result()

@@ -193,7 +193,7 @@ def _places(f):
     module it names an attribute of (the module, "__class__"); the globals and cells that
     hold a np.vectorize object, or a numpy or math function with a stand-in (``from math
     import exp``: _BOUND); and numpy's and math's module classes (their places())."""
-    table, found, seen, swapped, classes, vectorized = None, [], set(), set(), [], []
+    table, found, seen, swapped, classes, named = None, [], set(), set(), [], []
 
     def scipy_object(v):
         nonlocal table
@@ -266,16 +266,16 @@ def _places(f):
             if scipy_object(v) is not None:
                 found.append((where, name, v))
             elif type(v) is np.vectorize:       # @np.vectorize on a function of the module
-                vectorized.append((where, name, v, numpy_calls.vectorized(v)))
+                named.append((where, name, v, numpy_calls.vectorized(v)))
             elif id(v) in _BOUND and _BOUND[id(v)][0] is v:    # from math import exp
-                vectorized.append((where, name, v, _BOUND[id(v)][1]))
+                named.append((where, name, v, _BOUND[id(v)][1]))
             elif isinstance(v, types.ModuleType) and v.__name__.startswith("scipy"):
                 module_places(v, attrs, 0)      # st.norm, scipy.linalg.solve_triangular
             elif isinstance(v, (types.FunctionType, types.MethodType, functools.partial)):
                 walk(v, depth + 1)
     walk(f, 0)
     return [(where, name, v, scipy_object(v)[1]) for where, name, v in found] + classes + \
-        vectorized + numpy_calls.places() + math_calls.places()
+        named + numpy_calls.places() + math_calls.places()
 
 
 def _get(where, name):

@@ -85,31 +85,22 @@ def _isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0):
     return bool(d <= rel_tol * abs(b)) or bool(d <= rel_tol * abs(a)) or bool(d <= abs_tol)
 
 
-def _reduce(total):
-    """math.fsum of an iterable: the traced sum of its items."""
-    def call(items, *args, **kwargs):
-        items = list(items)
-        if not any(isinstance(v, Var) for v in items):
-            return None, items
-        out = items[0] if items else 0.0
-        for v in items[1:]:
-            out = total(out, v)
-        return out, items
-    return call
-
-
 def _stand_in(name, real):
     """``real`` (math.exp, ...) while a function is traced."""
     ours = _FUNCTIONS[name] or {"log": _log, "isclose": _isclose}.get(name)
     if name == "fsum":
-        gather = _reduce(np.add)
-
         @functools.wraps(real)
-        def reduce(items, *args, **kwargs):
-            out, items = gather(items, *args, **kwargs)
-            return real(items, *args, **kwargs) if out is None else out
-        reduce._burnumba_original = real
-        return reduce
+        def fsum(items):
+            """The tape's sum of the items, when one is traced."""
+            items = list(items)
+            if not any(isinstance(v, Var) for v in items):
+                return real(items)
+            out = items[0]
+            for v in items[1:]:
+                out = out + v
+            return out
+        fsum._burnumba_original = real
+        return fsum
 
     @functools.wraps(real)
     def call(*args, **kwargs):
