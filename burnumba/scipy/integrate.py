@@ -1,4 +1,12 @@
-"""``burnumba.scipy.integrate``: odeint and solve_ivp on traced values.
+"""``burnumba.scipy.integrate``: odeint and solve_ivp on traced values; trapezoid, simpson
+and cumulative_trapezoid of traced samples.
+
+**The sample rules** (trapezoid, simpson, cumulative_trapezoid) are linear in y: each
+result is a weighted sum of y's samples along ``axis``, whose weights depend on x / dx
+alone. For traced y and plain x the weights are scipy's own function applied to the unit
+vectors (so the result is scipy's, Simpson's end correction for an even count of samples
+included, to rounding) and the result is y's product with them; a traced x is refused for
+simpson and cumulative_trapezoid, and trapezoid takes it (numpy's formula, traced).
 
 **Method: the classical fixed-step Runge-Kutta (RK4) traced as ops, differentiated through.**
 Each interval between consecutive output times is cut into ``substeps`` equal steps (32 by
@@ -36,8 +44,10 @@ from .._errors import InputError, UnsupportedOpError, at_user_site
 from ..numpy import elementwise as ew
 from ..numpy import reductions, shapes
 from ..numpy._common import _builder, namesake
+from ..numpy.calculus import trapezoid as _trapezoid
+from ..numpy.products import matmul
 
-__all__ = ["odeint", "solve_ivp"]
+__all__ = ["odeint", "solve_ivp", "trapezoid", "simpson", "cumulative_trapezoid"]
 
 SUBSTEPS = 32
 MAX_SUBSTEPS = 2 ** 10          # tolerance mode: the most steps per interval tried
@@ -208,5 +218,60 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     rows = _solve("solve_ivp", f, y, ts, n, tol, start=None if t_eval is None else b.lift(t0))
     return OdeResult(t=ts, y=shapes.transpose(rows), status=0, success=True,
                      message="RK4 (burnumba.scipy.integrate)")
+
+def _plain_x(name, x, dx):
+    if _builder(x, dx) is not None:
+        raise UnsupportedOpError(at_user_site(
+            f"scipy.integrate.{name} with traced sample points x or spacing dx: pass them as "
+            "numpy data (the weights are computed from them), or use np.trapezoid, which "
+            "takes traced x and dx"))
+
+
+def _weighted(name, y, axis, weights):
+    """A linear sample rule of traced y along ``axis``: y's samples times ``weights`` (a
+    plain (n,) vector, or an (n, m) matrix whose columns give m results)."""
+    y = _builder(y).lift(y)
+    if y.ndim == 0:
+        raise InputError(at_user_site(f"scipy.integrate.{name}: y must have an axis"))
+    moved = shapes.moveaxis(y, axis, -1)
+    out = matmul(moved, weights)
+    return out if np.ndim(weights) == 1 else shapes.moveaxis(out, -1, axis)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """scipy.integrate.trapezoid: numpy's trapezoid (traced y and x alike)."""
+    import scipy.integrate
+    if _builder(y, x, dx) is None:
+        return scipy.integrate.trapezoid(y, x, dx, axis)
+    return _trapezoid(y, x, dx, axis)
+
+
+def simpson(y, *, x=None, dx=1.0, axis=-1):
+    """scipy.integrate.simpson of traced y (plain x): scipy's weights, from the unit
+    vectors, times y's samples."""
+    import scipy.integrate
+    if _builder(y, x, dx) is None:
+        return scipy.integrate.simpson(y, x=x, dx=dx, axis=axis)
+    _plain_x("simpson", x, dx)
+    weights = scipy.integrate.simpson(np.eye(np.shape(y)[axis]), x=x, dx=dx, axis=0)
+    return _weighted("simpson", y, axis, weights)
+
+
+def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
+    """scipy.integrate.cumulative_trapezoid of traced y (plain x): scipy's weights, from
+    the unit vectors, times y's samples."""
+    import scipy.integrate
+    if _builder(y, x, dx, initial) is None:
+        return scipy.integrate.cumulative_trapezoid(y, x, dx, axis, initial)
+    if _builder(initial) is not None:
+        raise UnsupportedOpError(at_user_site(
+            "scipy.integrate.cumulative_trapezoid with a traced initial: add it to the result "
+            "instead (initial=0 and + value)"))
+    _plain_x("cumulative_trapezoid", x, dx)
+    # row i: the i-th result's weight of each unit vector; as columns for the product
+    weights = scipy.integrate.cumulative_trapezoid(np.eye(np.shape(y)[axis]), x, dx, axis=0,
+                                                   initial=initial)
+    return _weighted("cumulative_trapezoid", y, axis, weights.T)
+
 
 __getattr__ = namesake(__name__, "scipy.integrate")    # what burnumba does not define: scipy's own

@@ -47,11 +47,28 @@ _INSTALLED = {}          # (id(dict, cell or module), name) -> [stand-in, origin
 _MAX_PLACES = 256
 
 
+def _holds(v):
+    """Whether ``v`` is a traced value or a list or tuple holding one."""
+    return isinstance(v, Var) or (isinstance(v, (list, tuple)) and
+                                  any(isinstance(x, Var) for x in v))
+
+
 def _traced(args, kwargs):
+    """Whether a call reads traced values: an argument holds one, or is a Python function
+    whose closure variables or defaults do (``odeint(lambda y, t: -k * y, y0, t)`` with k
+    traced: scipy's solver would call it and ask its results for numbers)."""
     for a in (*args, *kwargs.values()):
-        if isinstance(a, Var) or (isinstance(a, (list, tuple)) and
-                                  any(isinstance(v, Var) for v in a)):
+        if _holds(a):
             return True
+        if isinstance(a, types.FunctionType):
+            for cell in a.__closure__ or ():
+                try:
+                    if _holds(cell.cell_contents):
+                        return True
+                except ValueError:                # a cell not yet filled
+                    continue
+            if any(_holds(d) for d in a.__defaults__ or ()):
+                return True
     return False
 
 

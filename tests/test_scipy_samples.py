@@ -1,0 +1,77 @@
+"""scipy.integrate's sample rules of traced values (burnumba/scipy/integrate.py: scipy's
+own weights times the samples) and scipy's solvers given a right-hand side that closes over
+traced values (transforms/library_calls.py: such a call goes to burnumba.scipy's)."""
+import numpy as np
+import pytest
+import scipy.integrate as si
+
+import burnumba as bn
+import burnumba.scipy.integrate as bi
+
+
+def numeric(f, x, h=1e-6):
+    return np.array([(f(x + h * e) - f(x - h * e)) / (2 * h)
+                     for e in np.eye(x.size)]).reshape(x.shape)
+
+
+SAMPLES = {
+    "trapezoid even spacing": lambda y, x: si.trapezoid(y, dx=0.3),
+    "trapezoid with x": lambda y, x: si.trapezoid(y, x),
+    "simpson odd count": lambda y, x: si.simpson(y, x=x),
+    "simpson even count": lambda y, x: si.simpson(y[..., :-1], x=x[:-1]),
+    "simpson dx": lambda y, x: si.simpson(y, dx=0.25),
+    "cumulative_trapezoid": lambda y, x: si.cumulative_trapezoid(y, x),
+    "cumulative_trapezoid initial": lambda y, x: si.cumulative_trapezoid(y, x, initial=0),
+    "simpson axis 0": lambda y, x: si.simpson(y.reshape(7, 1) * np.ones((1, 2)), x=x, axis=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_rules_are_scipys_with_gradients(name):
+    rule = SAMPLES[name]
+    x = np.sort(np.random.default_rng(1).uniform(0.0, 2.0, 7))
+    w = np.linspace(0.5, 1.5, 7)
+
+    def f(w):
+        return np.sum(np.sin(rule(np.exp(-w * x), x)))
+    value, g = bn.value_and_grad(f)(w)
+    assert value == pytest.approx(f(w), rel=1e-13)              # scipy's own result
+    np.testing.assert_allclose(g, numeric(f, w), rtol=1e-6, atol=1e-9)
+
+
+def test_traced_sample_points_name_the_fix():
+    y = np.linspace(0.0, 1.0, 5)
+    with pytest.raises(bn.UnsupportedOpError, match="pass them as numpy data"):
+        bn.grad(lambda x: si.simpson(y, x=x))(np.linspace(0.0, 1.0, 5))
+    with pytest.raises(bn.UnsupportedOpError, match="spacing dx"):
+        bn.grad(lambda d: si.cumulative_trapezoid(y, dx=d)[-1])(0.5)
+    # trapezoid takes a traced x (numpy's formula)
+    g = bn.grad(lambda x: si.trapezoid(y ** 2, x))(np.linspace(0.0, 1.0, 5))
+    np.testing.assert_allclose(g, numeric(lambda x: si.trapezoid(y ** 2, x),
+                                          np.linspace(0.0, 1.0, 5)), rtol=1e-6, atol=1e-9)
+
+
+def test_burnumba_scipy_names_them():
+    assert {"trapezoid", "simpson", "cumulative_trapezoid"} <= set(bi.__all__)
+    assert bi.simpson(np.ones(5), dx=0.5) == si.simpson(np.ones(5), dx=0.5)
+
+
+def test_a_solver_whose_right_hand_side_closes_over_a_traced_value():
+    """odeint(lambda y, t: -k * y, ...) with k traced: no argument is traced, the closure
+    is; the call is burnumba.scipy's (RK4), whose value is exp(-k t) to its accuracy and
+    whose gradient is the discrete solution's."""
+    t = np.linspace(0.0, 1.0, 11)
+    f = bn.value_and_grad(lambda k: si.odeint(lambda y, s: -k * y, 1.0, t)[-1, 0])
+    value, g = f(0.7)
+    assert value == pytest.approx(np.exp(-0.7), rel=1e-8)
+    assert g == pytest.approx(-np.exp(-0.7), rel=1e-7)
+    h = bn.grad(lambda k: si.solve_ivp(lambda s, y: -k * y, (0.0, 1.0), [1.0]).y[0, -1])
+    assert h(0.7) == pytest.approx(-np.exp(-0.7), rel=1e-7)
+    # with plain values scipy's own solver runs, also while a trace is open
+    seen = {}
+
+    def loss(k):
+        seen["plain"] = si.odeint(lambda y, s: -0.5 * y, 1.0, t)[-1, 0]
+        return k * 2.0
+    bn.grad(loss)(1.0)
+    assert seen["plain"] == si.odeint(lambda y, s: -0.5 * y, 1.0, t)[-1, 0]
