@@ -249,8 +249,8 @@ def _announce(what, dtype, rows, parts):
     """Say what is compiled, where to, and for about how long: the builder's start and
     numba's import take ~2 s, the dispatcher ~0.6 s a row (its branches and their row
     functions compile one by one: 8 rows took 6.6 s on the project's 2-core VM, 2026-12-07),
-    and a tensor row's object file ~0.35 s a part it lacks, compiled by helper processes on
-    the other cores meanwhile (``_build.serve``)."""
+    and a tensor row's object file ~0.35 s a part it lacks; the dispatcher and the row
+    objects compile in a pool of processes, one per core (``_build.serve``)."""
     from ._build import processes
     seconds = 2.0 + max(0.6 * rows, (0.6 * rows + 0.35 * parts) / processes())
     log.warning("burnumba: compiling %s for %s (once: the result is cached in %s); "
