@@ -1,6 +1,8 @@
 """scipy.integrate's sample rules of traced values (burnumba/scipy/integrate.py: scipy's
 own weights times the samples) and scipy's solvers given a right-hand side that closes over
 traced values (transforms/library_calls.py: such a call goes to burnumba.scipy's)."""
+import math
+
 import numpy as np
 import pytest
 import scipy.integrate as si
@@ -75,3 +77,48 @@ def test_a_solver_whose_right_hand_side_closes_over_a_traced_value():
         return k * 2.0
     bn.grad(loss)(1.0)
     assert seen["plain"] == si.odeint(lambda y, s: -0.5 * y, 1.0, t)[-1, 0]
+
+
+QUADS = {
+    "finite": (lambda k: si.quad(lambda x: np.exp(-k * x), 0.0, 1.0)[0],
+               lambda k: (1 - np.exp(-k)) / k),
+    "args, half-line, math": (lambda k: si.quad(lambda x, c: math.exp(-c * x), 0.0, np.inf,
+                                                args=(k,))[0], lambda k: 1 / k),
+    "whole line": (lambda k: si.quad(lambda x: np.exp(-k * x * x), -np.inf, np.inf)[0],
+                   lambda k: np.sqrt(np.pi / k)),
+    "down to -inf": (lambda k: si.quad(lambda x: np.exp(k * x), -np.inf, 0.0)[0],
+                     lambda k: 1 / k),
+    "traced upper bound": (lambda b: si.quad(lambda x: np.sin(x) ** 2, 0.3, b)[0],
+                           lambda b: (b - 0.3) / 2 - (np.sin(2 * b) - np.sin(0.6)) / 4),
+    "reversed bounds": (lambda b: si.quad(lambda x: np.sin(x) ** 2, b, 0.3)[0],
+                        lambda b: -((b - 0.3) / 2 - (np.sin(2 * b) - np.sin(0.6)) / 4)),
+    "a branch in the integrand": (
+        lambda k: si.quad(lambda x: 1.0 / (1 + (k * x) ** 2) if x > 0.5 else k * x, 0, 3)[0],
+        lambda k: k * 0.125 + (np.arctan(3 * k) - np.arctan(0.5 * k)) / k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUADS))
+def test_quad_of_traced_values_against_the_closed_form(name):
+    """quad of an integrand closing over a traced value, of traced args or bounds: the
+    value within quad's tolerance of the closed form (and of scipy's), the gradient the
+    closed form's, also on replays at other points (whose refinement may differ: guards)."""
+    f, exact = QUADS[name]
+    g = bn.value_and_grad(f)
+    for k in (0.7, 1.3, 2.0):
+        value, grad = g(k)
+        assert value == pytest.approx(exact(k), rel=1e-9, abs=1e-12)
+        assert value == pytest.approx(f(k), rel=1e-8, abs=1e-12)      # scipy's own quad
+        assert grad == pytest.approx((exact(k + 1e-6) - exact(k - 1e-6)) / 2e-6, rel=1e-6)
+
+
+def test_quad_what_is_refused_and_what_stays_scipys():
+    with pytest.raises(bn.UnsupportedOpError, match="split the interval"):
+        bn.grad(lambda k: si.quad(lambda x: k * x, 0.0, 1.0, points=[0.5])[0])(1.0)
+    seen = {}
+
+    def loss(k):
+        seen["plain"] = si.quad(np.cos, 0.0, 1.0)
+        return k * 2.0
+    bn.grad(loss)(1.0)
+    assert seen["plain"] == si.quad(np.cos, 0.0, 1.0)          # scipy's, value and error

@@ -1,5 +1,14 @@
-"""``burnumba.scipy.integrate``: odeint and solve_ivp on traced values; trapezoid, simpson
-and cumulative_trapezoid of traced samples.
+"""``burnumba.scipy.integrate``: odeint, solve_ivp and quad on traced values; trapezoid,
+simpson and cumulative_trapezoid of traced samples.
+
+**quad** is QUADPACK's 21-point Gauss-Kronrod rule (qk21: its nodes, weights and error
+estimate) with global adaptive bisection (QAG: the interval of largest error is halved
+until the estimate is within max(epsabs, epsrel |result|), at most ``limit`` intervals),
+the integrand called on one traced point at a time as scipy calls it. Which interval is
+halved, and when to stop, are decisions on traced values, so guards of the tape: a replay
+whose integrand would refine differently traces a new variant. QAGS's epsilon-algorithm
+extrapolation is not done, so the value differs from scipy's by up to the tolerance; an
+infinite bound is mapped to [0, 1) by x = a + t / (1 - t) (QAGI maps (0, 1]).
 
 **The sample rules** (trapezoid, simpson, cumulative_trapezoid) are linear in y: each
 result is a weighted sum of y's samples along ``axis``, whose weights depend on x / dx
@@ -47,7 +56,7 @@ from ..numpy._common import _builder, namesake
 from ..numpy.calculus import trapezoid as _trapezoid
 from ..numpy.products import matmul
 
-__all__ = ["odeint", "solve_ivp", "trapezoid", "simpson", "cumulative_trapezoid"]
+__all__ = ["odeint", "solve_ivp", "quad", "trapezoid", "simpson", "cumulative_trapezoid"]
 
 SUBSTEPS = 32
 MAX_SUBSTEPS = 2 ** 10          # tolerance mode: the most steps per interval tried
@@ -218,6 +227,126 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     rows = _solve("solve_ivp", f, y, ts, n, tol, start=None if t_eval is None else b.lift(t0))
     return OdeResult(t=ts, y=shapes.transpose(rows), status=0, success=True,
                      message="RK4 (burnumba.scipy.integrate)")
+
+# QUADPACK's qk21: the Kronrod nodes (descending; the Gauss nodes are every second one,
+# from the second), the Kronrod weights, and the 10-point Gauss rule's weights
+_XGK = (0.995657163025808080735527280689003, 0.973906528517171720077964012084452,
+        0.930157491355708226001207180059508, 0.865063366688984510732096688423493,
+        0.780817726586416897063717578345042, 0.679409568299024406234327365114874,
+        0.562757134668604683339000099272694, 0.433395394129247190799265943165784,
+        0.294392862701460198131126603103866, 0.148874338981631210884826001129720, 0.0)
+_WGK = (0.011694638867371874278064396062192, 0.032558162307964727478818972459390,
+        0.054755896574351996031381300244580, 0.075039674810919952767043140916190,
+        0.093125454583697605535065465083366, 0.109387158802297641899210590325805,
+        0.123491976262065851077958109831074, 0.134709217311473325928054001771707,
+        0.142775938577060080797094273138717, 0.147739104901338491374841515972068,
+        0.149445554002916905664936468389821)
+_WG = (0.066671344308688137593568809893332, 0.149451349150580593145776339657697,
+       0.219086362515982043995534934228163, 0.269266719309996355091226921569469,
+       0.295524224714752870173892994651338)
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _qk21(f, a, b):
+    """(integral, error estimate) of f over [a, b] by qk21, its error formula included
+    (written with minimum / maximum / where, so that it decides nothing)."""
+    centr, hlgth = 0.5 * (a + b), 0.5 * (b - a)
+    fc = f(centr)
+    resg, resk = 0.0, fc * _WGK[10]
+    values = []
+    for j in range(10):
+        absc = hlgth * _XGK[j]
+        f1, f2 = f(centr - absc), f(centr + absc)
+        values.append((j, f1, f2))
+        resk = resk + _WGK[j] * (f1 + f2)
+        if j % 2 == 1:
+            resg = resg + _WG[j // 2] * (f1 + f2)
+    reskh = resk * 0.5
+    resabs = _WGK[10] * ew.absolute(fc)
+    resasc = _WGK[10] * ew.absolute(fc - reskh)
+    for j, f1, f2 in values:
+        resabs = resabs + _WGK[j] * (ew.absolute(f1) + ew.absolute(f2))
+        resasc = resasc + _WGK[j] * (ew.absolute(f1 - reskh) + ew.absolute(f2 - reskh))
+    scale = ew.absolute(hlgth)
+    err = ew.absolute((resk - resg) * hlgth)
+    resasc = resasc * scale
+    safe = ew.where(resasc > 0.0, resasc, 1.0)
+    err = ew.where(resasc > 0.0, resasc * ew.minimum(1.0, (200.0 * err / safe) ** 1.5), err)
+    err = ew.maximum(50.0 * _EPS * resabs * scale, err)
+    return resk * hlgth, err
+
+
+def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-8, epsrel=1.49e-8, limit=50,
+         points=None, weight=None, wvar=None, wopts=None, maxp1=50, limlst=50,
+         complex_func=False):
+    """scipy.integrate.quad of an integrand, bounds or args that are (or close over) traced
+    values: (integral, error estimate), by qk21 with adaptive bisection (see the module's
+    text). Reversed bounds give the negated integral, as scipy's. ``points``, ``weight``,
+    ``full_output`` and ``complex_func`` are refused."""
+    import scipy.integrate
+    if points is not None or weight is not None or full_output or complex_func:
+        raise UnsupportedOpError(at_user_site(
+            "scipy.integrate.quad with points=, weight=, full_output or complex_func on "
+            "traced values: split the interval at the points yourself and add the integrals"))
+
+    def f(x):
+        return func(x, *args)
+    if _builder(a, b, args) is None and _builder(f(_inside(a, b))) is None:
+        # plain bounds and args, and an integrand that closes over no traced value
+        return scipy.integrate.quad(func, a, b, args=args, epsabs=epsabs, epsrel=epsrel,
+                                    limit=limit)
+    lo, hi = _infinity(a), _infinity(b)
+    if lo > 0 or hi < 0:                          # from +inf, or down to -inf: reversed
+        value, error = quad(func, b, a, args, epsabs=epsabs, epsrel=epsrel, limit=limit)
+        return -value, error
+    if lo and hi:                                 # (-inf, inf): two half-lines from 0
+        left = quad(lambda x, *r: func(-x, *r), 0.0, np.inf, args, epsabs=epsabs / 2,
+                    epsrel=epsrel, limit=limit)
+        right = quad(func, 0.0, np.inf, args, epsabs=epsabs / 2, epsrel=epsrel, limit=limit)
+        return left[0] + right[0], left[1] + right[1]
+    g, finite = f, (a if hi else b)
+    if hi:                                        # x = a + t / (1 - t), t in [0, 1)
+        def g(t):
+            return f(finite + t / (1.0 - t)) / (1.0 - t) ** 2
+    elif lo:                                      # x = b - t / (1 - t): the reversed map
+        def g(t):
+            return f(finite - t / (1.0 - t)) / (1.0 - t) ** 2
+    if lo or hi:
+        a, b = 0.0, 1.0
+    pieces = [(a, b, *_qk21(g, a, b))]
+    total, error = pieces[0][2], pieces[0][3]
+    while len(pieces) < limit and not bool(
+            error <= ew.maximum(epsabs, epsrel * ew.absolute(total))):
+        worst = max(range(len(pieces)), key=lambda k: pieces[k][3])      # decisions
+        left_end, right_end, r, e = pieces.pop(worst)
+        mid = 0.5 * (left_end + right_end)
+        halves = [(left_end, mid, *_qk21(g, left_end, mid)),
+                  (mid, right_end, *_qk21(g, mid, right_end))]
+        pieces += halves
+        total = total - r + halves[0][2] + halves[1][2]
+        error = error - e + halves[0][3] + halves[1][3]
+    return total, error
+
+
+def _infinity(v):
+    """+1 / -1 for a plain infinite bound, else 0 (a traced bound is a finite number)."""
+    if isinstance(v, (int, float, np.floating, np.integer)) and np.isinf(v):
+        return 1 if v > 0 else -1
+    return 0
+
+
+def _inside(a, b):
+    """A point of the plain interval between a and b, to ask the integrand once whether it
+    reads traced values."""
+    lo, hi = _infinity(a), _infinity(b)
+    if not lo and not hi:
+        return 0.5 * (a + b)
+    if not lo:
+        return a + hi
+    if not hi:
+        return b - lo
+    return 0.0
+
 
 def _plain_x(name, x, dx):
     if _builder(x, dx) is not None:
