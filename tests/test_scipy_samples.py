@@ -122,3 +122,20 @@ def test_quad_what_is_refused_and_what_stays_scipys():
         return k * 2.0
     bn.grad(loss)(1.0)
     assert seen["plain"] == si.quad(np.cos, 0.0, 1.0)          # scipy's, value and error
+
+
+def test_the_kronrod_constants_integrate_polynomials_exactly():
+    """qk21's 21 Kronrod points integrate x^d over [-1, 1] exactly to degree 31 (and no
+    further), its 10 Gauss points to degree 19: a typo in a constant breaks one of these."""
+    xk = np.array(bi._XGK)
+    nodes = np.concatenate([-xk[:-1], xk])
+    weights = np.concatenate([bi._WGK[:-1], bi._WGK])
+    gauss = np.concatenate([-xk[1:10:2], xk[1:10:2]])
+    gw = np.concatenate([bi._WG, bi._WG])
+    for d in range(32):
+        exact = 2 / (d + 1) if d % 2 == 0 else 0.0
+        assert abs(np.dot(weights, nodes ** d) - exact) < 1e-15
+        if d < 20:
+            assert abs(np.dot(gw, gauss ** d) - exact) < 1e-15
+    assert abs(np.dot(weights, nodes ** 32) - 2 / 33) > 1e-13
+    assert abs(np.dot(gw, gauss ** 20) - 2 / 21) > 1e-7
