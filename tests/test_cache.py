@@ -45,6 +45,21 @@ def result(done):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def read_json(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def read_text(path):
+    with open(path) as fh:
+        return fh.read()
+
+
+def write_json(path, value):
+    with open(path, "w") as fh:
+        json.dump(value, fh)
+
+
 def libraries(cache):
     return sorted(glob.glob(os.path.join(str(cache), "*", "lib", "*.so")))
 
@@ -146,12 +161,12 @@ def test_a_superset_from_other_kernel_sources_is_never_used(bigger):
     must not serve, even as a superset."""
     tmp_path = bigger
     [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
-    m = json.load(open(manifest))
+    m = read_json(manifest)
     old = m["key"][:-16] + "0" * 16              # as if built from other rules
     os.rename(manifest[:-5] + ".so", os.path.join(os.path.dirname(manifest), old + ".so"))
     os.unlink(manifest)
     m.update(key=old, library=old + ".so")
-    json.dump(m, open(os.path.join(os.path.dirname(manifest), old + ".json"), "w"))
+    write_json(os.path.join(os.path.dirname(manifest), old + ".json"), m)
     assert refused(run(tmp_path, code=NO_BUILD, check=False))
 
 
@@ -160,21 +175,23 @@ def test_a_superset_with_a_row_this_table_lacks_is_never_used(bigger):
     removed) is passed over, not looked up: the program would compile its own."""
     tmp_path = bigger
     [manifest] = glob.glob(os.path.join(str(tmp_path), "*", "lib", "*.json"))
-    m = json.load(open(manifest))
+    m = read_json(manifest)
     m["rows"] = m["rows"] + ["a_row_since_removed"]
-    json.dump(m, open(manifest, "w"))
+    write_json(manifest, m)
     assert refused(run(tmp_path, code=NO_BUILD, check=False))
 
 
 def _damage(path, how):
-    data = bytearray(open(path, "rb").read())
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
     if how == "truncate":
         data = data[:len(data) // 2]
     elif how == "flip":
         data[len(data) // 2] ^= 0x40
     elif how == "empty":
         data = b""
-    open(path, "wb").write(bytes(data))
+    with open(path, "wb") as fh:
+        fh.write(bytes(data))
 
 
 @pytest.fixture(scope="module")
@@ -201,13 +218,14 @@ def test_a_damaged_library_is_rebuilt_never_run(tmp_path, two_kernels, how):
     if how in ("truncate", "flip", "empty"):
         _damage(target, how)
     elif how == "manifest":
-        open(manifest, "w").write("{not json")
+        with open(manifest, "w") as fh:
+            fh.write("{not json")
     elif how == "foreign":
-        m = json.load(open(manifest))
+        m = read_json(manifest)
         m["environment"]["cpu"] = "another machine"
-        json.dump(m, open(manifest, "w"))
+        write_json(manifest, m)
     elif how == "swapped":
-        open(target, "wb").write(open(other, "rb").read())
+        shutil.copyfile(other, target)
     elif how == "missing":
         os.unlink(target)
     if how != "flip":
@@ -371,7 +389,7 @@ def test_keys_are_the_code_not_the_text(tmp_path, keys_before):
     before = keys_before
     assert _keys(tmp_path, "touched", _touch) == before
     rule = "da=lambda a, g: g * cos(a)"
-    assert sum(rule in open(p).read() for p in cache._files()) == 1
+    assert sum(rule in read_text(p) for p in cache._files()) == 1
     after = _keys(tmp_path, "edited", lambda p, text: text.replace(
         rule, "da=lambda a, g: cos(a) * g"))
     rows = {n for n in before["rows"] if before["rows"][n] != after["rows"][n]}
@@ -394,8 +412,7 @@ def test_a_special_module_keys_only_the_rows_that_call_it(tmp_path, keys_before)
     assert keys.special(["gammainc"]) == keys.special(["gammaln", "gammaincc"])  # lgamma too
     before = keys_before
     edit = "if fabs(t) < 1e-17:\n            break\n        k += 1.0\n    s = sin(x)"
-    assert edit in open(os.path.join(os.path.dirname(keys.__file__),
-                                     "special_bessel.py")).read()
+    assert edit in read_text(os.path.join(os.path.dirname(keys.__file__), "special_bessel.py"))
     after = _keys(tmp_path, "edited", lambda p, text: text.replace(
         edit, edit.replace("1e-17", "2e-17")) if p.name == "special_bessel.py" else text)
     rows = {n for n in before["rows"] if before["rows"][n] != after["rows"][n]}

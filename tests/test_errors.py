@@ -220,7 +220,8 @@ def test_the_error_hierarchy_is_the_documented_one(name):
                and b not in (Exception, BaseException, object)]
     assert builtin[:1] == ([HIERARCHY[name]] if HIERARCHY[name] else []), builtin
     page = os.path.join(os.path.dirname(__file__), "..", "docs", "sharp-bits.md")
-    assert f"| `{name}` |" in open(page, encoding="utf-8").read()
+    with open(page, encoding="utf-8") as fh:
+        assert f"| `{name}` |" in fh.read()
 
 
 def test_every_public_error_is_in_the_hierarchy():
