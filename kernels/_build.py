@@ -399,13 +399,14 @@ def processes():
         return os.cpu_count() or 1
 
 
-def _cost(unit):
+def _cost(unit, plans):
     """A rough size of a compile, to start the largest first: the bytes of the generated
     source numba compiles (its front end takes time in proportion: 0.12-0.19 ms a byte for
-    a GPT block's rows and dispatcher on the 2-core VM, 2026-12-07)."""
+    a GPT block's rows and dispatcher on the 2-core VM, 2026-12-07). ``plans``: the
+    request's Plans by their dispatcher's unit."""
     kind, what = unit
     if kind == "dispatcher":
-        return len(keys.plan(*what).source)
+        return len(plans[unit].source)
     if kind == "object":
         name, dtype, part = what
         return os.path.getsize(row_source(name, dtype)[1]) * (1.0 if part == "core" else 0.5)
@@ -443,14 +444,15 @@ def serve(request):
                  for rows, tensor, dtype, jvp in request.get("kernels", [])]
         todo = {plan.key: (plan, dtype, jvp) for plan, dtype, jvp in plans
                 if not _built(plan.key)}
-        units = [("dispatcher", (plan.rows, plan.linked, dtype, jvp))
-                 for plan, dtype, jvp in todo.values()]
+        dispatchers = {("dispatcher", (plan.rows, plan.linked, dtype, jvp)): plan
+                       for plan, dtype, jvp in todo.values()}
+        units = list(dispatchers)
         units += sorted({("object", (n, dtype, part)) for plan, dtype, _ in todo.values()
                          for n, part, key in plan.objects
                          if not os.path.exists(cache.path("obj", key + ".o"))})
         units += [("update", dtype) for dtype in request.get("updates", [])
                   if not _built(keys.update_key(dtype))]
-        units.sort(key=_cost, reverse=True)
+        units.sort(key=lambda unit: _cost(unit, dispatchers), reverse=True)
         workers = max(1, min(processes(), len(units)))
         if workers > 1:
             import multiprocessing
@@ -458,13 +460,12 @@ def serve(request):
             with ProcessPoolExecutor(workers,
                                      mp_context=multiprocessing.get_context("spawn")) as pool:
                 done = list(pool.map(_compile, units))   # a process's error is the build's
-        else:
-            done = [_compile(unit) for unit in units]
+        else:                                           # here, with the Plans made above
+            done = [_compile_dispatcher(dispatchers[unit], *unit[1][2:]) if unit in dispatchers
+                    else _compile(unit) for unit in units]
         results = dict(zip(units, done))
-        for plan, dtype, jvp in todo.values():
-            _link_kernel(plan, dtype, jvp, *results[("dispatcher", (plan.rows, plan.linked,
-                                                                    dtype, jvp))],
-                         time.perf_counter() - t0, workers)
+        for unit, plan in dispatchers.items():
+            _link_kernel(plan, *unit[1][2:], *results[unit], time.perf_counter() - t0, workers)
         built = [plan.key for plan, _, _ in plans]
         built += [keys.update_key(dtype) for dtype in request.get("updates", [])]
     return {"keys": built, "seconds": round(time.perf_counter() - t0, 3), "processes": workers}

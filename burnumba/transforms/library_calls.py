@@ -190,9 +190,7 @@ _BOUND = _bound()
 
 def _stand_in(real, ours):
     if getattr(ours, "_burnumba_original", None) is real:
-        return ours                          # numpy's or math's, bound by name (_BOUND)
-    if isinstance(ours, numpy_calls.vectorize):
-        return ours                          # a np.vectorize object's (numpy_calls.py)
+        return ours        # made for it already: numpy's or math's (_BOUND), a np.vectorize's
     if isinstance(ours, type):
         return ours                          # numpy's module class (numpy_calls.py)
     if isinstance(ours, types.ModuleType):

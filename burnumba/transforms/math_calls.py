@@ -28,7 +28,6 @@ inf). The gradient is numpy's function's, as autograd's of ``np.exp``.
 """
 import functools
 import math
-import types
 
 import numpy as np
 
@@ -36,7 +35,7 @@ from .._errors import ConcretizationError, at_user_site
 from ..scipy import special as _special
 from ..tracing.concrete import peek
 from ..tracing.tracer import Var
-from .module_views import during
+from .module_views import class_places
 
 # math's name: the traced function of the same numbers
 _FUNCTIONS = {
@@ -123,10 +122,9 @@ def _stand_in(name, real):
 
 _TABLE = {math: {name: _stand_in(name, getattr(math, name)) for name in _FUNCTIONS
                  if hasattr(math, name)}}
-_DURING = {module: during(module, names) for module, names in _TABLE.items()}
+_PLACES = class_places(_TABLE)
 
 
 def places():
-    """(math, "__class__", its class, the class while tracing): library_calls.py's places
-    (the class swapped while any thread traces, counted)."""
-    return [(module, "__class__", types.ModuleType, _DURING[module]) for module in _TABLE]
+    """math's module class: library_calls.py's places."""
+    return _PLACES

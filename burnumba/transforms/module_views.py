@@ -13,6 +13,7 @@ numpy, scipy and burnumba code in the tracing thread. The module stays the same 
 and puts the module type back after the last.
 """
 import sys
+import types
 
 from ..tracing import randomness
 
@@ -49,6 +50,14 @@ class StandIn:
 
     def __delete__(self, module):
         del module.__dict__[self.name]
+
+
+def class_places(tables):
+    """library_calls.py's places for the modules of ``tables`` ({module: {name: stand-in}}):
+    (module, "__class__", the module type, its class while tracing), made once; the class
+    is swapped while any thread traces (counted there)."""
+    return [(module, "__class__", types.ModuleType, during(module, names))
+            for module, names in tables.items()]
 
 
 def during(module, table):

@@ -28,7 +28,6 @@ keeps numpy's function, and its error names the fix.
 """
 import functools
 import itertools
-import types
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from .._errors import ConcretizationError, at_user_site
 from ..numpy._common import _builder
 from ..tracing.dispatch import FUNCTIONS
 from ..tracing.tracer import Var
-from .module_views import during
+from .module_views import class_places
 
 _CONSTRUCTORS = ("asarray", "array", "asanyarray", "ascontiguousarray")
 # functions a program applies to Python lists of traced values (np.sum([f(v) for v in x]),
@@ -172,6 +171,7 @@ def vectorized(real):
     on a module's function): the same object's settings, ``vectorize``'s call."""
     out = object.__new__(vectorize)
     out.__dict__.update(real.__dict__)
+    out._burnumba_original = real
     return out
 
 
@@ -190,10 +190,9 @@ def _stand_ins():
 _TABLE = _stand_ins()
 
 
+_PLACES = class_places(_TABLE)
+
+
 def places():
-    """(module, "__class__", its class, the class while tracing) for numpy and numpy.linalg:
-    library_calls.py's places (the class swapped while any thread traces, counted)."""
-    return [(module, "__class__", types.ModuleType, _DURING[module]) for module in _TABLE]
-
-
-_DURING = {module: during(module, names) for module, names in _TABLE.items()}
+    """numpy's and numpy.linalg's module classes: library_calls.py's places."""
+    return _PLACES
