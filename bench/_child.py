@@ -1,12 +1,15 @@
 """What the bench reports share: a measurement run in a fresh child process, a short error
 text, whether a peer is installed, a timed loop, and a table printed aligned or as
 Markdown."""
+import ctypes
 import importlib.util
 import itertools
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -57,6 +60,21 @@ def run_child(script, spec, timeout=1800, env=None, cpus=None):
     r["status"] = "ok"
     r.setdefault("process_s", time.perf_counter() - t0)     # unless the child timed itself
     return r
+
+
+def load_compiled(cmd, name):
+    """Compile a shared library with ``cmd`` (a list whose ``{out}`` item is replaced by the
+    library's path, in a temporary folder) and load it with ctypes: (the library, None), or
+    (None, the compiler's last error line). The folder is removed once the library is loaded
+    (its mapping outlives the file), so no run leaves a file behind."""
+    with tempfile.TemporaryDirectory(prefix="burnumba-bench-") as tmp:
+        out = os.path.join(tmp, name)
+        proc = subprocess.run([out if a == "{out}" else a for a in cmd], capture_output=True,
+                              text=True, check=False)
+        if proc.returncode:
+            err = proc.stderr.strip().splitlines() or ["no output"]
+            return None, f"{os.path.basename(cmd[0])} failed: {err[-1][:120]}"
+        return ctypes.CDLL(out), None
 
 
 def print_table(head, table, markdown, left, lead):

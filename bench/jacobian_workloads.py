@@ -16,10 +16,10 @@ has both: a report times both and keeps each system's faster.
 import ctypes
 import os
 import shutil
-import subprocess
-import tempfile
 
 import numpy as np
+
+from _child import load_compiled
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N_ITEMS = 10_000
@@ -105,13 +105,12 @@ def build_cpp(flags=CXXFLAGS):
     cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
     if cxx is None:
         return None, "no C++ compiler (c++, g++) on PATH"
-    out = os.path.join(tempfile.mkdtemp(prefix="bn_cpp_jac_"), "cpp_jacobians.so")
-    cmd = [cxx, *flags.split(), "-fPIC", "-shared", os.path.join(HERE, "cpp_jacobians.cpp"),
-           "-o", out]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode:
-        return None, f"c++ failed: {proc.stderr.strip().splitlines()[-1][:120]}"
-    fn = ctypes.CDLL(out).reprojection_jacobians
+    lib, err = load_compiled([cxx, *flags.split(), "-fPIC", "-shared",
+                              os.path.join(HERE, "cpp_jacobians.cpp"), "-o", "{out}"],
+                             "cpp_jacobians.so")
+    if lib is None:
+        return None, err
+    fn = lib.reprojection_jacobians
     fn.restype = None
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                    ctypes.c_void_p]

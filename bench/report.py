@@ -37,7 +37,7 @@ STAGES = {
     # training step's first result (report_train), each on an empty kernel cache and then on
     # the filled one. The tensor report's (the MLP's kernels on an empty cache, 13 s on the
     # AMD VM) runs with --full only (--cold none: warm first results)
-    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3"],
+    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3", "--target-s", "0.2"],
                [], "the paper's scalar graphs, per call; cold and warm start-up"),
     "tensor": ("report_tensor.py", ["--quick", "--repeats", "3", "--batches", "64", "--cold",
                                    "none"],
@@ -53,7 +53,11 @@ STAGES = {
                  "saving and loading tapes"),
     "distributed": ("report_distributed.py", ["--quick"], ["--model", "makemore"],
                     "data-parallel gradients on a 2-worker Dask cluster"),
-    "threads": ("report_threads.py", ["--seconds", "0.3"], [],
+    # float64 only in the short run: its float32 GPT block would be the only user of the
+    # float32 kernel's GPT rows (layer_norm, gelu_tanh, softmax, ...) in the default cache:
+    # the prebuild on an empty cache took 36.8-37.0 s with them, 32.9-34.9 s without
+    # (2026-12-07, two runs each, alternating)
+    "threads": ("report_threads.py", ["--seconds", "0.3", "--dtypes", "float64"], [],
                 "one function called from 1 and 2 threads"),
     "control_flow": ("report_control_flow.py", ["--quick"], [],
                      "programs as written: branches, a Newton loop, Adam passing i, VI draws"),

@@ -21,8 +21,8 @@ follows Python control flow on concrete values); jax.jit, rewritten where jit re
 (``jnp.where`` for the branch, ``lax.fori_loop`` with the trip count fixed at the largest for
 Newton, since ``lax.while_loop`` cannot be reverse-differentiated, explicit PRNG keys for the
 draws). One thread each (bench/_single_thread.py), all in this process. Per call: the median
-of 5 repeats of a loop of N calls, N set so that a repeat takes about 0.2 s (0.05 s with
---quick); the range of the repeats is printed.
+of 5 repeats (3 with --quick) of a loop of N calls, N set so that a repeat takes about 0.2 s
+(0.05 s with --quick); the range of the repeats is printed.
 """
 import _single_thread  # noqa: F401,I001  (first: pins every library to one thread)
 
@@ -38,14 +38,14 @@ import numpy as np  # noqa: E402
 import burnumba as bn  # noqa: E402
 
 
-def timed(call, budget):
+def timed(call, budget, repeats):
     call()
     t = time.perf_counter()
     call()
     one = max(time.perf_counter() - t, 1e-7)
     n = max(1, int(budget / one))
     reps = []
-    for _ in range(5):
+    for _ in range(repeats):
         t = time.perf_counter()
         for _ in range(n):
             call()
@@ -213,7 +213,7 @@ def main():
     a = ap.parse_args()
     if a.json:
         a.out = os.path.dirname(os.path.abspath(a.json))
-    budget = 0.05 if a.quick else 0.2
+    budget, repeats = (0.05, 3) if a.quick else (0.2, 5)
     results = {}
     for name, make in SYSTEMS.items():
         try:
@@ -221,15 +221,15 @@ def main():
         except ImportError as e:
             results[name] = {"error": f"not installed: {e}"}
             continue
-        results[name] = {case: timed(call, budget) for case, call in cases.items()}
+        results[name] = {case: timed(call, budget, repeats) for case, call in cases.items()}
         print(name, {k: _fmt(v[0]) for k, v in results[name].items()}, flush=True)
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 machine=f"{platform.machine()} {os.cpu_count()} cores, python "
                         f"{platform.python_version()}, load {os.getloadavg()[0]:.1f}")
     cases = ["piecewise", "newton", "adam", "vi", "onehot"]
     lines = [f"Run {meta['date']} on {meta['machine']}; one thread per system; median per "
-             "call, the range of 5 repeats in parentheses; the ratio is the system's time over "
-             "burnumba's.", "",
+             f"call, the range of {repeats} repeats in parentheses; the ratio is the system's "
+             "time over burnumba's.", "",
              "| system | " + " | ".join(cases) + " |", "|---|" + "---|" * len(cases)]
     base = results["burnumba"]
     for name, r in results.items():

@@ -40,15 +40,13 @@ import ctypes
 import json
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 
 import numpy as np
 
 import burnumba as bn
 import burnumba.numpy as bnp
-from _child import time_per_call
+from _child import load_compiled, time_per_call
 from burnumba.kernels import OPCODE, layout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,14 +126,13 @@ def build_c(cflags):
     cc = shutil.which(os.environ.get("CC", "cc"))
     if cc is None:
         return None, "no C compiler (cc) on PATH"
-    out = os.path.join(tempfile.mkdtemp(prefix="bn_c_sweep_"), "c_sweep.so")
     defines = [f"-DOP_{name.upper()}={OPCODE[name]}" for name in C_ROWS]
-    cmd = [cc, *cflags.split(), "-fPIC", "-shared", *defines,
-           os.path.join(HERE, "c_sweep.c"), "-o", out, "-lm"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode:
-        return None, f"cc failed: {proc.stderr.strip().splitlines()[-1][:120]}"
-    fn = ctypes.CDLL(out).value_and_grad
+    lib, err = load_compiled([cc, *cflags.split(), "-fPIC", "-shared", *defines,
+                              os.path.join(HERE, "c_sweep.c"), "-o", "{out}", "-lm"],
+                             "c_sweep.so")
+    if lib is None:
+        return None, err
+    fn = lib.value_and_grad
     fn.restype = ctypes.c_double
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
     return fn, " ".join([os.path.basename(cc), *cflags.split()])

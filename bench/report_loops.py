@@ -39,14 +39,14 @@ import burnumba as bn  # noqa: E402,F401
 import loop_workloads as lw  # noqa: E402
 
 
-def timed(call, budget):
+def timed(call, budget, repeats=7):
     call()
     t = time.perf_counter()
     call()
     one = max(time.perf_counter() - t, 1e-7)
     n = max(1, int(budget / one))
     reps = []
-    for _ in range(7):
+    for _ in range(repeats):
         t = time.perf_counter()
         for _ in range(n):
             call()
@@ -114,7 +114,7 @@ def _run_memory(call):
     return peak
 
 
-def long(steps_list, budget, unrolled_max):
+def long(steps_list, budget, unrolled_max, repeats):
     rows = []
     for steps in steps_list:
         want = None
@@ -138,7 +138,7 @@ def long(steps_list, budget, unrolled_max):
                 first = time.perf_counter() - t
             want = made[1] if want is None else want
             _check(f"{name} ({steps} steps)", made[1], want)
-            per_call = timed(made[0], budget)[0]
+            per_call = timed(made[0], budget, repeats)[0]
             if name.startswith("burnumba"):
                 tape = next(iter(made[2].tapes.values()))
                 nodes, memory = len(tape), _run_memory(made[0])
@@ -209,7 +209,8 @@ def main():
           f"{ends[2000] * 1e6:.1f} us at 2000, state of 1)")
     steps_list = (10, 100, 1000) if args.quick else (10, 100, 1000, 10000)
     print(f"long: Euler steps on a state of {lw.LONG_N}")
-    long_rows = long(steps_list, budget, unrolled_max=1000 if args.quick else 10000)
+    long_rows = long(steps_list, budget, unrolled_max=1000 if args.quick else 10000,
+                     repeats=3 if args.quick else 7)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "loops.json"), "w") as fh:
         json.dump({"load": os.getloadavg(), "ode_us": {k: v[0] * 1e6 for k, v in

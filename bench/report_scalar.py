@@ -203,6 +203,9 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="a smoke test: few, short repeats")
     p.add_argument("--systems", default=",".join(SYSTEMS),
                    help=f"comma-separated subset of {','.join(SYSTEMS)}")
+    p.add_argument("--target-s", type=float, default=None,
+                   help=f"a peer's repeat is cut to about this long (default {TARGET_S}; "
+                        f"{QUICK_TARGET_S} with --quick)")
     p.add_argument("--skip-compile", action="store_true",
                    help="do not measure cold / warm compile times")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -216,7 +219,7 @@ def main(argv=None):
     _single_thread.pin(_single_thread.one_core())
     calls = args.calls or (2000 if args.quick else 100_000)
     repeats = args.repeats or (3 if args.quick else 5)
-    target_s = QUICK_TARGET_S if args.quick else TARGET_S
+    target_s = args.target_s or (QUICK_TARGET_S if args.quick else TARGET_S)
 
     info = machine_info()
     h = "### " if args.markdown else ""

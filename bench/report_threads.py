@@ -53,12 +53,14 @@ def throughput(call, threads, seconds):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--dtypes", default="float64,float32",
+                    help="comma-separated dtypes (default float64,float32)")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     rows = []
     print(f"{'workload':<28} {'1 thread':>12} {'2 threads':>12} {'speed-up':>9}")
     for workload in ("gpt-block", "mlp"):
-        for dtype in ("float64", "float32"):
+        for dtype in args.dtypes.split(","):
             call = tw.make_burnumba(workload, 64, dtype)[0]
             for _ in range(20):
                 call()

@@ -103,7 +103,7 @@ def child(spec):
     first = to_array(call())
     first_call_s = time.perf_counter() - t0
     err = tw.rel_err(first, tw.reference(case))
-    tw.warm_up(call)
+    tw.warm_up(call, budget_s=4 * spec["target_s"])     # 2 s; 0.2 s with --quick
     n = calls_within(call, spec["max_calls"], spec["target_s"])
     gc.collect()
     cpu0, wall0 = time.process_time(), time.perf_counter()
