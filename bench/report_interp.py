@@ -156,7 +156,17 @@ def casadi_call(ops, x):
     return call
 
 
-def measure(ops, calls, repeats, c_fn):
+def _calls_within(call, seconds, calls):
+    """``calls``, or (0) as many calls as take about ``seconds``, timed on 5 calls."""
+    if calls:
+        return calls
+    t = time.perf_counter()
+    for _ in range(5):
+        call()
+    return max(3, int(seconds / ((time.perf_counter() - t) / 5)))
+
+
+def measure(ops, calls, repeats, c_fn, seconds=0.3):
     f = random_graph(ops)
     x = np.random.default_rng(1).uniform(-1.0, 1.0, INPUTS)
     tape = bn.trace(f, x)             # the first trace also finds (or builds) the kernel
@@ -166,7 +176,8 @@ def measure(ops, calls, repeats, c_fn):
     value, grad = vg(x)
     for _ in range(20):
         vg(x)
-    bn_s = time_per_call(lambda: vg(x), calls, repeats)[0]
+    bn_s = time_per_call(lambda: vg(x), _calls_within(lambda: vg(x), seconds, calls),
+                         repeats)[0]
     row = {"ops": ops, "nodes": n, "trace_us_per_node": trace_s / n * 1e6,
            "burnumba_us": bn_s * 1e6, "burnumba_ns_per_node": bn_s / n * 1e9}
     if c_fn is not None:
@@ -194,7 +205,8 @@ def measure(ops, calls, repeats, c_fn):
         row["c_max_grad_diff"] = float(diff)
         for _ in range(20):
             c_fn(ip, fp, ctypes.byref(err))
-        c_s = time_per_call(lambda: c_fn(ip, fp, ctypes.byref(err)), calls, repeats)[0]
+        c_call = lambda: c_fn(ip, fp, ctypes.byref(err))                 # noqa: E731
+        c_s = time_per_call(c_call, _calls_within(c_call, seconds, calls), repeats)[0]
         row.update(c_us=c_s * 1e6, c_ns_per_node=c_s / n * 1e9, ratio=bn_s / c_s)
     ca_call = casadi_call(ops, x)
     if ca_call is not None:
@@ -203,7 +215,7 @@ def measure(ops, calls, repeats, c_fn):
         np.testing.assert_allclose(ca_grad, grad, rtol=1e-12, atol=1e-12 * np.abs(grad).max())
         for _ in range(20):
             ca_call()
-        ca_s = time_per_call(ca_call, max(3, calls // 2), repeats)[0]
+        ca_s = time_per_call(ca_call, _calls_within(ca_call, seconds, calls // 2), repeats)[0]
         row.update(casadi_us=ca_s * 1e6, casadi_ratio=ca_s / bn_s)
     return row
 
@@ -218,7 +230,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", default="6000,60000",
                     help="comma-separated op counts (tape nodes are about 1.7x)")
-    ap.add_argument("--calls", type=int, default=0, help="calls per timed loop (0: ~0.3 s)")
+    ap.add_argument("--calls", type=int, default=0,
+                    help="calls per timed loop (0: as many as take --seconds)")
+    ap.add_argument("--seconds", type=float, default=0.3,
+                    help="a timed loop's length when --calls is 0 (default 0.3)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cflags", default="-O2")
     ap.add_argument("--markdown", action="store_true")
@@ -228,8 +243,7 @@ def main(argv=None):
     print(f"# load average {os.getloadavg()[0]:.2f}; C: {c_desc}", flush=True)
     rows = []
     for ops in (int(s) for s in args.ops.split(",")):
-        calls = args.calls or max(3, int(0.3 / (ops * 1.7 * 8e-9)))
-        rows.append(measure(ops, calls, args.repeats, c_fn))
+        rows.append(measure(ops, args.calls, args.repeats, c_fn, args.seconds))
     head = ("tape nodes", "trace µs/node", "burnumba µs/call", "ns/node", "C µs/call",
             "C ns/node", "burnumba / C", "CasADi µs/call", "CasADi / burnumba")
     table = []
