@@ -61,7 +61,7 @@ def _check(name, got, want):
     return err
 
 
-def ode(budget):
+def ode(budget, rounds=2, repeats=7):
     want = lw.make_bn(lw.bn_python(lw.ODE_STEPS), lw.ODE_N)[1]
     makers = {
         "burnumba python loop": lambda: lw.make_bn(lw.bn_python(lw.ODE_STEPS), lw.ODE_N),
@@ -78,11 +78,11 @@ def ode(budget):
         made = make()
         _check(name, made[1], want)
         calls[name] = made[0]
-    # interleaved: each system timed in turn, twice, the better median kept
+    # interleaved: each system timed in turn, ``rounds`` times, the best median kept
     rows = {name: None for name in calls}
-    for _ in range(2):
+    for _ in range(rounds):
         for name, call in calls.items():
-            t = timed(call, budget)
+            t = timed(call, budget, repeats)
             if rows[name] is None or t[0] < rows[name][0]:
                 rows[name] = t
     return rows
@@ -198,7 +198,7 @@ def main():
     budget = 0.05 if args.quick else 0.2
     print(f"load {os.getloadavg()}, {platform.processor() or platform.machine()}")
     print(f"ode: {lw.ODE_STEPS} Euler steps on a state of {lw.ODE_N}, gradient")
-    ode_rows = ode(budget)
+    ode_rows = ode(budget, *((1, 5) if args.quick else (2, 7)))
     peer = ode_rows.get("jax.jit fori_loop")
     for name, (med, lo, hi) in ode_rows.items():
         ratio = f"{med / peer[0]:5.2f}x jax.jit fori_loop" if peer else ""
