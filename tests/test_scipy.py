@@ -51,6 +51,10 @@ def _u(lo, hi, shape=(4,)):
     return lambda rng: rng.uniform(lo, hi, size=shape)
 
 
+def _at(*values):
+    return lambda rng: np.array(values)
+
+
 def _args(*makers):
     return lambda rng: tuple(m(rng) if callable(m) else m for m in makers)
 
@@ -567,6 +571,29 @@ CASES = {
     "oaconvolve": Case(signal.oaconvolve, scipy.signal.oaconvolve,
                        _args(_u(-1, 1, (9,)), _u(-1, 1, (4,))), (0, 1), rtol=1e-9),
 }
+
+
+# entropy: scipy's value and central differences of it at points across each branch
+# (gamma's series from a = 250, invgamma's from 200, chi2's from df = 250, t's from 100); the
+# gradient to loc is 0
+_ENTROPY_SHAPES = {
+    "norm": (), "expon": (), "uniform": (), "laplace": (), "logistic": (), "cauchy": (),
+    "gumbel_r": (), "gumbel_l": (), "rayleigh": (), "halfnorm": (), "lognorm": (_u(0.3, 1.5),),
+    "weibull_min": (_u(0.5, 3),), "pareto": (_u(1, 4),), "gennorm": (_u(0.5, 3),),
+    "vonmises": (_u(0.2, 20),), "gamma": (_at(0.7, 3.0, 240.0, 300.0),),
+    "invgamma": (_at(0.8, 5.0, 150.0, 260.0),), "t": (_at(0.9, 4.0, 80.0, 250.0),),
+    "chi2": (_at(0.7, 9.0, 240.0, 600.0),), "beta": (_u(0.3, 5), _u(0.3, 5))}
+for _dist, _shapes in _ENTROPY_SHAPES.items():
+    CASES[f"{_dist}.entropy"] = Case(getattr(stats, _dist).entropy,
+                                     getattr(ST, _dist).entropy,
+                                     _args(*_shapes, _u(-1, 1), _u(0.5, 2)),
+                                     tuple(range(len(_shapes) + 2)), rtol=1e-12)
+CASES["bernoulli.entropy"] = Case(stats.bernoulli.entropy, ST.bernoulli.entropy,
+                                  _args(_u(0.05, 0.95)), (0,))
+CASES["multivariate_normal.entropy"] = Case(stats.multivariate_normal.entropy,
+                                            ST.multivariate_normal.entropy,
+                                            _args(_u(-1, 1, (3,)), _spd), (0, 1))
+del _dist, _shapes
 
 
 def _stack2(pair):
@@ -1258,7 +1285,7 @@ def test_new_distributions_at_their_edges(dist, args, xs):
     tails), and the gradient to x is finite wherever the value is."""
     mod, ref = getattr(stats, dist), getattr(ST, dist)
     for fn in stats.METHODS:
-        if not hasattr(mod, fn) or fn in ("ppf", "isf"):
+        if not hasattr(mod, fn) or fn in ("ppf", "isf", "entropy"):
             continue
         f = getattr(mod, fn)
         with np.errstate(all="ignore"):
@@ -1494,6 +1521,30 @@ def test_nan_x_or_loc_gives_nan_as_scipy(dist):
         value = bn.grad(lambda loc: f(1.0, *args, loc=loc))(np.nan)
         assert np.isnan(value), f"{dist}.{m}: gradient at loc NaN"
         assert np.isnan(_value(lambda loc: f(1.0, *args, loc=loc), (np.nan,), (0,)))
+
+
+def test_entropy_conventions_and_scipys_own_names():
+    """entropy: NaN for a scale, shape or p outside the domain and for a NaN loc, as scipy;
+    the shape of loc and the parameters broadcast together; scipy's own names inside a
+    traced function (a frozen distribution too) are ours; a distribution without a closed
+    form here names what it has."""
+    import scipy.stats
+    for f, args in ((stats.norm.entropy, (0.0, -1.0)), (stats.gamma.entropy, (-1.0,)),
+                    (stats.beta.entropy, (2.0, 0.0)), (stats.bernoulli.entropy, (1.5,)),
+                    (stats.t.entropy, (-1.0,)), (stats.norm.entropy, (np.nan, 2.0))):
+        assert np.isnan(_value(f, args, tuple(range(len(args))))), (f, args)
+    loc, s = np.array([0.0, 1.0, 2.0]), 1.5
+    got = _value(lambda s: stats.gumbel_r.entropy(loc, s), (s,), (0,))
+    np.testing.assert_allclose(got, ST.gumbel_r.entropy(loc, s), rtol=1e-15)
+
+    def f(m, s):
+        return (scipy.stats.norm(m, s).entropy() + scipy.stats.gamma.entropy(s, scale=2.0)
+                + scipy.stats.multivariate_normal(np.zeros(2), s * np.eye(2)).entropy())
+    value, (gm, gs) = bn.value_and_grad(f, argnums=(0, 1))(0.3, 1.5)
+    assert value == pytest.approx(f(0.3, 1.5), rel=1e-14) and gm == 0.0
+    assert gs == pytest.approx(central_diff(lambda s: f(0.3, s), (1.5,), 0), rel=1e-7)
+    with pytest.raises(bn.UnsupportedOpError, match="skewnorm has no 'entropy'"):
+        stats.skewnorm.entropy
 
 
 def test_xlogy_at_zero_has_finite_gradients():
@@ -1822,7 +1873,7 @@ def test_a_function_a_distribution_lacks_is_named_not_a_bare_attribute_error():
         stats.skewnorm.ppf
     # the module's scipy functions only, not its helpers (multivariate_t uses mvn's)
     with pytest.raises(bn.UnsupportedOpError, match=r"multivariate_normal has no 'cdf': it "
-                                                       r"defines logpdf, pdf\. "):
+                                                       r"defines entropy, logpdf, pdf\. "):
         stats.multivariate_normal.cdf
     assert not hasattr(stats.halfnorm, "isf") and hasattr(stats.halfnorm, "ppf")
     for name in stats.__all__:

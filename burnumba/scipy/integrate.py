@@ -281,20 +281,43 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-8, epsrel=1.49e-8, lim
          complex_func=False):
     """scipy.integrate.quad of an integrand, bounds or args that are (or close over) traced
     values: (integral, error estimate), by qk21 with adaptive bisection (see the module's
-    text). Reversed bounds give the negated integral, as scipy's. ``points``, ``weight``,
-    ``full_output`` and ``complex_func`` are refused."""
+    text). Reversed bounds give the negated integral, as scipy's. ``points`` (break points
+    where the integrand has a kink, a jump or a peak) split a finite interval, each piece
+    integrated to the tolerance, as QUADPACK's qagp starts from them; those outside the
+    interval are ignored, as scipy's. ``weight``, ``full_output`` and ``complex_func`` are
+    refused."""
     import scipy.integrate
-    if points is not None or weight is not None or full_output or complex_func:
-        raise UnsupportedOpError(at_user_site(
-            "scipy.integrate.quad with points=, weight=, full_output or complex_func on "
-            "traced values: split the interval at the points yourself and add the integrals"))
 
     def f(x):
         return func(x, *args)
-    if _builder(a, b, args) is None and _builder(f(_inside(a, b))) is None:
-        # plain bounds and args, and an integrand that closes over no traced value
-        return scipy.integrate.quad(func, a, b, args=args, epsabs=epsabs, epsrel=epsrel,
-                                    limit=limit)
+    if (_builder(a, b, args, *(() if points is None else points)) is None
+            and _builder(f(_inside(a, b))) is None):
+        # plain bounds, args and points, and an integrand that closes over no traced value
+        return scipy.integrate.quad(func, a, b, args=args, full_output=full_output,
+                                    epsabs=epsabs, epsrel=epsrel, limit=limit, points=points,
+                                    weight=weight, wvar=wvar, wopts=wopts, maxp1=maxp1,
+                                    limlst=limlst, complex_func=complex_func)
+    if weight is not None or full_output or complex_func:
+        raise UnsupportedOpError(at_user_site(
+            "scipy.integrate.quad with weight=, full_output or complex_func on traced values: "
+            "write the weight into the integrand (for weight='cos', multiply by cos(wvar x))"))
+    if points is not None:
+        if _infinity(a) or _infinity(b):
+            raise ValueError("Infinity inputs cannot be used with break points.")   # scipy's
+        if bool(b < a):                               # a decision (a guard if traced)
+            value, error = quad(func, b, a, args, epsabs=epsabs, epsrel=epsrel, limit=limit,
+                                points=points)
+            return -value, error
+        # the break points strictly inside (a, b), in order: decisions (guards if traced)
+        inner = sorted(p for p in points if bool(a < p) and bool(p < b))
+        edges = [a, *inner, b]
+        value, error = 0.0, 0.0
+        for left, right in zip(edges[:-1], edges[1:]):
+            if bool(left < right):                    # repeated points: no empty piece
+                v, e = quad(func, left, right, args, epsabs=epsabs, epsrel=epsrel,
+                            limit=limit)
+                value, error = value + v, error + e
+        return value, error
     lo, hi = _infinity(a), _infinity(b)
     if lo > 0 or hi < 0:                          # from +inf, or down to -inf: reversed
         value, error = quad(func, b, a, args, epsabs=epsabs, epsrel=epsrel, limit=limit)

@@ -72,9 +72,14 @@ SCIPY_REFUSED = (
     ("the derivative of stats.binom cdf / sf / logcdf / logsf in n",
      "scipy's binom takes an integer n (NaN at any other): the tails are a step function of "
      "n; an error names it"),
-    ("stats.*.rvs, stats.*.fit, stats.*.entropy",
+    ("stats.*.rvs, stats.*.fit",
      "sampling and fitting are not traced; draw with a numpy generator inside the function "
      "(its draws are replayed) or call the module function with the parameters"),
+    ("the entropy of stats.skewnorm, truncnorm, f, loggamma, the discrete distributions but "
+     "bernoulli, multivariate_t, dirichlet and multinomial",
+     "no closed form here (scipy integrates or sums numerically): an error names the "
+     "module's functions; the others' entropy is the closed form scipy uses, its asymptotic "
+     "series included"),
     ("scipy's function reached by a name the code computes (getattr(scipy.special, name)), "
      "or through an object more than one attribute down",
      "scipy's own functions that the traced function reads from its globals, closures or "

@@ -13,8 +13,10 @@ NAN = float("nan")
 LOG_2PI = 1.8378770664093453        # log(2 pi)
 LOG_PI = 1.1447298858494002
 LOG2 = 0.6931471805599453
+EULER = 0.5772156649015329          # Euler-Mascheroni
 # the functions a distribution module may have (scipy's method names)
-METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")
+METHODS = ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf",
+           "entropy")
 
 
 def missing(module):
@@ -93,6 +95,17 @@ def method(dist):
             return nan_from(body(*args, **kwargs), *(bound[n] for n in where if n in bound))
         return call
     return wrap
+
+
+def entropy_of(standard_entropy, loc, scale, *conditions):
+    """A location-scale distribution's differential entropy, as scipy.stats' ``entropy``:
+    its standard form's (a function of the shape parameters) + log(scale), NaN where the
+    scale is not positive or a condition fails, in the shape of every parameter broadcast
+    together, loc included (on which it does not depend)."""
+    out = valid(standard_entropy + log_scale(scale), positive(scale), *conditions)
+    if not traced(loc) and np.ndim(loc) > 0:      # a traced loc broadcasts in nan_from
+        out = out + np.zeros(np.shape(loc))
+    return out
 
 
 def nan_from(out, *xs):

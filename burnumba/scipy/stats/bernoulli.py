@@ -53,3 +53,12 @@ def logsf(k, p, loc=0):
     k = k - loc if traced(loc) or np.any(np.asarray(loc) != 0) else k
     out = ew.where(ew.less(k, 0.0), 0.0, ew.where(ew.less(k, 1.0), ew.log(p), -float("inf")))
     return valid(out, _p_ok(p))
+
+
+@method("bernoulli")
+def entropy(p, loc=0):
+    """entr(p) + entr(1 - p) (in nats), NaN for p outside [0, 1]."""
+    out = valid(special.entr(p) + special.entr(1.0 - p), _p_ok(p))
+    if not traced(loc) and np.ndim(loc) > 0:
+        out = out + np.zeros(np.shape(loc))
+    return out

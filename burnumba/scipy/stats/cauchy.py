@@ -1,7 +1,7 @@
 """``burnumba.scipy.stats.cauchy``: the Cauchy distribution (loc, scale): logpdf, pdf, cdf,
 sf, logcdf, logsf, ppf, isf."""
 from ...numpy import elementwise as ew
-from ._common import LOG_PI, log_scale, method, positive, standard, valid
+from ._common import LOG2, LOG_PI, entropy_of, log_scale, method, positive, standard, valid
 
 INV_PI = 0.3183098861837907
 
@@ -48,3 +48,9 @@ def ppf(q, loc=0.0, scale=1.0):
 @method("cauchy")
 def isf(q, loc=0.0, scale=1.0):
     return valid(loc - scale * ew.tan(3.141592653589793 * (q - 0.5)), positive(scale))
+
+
+@method("cauchy")
+def entropy(loc=0.0, scale=1.0):
+    """log 4 pi + log scale."""
+    return entropy_of(LOG_PI + 2.0 * LOG2, loc, scale)

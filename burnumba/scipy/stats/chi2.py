@@ -39,3 +39,9 @@ def sf(x, df, loc=0.0, scale=1.0):
 def logsf(x, df, loc=0.0, scale=1.0):
     """gamma.logsf(x, df / 2, loc, 2 scale)."""
     return gamma.logsf(x, df * 0.5, loc, scale * 2.0)
+
+
+@method("chi2")
+def entropy(df, loc=0.0, scale=1.0):
+    """gamma's with a = df / 2 and scale 2 scale (scipy's own formula, term by term)."""
+    return gamma.entropy(df * 0.5, loc, scale * 2.0)

@@ -1,7 +1,7 @@
 """``burnumba.scipy.stats.expon``: the exponential distribution (loc, scale): logpdf, pdf,
 cdf, logcdf, sf, logsf, ppf, isf. Below loc the density is 0 (logpdf -inf)."""
 from ...numpy import elementwise as ew
-from ._common import log_scale, method, positive, standard, valid
+from ._common import entropy_of, log_scale, method, positive, standard, valid
 
 INF = float("inf")
 
@@ -56,3 +56,9 @@ def ppf(q, loc=0.0, scale=1.0):
 @method("expon")
 def isf(q, loc=0.0, scale=1.0):
     return valid(loc - scale * ew.log(q), positive(scale))
+
+
+@method("expon")
+def entropy(loc=0.0, scale=1.0):
+    """1 + log scale."""
+    return entropy_of(1.0, loc, scale)

@@ -6,7 +6,7 @@ gradients to x, a, loc and scale: the derivative in the shape a is the gammainc_
 (an error that names ``a``)."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import log_scale, method, positive, standard, valid
+from ._common import LOG_2PI, entropy_of, log_scale, method, positive, standard, valid
 
 
 @method("gamma")
@@ -60,3 +60,16 @@ def logcdf(x, a, loc=0.0, scale=1.0):
 def logsf(x, a, loc=0.0, scale=1.0):
     """log Q(a, z): 0 below loc."""
     return ew.log(sf(x, a, loc, scale))
+
+
+@method("gamma")
+def entropy(a, loc=0.0, scale=1.0):
+    """a + gammaln(a) + (1 - a) digamma(a) + log scale; from a = 250 on, scipy's asymptotic
+    series (the exact form loses its digits to cancellation there)."""
+    small = ew.less(a, 250.0)
+    r = ew.where(small, a, 1.0)                   # each branch read at a point of its own
+    g = ew.where(small, 250.0, a)
+    regular = special.digamma(r) * (1.0 - r) + r + special.gammaln(r)
+    series = (0.5 * (1.0 + LOG_2PI + log_scale(g)) - 1.0 / (3.0 * g) - g ** -2.0 / 12.0
+              - g ** -3.0 / 90.0 + g ** -4.0 / 120.0)
+    return entropy_of(ew.where(small, regular, series), loc, scale, positive(a))

@@ -6,7 +6,7 @@ the upper incomplete gamma row, Q(1 / beta, |z|^beta) / 2 in the near tail, with
 x, beta (through gammaincc's derivative in a), loc and scale."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG2, log_scale, method, positive, standard, valid
+from ._common import LOG2, entropy_of, log_scale, method, positive, standard, valid
 
 
 @method("gennorm")
@@ -55,3 +55,10 @@ def logcdf(x, beta, loc=0.0, scale=1.0):
 @method("gennorm")
 def logsf(x, beta, loc=0.0, scale=1.0):
     return ew.log(sf(x, beta, loc, scale))
+
+
+@method("gennorm")
+def entropy(beta, loc=0.0, scale=1.0):
+    """1 / beta - log(beta / 2) + gammaln(1 / beta) + log scale."""
+    return entropy_of(1.0 / beta - log_scale(0.5 * beta) + special.gammaln(1.0 / beta), loc,
+                      scale, positive(beta))

@@ -2,7 +2,7 @@
 scipy.stats.gumbel_r (loc, scale): logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with gradients
 to x, loc and scale. cdf = exp(-exp(-z))."""
 from ...numpy import elementwise as ew
-from ._common import log1mexp, log_scale, method, positive, standard, valid
+from ._common import EULER, entropy_of, log1mexp, log_scale, method, positive, standard, valid
 
 
 @method("gumbel_r")
@@ -42,3 +42,9 @@ def logsf(x, loc=0.0, scale=1.0):
 def ppf(q, loc=0.0, scale=1.0):
     """loc - scale log(-log q)"""
     return valid(loc - scale * ew.log(-ew.log(q)), positive(scale))
+
+
+@method("gumbel_r")
+def entropy(loc=0.0, scale=1.0):
+    """Euler's gamma + 1 + log scale."""
+    return entropy_of(EULER + 1.0, loc, scale)

@@ -3,7 +3,7 @@ scale): logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with gradients to x, loc and s
 density below loc, as scipy."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import above, LOG2, LOG_2PI, log_scale, method, positive, valid
+from ._common import LOG2, LOG_2PI, LOG_PI, above, entropy_of, log_scale, method, positive, valid
 
 INF = float("inf")
 SQRT1_2 = 0.7071067811865476
@@ -55,3 +55,9 @@ def logsf(x, loc=0.0, scale=1.0):
 def ppf(q, loc=0.0, scale=1.0):
     """loc + scale ndtri((1 + q) / 2)"""
     return valid(loc + scale * special.ndtri(0.5 * (1.0 + q)), positive(scale))
+
+
+@method("halfnorm")
+def entropy(loc=0.0, scale=1.0):
+    """log(pi / 2) / 2 + 1 / 2 + log scale."""
+    return entropy_of(0.5 * (LOG_PI - LOG2) + 0.5, loc, scale)

@@ -5,7 +5,7 @@ and scale (d/da the gammainc_da row, as gamma.cdf's; a second derivative in a is
 refused)."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import above, log_scale, method, positive, valid
+from ._common import LOG2, LOG_PI, above, entropy_of, log_scale, method, positive, valid
 
 INF = float("inf")
 
@@ -52,3 +52,16 @@ def sf(x, a, loc=0.0, scale=1.0):
 @method("invgamma")
 def logsf(x, a, loc=0.0, scale=1.0):
     return _log_of(sf(x, a, loc, scale), cdf(x, a, loc, scale))
+
+
+@method("invgamma")
+def entropy(a, loc=0.0, scale=1.0):
+    """a - (a + 1) digamma(a) + gammaln(a) + log scale; from a = 200 on, scipy's asymptotic
+    series."""
+    small = ew.less(a, 200.0)
+    r = ew.where(small, a, 1.0)
+    g = ew.where(small, 200.0, a)
+    regular = r - (r + 1.0) * special.digamma(r) + special.gammaln(r)
+    series = (0.5 * (1.0 - 3.0 * log_scale(g) + LOG2 + LOG_PI) + (2.0 / 3.0) / g
+              + g ** -2.0 / 12.0 - g ** -3.0 / 90.0 - g ** -4.0 / 120.0)
+    return entropy_of(ew.where(small, regular, series), loc, scale, positive(a))

@@ -2,9 +2,7 @@
 cdf, logcdf, sf, logsf, ppf. Its density has a kink at x = loc: the gradient there is 0
 (absolute's convention)."""
 from ...numpy import elementwise as ew
-from ._common import log_scale, method, positive, standard, valid
-
-LOG2 = 0.6931471805599453
+from ._common import LOG2, entropy_of, log_scale, method, positive, standard, valid
 
 
 @method("laplace")
@@ -54,3 +52,9 @@ def ppf(q, loc=0.0, scale=1.0):
     """loc - scale sign(q - 1/2) log(1 - 2 |q - 1/2|)."""
     d = q - 0.5
     return valid(loc - scale * ew.sign(d) * ew.log1p(-2.0 * ew.absolute(d)), positive(scale))
+
+
+@method("laplace")
+def entropy(loc=0.0, scale=1.0):
+    """1 + log 2 + log scale."""
+    return entropy_of(LOG2 + 1.0, loc, scale)

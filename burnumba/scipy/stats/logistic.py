@@ -2,7 +2,7 @@
 cdf, logcdf, sf, logsf, ppf, isf (through expit, log_expit and logit)."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import log_scale, method, positive, standard, valid
+from ._common import entropy_of, log_scale, method, positive, standard, valid
 
 
 @method("logistic")
@@ -45,3 +45,9 @@ def ppf(q, loc=0.0, scale=1.0):
 @method("logistic")
 def isf(q, loc=0.0, scale=1.0):
     return valid(loc - scale * special.logit(q), positive(scale))
+
+
+@method("logistic")
+def entropy(loc=0.0, scale=1.0):
+    """2 + log scale."""
+    return entropy_of(2.0, loc, scale)

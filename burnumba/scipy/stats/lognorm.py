@@ -4,7 +4,7 @@ cdf, logcdf, sf, logsf, ppf, with gradients to x, s, loc and scale; -inf (logpdf
 and 1 (sf) at and below loc, as scipy."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import above, LOG_2PI, log_scale, method, positive, valid
+from ._common import LOG_2PI, above, entropy_of, log_scale, method, positive, valid
 
 INF = float("inf")
 
@@ -58,3 +58,9 @@ def logsf(x, s, loc=0.0, scale=1.0):
 def ppf(q, s, loc=0.0, scale=1.0):
     """loc + scale exp(s ndtri(q))"""
     return valid(loc + scale * ew.exp(s * special.ndtri(q)), positive(s), positive(scale))
+
+
+@method("lognorm")
+def entropy(s, loc=0.0, scale=1.0):
+    """(1 + log 2 pi) / 2 + log s + log scale."""
+    return entropy_of(0.5 * (1.0 + LOG_2PI) + log_scale(s), loc, scale, positive(s))

@@ -115,3 +115,24 @@ def pdf(x, mean=None, cov=1, allow_singular=False):
             return eager("multivariate_normal", "pdf", x, mean, cov, allow_singular=True)
         return np.exp(_logpdf_numpy(x, mean, cov))
     return ew.exp(logpdf(x, mean, cov, allow_singular))
+
+
+def entropy(mean=None, cov=1):
+    """k (1 + log 2 pi) / 2 + sum log diag L, half the log-determinant of cov through its
+    Cholesky factor L (the cholesky row: NaN for a cov that is not positive definite; only
+    cov's lower triangle is read, as in logpdf). It does not depend on mean."""
+    if not traced(mean, cov):
+        return eager("multivariate_normal", "entropy", mean, cov)
+    k = _dim(mean, cov)
+    C = mirrored(_cov_matrix(cov, k), lower=True)
+    if not traced(C):                              # a traced mean only: a constant
+        return _entropy_numpy(k, np.asarray(C, dtype=np.float64))
+    return 0.5 * k * (1.0 + LOG_2PI) + red.sum(ew.log(shapes.diagonal(linalg.cholesky(C))))
+
+
+def _entropy_numpy(k, C):
+    try:
+        L = np.linalg.cholesky(C)
+    except np.linalg.LinAlgError:
+        return np.nan
+    return 0.5 * k * (1.0 + LOG_2PI) + float(np.sum(np.log(np.diagonal(L))))

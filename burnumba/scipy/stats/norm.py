@@ -9,7 +9,7 @@ Gradients flow to x, loc and scale; scale <= 0 gives NaN, as scipy.
 """
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG_2PI, log_scale, method, positive, standard, valid
+from ._common import LOG_2PI, entropy_of, log_scale, method, positive, standard, valid
 
 
 @method("norm")
@@ -51,3 +51,9 @@ def ppf(q, loc=0.0, scale=1.0):
 @method("norm")
 def isf(q, loc=0.0, scale=1.0):
     return valid(loc - scale * special.ndtri(q), positive(scale))
+
+
+@method("norm")
+def entropy(loc=0.0, scale=1.0):
+    """0.5 (1 + log 2 pi) + log scale."""
+    return entropy_of(0.5 * (1.0 + LOG_2PI), loc, scale)

@@ -2,7 +2,7 @@
 scale): density b / z^(b + 1) for z >= 1. logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with
 gradients to x, b, loc and scale."""
 from ...numpy import elementwise as ew
-from ._common import above, log1mexp, log_scale, method, positive, valid
+from ._common import above, entropy_of, log1mexp, log_scale, method, positive, valid
 
 INF = float("inf")
 
@@ -54,3 +54,9 @@ def logsf(x, b, loc=0.0, scale=1.0):
 def ppf(q, b, loc=0.0, scale=1.0):
     """loc + scale (1 - q)^(-1 / b)"""
     return valid(loc + scale * ew.exp(-ew.log1p(-q) / b), positive(b), positive(scale))
+
+
+@method("pareto")
+def entropy(b, loc=0.0, scale=1.0):
+    """1 + 1 / b - log b + log scale."""
+    return entropy_of(1.0 + 1.0 / b - log_scale(b), loc, scale, positive(b))

@@ -2,7 +2,7 @@
 scale): logpdf, pdf, cdf, logcdf, sf, logsf, ppf, with gradients to x, loc and scale; 0
 density below loc. sf = exp(-z^2 / 2)."""
 from ...numpy import elementwise as ew
-from ._common import above, log1mexp, log_scale, method, positive, valid
+from ._common import EULER, LOG2, above, entropy_of, log1mexp, log_scale, method, positive, valid
 
 INF = float("inf")
 
@@ -48,3 +48,9 @@ def logsf(x, loc=0.0, scale=1.0):
 def ppf(q, loc=0.0, scale=1.0):
     """loc + scale sqrt(-2 log1p(-q))"""
     return valid(loc + scale * ew.sqrt(-2.0 * ew.log1p(-q)), positive(scale))
+
+
+@method("rayleigh")
+def entropy(loc=0.0, scale=1.0):
+    """gamma / 2 + 1 - log(2) / 2 + log scale (gamma: Euler's)."""
+    return entropy_of(EULER / 2.0 + 1.0 - 0.5 * LOG2, loc, scale)

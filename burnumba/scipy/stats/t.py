@@ -7,7 +7,7 @@ in df is an error that names betainc_da's or betainc_db's argument. (df = inf, s
 limit, is not special-cased: a finite df only.)"""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG_PI, log_scale, method, positive, standard, valid
+from ._common import LOG_2PI, LOG_PI, entropy_of, log_scale, method, positive, standard, valid
 
 
 @method("t")
@@ -84,3 +84,19 @@ def logcdf(x, df, loc=0.0, scale=1.0):
 def logsf(x, df, loc=0.0, scale=1.0):
     z = standard(x, loc, scale)
     return valid(_cdf(z, df, True, log=True), positive(scale), positive(df))
+
+
+@method("t")
+def entropy(df, loc=0.0, scale=1.0):
+    """(df + 1) / 2 (digamma((df + 1) / 2) - digamma(df / 2)) + log(sqrt(df) B(df / 2, 1 / 2))
+    + log scale; from df = 100 on (df = inf included: the normal's), scipy's asymptotic
+    series (the exact form loses its digits to cancellation there)."""
+    small = ew.less(df, 100.0)
+    r = ew.where(small, df, 1.0)                  # each branch read at a point of its own
+    g = ew.where(small, 100.0, df)
+    half, half1 = 0.5 * r, 0.5 * (r + 1.0)
+    regular = (half1 * (special.digamma(half1) - special.digamma(half))
+               + 0.5 * log_scale(r) + special.betaln(half, 0.5))
+    series = (0.5 * (1.0 + LOG_2PI) + 1.0 / g + g ** -2.0 / 4.0 - g ** -3.0 / 6.0
+              - g ** -4.0 / 8.0 + 0.3 * g ** -5.0 + g ** -6.0 / 4.0)
+    return entropy_of(ew.where(small, regular, series), loc, scale, positive(df))

@@ -1,7 +1,7 @@
 """``burnumba.scipy.stats.uniform``: the uniform distribution on [loc, loc + scale]: logpdf,
 pdf, cdf, logcdf, sf, logsf, ppf, with gradients to loc and scale (and to x through cdf)."""
 from ...numpy import elementwise as ew
-from ._common import log_scale, method, positive, standard, valid
+from ._common import entropy_of, log_scale, method, positive, standard, valid
 
 INF = float("inf")
 
@@ -46,3 +46,9 @@ def logsf(x, loc=0.0, scale=1.0):
 def ppf(q, loc=0.0, scale=1.0):
     inside = ew.logical_and(ew.greater_equal(q, 0.0), ew.less_equal(q, 1.0))
     return valid(loc + scale * q, positive(scale), inside)
+
+
+@method("uniform")
+def entropy(loc=0.0, scale=1.0):
+    """log scale."""
+    return entropy_of(0.0, loc, scale)

@@ -14,7 +14,7 @@ density 1 / (2 pi), kappa < 0 gives NaN.
 """
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import LOG_2PI, log_scale, method, positive, standard, valid
+from ._common import LOG_2PI, entropy_of, log_scale, method, positive, standard, valid
 
 PI = 3.141592653589793
 TWO_PI = 6.283185307179586
@@ -158,3 +158,12 @@ def logcdf(x, kappa, loc=0.0, scale=1.0):
 @method("vonmises")
 def logsf(x, kappa, loc=0.0, scale=1.0):
     return ew.log(_tail(x, kappa, loc, scale, -1.0))
+
+
+@method("vonmises")
+def entropy(kappa, loc=0.0, scale=1.0):
+    """log(2 pi I0(kappa)) - kappa I1(kappa) / I0(kappa) + log scale, with the scaled Bessel
+    functions (i0e, i1e: finite for every kappa), as scipy."""
+    i0e = special.i0e(kappa)
+    return entropy_of(-kappa * special.i1e(kappa) / i0e + log_scale(2.0 * PI * i0e) + kappa,
+                      loc, scale, positive(kappa))

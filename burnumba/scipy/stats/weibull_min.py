@@ -3,7 +3,7 @@
 gradients to x, c, loc and scale; 0 density below loc."""
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import above, log1mexp, log_scale, method, positive, valid
+from ._common import EULER, above, entropy_of, log1mexp, log_scale, method, positive, valid
 
 INF = float("inf")
 
@@ -49,3 +49,9 @@ def logsf(x, c, loc=0.0, scale=1.0):
 def ppf(q, c, loc=0.0, scale=1.0):
     """loc + scale (-log1p(-q))^(1 / c)"""
     return valid(loc + scale * (-ew.log1p(-q)) ** (1.0 / c), positive(c), positive(scale))
+
+
+@method("weibull_min")
+def entropy(c, loc=0.0, scale=1.0):
+    """gamma (1 - 1 / c) - log c + 1 + log scale (gamma: Euler's)."""
+    return entropy_of(EULER * (1.0 - 1.0 / c) - log_scale(c) + 1.0, loc, scale, positive(c))
