@@ -1547,6 +1547,26 @@ def test_entropy_conventions_and_scipys_own_names():
         stats.skewnorm.entropy
 
 
+@pytest.mark.parametrize("dist, args", [
+    ("beta", (6e6, 7e6)), ("beta", (2.0, 5e8)), ("beta", (5e8, 3.0)), ("t", (1e4,)),
+    ("t", (np.inf,)), ("gamma", (1e5,)), ("invgamma", (1e4,)), ("chi2", (1e6,))])
+def test_entropy_asymptotic_forms_are_scipys(dist, args):
+    """Far out in the parameters, scipy's series (the exact form cancels there), with a finite
+    gradient."""
+    f = getattr(stats, dist).entropy
+    got = _value(f, args, (0,))
+    assert got == pytest.approx(getattr(ST, dist).entropy(*args), rel=1e-13)
+    assert np.isfinite(bn.grad(f)(*args))
+
+
+def test_beta_entropy_has_no_gap_where_scipys_gives_zero():
+    """scipy's beta.entropy is 0 for 4.9e6 <= a = b < 4.96e6 (none of its four forms is
+    chosen); here the exact form, between its neighbours on both sides."""
+    assert ST.beta.entropy(4.92e6, 4.92e6) == 0.0
+    got = _value(stats.beta.entropy, (4.92e6, 4.92e6), (0, 1))
+    assert ST.beta.entropy(4.97e6, 4.97e6) < got < ST.beta.entropy(4.85e6, 4.85e6)
+
+
 def test_xlogy_at_zero_has_finite_gradients():
     x, y = np.array([0.0, 0.0, 2.0]), np.array([0.0, 3.0, 0.5])
     np.testing.assert_array_equal(_value(bsp.xlogy, (x, y), (0, 1)), S.xlogy(x, y))
