@@ -1,7 +1,7 @@
 """The main benchmark command: a representative part of the reports, one line per stage.
 
-    .venv/bin/python bench/report.py            # a short part of 10 reports (3 repeats each)
-    .venv/bin/python bench/report.py --full     # all 13 reports in full (tens of minutes)
+    .venv/bin/python bench/report.py            # a short part of 13 reports (about 2.5 min)
+    .venv/bin/python bench/report.py --full     # all 17 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
 Each stage runs one report (``bench/report_*.py``) in a process of its own, with the
@@ -67,13 +67,19 @@ STAGES = {
               "bn.fori_loop against the unrolled loop and jax.jit: time, trace, memory"),
     "jacobians": ("report_jacobians.py", ["--items", "2000", "--repeats", "5"], [],
                   "per-item Jacobians of a reprojection residual: jax.jit, hand C++ Jets"),
-    # a separate report (--only trace, or --full): issue #32's targets 5 and 6, about a
-    # minute of its own (an LSTM traced in fresh processes)
-    "trace": ("report_trace.py", None, [],
+    # issue #32's targets 5 and 6; the short run with fewer repeats and one fresh process
+    # for the LSTM's first call (2.3 s; the full run about a minute)
+    "trace": ("report_trace.py", ["--repeats", "3", "--calls", "1000", "--lstm-runs", "1"], [],
               "tracing us/node, recreated vs reused closures, an LSTM's first call"),
     "startup": ("report_startup.py", None, [],
                 "cold and warm first gradients and training steps, peak memory"),
+    # --full only: what burnumba's own machinery costs (A/B tables of best-of-7 loops, no
+    # peers), printed only (no --json)
+    "guards": ("report_guards.py", None, [], "what guards cost a replay"),
+    "random": ("report_random.py", None, [], "what random draws cost, and a VI step"),
+    "custom": ("report_custom.py", None, [], "what a custom derivative rule costs"),
 }
+PRINTED_ONLY = {"guards", "random", "custom"}
 MARKDOWN_FLAG = {"scalar": ["--markdown"], "tensor": ["--markdown"],
                  "transforms": ["--markdown"], "interp": ["--markdown"],
                  "tapefile": ["--markdown"], "distributed": ["--markdown", "{out}/distributed.md"],
@@ -101,8 +107,9 @@ def machine():
 def run_stage(name, full, out):
     script, short, long_args, _ = STAGES[name]
     args = long_args if full or short is None else short
-    cmd = [sys.executable, os.path.join(HERE, script), *args, "--json",
-           os.path.join(out, f"{name}.json")]
+    cmd = [sys.executable, os.path.join(HERE, script), *args]
+    if name not in PRINTED_ONLY:
+        cmd += ["--json", os.path.join(out, f"{name}.json")]
     cmd += [a.format(out=out) for a in MARKDOWN_FLAG.get(name, [])]
     t0 = time.perf_counter()
     with open(os.path.join(out, f"{name}.out"), "w") as log:
