@@ -7,6 +7,7 @@ The special rows themselves (gammaln, polygamma, erfc, erfinv, ndtri, log_ndtr, 
 rows of the op table, so tests/test_ops.py and tests/test_ieee.py test them with the others;
 here their scalar code (kernels/special.py) is also held to scipy over the whole domain.
 """
+import warnings
 import zlib
 from typing import Callable, NamedTuple, Optional, Tuple
 
@@ -53,6 +54,14 @@ def _u(lo, hi, shape=(4,)):
 
 def _at(*values):
     return lambda rng: np.array(values)
+
+
+def _scipy_logm_quiet(a):
+    """scipy's logm without its "result may be inaccurate" warning (an estimate of 3e-13 at
+    the central differences' points of a wide spectrum; the values agree to 1e-11)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "logm result may be inaccurate")
+        return scipy.linalg.logm(a)
 
 
 def _args(*makers):
@@ -515,6 +524,14 @@ CASES = {
                  rtol=1e-12),
     "expm_large": Case(linalg.expm, scipy.linalg.expm,
                        _args(lambda r: 4.0 * r.normal(size=(3, 3))), (0,), rtol=1e-10),
+    # logm: near I (no square root), an SPD matrix, a non-normal one with a wide spectrum
+    # (several roots); values to scipy's own accuracy (its Schur form; ours has none)
+    "logm_near_identity": Case(linalg.logm, scipy.linalg.logm,
+                               _args(lambda r: np.eye(3) + 0.07 * r.normal(size=(3, 3))), (0,)),
+    "logm_spd": Case(linalg.logm, scipy.linalg.logm, _args(_spd), (0,), rtol=1e-11),
+    "logm_spread": Case(linalg.logm, _scipy_logm_quiet,
+                        _args(lambda r: np.diag([50.0, 2.0, 0.02])
+                              + np.triu(0.1 * r.normal(size=(3, 3)), 1)), (0,), rtol=1e-11),
     "lu_factor": Case(lambda a: linalg.lu_factor(a)[0], lambda a: scipy.linalg.lu_factor(a)[0],
                       _args(lambda r: r.normal(size=(4, 4))), (0,)),
     "lu_factor_tall": Case(lambda a: linalg.lu_factor(a)[0],
@@ -1565,6 +1582,24 @@ def test_beta_entropy_has_no_gap_where_scipys_gives_zero():
     assert ST.beta.entropy(4.92e6, 4.92e6) == 0.0
     got = _value(stats.beta.entropy, (4.92e6, 4.92e6), (0, 1))
     assert ST.beta.entropy(4.97e6, 4.97e6) < got < ST.beta.entropy(4.85e6, 4.85e6)
+
+
+def test_logm_decides_again_on_a_replay_and_refuses_what_is_complex():
+    """logm's square roots and iterations are decisions (guards): a replay at a matrix that
+    needs other counts traces again and stays scipy's; scipy.linalg.logm inside a traced
+    function is ours; disp=False gives scipy's error estimate; a matrix with an eigenvalue
+    on the negative real axis (scipy's logm is complex) is an error that says so."""
+    f = bn.value_and_grad(lambda a: np.sum(scipy.linalg.logm(a) * np.arange(4.0).reshape(2, 2)))
+    for A in (np.array([[1.1, 0.2], [0.1, 0.9]]), np.array([[30.0, 1.0], [0.0, 0.5]]),
+              np.array([[1.0, -0.5], [0.5, 1.0]])):       # the last: eigenvalues 1 +- 0.5i
+        value, _ = f(A)
+        assert value == pytest.approx(np.sum(scipy.linalg.logm(A) * np.arange(4.0).reshape(2, 2)),
+                                      rel=1e-13)
+    A = _spd(np.random.default_rng(4), 3)
+    err = _value(lambda a: linalg.logm(a, disp=False)[1], (A,), (0,))
+    assert err == pytest.approx(scipy.linalg.logm(A, disp=False)[1], abs=1e-14)
+    with pytest.raises(bn.InputError, match="eigenvalue on the closed negative real axis"):
+        bn.grad(lambda a: np.sum(linalg.logm(a)))(np.diag([-1.0, 2.0]))
 
 
 def test_xlogy_at_zero_has_finite_gradients():

@@ -1,5 +1,5 @@
 """``burnumba.scipy.linalg``: scipy.linalg's solve_triangular, cho_factor / cho_solve,
-lu_factor / lu_solve / lu and expm on traced values, built from the solve, cholesky and
+lu_factor / lu_solve / lu, expm and logm on traced values, built from the solve, cholesky and
 matmul rows; inv, det, solve, cholesky, eigh, eigvalsh, svd, svdvals, norm and block_diag
 with scipy's conventions (``_dense.py``).
 
@@ -28,7 +28,7 @@ from ._dense import (block_diag, cholesky, det, eigh, eigvalsh, inv, mirrored,  
                      norm, solve, svd, svdvals)
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu",
-           "expm", *_dense.__all__]
+           "expm", "logm", *_dense.__all__]
 
 
 def _scipy(name):
@@ -300,3 +300,77 @@ def expm(A):
     return R
 
 __getattr__ = namesake(__name__, "scipy.linalg")    # what burnumba does not define: scipy's own
+
+
+# log(I + Y) = integral over [0, 1] of Y (I + t Y)^-1 dt; Gauss-Legendre's 8 points on it are
+# the [8/8] Pade approximant, exact to double precision for ||Y||_1 <= 0.34 (Higham 2001,
+# "Evaluating Pade approximants of the matrix logarithm", theta_8); 0.25 keeps a margin
+_LOG_T = tuple((np.polynomial.legendre.leggauss(8)[0] + 1.0) / 2.0)
+_LOG_W = tuple(np.polynomial.legendre.leggauss(8)[1] / 2.0)
+_LOG_THETA = 0.25
+_MAX_ROOTS = 64               # (1e300)^(2^-64) - 1 ~ 4e-17: any finite matrix is near I by then
+_MAX_DB_STEPS = 100
+
+
+def _norm1(X):
+    return red.max(red.sum(ew.absolute(X), axis=0))
+
+
+def _not_real_log(what):
+    return InputError(at_user_site(
+        f"logm of a traced matrix: {what}, so the matrix is singular or has an eigenvalue "
+        "on the closed negative real axis, where scipy's logm is complex (burnumba has no "
+        "complex numbers); shift or scale the matrix, or take logm of plain values with "
+        "scipy"))
+
+
+def _sqrtm(A, eye):
+    """A^(1/2) by the product form of the Denman-Beavers iteration (Higham, Functions of
+    Matrices, (6.17)): M <- (I + (M + M^-1) / 2) / 2 and Y <- Y (I + M^-1) / 2 from M = Y =
+    A, M -> I and Y -> A^(1/2) quadratically. It stops once ||M - I||_1 is within 1e-10, or
+    stops falling by half below 1e-6 (rounding's floor, higher for an ill-conditioned A):
+    decisions, each a guard of the tape; one more step then leaves Y at rounding's level."""
+    M, Y = A, A
+    before = None
+    for _ in range(_MAX_DB_STEPS):
+        M_inv = _la.inv(M)
+        Y = products.matmul(Y, (eye + M_inv) * 0.5)
+        M = 0.5 * (eye + 0.5 * (M + M_inv))
+        off = _norm1(M - eye)
+        if bool(off <= 1e-10) or (before is not None and bool(off <= 1e-6)
+                                  and bool(off > 0.5 * before)):
+            return products.matmul(Y, (eye + _la.inv(M)) * 0.5)
+        before = off
+    raise _not_real_log(f"its square root did not converge in {_MAX_DB_STEPS} steps")
+
+
+def logm(A, disp=True):
+    """The principal matrix logarithm of a square matrix (2-D), as scipy.linalg.logm, by
+    inverse scaling and squaring without a Schur form: k square roots (``_sqrtm``) until
+    ||A^(1/2^k) - I||_1 <= 0.25, then log(I + Y) by the [8/8] Pade approximant as 8 solves
+    (Gauss-Legendre on the integral of Y (I + t Y)^-1), times 2^k. How many roots and
+    iterations is decided from the values, each decision a guard (a matrix that needs others
+    traces again). Gradients flow through the inverses, products and solves. With
+    ``disp=False``, (logm, scipy's error estimate ||expm(logm A) - A||_1 / ||A||_1). A
+    matrix whose logarithm is not real raises an error that says so (scipy's is complex)."""
+    if _builder(A) is None:
+        return _scipy("logm")(A, disp=disp)
+    shape = A.shape
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise UnsupportedOpError(at_user_site(
+            f"logm of a traced value needs one square matrix (n, n), got shape {shape}"))
+    eye = np.eye(shape[0])
+    X, k = A, 0
+    while not bool(_norm1(X - eye) <= _LOG_THETA):
+        if k == _MAX_ROOTS:
+            raise _not_real_log(f"{_MAX_ROOTS} square roots did not bring it near I")
+        X, k = _sqrtm(X, eye), k + 1
+    Y = X - eye
+    L = _LOG_W[0] * _la.solve(eye + _LOG_T[0] * Y, Y)
+    for t, w in zip(_LOG_T[1:], _LOG_W[1:]):
+        L = L + w * _la.solve(eye + t * Y, Y)
+    L = L * 2.0 ** k
+    if disp:
+        return L
+    return L, _norm1(expm(L) - A) / _norm1(A)
+
