@@ -27,6 +27,17 @@ def _per_call(base, peer, key):
     return peer[key] / base[key], min(p) / max(b), max(p) / min(b)
 
 
+def _fastest(named):
+    """{peer: (median, lo, hi)} from (system, ratios) pairs: each peer's fastest variant, a
+    variant named as its system ("jax-async", "torch.compile", "torch-compile")."""
+    best = {}
+    for system, ratios in named:
+        peer = system.split(".")[0].split("-")[0]
+        if peer in PEERS and (peer not in best or ratios[0] < best[peer][0]):
+            best[peer] = ratios
+    return best
+
+
 def rows(folder):
     """[(workload, {peer: (median, lo, hi)})] in the order of the reports."""
     out = []
@@ -36,9 +47,9 @@ def rows(folder):
         base = systems.get("burnumba")
         if not base or base.get("status") != "ok":
             continue
-        out.append((f"{name} (value and gradient)", {
-            peer: _per_call(base, r, "ns_per_call") for peer, r in systems.items()
-            if peer in PEERS and r.get("status") == "ok"}))
+        out.append((f"{name} (value and gradient)", _fastest(
+            (s, _per_call(base, r, "ns_per_call")) for s, r in systems.items()
+            if r.get("status") == "ok")))
     tensor = _load(folder, "tensor")
     for name, t in (tensor or {}).get("tables", {}).items():
         systems = t["systems"]
@@ -46,22 +57,17 @@ def rows(folder):
         if not base or base.get("status") != "ok":
             continue
         dtype = next(s for s in systems if s.startswith("burnumba ")).split(" ", 1)[1]
-        out.append((f"{name}, {dtype} (value and gradient)", {
-            s.split(" ")[0]: _per_call(base, r, "us_per_call") for s, r in systems.items()
-            if s.split(" ")[0] in PEERS and r.get("status") == "ok"}))
+        out.append((f"{name}, {dtype} (value and gradient)", _fastest(
+            (s.split(" ")[0], _per_call(base, r, "us_per_call")) for s, r in systems.items()
+            if r.get("status") == "ok")))
     transforms = _load(folder, "transforms")
     for name, c in (transforms or {}).get("cases", {}).items():
         systems = c["systems"]
         base = systems.get("burnumba")
         if not base or base.get("status") != "ok":
             continue
-        best = {}
-        for s, r in systems.items():       # a peer's fastest variant (jax.jit, vmap, ...)
-            peer = r.get("system", s.split(" ")[0]).split(".")[0]
-            if peer in PEERS and r.get("status") == "ok" and (
-                    peer not in best or r["us_per_call"] < best[peer]["us_per_call"]):
-                best[peer] = r
-        out.append((name, {p: _per_call(base, r, "us_per_call") for p, r in best.items()}))
+        out.append((name, _fastest((r.get("system", s), _per_call(base, r, "us_per_call"))
+                                   for s, r in systems.items() if r.get("status") == "ok")))
     jac = (_load(folder, "jacobians") or {}).get("systems", {})
     base = jac.get("burnumba", {})
     if base.get("status") == "ok":
@@ -76,13 +82,13 @@ def rows(folder):
         if system != "burnumba" or r.get("default", {}).get("status") != "ok":
             continue
         b = r["default"]
-        ratios = {}
-        for peer in PEERS:
-            p = cases.get(f"{peer} {case} {dtype}", {}).get("default", {})
-            if p.get("status") == "ok":
-                ratios[peer] = (p["ms_median"] / b["ms_median"], p["ms_p10"] / b["ms_p90"],
-                                p["ms_p90"] / b["ms_p10"])
-        out.append((f"training step, {case}, {dtype}", ratios))
+        out.append((f"training step, {case}, {dtype}", _fastest(
+            (other, (p["ms_median"] / b["ms_median"], p["ms_p10"] / b["ms_p90"],
+                     p["ms_p90"] / b["ms_p10"]))
+            for k, v in cases.items() for other, c, d in [k.split(" ")]
+            if (c, d) == (case, dtype)
+            for p in v.values()          # the variants (torch.compile's attention kinds)
+            if isinstance(p, dict) and p.get("status") == "ok")))
     return [(w, r) for w, r in out if r]
 
 
