@@ -1,6 +1,6 @@
 """The main benchmark command: a representative part of the reports, one line per stage.
 
-    .venv/bin/python bench/report.py            # a short part of 12 reports (about 2.5 min)
+    .venv/bin/python bench/report.py            # a short part of 16 reports (about 2.5 min)
     .venv/bin/python bench/report.py --full     # all 17 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
@@ -35,12 +35,14 @@ PEERS = ("micrograd", "autograd", "jax", "torch", "casadi")
 STAGES = {
     # the short run's cold starts: the tiny graph's first gradient (this report) and the GPT
     # training step's first result (report_train), each on an empty kernel cache and then on
-    # the filled one. The tensor report's (the MLP's kernels on an empty cache, 13 s on the
-    # AMD VM) runs with --full only (--cold none: warm first results)
+    # the filled one. The tensor report's first results (cold: the MLP's kernels on an empty
+    # cache, 13 s on the AMD VM) run with --full only
     "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3", "--target-s", "0.2"],
                [], "the paper's scalar graphs, per call; cold and warm start-up"),
-    "tensor": ("report_tensor.py", ["--quick", "--repeats", "3", "--batches", "64", "--cold",
-                                   "none"],
+    # the short run without the first-result processes (5 s; the README's start-up figures
+    # are scalar's and train's)
+    "tensor": ("report_tensor.py", ["--quick", "--repeats", "3", "--batches", "64",
+                                   "--skip-first"],
                ["--dtype", "both"], "an MLP and a GPT block, value and gradient"),
     "transforms": ("report_transforms.py", ["--quick", "--repeats", "3"], [],
                    "hvp, Hessian, per-sample gradients, the njit handle"),
@@ -67,18 +69,22 @@ STAGES = {
               "bn.fori_loop against the unrolled loop and jax.jit: time, trace, memory"),
     "jacobians": ("report_jacobians.py", ["--items", "2000", "--repeats", "5"], [],
                   "per-item Jacobians of a reprojection residual: jax.jit, hand C++ Jets"),
-    # --full only (or --only trace): issue #32's targets 5 and 6, about a minute. With 3
-    # repeats and one LSTM process it took 7 s in a fresh clone (its kernels built in the
-    # stage), which put the short run over its 3 minutes (184 s, 2026-12-07 22:07 UTC)
-    "trace": ("report_trace.py", None, [],
+    # issue #32's targets 5 and 6 (the full run about a minute); the short run with 3
+    # repeats and one fresh process for the LSTM's first call, its kernels in kernels.json
+    # (built in the stage, they took it to 7 s in a fresh clone)
+    "trace": ("report_trace.py", ["--repeats", "3", "--calls", "1000", "--lstm-runs", "1"], [],
               "tracing us/node, recreated vs reused closures, an LSTM's first call"),
+    # --full only: about 2 minutes of fresh processes; the short run's scalar and train
+    # stages measure its figures for the README (cold and warm first results, peak RSS)
     "startup": ("report_startup.py", None, [],
                 "cold and warm first gradients and training steps, peak memory"),
-    # --full only: what burnumba's own machinery costs (A/B tables of best-of-7 loops, no
-    # peers), printed only (no --json)
-    "guards": ("report_guards.py", None, [], "what guards cost a replay"),
-    "random": ("report_random.py", None, [], "what random draws cost, and a VI step"),
-    "custom": ("report_custom.py", None, [], "what a custom derivative rule costs"),
+    # what burnumba's own machinery costs (A/B tables of best-of-7 loops), printed only (no
+    # --json); the short run: guards' cases without the README workloads' table (16 s),
+    # best of 3 shorter loops
+    "guards": ("report_guards.py", ["--quick", "--cases-only"], [],
+               "what guards cost a replay; an Adam loop passing i against autograd and jax"),
+    "random": ("report_random.py", ["--quick"], [], "what random draws cost, and a VI step"),
+    "custom": ("report_custom.py", ["--quick"], [], "what a custom derivative rule costs"),
 }
 PRINTED_ONLY = {"guards", "random", "custom"}
 MARKDOWN_FLAG = {"scalar": ["--markdown"], "tensor": ["--markdown"],

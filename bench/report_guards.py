@@ -1,6 +1,6 @@
 """What guards cost: the cases of ``guard_workloads.py``, timed with a plain loop; a table.
 
-    .venv/bin/python bench/report_guards.py [--quick]
+    .venv/bin/python bench/report_guards.py [--quick] [--readme-only | --cases-only]
 
 Each figure is the best of 7 repeats of (loop time / N), N chosen so that a repeat takes
 about 0.2 s (0.02 s with --quick): the best, not the median, because the figures that matter
@@ -113,6 +113,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--readme-only", action="store_true",
                         help="only the table of one guard on each README workload")
+    parser.add_argument("--cases-only", action="store_true",
+                        help="only the table of the guarded cases (bench/report.py's short run)")
     args = parser.parse_args()
     if args.readme_only:
         readme_table(11 if args.quick else ROUNDS)
@@ -135,7 +137,8 @@ def main():
         ref = base.get(case)
         ratio = f"  {t / results[ref]:.3f} x {ref}" if ref in results else ""
         print(f"{case:28s} {unit}{ratio}")
-    readme_table(11 if args.quick else ROUNDS)
+    if not args.cases_only:
+        readme_table(11 if args.quick else ROUNDS)
 
 
 if __name__ == "__main__":

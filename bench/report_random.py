@@ -9,7 +9,7 @@
    plan and the scalar fast path) and a trace. Run it on this branch and on the commit before
    (``git stash`` / another worktree) to compare.
 
-    python bench/report_random.py
+    python bench/report_random.py [--quick]
 
 Prints times (best of 7 repeats, microseconds per call); asserts nothing.
 """
@@ -74,9 +74,14 @@ def make_jax(X, y):
     return step
 
 
+REPEATS = 7                      # 3 with --quick (bench/report.py's short run)
+SCALE = 1.0                      # the loops' lengths: 0.2 with --quick
+
+
 def best(fn, *args, number=200):
     fn(*args)                                          # trace / compile
-    return min(timeit.repeat(lambda: fn(*args), number=number, repeat=7)) / number * 1e6
+    number = max(1, int(number * SCALE))
+    return min(timeit.repeat(lambda: fn(*args), number=number, repeat=REPEATS)) / number * 1e6
 
 
 def vi_step():
@@ -119,5 +124,8 @@ def overhead():
 
 
 if __name__ == "__main__":
+    import sys
+    if "--quick" in sys.argv[1:]:          # best of 3 loops a fifth as long
+        REPEATS, SCALE = 3, 0.2
     vi_step()
     overhead()
