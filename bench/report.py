@@ -37,7 +37,7 @@ STAGES = {
     # training step's first result (report_train), each on an empty kernel cache and then on
     # the filled one. The tensor report's first results (cold: the MLP's kernels on an empty
     # cache, 13 s on the AMD VM) run with --full only
-    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3", "--target-s", "0.2"],
+    "scalar": ("report_scalar.py", ["--calls", "20000", "--repeats", "3", "--target-s", "0.15"],
                [], "the paper's scalar graphs, per call; cold and warm start-up"),
     # the short run without the first-result processes (5 s; the README's start-up figures
     # are scalar's and train's)
@@ -49,7 +49,7 @@ STAGES = {
     "train": ("report_train.py", ["--quick", "--no-curve", "--dtype", "float32", "--cases",
                                   "gpt-b8,makemore-b64", "--embedded"], [],
               "training steps of the paper's GPT and makemore MLP"),
-    "interp": ("report_interp.py", ["--ops", "6000", "--repeats", "3"], [],
+    "interp": ("report_interp.py", ["--ops", "6000", "--repeats", "3", "--seconds", "0.2"], [],
                "random scalar graphs against a C switch interpreter"),
     "tapefile": ("report_tapefile.py", ["--n", "500", "--repeats", "5"], [],
                  "saving and loading tapes"),
