@@ -1600,6 +1600,8 @@ def test_logm_decides_again_on_a_replay_and_refuses_what_is_complex():
     assert err == pytest.approx(scipy.linalg.logm(A, disp=False)[1], abs=1e-14)
     with pytest.raises(bn.InputError, match="eigenvalue on the closed negative real axis"):
         bn.grad(lambda a: np.sum(linalg.logm(a)))(np.diag([-1.0, 2.0]))
+    t, w = np.polynomial.legendre.leggauss(8)          # logm's Gauss-Legendre constants
+    assert linalg._LOG_T == tuple((t + 1.0) / 2.0) and linalg._LOG_W == tuple(w / 2.0)
 
 
 def test_xlogy_at_zero_has_finite_gradients():
