@@ -1,6 +1,6 @@
 """The main benchmark command: a representative part of the reports, one line per stage.
 
-    .venv/bin/python bench/report.py            # a short part of 16 reports (about 2.5 min)
+    .venv/bin/python bench/report.py            # a short part of 12 reports (about 2.5 min)
     .venv/bin/python bench/report.py --full     # all 17 reports in full (tens of minutes)
     .venv/bin/python bench/report.py --only scalar,tensor --out /tmp/run
 
@@ -69,22 +69,23 @@ STAGES = {
               "bn.fori_loop against the unrolled loop and jax.jit: time, trace, memory"),
     "jacobians": ("report_jacobians.py", ["--items", "2000", "--repeats", "5"], [],
                   "per-item Jacobians of a reprojection residual: jax.jit, hand C++ Jets"),
-    # issue #32's targets 5 and 6 (the full run about a minute); the short run with 3
-    # repeats and one fresh process for the LSTM's first call, its kernels in kernels.json
-    # (built in the stage, they took it to 7 s in a fresh clone)
-    "trace": ("report_trace.py", ["--repeats", "3", "--calls", "1000", "--lstm-runs", "1"], [],
+    # --full only, as the three below (or --only trace,guards,random,custom; their kernels
+    # are in kernels.json): issue #32's targets 5 and 6, about a minute. With their short
+    # parts (trace with 3 repeats and one LSTM process, guards --quick --cases-only, random
+    # --quick, custom --quick: 8 s together) the main command took 178-192 s in five fresh
+    # clones (2026-12-07 22:55-23:14 UTC), against 172-179 s without them
+    "trace": ("report_trace.py", None, [],
               "tracing us/node, recreated vs reused closures, an LSTM's first call"),
     # --full only: about 2 minutes of fresh processes; the short run's scalar and train
     # stages measure its figures for the README (cold and warm first results, peak RSS)
     "startup": ("report_startup.py", None, [],
                 "cold and warm first gradients and training steps, peak memory"),
     # what burnumba's own machinery costs (A/B tables of best-of-7 loops), printed only (no
-    # --json); the short run: guards' cases without the README workloads' table (16 s),
-    # best of 3 shorter loops
-    "guards": ("report_guards.py", ["--quick", "--cases-only"], [],
+    # --json)
+    "guards": ("report_guards.py", None, [],
                "what guards cost a replay; an Adam loop passing i against autograd and jax"),
-    "random": ("report_random.py", ["--quick"], [], "what random draws cost, and a VI step"),
-    "custom": ("report_custom.py", ["--quick"], [], "what a custom derivative rule costs"),
+    "random": ("report_random.py", None, [], "what random draws cost, and a VI step"),
+    "custom": ("report_custom.py", None, [], "what a custom derivative rule costs"),
 }
 PRINTED_ONLY = {"guards", "random", "custom"}
 MARKDOWN_FLAG = {"scalar": ["--markdown"], "tensor": ["--markdown"],
