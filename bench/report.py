@@ -70,10 +70,10 @@ STAGES = {
     "jacobians": ("report_jacobians.py", ["--items", "2000", "--repeats", "5"], [],
                   "per-item Jacobians of a reprojection residual: jax.jit, hand C++ Jets"),
     # --full only, as the three below (or --only trace,guards,random,custom): issue #32's
-    # targets 5 and 6, about a minute. With their short
-    # parts (trace with 3 repeats and one LSTM process, guards --quick --cases-only, random
-    # --quick, custom --quick: 8 s together) the main command took 178-192 s in five fresh
-    # clones (2026-12-07 22:55-23:14 UTC), against 172-179 s without them
+    # targets 5 and 6, about a minute. With their short parts (trace with 3 repeats and one
+    # LSTM process, guards --quick --cases-only, random --quick, custom --quick: 8 s
+    # together) the main command took 178-192 s in five fresh clones (2026-12-07 22:55-23:14
+    # UTC), against 172-179 s without them
     "trace": ("report_trace.py", None, [],
               "tracing us/node, recreated vs reused closures, an LSTM's first call"),
     # --full only: about 2 minutes of fresh processes; the short run's scalar and train
