@@ -102,8 +102,14 @@ def entropy_of(standard_entropy, loc, scale, *conditions):
     its standard form's (a function of the shape parameters) + log(scale), NaN where the
     scale is not positive or a condition fails, in the shape of every parameter broadcast
     together, loc included (on which it does not depend)."""
-    out = valid(standard_entropy + log_scale(scale), positive(scale), *conditions)
-    if not traced(loc) and np.ndim(loc) > 0:      # a traced loc broadcasts in nan_from
+    return in_loc_shape(valid(standard_entropy + log_scale(scale), positive(scale),
+                              *conditions), loc)
+
+
+def in_loc_shape(out, loc):
+    """``out`` broadcast with a plain array ``loc``'s shape, for a function that does not
+    depend on loc (a traced loc broadcasts in ``nan_from``)."""
+    if not traced(loc) and np.ndim(loc) > 0:
         out = out + np.zeros(np.shape(loc))
     return out
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from ...numpy import elementwise as ew
 from .. import special
-from ._common import method, traced, valid
+from ._common import in_loc_shape, method, traced, valid
 
 
 def _p_ok(p):
@@ -58,7 +58,4 @@ def logsf(k, p, loc=0):
 @method("bernoulli")
 def entropy(p, loc=0):
     """entr(p) + entr(1 - p) (in nats), NaN for p outside [0, 1]."""
-    out = valid(special.entr(p) + special.entr(1.0 - p), _p_ok(p))
-    if not traced(loc) and np.ndim(loc) > 0:
-        out = out + np.zeros(np.shape(loc))
-    return out
+    return in_loc_shape(valid(special.entr(p) + special.entr(1.0 - p), _p_ok(p)), loc)
