@@ -9,7 +9,9 @@ Parts (float64, one thread each, bench/_single_thread.py, all in this process):
 * ``ode``: issue #32's workload, 10 Euler steps of small vector ops on a state of 1000, the
   gradient with respect to the initial state (``loop_workloads.py``): burnumba's Python loop
   (unrolled into the tape), bn.fori_loop (with checkpoint=True too), jax.jit of the Python
-  loop and of lax.fori_loop. Per call: the median of 7 repeats of a loop of calls.
+  loop and of lax.fori_loop. Per call: the median of 7 repeats of a loop of calls, the
+  systems interleaved in two rounds and the better kept (with --quick: one round of 5; the
+  long table's repeats 3).
 * ``overhead``: the per-step cost of bn.fori_loop's runner with almost no arithmetic (a
   state of one element): (time at 2000 steps - time at 20 steps) / 1980.
 * ``long``: the step on a state of 100 for 10 .. 10^4 steps: the trace time (burnumba: the
