@@ -591,7 +591,7 @@ CASES = {
 
 
 # entropy: scipy's value and central differences of it at points across each branch
-# (gamma's series from a = 250, invgamma's from 200, chi2's from df = 250, t's from 100); the
+# (gamma's series from a = 250, invgamma's from 200, chi2's from df = 500, t's from 100); the
 # gradient to loc is 0
 _ENTROPY_SHAPES = {
     "norm": (), "expon": (), "uniform": (), "laplace": (), "logistic": (), "cauchy": (),
