@@ -114,7 +114,7 @@ def main():
     parser.add_argument("--readme-only", action="store_true",
                         help="only the table of one guard on each README workload")
     parser.add_argument("--cases-only", action="store_true",
-                        help="only the table of the guarded cases (bench/report.py's short run)")
+                        help="only the table of the guarded cases (2 s with --quick)")
     args = parser.parse_args()
     if args.readme_only:
         readme_table(11 if args.quick else ROUNDS)

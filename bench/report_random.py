@@ -74,17 +74,19 @@ def make_jax(X, y):
     return step
 
 
-REPEATS = 7                      # 3 with --quick (bench/report.py's short run)
-SCALE = 1.0                      # the loops' lengths: 0.2 with --quick
+def timer(quick):
+    """best(fn, *args, number=): microseconds per call, the best of 7 loops of ``number``
+    calls (with ``quick``: of 3 loops a fifth as long)."""
+    repeats, scale = (3, 0.2) if quick else (7, 1.0)
+
+    def best(fn, *args, number=200):
+        fn(*args)                                      # trace / compile
+        n = max(1, int(number * scale))
+        return min(timeit.repeat(lambda: fn(*args), number=n, repeat=repeats)) / n * 1e6
+    return best
 
 
-def best(fn, *args, number=200):
-    fn(*args)                                          # trace / compile
-    number = max(1, int(number * SCALE))
-    return min(timeit.repeat(lambda: fn(*args), number=number, repeat=REPEATS)) / number * 1e6
-
-
-def vi_step():
+def vi_step(best):
     X, y = data()
     mu, log_sigma = np.zeros(D), np.full(D, -1.0)
     print(f"VI step (D={D}, N={N}, S={S} samples), the ELBO gradient with fresh noise per call:")
@@ -109,7 +111,7 @@ def vi_step():
         print(f"  burnumba's gradients equal autograd's on the same seed, 3 calls: {same}")
 
 
-def overhead():
+def overhead(best):
     x = np.linspace(-1.0, 1.0, 8)
     g = bn.grad(lambda x: np.sum(np.tanh(x) * x))
     s = bn.grad(lambda a, b: a * b + np.sin(a), argnums=(0, 1))
@@ -125,7 +127,6 @@ def overhead():
 
 if __name__ == "__main__":
     import sys
-    if "--quick" in sys.argv[1:]:          # best of 3 loops a fifth as long
-        REPEATS, SCALE = 3, 0.2
-    vi_step()
-    overhead()
+    timed = timer("--quick" in sys.argv[1:])
+    vi_step(timed)
+    overhead(timed)
