@@ -47,6 +47,7 @@ import numpy as np
 import burnumba as bn
 import burnumba.numpy as bnp
 from _child import load_compiled, time_per_call
+from report_scalar import calls_within
 from burnumba.kernels import OPCODE, layout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -156,14 +157,9 @@ def casadi_call(ops, x):
     return call
 
 
-def _calls_within(call, seconds, calls):
-    """``calls``, or (0) as many calls as take about ``seconds``, timed on 5 calls."""
-    if calls:
-        return calls
-    t = time.perf_counter()
-    for _ in range(5):
-        call()
-    return max(3, int(seconds / ((time.perf_counter() - t) / 5)))
+def _calls(call, seconds, calls):
+    """``calls``, or (0) as many calls as take about ``seconds`` (report_scalar's estimate)."""
+    return calls or calls_within(call, 10 ** 9, seconds)
 
 
 def measure(ops, calls, repeats, c_fn, seconds=0.3):
@@ -176,7 +172,7 @@ def measure(ops, calls, repeats, c_fn, seconds=0.3):
     value, grad = vg(x)
     for _ in range(20):
         vg(x)
-    bn_s = time_per_call(lambda: vg(x), _calls_within(lambda: vg(x), seconds, calls),
+    bn_s = time_per_call(lambda: vg(x), _calls(lambda: vg(x), seconds, calls),
                          repeats)[0]
     row = {"ops": ops, "nodes": n, "trace_us_per_node": trace_s / n * 1e6,
            "burnumba_us": bn_s * 1e6, "burnumba_ns_per_node": bn_s / n * 1e9}
@@ -206,7 +202,7 @@ def measure(ops, calls, repeats, c_fn, seconds=0.3):
         for _ in range(20):
             c_fn(ip, fp, ctypes.byref(err))
         c_call = lambda: c_fn(ip, fp, ctypes.byref(err))                 # noqa: E731
-        c_s = time_per_call(c_call, _calls_within(c_call, seconds, calls), repeats)[0]
+        c_s = time_per_call(c_call, _calls(c_call, seconds, calls), repeats)[0]
         row.update(c_us=c_s * 1e6, c_ns_per_node=c_s / n * 1e9, ratio=bn_s / c_s)
     ca_call = casadi_call(ops, x)
     if ca_call is not None:
@@ -215,7 +211,7 @@ def measure(ops, calls, repeats, c_fn, seconds=0.3):
         np.testing.assert_allclose(ca_grad, grad, rtol=1e-12, atol=1e-12 * np.abs(grad).max())
         for _ in range(20):
             ca_call()
-        ca_s = time_per_call(ca_call, _calls_within(ca_call, seconds, calls // 2), repeats)[0]
+        ca_s = time_per_call(ca_call, _calls(ca_call, seconds, calls // 2), repeats)[0]
         row.update(casadi_us=ca_s * 1e6, casadi_ratio=ca_s / bn_s)
     return row
 

@@ -281,7 +281,7 @@ def expm(A):
         raise UnsupportedOpError(at_user_site(
             f"expm of a traced value needs one square matrix (n, n), got shape {shape}"))
     n = shape[0]
-    norm1 = _norm1(A)
+    norm1 = _la.norm(A, 1)
     s = ew.maximum(ew.ceil(ew.log2(norm1 / _THETA13)), 0.0)
     s = ew.stop_gradient(ew.where(ew.isfinite(s), s, 0.0))
     X = A * ew.exp2(-s)
@@ -315,10 +315,6 @@ _MAX_ROOTS = 64               # (1e300)^(2^-64) - 1 ~ 4e-17: any finite matrix i
 _MAX_DB_STEPS = 100
 
 
-def _norm1(X):
-    return red.max(red.sum(ew.absolute(X), axis=0))
-
-
 def _not_real_log(what):
     return InputError(at_user_site(
         f"logm of a traced matrix: {what}, so the matrix is singular or has an eigenvalue "
@@ -339,7 +335,7 @@ def _sqrtm(A, eye):
         M_inv = _la.inv(M)
         Y = products.matmul(Y, (eye + M_inv) * 0.5)
         M = 0.5 * (eye + 0.5 * (M + M_inv))
-        off = _norm1(M - eye)
+        off = _la.norm(M - eye, 1)
         if bool(off <= 1e-10) or (before is not None and bool(off <= 1e-6)
                                   and bool(off > 0.5 * before)):
             return products.matmul(Y, (eye + _la.inv(M)) * 0.5)
@@ -364,7 +360,7 @@ def logm(A, disp=True):
             f"logm of a traced value needs one square matrix (n, n), got shape {shape}"))
     eye = np.eye(shape[0])
     X, k = A, 0
-    while not bool(_norm1(X - eye) <= _LOG_THETA):
+    while not bool(_la.norm(X - eye, 1) <= _LOG_THETA):
         if k == _MAX_ROOTS:
             raise _not_real_log(f"{_MAX_ROOTS} square roots did not bring it near I")
         X, k = _sqrtm(X, eye), k + 1
@@ -375,7 +371,7 @@ def logm(A, disp=True):
     L = L * 2.0 ** k
     if disp:
         return L
-    return L, _norm1(expm(L) - A) / _norm1(A)
+    return L, _la.norm(expm(L) - A, 1) / _la.norm(A, 1)
 
 
 __getattr__ = namesake(__name__, "scipy.linalg")    # what burnumba does not define: scipy's own
