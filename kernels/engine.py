@@ -105,6 +105,14 @@ def run_all(callers, mode):
     return None
 
 
+def fast_entry(local, run, n_in, with_value, single):
+    """The C fast path over a scalar runner ``run`` (``_bncall.Fast``: the argument check,
+    this thread's caller ``local.caller`` and the result, in one call), or None with an
+    extension built before it."""
+    fast = getattr(_extension, "Fast", None)
+    return None if fast is None else fast(local, run, n_in, with_value, single)
+
+
 def has_scalar_calls():
     """Whether callers have the C scalar fast path (``value_and_grad`` of a tuple of floats)."""
     return _Caller is not None

@@ -342,3 +342,42 @@ def test_a_decision_after_block_rows_reads_their_values():
         assert np.isclose(value, plain(x), rtol=1e-13)
         fd = [(plain(x + h) - plain(x - h)) / 2e-6 for h in np.eye(4) * 1e-6]
         np.testing.assert_allclose(grad, fd, rtol=1e-6)
+
+
+def _piecewise(a, b):
+    if a * b > 1.0:                     # a guard: two variants of one signature
+        return np.tanh(a) * b ** 2
+    return np.log1p(a * a) - 3.0 * b + np.sqrt(b)
+
+
+def test_the_scalar_entry_gives_what_the_python_runner_gives():
+    """A transformed function's scalar fast path (``run.entry``: the C extension's Fast, else
+    Python's float_entry) returns None unless every argument is a Python float; otherwise
+    what the Python runner and the general path give, bit for bit: value_and_grad, grad of
+    one argument, permuted argnums, a guard that switches branch, a NaN value, and a thread
+    whose first call has no caller yet."""
+    import threading
+    cases = [bn.value_and_grad(_piecewise, argnums=(0, 1)), bn.grad(_piecewise, argnums=(0, 1)),
+             bn.value_and_grad(_piecewise, argnums=(1, 0)),
+             bn.value_and_grad(lambda a: np.sqrt(a) * a), bn.grad(lambda a: np.sqrt(a) * a)]
+    points = [(0.5, 3.0), (2.0, 3.0), (0.5, 3.0), (-1.0, 2.0), (4.0, -2.0)]
+    for f in cases:
+        n = f.__wrapped__.__code__.co_argcount
+        for p in points:
+            args = tuple(float(x) for x in p[:n])
+            expected = f._transformed.call(args, {})        # the general path
+            f(*args)
+            got = f(*args)                                 # the fast path
+            assert repr(got) == repr(expected), (f, args)
+        state = f._transformed
+        entry = state.fast[1]
+        assert entry((1,) * n) is None and entry((1.0,) * (n + 1)) is None
+        assert entry(tuple(np.float64(1.0) for _ in range(n))) is None
+        results = []
+        thread = threading.Thread(target=lambda: results.extend(
+            repr(f(*p[:n])) for p in points * 2))
+        thread.start()
+        thread.join()
+        assert results == [repr(f._transformed.call(tuple(p[:n]), {})) for p in points * 2]
+    assert type(cases[0]._transformed.fast[1]).__name__ == (
+        "Fast" if hasattr(engine._extension, "Fast") else "function")

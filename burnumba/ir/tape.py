@@ -24,6 +24,7 @@ from .._errors import (DataError, GuardError, InputError, NestedTrace, OutputErr
 from ..tracing.loops import nest
 from ..tracing.concrete import (COMPARISONS, EXACT, FIRST_COMPARISON, INTEGER, NAN,
                                 REFLECTED, TRUTH, describe, holds, holds_rows)
+from ..tracing.plan import float_entry
 from ..tracing.pytree import unflatten
 from ..tracing.randomness import draw_into, generator_states, put_back
 from ..tracing.signature import Signature, explain_mismatch, ints_static_in, structure
@@ -616,6 +617,9 @@ class Tape:
         When a guard fails, ``run(args)`` returns ``switch(args, tape, k)`` (k: the failed
         guard) when ``switch`` is given, else raises GuardError; ``run.attempt(args)``
         returns None instead (a variant tried without an exception: TapeCache's switch).
+        ``run.entry(args)`` is what a transformed function calls: None unless ``args`` is
+        ``nd`` Python floats, else ``run(args)``; with the extension, in one C call that runs
+        this thread's caller itself and leaves to ``run`` only what is not the plain case.
         """
         local = self._local
         nd = self.n_diff
@@ -646,6 +650,8 @@ class Tape:
                 if in_c:
                     s.call.set_guards(self.n + self.guard_pos, self.guard_kinds,
                                       self.guard_values)
+                if in_c or not guarded:
+                    local.caller = s.call         # the C entry's (run.entry) from now on
             if s.mem is None:
                 s.mem = memoryview(s.F)
             local.scalar = s
@@ -701,6 +707,10 @@ class Tape:
         run = make(refuse if switch is None else lambda args, k: switch(args, self, k))
         attempt = make(lambda args, k: None)
         run.attempt = attempt
+        entry = None
+        if native and (in_c or not guarded) and (identity or (single and nd == 1)):
+            entry = kernels.engine.fast_entry(local, run, nd, with_value, single)
+        run.entry = entry or float_entry(run, nd)
         return run
 
     # -- public calls, with the arguments checked against the traced signature --------------

@@ -671,15 +671,13 @@ class _Transformed(TapeCache):
             if SWITCH.on:                # debug_nans: traced again, with source lines
                 return state.call(args, kwargs)
             fast = state.fast
-            if fast is not None and not kwargs and len(args) == fast[0]:
-                for a in args:
-                    if type(a) is not float:
-                        break
-                else:
-                    try:
-                        return fast[1](args)
-                    except GuardError as e:     # another branch: the other variants, or a
-                        return state.call(args, kwargs, e)              # new trace
+            if fast is not None and not kwargs:
+                try:
+                    out = fast[1](args)         # None unless every argument is a float
+                except GuardError as e:         # another branch: the other variants, or a
+                    return state.call(args, kwargs, e)                  # new trace
+                if out is not None:
+                    return out
             plan = state.plan
             if plan is not None and not kwargs:
                 leaves = plan.match(args)
@@ -722,7 +720,7 @@ class _Transformed(TapeCache):
                 and sorted(argnums) == list(range(len(args)))
                 and all(type(a) is float for a in args)):
             self.fast_argnums = argnums
-            self.fast = (len(args), self._runner(tape), tape)
+            self.fast = (len(args), self._runner(tape).entry, tape)
 
     def _runner(self, tape):
         runner = self.runners.get(tape)
@@ -756,7 +754,7 @@ class _Transformed(TapeCache):
                 # general path's own calls
                 fast = self.fast
                 if fast is not None:
-                    self.fast = (fast[0], runner, other)
+                    self.fast = (fast[0], runner.entry, other)
                 return result
         raise tape.guard_error(k)
 
@@ -787,7 +785,7 @@ class _Transformed(TapeCache):
         # one: its by-ops tapes' is set by by_ops)
         if self.fast is not None and self.fast[2] is not tape and not tape.custom \
                 and tape.n_diff == self.fast[0] == len(tape.in_slots):
-            self.fast = (self.fast[0], self._runner(tape), tape)
+            self.fast = (self.fast[0], self._runner(tape).entry, tape)
 
     def call(self, args, kwargs, failed=None):
         """The general path; ``failed``: the GuardError a fast path got at these arguments."""
@@ -844,7 +842,7 @@ class _Transformed(TapeCache):
                     if (not self.has_aux and not tape.draws
                             and sorted(argnums) == list(range(len(args)))
                             and all(type(a) is float for a in args)):
-                        self.fast = (len(args), self._ops_runner(tape, argnums), tape)
+                        self.fast = (len(args), self._ops_runner(tape, argnums).entry, tape)
                 return plan.run(sig.diff + sig.data)
             state = tape.state()
             flat = tape.run_forward(sig.diff + sig.data, state)

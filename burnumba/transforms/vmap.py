@@ -390,7 +390,7 @@ class _VMapped(Cache):
                 f"samples), got {out_axes!r}"))
         self.out_axes = out_axes
         self.threads = threads or os.cpu_count() or 1
-        self.pool = None
+        self.pool = None                 # (pid, executor): chunks on a pool of its threads
         self.plan = None                 # the _CallPlan of the last call (its fast path)
         # a function with Python decisions whose last call's samples all took one branch:
         # (its _Variant, the _CallPlan of the branch), the fast path of calls whose
@@ -756,13 +756,17 @@ class _VMapped(Cache):
         values = engine.run_all(tuple(callers), mode)
         if values is not None:
             return values
-        if self.pool is None:
+        # the pool and the process that made it: a child forked after the parent made it has
+        # its queue but not its threads (a submit there would wait forever), so it makes its own
+        pool = self.pool
+        if pool is None or pool[0] != os.getpid():
             with self.lock:
-                if self.pool is None:
-                    self.pool = concurrent.futures.ThreadPoolExecutor(
-                        self.threads - 1, thread_name_prefix="burnumba-vmap")
+                pool = self.pool
+                if pool is None or pool[0] != os.getpid():
+                    pool = self.pool = (os.getpid(), concurrent.futures.ThreadPoolExecutor(
+                        self.threads - 1, thread_name_prefix="burnumba-vmap"))
         # the first chunk runs on the calling thread, the others on the pool's
-        others = [self.pool.submit(call, mode) for call in callers[1:]]
+        others = [pool[1].submit(call, mode) for call in callers[1:]]
         try:
             first = callers[0](mode)
         finally:
