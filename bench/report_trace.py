@@ -10,6 +10,8 @@ Methodology
   the graph included, as a user pays it). Scalar: report_interp.py's random scalar graph
   (``--ops`` operations, softmaxes of stacked scalars included). Tensor: the LSTM below
   (matmuls, concatenations, slices, elementwise gates), differentiated in its parameters.
+  Beside it, the same function run on the numpy values themselves, untraced (the two
+  alternate): what the program's own Python and numpy cost, which a trace pays too.
 * Recreated closures: ``bn.grad(lambda x: ...)(x)`` with the lambda written in the timed
   loop (a new function object each call) against ``g(x)`` of one ``g = bn.grad(f)``, in
   this thread's CPU time (``time.thread_time``: the waits of a loaded machine left out); the
@@ -51,13 +53,21 @@ def _fmt(s, digits=2):
 
 
 def trace_per_node(f, args, repeats):
+    """The tape's nodes, and per node: µs of ``bn.trace(f, *args)`` and of ``f(*args)`` run
+    on the numpy values themselves (the same Python, untraced: what the program costs
+    without burnumba), alternating."""
     tape = bn.trace(f, *args)
-    times = []
+    f(*args)
+    times, plain = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         bn.trace(f, *args)
-        times.append((time.perf_counter() - t0) / tape.n * 1e6)
-    return tape.n, _stats(times)
+        t1 = time.perf_counter()
+        f(*args)
+        t2 = time.perf_counter()
+        times.append((t1 - t0) / tape.n * 1e6)
+        plain.append((t2 - t1) / tape.n * 1e6)
+    return tape.n, _stats(times), _stats(plain)
 
 
 def _cpu_per_call(call, n):
@@ -176,12 +186,15 @@ def main(argv=None):
         return lstm_child()
     print(f"# load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
     x = np.random.default_rng(1).uniform(-1.0, 1.0, 64)
-    n_scalar, scalar = trace_per_node(random_graph(args.ops), (x,), args.repeats)
+    n_scalar, scalar, scalar_np = trace_per_node(random_graph(args.ops), (x,), args.repeats)
     f, fargs = lstm()
-    n_tensor, tensor = trace_per_node(f, fargs, args.repeats)
-    head = ("program", "tape nodes", "trace µs/node: median (range)")
-    print_table(head, [("scalar (random graph)", f"{n_scalar:,}", _fmt(scalar)),
-                       ("tensor (2-layer LSTM)", f"{n_tensor:,}", _fmt(tensor))],
+    n_tensor, tensor, tensor_np = trace_per_node(f, fargs, args.repeats)
+    head = ("program", "tape nodes", "trace µs/node: median (range)",
+            "untraced numpy µs/node", "trace / numpy")
+    print_table(head, [("scalar (random graph)", f"{n_scalar:,}", _fmt(scalar), _fmt(scalar_np),
+                        f"{scalar['median'] / scalar_np['median']:.1f}"),
+                       ("tensor (2-layer LSTM)", f"{n_tensor:,}", _fmt(tensor), _fmt(tensor_np),
+                        f"{tensor['median'] / tensor_np['median']:.1f}")],
                 args.markdown, {0}, 1)
     print()
     rows = closures(args.repeats, args.calls)
@@ -201,8 +214,10 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"load": os.getloadavg()[0], "trace": {
-                "scalar": {"nodes": n_scalar, "us_per_node": scalar},
-                "tensor": {"nodes": n_tensor, "us_per_node": tensor}},
+                "scalar": {"nodes": n_scalar, "us_per_node": scalar,
+                           "numpy_us_per_node": scalar_np},
+                "tensor": {"nodes": n_tensor, "us_per_node": tensor,
+                           "numpy_us_per_node": tensor_np}},
                 "closures": rows, "lstm": first}, fh, indent=1)
 
 
