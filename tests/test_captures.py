@@ -384,3 +384,72 @@ def test_a_global_shadowing_a_builtin_later_is_read(restore_act):
     assert g(-1.5) == -6.0
     del globals()["abs"]
     assert g(-1.5) == -2.0
+
+
+CONFIG = {"lam": 1.0, "opt": {"scale": 2.0}, "step": 0}
+
+
+def loss_config(w):                       # reads CONFIG["lam"] and CONFIG["opt"]["scale"]
+    return CONFIG["lam"] * np.sum(w ** 2) + CONFIG["opt"]["scale"] * np.sum(np.tanh(w))
+
+
+def test_an_item_set_again_in_a_dict_is_read_again():
+    """A configuration dict whose item the program sets between calls (``CONFIG["lam"] =
+    ...``, an annealing schedule): the next call uses the new value, as autograd does, by
+    every transformation; a nested dict's item too; a closure's and an attribute's dict;
+    an item the function writes itself is its output, not checked (no trace per call)."""
+    w, v = np.array([0.3, -0.2, 0.1]), np.array([1.0, 0.0, -1.0])
+    f = counting(loss_config)
+    g, hv, jac = bn.grad(f), bn.hvp(loss_config), bn.jacrev(loss_config)
+    per_sample = bn.vmap(bn.grad(lambda w, x: CONFIG["lam"] * np.sum((w * x) ** 2)),
+                         in_axes=(None, 0))
+    try:
+        for lam, scale in [(1.0, 2.0), (0.5, 2.0), (0.5, -3.0), (1.0, 2.0)]:
+            CONFIG["lam"] = lam
+            CONFIG["opt"]["scale"] = scale
+            want = autograd.grad(
+                lambda w: lam * anp.sum(w ** 2) + scale * anp.sum(anp.tanh(w)))(w)
+            H = autograd.hessian(
+                lambda w: lam * anp.sum(w ** 2) + scale * anp.sum(anp.tanh(w)))(w)
+            for _ in range(2):            # the first call after a change, then a replay
+                np.testing.assert_allclose(g(w), want, rtol=1e-13)
+                np.testing.assert_allclose(jac(w), want, rtol=1e-13)
+                np.testing.assert_allclose(hv(w, v), H @ v, rtol=1e-12, atol=1e-14)
+                np.testing.assert_allclose(per_sample(w, X)[2], 2 * lam * X[2] ** 2 * w,
+                                           rtol=1e-13)
+        assert len(f.calls) == 4          # one trace per change, none per replay
+        CONFIG["opt"] = {"scale": 1.0}    # the nested dict itself replaced
+        np.testing.assert_allclose(g(w), 2 * w + 1 / np.cosh(w) ** 2, rtol=1e-13)
+    finally:
+        CONFIG.update(lam=1.0, opt={"scale": 2.0}, step=0)
+
+    settings = {"k": 2.0}
+    box = types.SimpleNamespace(cfg={"k": 1.0})
+
+    def closure(w):
+        return settings["k"] * np.sum(w ** 2) + box.cfg["k"] * np.sum(w)
+
+    def counts_its_calls(w):              # writes its own item: an output, not an input
+        CONFIG["step"] = CONFIG["step"] + 1
+        return np.sum(w ** 2)
+
+    h, c = bn.grad(closure), counting(counts_its_calls)
+    hc = bn.grad(c)
+    for k in (2.0, 3.0):
+        settings["k"] = k
+        for b in (1.0, -1.0):
+            box.cfg["k"] = b
+            np.testing.assert_allclose(h(w), 2 * k * w + b, rtol=1e-14)
+            hc(w)
+    assert len(c.calls) == 1
+
+
+def test_a_deleted_item_traces_again_and_raises_as_numpy():
+    d = {"a": 2.0}
+    g = bn.grad(lambda x: d["a"] * x)
+    assert g(1.0) == 2.0
+    del d["a"]
+    with pytest.raises(KeyError):
+        g(1.0)
+    d["a"] = 5.0
+    assert g(1.0) == 5.0

@@ -23,7 +23,10 @@ decorator's ``__wrapped__``):
   fixed when the function is made);
 - the attributes named in the code (``LOAD_ATTR``) of the objects found so (``self``, a
   global model or configuration object), and theirs in turn, three levels deep
-  (``self.cfg.lr``).
+  (``self.cfg.lr``);
+- the items of the dicts found so that the code reads with a constant key
+  (``CONFIG["lr"]``, ``self.cfg["opt"]["lr"]``), three levels deep, but not those it
+  writes itself.
 
 Not recorded: modules, classes, builtins, ufuncs, and the functions of numpy, scipy and
 burnumba (their behaviour is their code), nor burnumba's own wrappers (only what they
@@ -70,6 +73,32 @@ def _names(code):
                 attrs.setdefault(ins.argval, None)
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return (tuple(n for n in loads if n not in stores), tuple(attrs))
+
+
+_SUBSCRIPTS = {"BINARY_SUBSCR"}          # x[k]; BINARY_OP "[]" from Python 3.14
+
+
+@functools.lru_cache(maxsize=1024)
+def _subscripts(code):
+    """The constant keys ``code`` (and the code nested in it) reads items with, ``d["lr"]``,
+    and not those it writes or deletes (``d["n"] = ...``: an output of the code)."""
+    reads, writes = {}, set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        previous = None
+        for ins in dis.get_instructions(c):
+            if previous is not None and previous.opname == "LOAD_CONST":
+                key = previous.argval
+                if ins.opname in _SUBSCRIPTS or (ins.opname == "BINARY_OP"
+                                                 and ins.argrepr == "[]"):
+                    reads.setdefault(key, None)
+                elif ins.opname in ("STORE_SUBSCR", "DELETE_SUBSCR"):
+                    writes.add(key)
+            previous = ins
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return tuple(k for k in reads if isinstance(k, (str, int, float, tuple, bytes))
+                 and type(k) is not bool and k not in writes)
 
 
 def _codes(code):
@@ -286,10 +315,34 @@ class _Walk:
                     "the variable {!r} that {} reads from its enclosing function", name, f),
                     depth)
             self.attributes(value, f, depth)
+            self.read_items(value, f, depth)
         for name in loads:                      # a global object's attributes (model.lr)
             if name in g:
                 self.attributes(g[name], f, depth)
                 self.namespace(g[name], f, depth)
+                self.read_items(g[name], f, depth)
+
+    def read_items(self, obj, f, depth, levels=3):
+        """The items of a dict that ``f``'s code reads with a constant key (``CONFIG["lr"]``),
+        and theirs in turn (``CONFIG["opt"]["lr"]``), ``levels`` deep: an item the program
+        sets to another object between calls is a rebinding, as a global's."""
+        if type(obj) is not dict:
+            return
+        code = getattr(f, "__code__", None)
+        if code is None or (id(obj), id(code), "[]") in self.seen:
+            return
+        self.seen.add((id(obj), id(code), "[]"))
+        for key in _subscripts(code):
+            try:
+                if key not in obj:
+                    continue
+            except TypeError:                   # a dict with a key that cannot be hashed
+                return
+            value = obj[key]
+            self.add(0, obj, key, value, _Label("the item [{!r}] that {} reads", key, f),
+                     depth)
+            if levels > 1:
+                self.read_items(value, f, depth, levels - 1)
 
     def attributes(self, obj, f, depth, levels=3):
         """The attributes of a user's object that ``f``'s code names, and theirs in turn
@@ -310,6 +363,7 @@ class _Walk:
                     "the attribute " + type(obj).__name__ + ".{} that {} reads", name, f), depth)
                 if levels > 1 and not isinstance(value, (np.ndarray, np.generic) + _ATOMS):
                     self.attributes(value, f, depth, levels - 1)
+                    self.read_items(value, f, depth, levels - 1)
                 continue
             owner = next((k for k in type(obj).__mro__ if name in k.__dict__), None)
             if owner is None or _user_module(getattr(owner, "__module__", None)) is False:
@@ -348,6 +402,7 @@ class _Walk:
                     member = member.__func__
                 self.add(0, d, name, member, _Label(
                     "the attribute " + obj.__name__ + ".{} that {} reads", name, f), depth)
+                self.read_items(member, f, depth)
 
 
 def snapshot(f):
