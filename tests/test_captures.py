@@ -453,3 +453,32 @@ def test_a_deleted_item_traces_again_and_raises_as_numpy():
         g(1.0)
     d["a"] = 5.0
     assert g(1.0) == 5.0
+
+
+WEIGHTS = [1.0, 2.0]
+KEY = "lr"
+
+
+def test_list_items_get_and_a_global_key_are_read_again():
+    """``WEIGHTS[0]``, ``d.get("lr", 0.1)`` (an item there, or absent and added later) and
+    ``d[KEY]`` with KEY a global string: each item set again between calls is read again."""
+    d = {"lr": 2.0}
+    cases = [(lambda x: WEIGHTS[0] * x, lambda: WEIGHTS.__setitem__(0, 5.0), 1.0, 5.0),
+             (lambda x: WEIGHTS[-1] * x, lambda: WEIGHTS.__setitem__(1, 7.0), 2.0, 7.0),
+             (lambda x: d.get("lr", 0.1) * x, lambda: d.__setitem__("lr", 3.0), 2.0, 3.0),
+             (lambda x: d.get("mu", 0.5) * x, lambda: d.__setitem__("mu", 4.0), 0.5, 4.0),
+             (lambda x: d[KEY] * x, lambda: d.__setitem__("lr", 6.0), 3.0, 6.0)]
+    try:
+        for f, change, before, after in cases:
+            g = bn.grad(f)
+            assert g(1.0) == before and g(1.0) == before
+            change()
+            assert g(1.0) == after and g(1.0) == after
+        short = [1.0, 2.0]
+        h = bn.grad(lambda x: short[1] * x)
+        assert h(1.0) == 2.0
+        short.pop()                       # the item gone: traced again, numpy's IndexError
+        with pytest.raises(IndexError):
+            h(1.0)
+    finally:
+        WEIGHTS[:] = [1.0, 2.0]

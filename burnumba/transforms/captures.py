@@ -24,9 +24,11 @@ decorator's ``__wrapped__``):
 - the attributes named in the code (``LOAD_ATTR``) of the objects found so (``self``, a
   global model or configuration object), and theirs in turn, three levels deep
   (``self.cfg.lr``);
-- the items of the dicts found so that the code reads with a constant key
-  (``CONFIG["lr"]``, ``self.cfg["opt"]["lr"]``), three levels deep, but not those it
-  writes itself.
+- the items of the dicts and lists found so that the code reads with a constant key
+  (``CONFIG["lr"]``, ``self.cfg["opt"]["lr"]``, ``CONFIG.get("lr", 0.1)``, ``W[0]``) or
+  with a global's value (``CONFIG[KEY]``), three levels deep, but not those it writes
+  itself. A key the code computes (a loop variable) is not seen: such an item set again
+  in place of another stays the constant it was, as an array changed in place does.
 
 Not recorded: modules, classes, builtins, ufuncs, and the functions of numpy, scipy and
 burnumba (their behaviour is their code), nor burnumba's own wrappers (only what they
@@ -75,14 +77,22 @@ def _names(code):
     return (tuple(n for n in loads if n not in stores), tuple(attrs))
 
 
-_SUBSCRIPTS = {"BINARY_SUBSCR"}          # x[k]; BINARY_OP "[]" from Python 3.14
+# A place that no longer exists when checked: a global or dict item deleted, a list item
+# gone with its list's end, a closure cell emptied (the call then traces again)
+GONE = (KeyError, IndexError, ValueError)
+
+
+def _is_subscript(ins):
+    return ins.opname == "BINARY_SUBSCR" or (ins.opname == "BINARY_OP" and ins.argrepr == "[]")
 
 
 @functools.lru_cache(maxsize=1024)
 def _subscripts(code):
-    """The constant keys ``code`` (and the code nested in it) reads items with, ``d["lr"]``,
-    and not those it writes or deletes (``d["n"] = ...``: an output of the code)."""
-    reads, writes = {}, set()
+    """``(keys, names)``: the keys ``code`` (and the code nested in it) reads items with, as
+    constants (``d["lr"]``, ``w[0]``, ``d.get("lr", 0.1)``) or as the value of a global
+    (``d[NAME]``: its name); not those it writes or deletes (``d["n"] = ...``: an output of
+    the code)."""
+    reads, names, writes = {}, {}, set()
     stack = [code]
     while stack:
         c = stack.pop()
@@ -90,15 +100,20 @@ def _subscripts(code):
         for ins in dis.get_instructions(c):
             if previous is not None and previous.opname == "LOAD_CONST":
                 key = previous.argval
-                if ins.opname in _SUBSCRIPTS or (ins.opname == "BINARY_OP"
-                                                 and ins.argrepr == "[]"):
+                if _is_subscript(ins):
                     reads.setdefault(key, None)
                 elif ins.opname in ("STORE_SUBSCR", "DELETE_SUBSCR"):
                     writes.add(key)
+            if previous is not None and previous.opname == "LOAD_GLOBAL" and _is_subscript(ins):
+                names.setdefault(previous.argval, None)
+            if ins.opname == "LOAD_CONST" and previous is not None and previous.opname in (
+                    "LOAD_METHOD", "LOAD_ATTR") and previous.argval == "get":
+                reads.setdefault(ins.argval, None)          # d.get(key[, default])
             previous = ins
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return tuple(k for k in reads if isinstance(k, (str, int, float, tuple, bytes))
+    keys = tuple(k for k in reads if isinstance(k, (str, int, float, tuple, bytes))
                  and type(k) is not bool and k not in writes)
+    return keys, tuple(names)
 
 
 def _codes(code):
@@ -201,14 +216,14 @@ class Captures:
         try:
             if self.same():
                 return None
-        except (KeyError, ValueError):      # a global deleted, a cell emptied
+        except GONE:
             pass
         items = list(self.items)
         for k, (kind, where, name, value) in enumerate(items):
             try:
                 now = where[name] if kind == 0 else where.cell_contents if kind == 1 else \
                     where.get(name, _MISSING)
-            except (KeyError, ValueError):
+            except GONE:
                 return self.labels[k]()
             if now is value:
                 continue
@@ -323,21 +338,33 @@ class _Walk:
                 self.read_items(g[name], f, depth)
 
     def read_items(self, obj, f, depth, levels=3):
-        """The items of a dict that ``f``'s code reads with a constant key (``CONFIG["lr"]``),
-        and theirs in turn (``CONFIG["opt"]["lr"]``), ``levels`` deep: an item the program
-        sets to another object between calls is a rebinding, as a global's."""
-        if type(obj) is not dict:
+        """The items of a dict or list that ``f``'s code reads with a key of ``_subscripts``
+        (``CONFIG["lr"]``, ``W[0]``), and theirs in turn (``CONFIG["opt"]["lr"]``), ``levels``
+        deep: an item the program sets to another object between calls is a rebinding, as
+        a global's. A key ``d.get`` reads that is not there is kept absent."""
+        if type(obj) not in (dict, list):
             return
         code = getattr(f, "__code__", None)
         if code is None or (id(obj), id(code), "[]") in self.seen:
             return
         self.seen.add((id(obj), id(code), "[]"))
-        for key in _subscripts(code):
-            try:
-                if key not in obj:
+        keys, names = _subscripts(code)
+        g = f.__globals__
+        keys += tuple(g[n] for n in names if type(g.get(n)) in (str, int))
+        for key in keys:
+            if type(obj) is list:
+                if type(key) is not int or not -len(obj) <= key < len(obj):
                     continue
-            except TypeError:                   # a dict with a key that cannot be hashed
-                return
+            else:
+                try:
+                    if key not in obj:
+                        # d.get(key, default) of a key not there yet: kept absent
+                        self.add(2, obj, key, _MISSING, _Label(
+                            "the item [{!r}] (absent when traced) that {} reads", key, f),
+                            depth)
+                        continue
+                except TypeError:               # a key that cannot be hashed
+                    continue
             value = obj[key]
             self.add(0, obj, key, value, _Label("the item [{!r}] that {} reads", key, f),
                      depth)

@@ -25,7 +25,7 @@ from ..tracing.tracer import CONST, Builder, Var
 from ..tracing import randomness
 from ..derive.sweeps import eliminate_dead
 from . import custom, library_calls, nested, shared
-from .captures import snapshot
+from .captures import GONE, snapshot
 from .outputs import as_output, stacked
 
 _refcount, _weakcount = sys.getrefcount, weakref.getweakrefcount
@@ -666,7 +666,7 @@ class _Transformed(TapeCache):
                     try:
                         if not caps.same():
                             state.fresh()
-                    except (KeyError, ValueError):
+                    except GONE:
                         state.fresh()
             if SWITCH.on:                # debug_nans: traced again, with source lines
                 return state.call(args, kwargs)

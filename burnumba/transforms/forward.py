@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 
+from .captures import GONE
 from .core import CACHE_SIZE, TapeCache, _norm_argnums, _positive, argnums_of, grad
 from ..ir.checked import SWITCH
 from .._errors import (GuardError, InputError, PytreeError, RandomSourceError, ShapeError,
@@ -877,7 +878,7 @@ def _hvp(holder, x, v):
         try:
             if not caps.same():
                 holder.cache.fresh()
-        except (KeyError, ValueError):
+        except GONE:
             holder.cache.fresh()
     if type(x) is np.ndarray and type(v) is np.ndarray and v.shape == x.shape and not SWITCH.on:
         found = plain.get(((x.shape, x.dtype),))
