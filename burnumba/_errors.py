@@ -44,6 +44,15 @@ class UnsupportedOpError(BurnumbaError, TypeError):
     """A numpy function, ufunc or method that burnumba cannot trace."""
 
 
+class ComplexOperand(UnsupportedOpError):
+    """A complex traced array (numpy.fft's result, burnumba/numpy/fft.py) where a real one
+    is needed; an elementwise op with one returns NotImplemented (Python then asks the
+    complex array's reflected method)."""
+    MESSAGE = ("a complex traced array (numpy.fft's result) cannot be an operand here: "
+               "take np.real, np.imag or np.abs of it first (burnumba/numpy/fft.py lists "
+               "what complex arrays support)")
+
+
 class UnsupportedMethodError(UnsupportedOpError, AttributeError):
     """An ndarray method or attribute that traced values do not have (also an
     AttributeError, so that ``hasattr`` keeps working)."""

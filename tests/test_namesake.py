@@ -15,8 +15,11 @@ import burnumba.scipy.stats as T
 
 def test_numpys_names_are_numpys_own():
     assert np.pi == numpy.pi and np.newaxis is None and np.float64 is numpy.float64
-    assert np.random is numpy.random and np.fft is numpy.fft and \
-        np.histogram is numpy.histogram
+    assert np.random is numpy.random and np.histogram is numpy.histogram
+    # bnp.fft: numpy.fft's names, its transforms traced too (burnumba/numpy/fft.py)
+    assert np.fft.fftfreq is numpy.fft.fftfreq and np.fft.hfft is numpy.fft.hfft
+    x = numpy.arange(6.0)
+    assert numpy.array_equal(np.fft.rfft(x), numpy.fft.rfft(x))
     assert np.linalg.eig is numpy.linalg.eig and np.linalg.solve is not numpy.linalg.solve
     assert S.erfcx is scipy.special.erfcx and S.gammaln is not scipy.special.gammaln
     assert np.histogram(numpy.array([2.0, 1.0, 2.0]), bins=2)[0].tolist() == [1, 2]

@@ -19,6 +19,7 @@ The functions live by area, one module each, and each imports only the modules b
     statistics    sort, unique, median, quantile, percentile, average, cov, corrcoef, ...
     calculus      interp, polyval, vander, trapezoid, gradient, piecewise, apply_along_axis
     linalg        numpy.linalg (bnp.linalg)
+    fft           numpy.fft's transforms, and the complex arrays they return (bnp.fft)
     functional    softmax, log_softmax, cross_entropy, layer_norm, gelu (no numpy twins)
     random        numpy.random itself (burnumba.numpy.random, autograd's npr import)
 
@@ -56,7 +57,7 @@ from .statistics import (argmax, argmin, argsort, average, convolve, corrcoef, c
                          nanquantile, percentile, ptp, quantile, searchsorted, sort, unique)
 from .calculus import (apply_along_axis, gradient, interp, piecewise, polyval, trapezoid,
                        vander)
-from . import functional, linalg  # noqa: F401  (bnp.linalg, bnp.functional)
+from . import fft, functional, linalg  # noqa: F401  (bnp.fft, bnp.linalg, bnp.functional)
 from .linalg import polyfit  # noqa: E402  (numpy's top-level name)
 # in-place updates (x[i] = v, out=, np.copyto ...): registered last, since it reads the tables
 from .inplace import (bincount, copy, copyto, empty, fill_diagonal, full, ones, place,  # noqa: F401

@@ -388,6 +388,21 @@ def ufunc_at(ufunc, a, indices, values=None):
     _write(a, name, [new], update)
 
 
+@implements_method("put")
+def put_method(x, indices, values, mode="raise"):
+    """x.put(indices, values): np.put(x, indices, values), a functional update of x."""
+    FUNCTIONS[np.put](x, indices, values, mode)
+
+
+@implements_method("sort")
+def sort_method(x, axis=-1, kind=None, order=None):
+    """x.sort(): in place, as a functional update x[...] = np.sort(x, axis)."""
+    if order is not None:
+        raise UnsupportedOpError(at_user_site(
+            "ndarray.sort(order=...): traced arrays have no fields to order by"))
+    x[...] = FUNCTIONS[np.sort](x, axis)
+
+
 @implements_method("inplace")
 def inplace(x, result):
     """x op= v on a traced array: numpy's in-place operators write the result into x (whose

@@ -10,8 +10,8 @@ from math import copysign as _copysign
 
 import numpy as np
 
-from .._errors import (InplaceError, LeakedTracerError, NestedTrace, ShapeError,
-                      TracerBoolError, ConcretizationError, UnsupportedMethodError,
+from .._errors import (ComplexOperand, InplaceError, LeakedTracerError, NestedTrace,
+                      ShapeError, TracerBoolError, ConcretizationError, UnsupportedMethodError,
                       UnsupportedOpError, at_user_site, numpy_caller, user_site)
 from ..kernels import BY_NAME, OPCODE
 from .concrete import (COMPARISONS, FIRST_COMPARISON, INTEGER, NAN, SWAPPED, TRUTH, Evaluator,
@@ -173,6 +173,8 @@ class Builder:
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)
             return FUNCTIONS[_array](x.tolist())
+        if getattr(type(x), "_burnumba_complex", False):     # numpy.fft's result
+            raise ComplexOperand(at_user_site(ComplexOperand.MESSAGE))
         if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
             raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
@@ -196,7 +198,10 @@ class Builder:
             v = object.__new__(Var)             # Var(self, node, ()), without its two calls
             v._b, v._node, v.shape, v._view = self, node, (), None
             return v
-        xs = [self.lift(x) for x in xs]
+        try:
+            xs = [self.lift(x) for x in xs]
+        except ComplexOperand:              # x * z for a complex z: z's reflected method
+            return NotImplemented
         if len(xs) == 1:
             shape = xs[0].shape
         else:
@@ -986,15 +991,7 @@ class ArrayVar(Var):
         """x.fill(v): every element set to v (a functional update)."""
         self[...] = value
 
-    def put(self, indices, values, mode="raise"):
-        FUNCTIONS[np.put](self, indices, values, mode)
-
-    def sort(self, axis=-1, kind=None, order=None):
-        """x.sort(): in place, as a functional update x[...] = np.sort(x, axis)."""
-        if order is not None:
-            raise UnsupportedOpError(at_user_site(
-                "ndarray.sort(order=...): traced arrays have no fields to order by"))
-        self[...] = FUNCTIONS[np.sort](self, axis)
+    # put and sort: burnumba/numpy/inplace.py's methods (METHODS)
 
 
 _SHAPE = Var.shape          # the slot's descriptor, read and set once by ArrayVar.shape
