@@ -13,7 +13,7 @@ from burnumba.tracing import dispatch
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "burnumba"
 # bottom to top: a module imports only the modules before it
 AREAS = ["_common", "elementwise", "shapes", "creation", "indexing", "reductions", "products",
-         "statistics", "calculus", "linalg", "functional", "inplace", "at", "random"]
+         "statistics", "calculus", "linalg", "fft", "functional", "inplace", "at", "random"]
 
 
 def _imports(path, package):
