@@ -45,12 +45,12 @@ class UnsupportedOpError(BurnumbaError, TypeError):
 
 
 class ComplexOperand(UnsupportedOpError):
-    """A complex traced array (numpy.fft's result, burnumba/numpy/fft.py) where a real one
-    is needed; an elementwise op with one returns NotImplemented (Python then asks the
-    complex array's reflected method)."""
-    MESSAGE = ("a complex traced array (numpy.fft's result) cannot be an operand here: "
-               "take np.real, np.imag or np.abs of it first (burnumba/numpy/fft.py lists "
-               "what complex arrays support)")
+    """A complex value (a complex number or array, or numpy.fft's result: a complex traced
+    array, burnumba/numpy/fft.py) where a real one is needed; the arithmetic of a traced
+    value with one is complex arithmetic there."""
+    MESSAGE = ("a complex value (a complex number, or numpy.fft's result) cannot be an "
+               "operand here: take np.real, np.imag or np.abs of it first "
+               "(burnumba/numpy/fft.py lists what complex traced arrays support)")
 
 
 class UnsupportedMethodError(UnsupportedOpError, AttributeError):

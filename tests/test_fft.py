@@ -43,6 +43,11 @@ CASES = {
     "ifftshift": (both(lambda m, x: m.sum(m.fft.ifftshift(x) * m.arange(7.0) ** 2)), X7),
     "fft2": (both(lambda m, x: m.sum(m.abs(m.fft.fft2(x)) ** 2 * m.arange(6.0))), Y),
     "ifftn": (both(lambda m, x: m.sum(m.real(m.fft.ifftn(x)) * m.arange(6.0))), Y),
+    "Fourier features": (both(lambda m, x: m.sum(m.real(m.exp(1j * x * m.arange(6.0)))
+                                              + m.imag(m.exp(-2j * x)) * x)), X8[:6]),
+    "complex constants": (both(lambda m, x: m.sum(m.abs(x * H[:6] + H[:6] * x ** 2
+                                                       - x / (1 + 2j)) ** 2)), X8[:6]),
+    "complex scalar power": (both(lambda m, x: m.sum(m.real((1j * x + 0.5) ** 3))), X8),
     "sum and mean": (both(lambda m, x: m.abs(m.sum(m.fft.fft(x)[1:])) + m.real(
         m.mean(m.fft.fft(x) ** 2))), X8),
 }
@@ -96,6 +101,9 @@ def test_under_vmap_jvp_and_hessian():
     (lambda x: np.sum(np.where(x > 0, np.fft.fft(x), 0.0).real), "take np.real, np.imag"),
     (lambda x: np.sum(np.abs(np.fft.fft(x)) ** 0.5 * float(np.fft.fft(x)[0].real)),
      "float"),
+    (lambda x: np.sum(np.abs(np.sin(1j * x))), "numpy.sin of a complex traced array"),
+    (lambda x: np.sum(x) if np.sum(x) > 1j else 0.0, "numpy.greater of a complex"),
+    (lambda x: np.sum(np.maximum(x, 2j).real), "numpy.maximum of a complex"),
 ])
 def test_what_complex_arrays_do_not_support_is_named(body, words):
     with pytest.raises(bn.BurnumbaError, match=words):

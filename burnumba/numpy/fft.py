@@ -1,4 +1,5 @@
-"""numpy.fft on traced values, and the complex arrays its transforms return.
+"""numpy.fft on traced values, and the complex arrays its transforms return (and a traced
+value's arithmetic with a complex constant: ``1j * x``, ``np.exp(1j * w * t)``).
 
 A tape holds real numbers only, so a complex traced array is a pair of real ones:
 ``ComplexArray(re, im)``, each a traced array or a numpy constant of the same shape. The
@@ -26,7 +27,7 @@ import functools
 import numpy as np
 
 from .._errors import UnsupportedOpError, at_user_site
-from ..tracing.dispatch import implements
+from ..tracing.dispatch import implements, implements_method
 from ._common import _builder
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -214,6 +215,21 @@ _UFUNCS = {
     np.square: lambda z: z * z,
     np.exp: _exp,
 }
+
+
+_BINARY = {"add": ComplexArray.__add__, "subtract": ComplexArray.__sub__,
+           "multiply": ComplexArray.__mul__, "divide": ComplexArray.__truediv__}
+
+
+@implements_method("__complex__")
+def complex_map(name, xs):
+    """The elementwise row ``name`` of the tracer's map when an operand is complex (a complex
+    constant, ``1j * x``, or a ComplexArray): the complex arithmetic of the two."""
+    op = _BINARY.get(name) if len(xs) == 2 else None
+    if op is None:
+        raise _unsupported(f"numpy.{name}")
+    a, b = _parts(xs[0])
+    return op(ComplexArray(a, np.zeros(np.shape(a)) if b is None else b), xs[1])
 
 
 def _real_part(z):

@@ -36,6 +36,7 @@ _COMPARE = {OPCODE[name]: name for name in COMPARISONS}
 EXACT_ROWS = frozenset(("add", "subtract", "multiply", "divide", "negative"))
 
 _INT_MAX = np.iinfo(np.int32).max
+_COMPLEX = (complex, np.complexfloating)
 
 
 class Builder:
@@ -173,10 +174,9 @@ class Builder:
                 any(isinstance(e, Var) for e in x.flat):
             # np.array(..., dtype=object) of traced values: stack them (never a constant)
             return FUNCTIONS[_array](x.tolist())
-        if getattr(type(x), "_burnumba_complex", False):     # numpy.fft's result
+        if getattr(type(x), "_burnumba_complex", False) or isinstance(x, _COMPLEX) or (
+                isinstance(x, np.ndarray) and x.dtype.kind == "c"):     # numpy/fft.py's
             raise ComplexOperand(at_user_site(ComplexOperand.MESSAGE))
-        if isinstance(x, complex) or (isinstance(x, np.ndarray) and x.dtype.kind == "c"):
-            raise UnsupportedOpError(at_user_site("complex numbers are not supported"))
         if not isinstance(x, (float, int, np.number, np.ndarray, bool, np.bool_)):
             raise UnsupportedOpError(at_user_site(
                 f"cannot use an object of type {type(x).__name__} in a traced computation: "
@@ -200,8 +200,8 @@ class Builder:
             return v
         try:
             xs = [self.lift(x) for x in xs]
-        except ComplexOperand:              # x * z for a complex z: z's reflected method
-            return NotImplemented
+        except ComplexOperand:              # x * z for a complex z: numpy/fft.py's arithmetic
+            return METHODS["__complex__"](name, xs)
         if len(xs) == 1:
             shape = xs[0].shape
         else:
