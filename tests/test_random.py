@@ -489,9 +489,29 @@ def test_threads_calling_one_function_each_draw_from_their_generator():
 CONFIG = {"rng": np.random.default_rng(0)}
 
 
-def test_a_generator_in_a_container_is_refused_not_frozen():
-    with pytest.raises(bn.RandomSourceError, match="container"):
-        bn.grad(lambda x: np.sum(x * CONFIG["rng"].normal(size=3)))(X)
+def test_a_generator_in_a_dict_or_list_draws_as_numpy_would_and_in_a_tuple_is_refused():
+    """CONFIG["rng"] and gens[0]: places found again by their key on each call (fresh draws,
+    numpy's sequence; a generator set in their place since is followed). In a tuple, which
+    cannot hold a stand-in: refused, never frozen."""
+    saved = CONFIG["rng"]
+    gens = [np.random.default_rng(3)]
+
+    def f(x):
+        return np.sum(x * CONFIG["rng"].normal(size=3)) + np.sum(x ** 2 * gens[0].random(3))
+    try:
+        g = bn.grad(f)
+        for seeds in ((11, 3), (11, 3), (12, 4)):
+            CONFIG["rng"], gens[0] = (np.random.default_rng(s) for s in seeds)
+            got = [g(X) for _ in range(3)]
+            CONFIG["rng"], gens[0] = (np.random.default_rng(s) for s in seeds)
+            want = [CONFIG["rng"].normal(size=3) + 2 * X * gens[0].random(3) for _ in range(3)]
+            np.testing.assert_allclose(got, want, rtol=1e-14)
+            assert not np.allclose(got[0], got[1])
+    finally:
+        CONFIG["rng"] = saved
+    held = (np.random.default_rng(0),)
+    with pytest.raises(bn.RandomSourceError, match="tuple"):
+        bn.grad(lambda x: np.sum(x * held[0].normal(size=3)))(X)
 
 
 def _traced_in_two_threads(f, late_inside, early_done):

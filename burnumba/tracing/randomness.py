@@ -45,6 +45,7 @@ is one line. A change may also be another thread's draw during the trace (throug
 import copy
 import functools
 import inspect
+import operator
 import random as stdlib_random
 import sys
 import threading
@@ -613,12 +614,17 @@ class _Places:
         elif isinstance(value, (types.FunctionType, types.MethodType)):
             self._walk(value, depth + (0 if _ours(value) else 1))
         elif isinstance(value, (list, tuple, dict)):
-            # a generator in a container (CONFIG["rng"]): not replaced (its draws are
-            # refused, not recorded), but checked, so that they are never silently frozen
-            for v in list(value.values() if isinstance(value, dict) else value)[:64]:
-                if isinstance(v, SOURCES):
-                    self.reached.setdefault(id(v), (v, "a generator held in a container "
-                                                       "(list, tuple or dict)"))
+            # a generator in a dict or list (CONFIG["rng"], gens[0]): a place, found again by
+            # its key on each call; in a tuple (not replaceable): checked, so that its draws
+            # are refused rather than silently frozen
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for k, v in list(items)[:64]:
+                if type(value) in (dict, list):
+                    self._place(("item", id(value), k), f"[{k!r}]",
+                                functools.partial(operator.getitem, value, k),
+                                functools.partial(operator.setitem, value, k), v)
+                elif isinstance(v, SOURCES):
+                    self.reached.setdefault(id(v), (v, "a generator held in a tuple"))
         elif _ours(type(value)) and id(value) not in self._seen:
             self._seen.add(id(value))
             for v in list(getattr(value, "__dict__", {}).values()):
