@@ -111,8 +111,9 @@ def _subscripts(code):
                 reads.setdefault(ins.argval, None)          # d.get(key[, default])
             previous = ins
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    keys = tuple(k for k in reads if isinstance(k, (str, int, float, tuple, bytes))
-                 and type(k) is not bool and k not in writes)
+    # keys whose repr is a literal (the check is generated code: Captures.same)
+    keys = tuple(k for k in reads if isinstance(k, (str, int, bytes)) and type(k) is not bool
+                 and k not in writes)
     return keys, tuple(names)
 
 
