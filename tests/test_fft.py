@@ -115,3 +115,16 @@ def test_plain_values_are_numpy_and_bnp_fft_has_numpys_names():
     np.testing.assert_array_equal(bnp.fft.fft(X8), np.fft.fft(X8))
     assert bnp.fft.fftfreq is np.fft.fftfreq and bnp.fft.hfft is np.fft.hfft
     assert issubclass(UnsupportedOpError, bn.BurnumbaError)
+
+
+def test_abs_at_zero_and_an_array_of_traced_scalars():
+    """|z| at z = 0 has the gradient 0, autograd's convention (a zero signal's spectrum);
+    np.fft.fft(np.array([a, 2 * a])) of traced scalars (numpy's object array) is traced."""
+    def spectrum(m, x):
+        return m.sum(m.abs(m.fft.fft(x)) ** 2 + m.abs(m.fft.fft(x)))
+    for x in (np.zeros(4), np.array([1.0, 0.0, 0.0, 0.0])):
+        np.testing.assert_allclose(bn.grad(lambda x: spectrum(np, x))(x),
+                                   autograd.grad(lambda x: spectrum(anp, x))(x), atol=1e-12)
+    g = bn.grad(lambda a: abs(np.fft.fft(np.array([a, 2 * a]))[1]) + a)(0.5)
+    assert g == pytest.approx(autograd.grad(
+        lambda a: anp.abs(anp.fft.fft(anp.array([a, 2 * a]))[1]) + a)(0.5), rel=1e-14)

@@ -156,7 +156,11 @@ class ComplexArray:
             else out
 
     def __abs__(self):
-        return np.sqrt(self.re * self.re + self.im * self.im)
+        # |z| = sqrt(re^2 + im^2), with the gradient 0 at z = 0 (autograd's convention; the
+        # plain formula's would be inf * 0): the square root never sees the zero it skips
+        u = self.re * self.re + self.im * self.im
+        positive = u > 0.0
+        return np.where(positive, np.sqrt(np.where(positive, u, 1.0)), 0.0)
 
     def __bool__(self):
         raise _unsupported("bool()")

@@ -67,6 +67,10 @@ _LIST_FUNCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "std", "
 _LINALG_LIST_FUNCTIONS = ("norm", "det", "inv", "solve", "slogdet", "cholesky", "eigh",
                           "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_power",
                           "matrix_norm", "vector_norm")
+# numpy.fft's transforms: numpy's own has no loop for an object array of traced values
+# (np.fft.fft(np.array([a, b]))), so such an array is stacked too
+_FFT_LIST_FUNCTIONS = ("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn",
+                       "fftshift", "ifftshift")
 
 
 def _holds_traced(a):
@@ -118,18 +122,20 @@ def _fromiter(real):
     return call
 
 
-def _lists(real):
+def _lists(real, kinds=(list, tuple)):
     """``real`` (np.sum, np.linalg.det, ...) while a function is traced: its positional
-    arguments that are lists or tuples holding traced values are stacked into traced arrays
-    (burnumba.numpy's asarray), and the call goes to burnumba.numpy's implementation."""
+    arguments of ``kinds`` (lists or tuples; numpy.fft's: object arrays too) holding traced
+    values are stacked into traced arrays (burnumba.numpy's asarray), and the call goes to
+    burnumba.numpy's implementation."""
     mine = FUNCTIONS[real]
 
     @functools.wraps(real)
     def call(*args, **kwargs):
         for a in args:
-            if type(a) in (list, tuple) and _holds_traced(a):
-                return mine(*[_bnp.asarray(v) if type(v) in (list, tuple) and _holds_traced(v)
-                              else v for v in args], **kwargs)
+            if type(a) in kinds and _holds_traced(a):
+                return mine(*[_bnp.asarray(v.tolist() if type(v) is np.ndarray else v)
+                              if type(v) in kinds and _holds_traced(v) else v for v in args],
+                            **kwargs)
         return real(*args, **kwargs)
     call._burnumba_original = real
     return call
@@ -184,6 +190,8 @@ def _stand_ins():
         table.setdefault(module, {}).update(
             {name: _lists(getattr(module, name)) for name in names
              if getattr(module, name, None) in FUNCTIONS})
+    table[np.fft] = {name: _lists(getattr(np.fft, name), (list, tuple, np.ndarray))
+                     for name in _FFT_LIST_FUNCTIONS}
     return table
 
 
@@ -194,5 +202,5 @@ _PLACES = class_places(_TABLE)
 
 
 def places():
-    """numpy's and numpy.linalg's module classes: library_calls.py's places."""
+    """numpy's, numpy.linalg's and numpy.fft's module classes: library_calls.py's places."""
     return _PLACES
