@@ -204,15 +204,30 @@ def _exp(z):
     return e if b is None else ComplexArray(e * np.cos(b), e * np.sin(b))
 
 
+# x op y of two operands, at least one complex: ``method`` when x is a complex array, y's
+# ``reflected`` one when only y is; else (a complex constant and a traced real value, from
+# the tracer's map: ``1j * x``) x as a complex array, its imaginary part zeros
+_BINARY = {"add": (ComplexArray.__add__, ComplexArray.__radd__),
+           "subtract": (ComplexArray.__sub__, ComplexArray.__rsub__),
+           "multiply": (ComplexArray.__mul__, ComplexArray.__rmul__),
+           "divide": (ComplexArray.__truediv__, ComplexArray.__rtruediv__)}
+
+
+def _binary(name, x, y):
+    method, reflected = _BINARY[name]
+    if type(x) is ComplexArray:
+        return method(x, y)
+    if type(y) is ComplexArray:
+        return reflected(y, x)
+    a, b = _parts(x)
+    return method(ComplexArray(a, np.zeros(np.shape(a)) if b is None else b), y)
+
+
 _UFUNCS = {
-    np.add: lambda x, y: ComplexArray.__add__(x, y) if type(x) is ComplexArray
-    else ComplexArray.__radd__(y, x),
-    np.subtract: lambda x, y: ComplexArray.__sub__(x, y) if type(x) is ComplexArray
-    else ComplexArray.__rsub__(y, x),
-    np.multiply: lambda x, y: ComplexArray.__mul__(x, y) if type(x) is ComplexArray
-    else ComplexArray.__rmul__(y, x),
-    np.divide: lambda x, y: ComplexArray.__truediv__(x, y) if type(x) is ComplexArray
-    else ComplexArray.__rtruediv__(y, x),
+    np.add: lambda x, y: _binary("add", x, y),
+    np.subtract: lambda x, y: _binary("subtract", x, y),
+    np.multiply: lambda x, y: _binary("multiply", x, y),
+    np.divide: lambda x, y: _binary("divide", x, y),
     np.negative: ComplexArray.__neg__,
     np.absolute: ComplexArray.__abs__,
     np.conjugate: ComplexArray.conj,
@@ -221,19 +236,13 @@ _UFUNCS = {
 }
 
 
-_BINARY = {"add": ComplexArray.__add__, "subtract": ComplexArray.__sub__,
-           "multiply": ComplexArray.__mul__, "divide": ComplexArray.__truediv__}
-
-
 @implements_method("__complex__")
 def complex_map(name, xs):
     """The elementwise row ``name`` of the tracer's map when an operand is complex (a complex
     constant, ``1j * x``, or a ComplexArray): the complex arithmetic of the two."""
-    op = _BINARY.get(name) if len(xs) == 2 else None
-    if op is None:
+    if name not in _BINARY or len(xs) != 2:
         raise _unsupported(f"numpy.{name}")
-    a, b = _parts(xs[0])
-    return op(ComplexArray(a, np.zeros(np.shape(a)) if b is None else b), xs[1])
+    return _binary(name, *xs)
 
 
 def _real_part(z):
@@ -251,12 +260,11 @@ def _angle(z, deg=False):
     return out * (180.0 / np.pi) if deg else out
 
 
+# numpy's functions (the ufuncs, np.abs and np.conj among them, are _UFUNCS')
 _FUNCTIONS = {
-    np.real: _real_part, np.imag: _imag_part, np.conj: ComplexArray.conj,
-    np.conjugate: ComplexArray.conj, np.angle: _angle, np.abs: ComplexArray.__abs__,
-    np.absolute: ComplexArray.__abs__, np.sum: ComplexArray.sum, np.mean: ComplexArray.mean,
-    np.reshape: ComplexArray.reshape, np.transpose: lambda z: z.T, np.shape: lambda z: z.shape,
-    np.exp: _exp, np.square: lambda z: z * z,
+    np.real: _real_part, np.imag: _imag_part, np.angle: _angle, np.sum: ComplexArray.sum,
+    np.mean: ComplexArray.mean, np.reshape: ComplexArray.reshape,
+    np.transpose: lambda z: z.T, np.shape: lambda z: z.shape,
 }
 
 
